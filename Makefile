@@ -1,0 +1,37 @@
+# Synapse build and test entry points. `make run` and `make test` are the two
+# set-up commands of the README; both install missing prerequisites when root.
+GO ?= go
+BIN := bin/synapse
+PKGS := ./...
+
+.PHONY: all build run test deps bench fmt vet web-assets clean
+
+all: build
+
+deps:
+	@./scripts/deps.sh
+
+web-assets:
+	@./scripts/web-assets.sh
+
+build: web-assets
+	$(GO) build -o $(BIN) ./cmd/synapse
+
+run: deps build
+	./$(BIN) $(ARGS)
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+test: deps web-assets fmt vet
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+bench: deps build
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200x $(PKGS)
+
+clean:
+	rm -rf bin

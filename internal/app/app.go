@@ -1,0 +1,20 @@
+// Package app is the composition root: it resolves configuration once and builds
+// providers, the sandbox manager, the Bash tool and the agent from it. Files are
+// split by what they build (tool.go, sandbox.go, agent.go, …).
+package app
+
+import "github.com/synapse-agent/synapse/internal/config"
+
+// App holds what is resolved once per process.
+type App struct {
+	Config config.Config
+}
+
+// New resolves the configuration from getenv (nil means the process environment).
+func New(getenv config.Getenv) (*App, error) {
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return nil, err
+	}
+	return &App{Config: cfg}, nil
+}

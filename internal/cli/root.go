@@ -1,0 +1,115 @@
+// Package cli holds the cobra commands. Each command resolves configuration
+// through internal/app and renders what the core emits; no logic lives here.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is set at build time with -ldflags "-X .../internal/cli.Version=…".
+var Version = "0.1.0-dev"
+
+// IO is the process's standard streams, injectable for tests.
+type IO struct {
+	In     io.Reader
+	Out    io.Writer
+	Err    io.Writer
+	Getenv func(string) string
+}
+
+// exitError carries a process exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// exitCode returns an error that makes Main exit with code; err (may be nil) is printed.
+func exitCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+// Main runs the CLI with args (args[0] is the program name) and returns the exit code.
+func Main(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, args[1:], IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv})
+}
+
+// Run executes the command line and returns the exit code.
+func Run(ctx context.Context, args []string, stdio IO) int {
+	root := newRootCmd(stdio)
+	root.SetArgs(args)
+	root.SetIn(stdio.In)
+	root.SetOut(stdio.Out)
+	root.SetErr(stdio.Err)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(stdio.Err, "synapse:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(stdio.Err, "synapse:", err)
+	return 1
+}
+
+func newRootCmd(stdio IO) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "synapse",
+		Short:         "A terminal AI agent whose one tool is a shell",
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	chat := newChatCmd(stdio)
+	root.RunE = chat.RunE
+	root.Flags().AddFlagSet(chat.Flags())
+	root.AddCommand(
+		chat,
+		newRunCmd(stdio),
+		newExecCmd(stdio),
+		newServeCmd(stdio),
+		newSandboxCmd(stdio),
+		newSessionsCmd(stdio),
+		newVersionCmd(stdio),
+	)
+	return root
+}
+
+func newVersionCmd(stdio IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintln(stdio.Out, "synapse", Version)
+			return nil
+		},
+	}
+}
+
+// notYet is the answer of a command whose capability has not landed.
+func notYet(name string) func(*cobra.Command, []string) error {
+	return func(*cobra.Command, []string) error {
+		return exitCode(2, fmt.Errorf("%s is not available in this build yet", name))
+	}
+}

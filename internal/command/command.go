@@ -1,0 +1,47 @@
+// Package command holds the result every Bash-tool command produces, whatever
+// layer ran it (native shell, agent shell, extension). It is a leaf package so
+// that the shell, sandbox, agent shell and extension packages share one type
+// without importing each other.
+package command
+
+import "context"
+
+// Result is what one command produced.
+type Result struct {
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	ExitCode int    `json:"exitCode"`
+
+	// Blocked is set when the sandbox policy refused the command (before it ran,
+	// or because the OS denied it). The Bash tool turns it into a sandbox_blocked result.
+	Blocked         bool   `json:"blocked,omitempty"`
+	BlockedReason   string `json:"blockedReason,omitempty"`
+	BlockedResource string `json:"blockedResource,omitempty"`
+
+	// Cwd is the shell's working directory after the command, when known.
+	Cwd string `json:"cwd,omitempty"`
+}
+
+// Handler runs one command line of its layer. line is the whole command as the
+// model wrote it (for example `read -n 2 a.txt` or `mcp:demo:echo --text hi`).
+type Handler interface {
+	Run(ctx context.Context, line string) Result
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, line string) Result
+
+// Run calls f.
+func (f HandlerFunc) Run(ctx context.Context, line string) Result { return f(ctx, line) }
+
+// Usage is a failed result carrying a usage message on stderr (exit 1).
+func Usage(msg string) Result { return Result{Stderr: msg, ExitCode: 1} }
+
+// Fail is a failed result with the given message on stderr (exit 1).
+func Fail(msg string) Result { return Result{Stderr: msg, ExitCode: 1} }
+
+// OK is a successful result with stdout.
+func OK(stdout string) Result { return Result{Stdout: stdout} }
+
+// Interrupted is the exit status of a command stopped by cancellation.
+const Interrupted = 130

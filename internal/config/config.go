@@ -1,0 +1,138 @@
+// Package config resolves Synapse's paths and numeric limits once, from the
+// environment and settings files, into one value that is passed down. No other
+// package reads the environment for paths or limits on its own.
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Defaults for the SYNAPSE_* integer settings. An unset, invalid or
+// non-positive value falls back to these (the seeds' rule).
+const (
+	DefaultReadLimit              = 2000
+	DefaultTodoMaxItems           = 50
+	DefaultMaxParallelTasks       = 5
+	DefaultMaxToolIterations      = 200
+	DefaultMaxConsecutiveFailures = 3
+	DefaultMaxRecentTools         = 5
+	DefaultOutputCap              = 30000
+	// DefaultCommandTimeout is ten minutes: long enough for a cold `go test ./...`
+	// or `npm install`, short enough that a hung command does not stall a turn forever.
+	DefaultCommandTimeout = 10 * time.Minute
+	// DefaultTaskTimeout bounds one sub-agent run.
+	DefaultTaskTimeout = 15 * time.Minute
+)
+
+// Getenv looks up one environment variable; tests pass a map-backed one.
+type Getenv func(string) string
+
+// MapEnv adapts a map to Getenv (for tests).
+func MapEnv(m map[string]string) Getenv { return func(k string) string { return m[k] } }
+
+// Config is the resolved configuration. Build it once with Load.
+type Config struct {
+	Home        string // $SYNAPSE_HOME, default ~/.synapse
+	UserHome    string // $HOME
+	SessionsDir string // $SYNAPSE_SESSIONS_DIR, default Home/sessions
+	SkillsDir   string // Home/skills
+	LogsDir     string // Home/logs
+	MCPDir      string // Home/mcp
+
+	ReadDefaultLimit       int           // SYNAPSE_READ_DEFAULT_LIMIT
+	TodoMaxItems           int           // SYNAPSE_TODO_MAX_ITEMS
+	MaxParallelTasks       int           // SYNAPSE_MAX_PARALLEL_TASKS
+	MaxToolIterations      int           // SYNAPSE_MAX_TOOL_ITERATIONS
+	MaxConsecutiveFailures int           // SYNAPSE_MAX_CONSECUTIVE_TOOL_FAILURES
+	MaxRecentTools         int           // SYNAPSE_MAX_RECENT_TOOLS
+	OutputCap              int           // SYNAPSE_MAX_OUTPUT_CHARS
+	CommandTimeout         time.Duration // SYNAPSE_COMMAND_TIMEOUT (milliseconds)
+	TaskTimeout            time.Duration // SYNAPSE_TASK_TIMEOUT (milliseconds)
+
+	// Getenv is the environment the configuration was resolved from; kept so
+	// that provider selection (keys, base URLs) reads the same source.
+	Getenv Getenv
+}
+
+// SettingsPath is $SYNAPSE_HOME/settings.json.
+func (c Config) SettingsPath() string { return filepath.Join(c.Home, "settings.json") }
+
+// SandboxPath is $SYNAPSE_HOME/sandbox.json.
+func (c Config) SandboxPath() string { return filepath.Join(c.Home, "sandbox.json") }
+
+// PricingPath is $SYNAPSE_HOME/pricing.json.
+func (c Config) PricingPath() string { return filepath.Join(c.Home, "pricing.json") }
+
+// MCPServersPath is $SYNAPSE_HOME/mcp/mcp_servers.json.
+func (c Config) MCPServersPath() string { return filepath.Join(c.MCPDir, "mcp_servers.json") }
+
+// Load resolves the configuration from getenv (nil means os.Getenv).
+func Load(getenv Getenv) (Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	userHome := getenv("HOME")
+	if userHome == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return Config{}, fmt.Errorf("cannot find the home directory: set HOME or SYNAPSE_HOME: %w", err)
+		}
+		userHome = h
+	}
+	home := getenv("SYNAPSE_HOME")
+	if home == "" {
+		home = filepath.Join(userHome, ".synapse")
+	}
+	home = ExpandHome(home, userHome)
+	sessions := getenv("SYNAPSE_SESSIONS_DIR")
+	if sessions == "" {
+		sessions = filepath.Join(home, "sessions")
+	}
+	c := Config{
+		Home:                   home,
+		UserHome:               userHome,
+		SessionsDir:            ExpandHome(sessions, userHome),
+		SkillsDir:              filepath.Join(home, "skills"),
+		LogsDir:                filepath.Join(home, "logs"),
+		MCPDir:                 filepath.Join(home, "mcp"),
+		ReadDefaultLimit:       PositiveInt(getenv, "SYNAPSE_READ_DEFAULT_LIMIT", DefaultReadLimit),
+		TodoMaxItems:           PositiveInt(getenv, "SYNAPSE_TODO_MAX_ITEMS", DefaultTodoMaxItems),
+		MaxParallelTasks:       PositiveInt(getenv, "SYNAPSE_MAX_PARALLEL_TASKS", DefaultMaxParallelTasks),
+		MaxToolIterations:      PositiveInt(getenv, "SYNAPSE_MAX_TOOL_ITERATIONS", DefaultMaxToolIterations),
+		MaxConsecutiveFailures: PositiveInt(getenv, "SYNAPSE_MAX_CONSECUTIVE_TOOL_FAILURES", DefaultMaxConsecutiveFailures),
+		MaxRecentTools:         PositiveInt(getenv, "SYNAPSE_MAX_RECENT_TOOLS", DefaultMaxRecentTools),
+		OutputCap:              PositiveInt(getenv, "SYNAPSE_MAX_OUTPUT_CHARS", DefaultOutputCap),
+		CommandTimeout:         time.Duration(PositiveInt(getenv, "SYNAPSE_COMMAND_TIMEOUT", int(DefaultCommandTimeout/time.Millisecond))) * time.Millisecond,
+		TaskTimeout:            time.Duration(PositiveInt(getenv, "SYNAPSE_TASK_TIMEOUT", int(DefaultTaskTimeout/time.Millisecond))) * time.Millisecond,
+		Getenv:                 getenv,
+	}
+	return c, nil
+}
+
+// PositiveInt parses name as a positive integer; unset, invalid or ≤ 0 gives def.
+func PositiveInt(getenv Getenv, name string, def int) int {
+	v := getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return def
+	}
+	return n
+}
+
+// ExpandHome turns "~" and "~/x" into paths under home; other paths are returned unchanged.
+func ExpandHome(p, home string) string {
+	if p == "~" {
+		return home
+	}
+	if len(p) >= 2 && p[0] == '~' && p[1] == '/' {
+		return filepath.Join(home, p[2:])
+	}
+	return p
+}

@@ -1,0 +1,50 @@
+package config
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestPositiveInt(t *testing.T) {
+	tests := []struct {
+		val  string
+		want int
+	}{
+		{"", 5}, {"3", 3}, {"0", 5}, {"-2", 5}, {"abc", 5}, {"2.5", 5}, {"12", 12},
+	}
+	for _, tt := range tests {
+		got := PositiveInt(MapEnv(map[string]string{"X": tt.val}), "X", 5)
+		if got != tt.want {
+			t.Errorf("PositiveInt(%q) = %d, want %d", tt.val, got, tt.want)
+		}
+	}
+}
+
+func TestLoadPaths(t *testing.T) {
+	c, err := Load(MapEnv(map[string]string{"HOME": "/h"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Home != "/h/.synapse" || c.SessionsDir != "/h/.synapse/sessions" || c.SkillsDir != "/h/.synapse/skills" || c.LogsDir != "/h/.synapse/logs" {
+		t.Fatalf("unexpected paths: %+v", c)
+	}
+	c, err = Load(MapEnv(map[string]string{"HOME": "/h", "SYNAPSE_HOME": "~/syn", "SYNAPSE_SESSIONS_DIR": "/s", "SYNAPSE_COMMAND_TIMEOUT": "1500"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Home != "/h/syn" || c.SessionsDir != "/s" || c.SandboxPath() != filepath.Join("/h/syn", "sandbox.json") {
+		t.Fatalf("unexpected paths: %+v", c)
+	}
+	if c.CommandTimeout != 1500*time.Millisecond {
+		t.Fatalf("timeout = %v", c.CommandTimeout)
+	}
+}
+
+func TestExpandHome(t *testing.T) {
+	for in, want := range map[string]string{"~": "/h", "~/x.txt": "/h/x.txt", "/a/~": "/a/~", "~x": "~x", "rel": "rel"} {
+		if got := ExpandHome(in, "/h"); got != want {
+			t.Errorf("ExpandHome(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,50 @@
+package llm
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrorKind classifies provider failures so callers can act on them.
+type ErrorKind string
+
+// Error kinds.
+const (
+	ErrAuth       ErrorKind = "auth"        // bad or missing key (401/403)
+	ErrRateLimit  ErrorKind = "rate_limit"  // 429 after retries
+	ErrOverloaded ErrorKind = "overloaded"  // 529/503 after retries
+	ErrConnection ErrorKind = "connection"  // network failure, half-closed stream
+	ErrStatus     ErrorKind = "status"      // any other HTTP status
+	ErrBadRequest ErrorKind = "bad_request" // 400: the request itself was refused
+	ErrTruncated  ErrorKind = "truncated"   // max_tokens hit in the middle of a tool call
+)
+
+// Error is a typed provider error with a message a user can act on.
+type Error struct {
+	Kind       ErrorKind
+	Provider   string
+	StatusCode int
+	RetryAfter time.Duration
+	Message    string // what went wrong and what to do
+	Err        error
+}
+
+func (e *Error) Error() string {
+	s := e.Provider + ": " + e.Message
+	if e.StatusCode != 0 {
+		s = fmt.Sprintf("%s (HTTP %d)", s, e.StatusCode)
+	}
+	return s
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// KindOf returns the kind of a provider error, or "" when err is not one.
+func KindOf(err error) ErrorKind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return ""
+}

@@ -1,0 +1,124 @@
+// Package llm is the provider-neutral model interface: messages, tool calls,
+// streaming events and usage. Adapters (anthropic, openai) translate to and
+// from the wire formats; nothing here knows about HTTP.
+package llm
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Role of a message in the history.
+type Role string
+
+// Roles. A tool message carries the result of exactly one tool call.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// ToolCall is one complete tool call made by the model.
+type ToolCall struct {
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+// Thinking is an extended-thinking block; Signature must be sent back unchanged.
+type Thinking struct {
+	Text      string `json:"text,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	// Redacted holds the opaque data of a redacted_thinking block.
+	Redacted string `json:"redacted,omitempty"`
+}
+
+// Message is one entry of the conversation history.
+type Message struct {
+	Role Role `json:"role"`
+	// Text is the user's text, the assistant's text, or the tool result's output.
+	Text      string     `json:"text,omitempty"`
+	Thinking  []Thinking `json:"thinking,omitempty"`   // assistant only
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"` // assistant only
+	// ToolCallID and IsError are set on tool messages.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	IsError    bool   `json:"is_error,omitempty"`
+}
+
+// Usage counts tokens of one request (or a sum of requests).
+type Usage struct {
+	InputTokens         int64 `json:"input_tokens"`
+	OutputTokens        int64 `json:"output_tokens"`
+	CacheReadTokens     int64 `json:"cache_read_tokens"`
+	CacheCreationTokens int64 `json:"cache_creation_tokens"`
+}
+
+// Add returns u + o.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{
+		InputTokens:         u.InputTokens + o.InputTokens,
+		OutputTokens:        u.OutputTokens + o.OutputTokens,
+		CacheReadTokens:     u.CacheReadTokens + o.CacheReadTokens,
+		CacheCreationTokens: u.CacheCreationTokens + o.CacheCreationTokens,
+	}
+}
+
+// ToolSpec describes a tool offered to the model.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// Request is one model call.
+type Request struct {
+	Model     string
+	System    string
+	Messages  []Message
+	Tools     []ToolSpec
+	MaxTokens int
+}
+
+// Stop reasons, normalised across providers.
+const (
+	StopEndTurn   = "end_turn"
+	StopToolUse   = "tool_use"
+	StopMaxTokens = "max_tokens"
+	StopOther     = "other"
+)
+
+// EventType names a streaming event.
+type EventType int
+
+// Streaming events, delivered in order while the response arrives.
+const (
+	EventTextDelta     EventType = iota + 1 // Text holds the new text
+	EventThinkingDelta                      // Text holds new thinking text
+	EventToolCall                           // ToolCall holds one complete call
+	EventUsage                              // Usage holds the usage so far
+)
+
+// Event is one streaming event.
+type Event struct {
+	Type     EventType
+	Text     string
+	ToolCall *ToolCall
+	Usage    *Usage
+}
+
+// Response is the assembled result of a streamed request.
+type Response struct {
+	Message    Message // role assistant
+	Usage      Usage
+	StopReason string
+	Model      string
+}
+
+// Provider streams one request. onEvent is called synchronously, in order,
+// from the calling goroutine's point of view (never concurrently); it may be nil.
+// A max_tokens stop in the middle of a tool call is returned as an error of type
+// *TruncatedError, never a silently dropped call.
+type Provider interface {
+	Name() string
+	Stream(ctx context.Context, req Request, onEvent func(Event)) (Response, error)
+}
