@@ -1,0 +1,119 @@
+// Package router classifies a Bash-tool command line into the layer that runs
+// it: native bash, the built-in Agent Shell, or an extension (MCP tools, skill
+// scripts). It is pure: no I/O, no state, nothing of ours imported.
+package router
+
+import (
+	"strings"
+	"unicode"
+)
+
+// Layer is the part of Synapse that runs a command.
+type Layer int
+
+// Layers.
+const (
+	// Native commands run in the persistent bash session inside the sandbox.
+	Native Layer = iota
+	// Agent commands are built in: read, write, edit, bash, TodoWrite,
+	// task:<type>, skill:<action>, command:search.
+	Agent
+	// Extension commands come from outside: mcp:<server>:<tool> and
+	// skill:<skill>:<script>.
+	Extension
+)
+
+func (l Layer) String() string {
+	switch l {
+	case Native:
+		return "native"
+	case Agent:
+		return "agent"
+	case Extension:
+		return "extension"
+	}
+	return "unknown"
+}
+
+// Family groups the commands served by one handler. The Bash tool looks its
+// handlers up by family.
+type Family string
+
+// Families.
+const (
+	FamilyNative      Family = ""               // bash in the sandbox
+	FamilyBuiltin     Family = "builtin"        // read, write, edit, bash, TodoWrite
+	FamilyTask        Family = "task:"          // task:<type> sub-agents
+	FamilySkill       Family = "skill:"         // skill:<action> skill management
+	FamilySearch      Family = "command:search" // capability search
+	FamilyMCP         Family = "mcp:"           // mcp:<server>:<tool>
+	FamilySkillScript Family = "skill:*:*"      // skill:<skill>:<script>
+)
+
+// Route is where one command line goes.
+type Route struct {
+	Layer  Layer
+	Family Family
+	// Name is the command word: "read", "task:explore", "skill:load",
+	// "mcp:srv:tool", "skill:a:b", or for native commands the first
+	// whitespace-separated word as written ("ls", "./run.sh").
+	Name string
+}
+
+// Builtins are the Agent Shell's own commands, matched as exact words.
+var builtins = [...]string{"read", "write", "edit", "bash", "TodoWrite"}
+
+// IsBuiltin reports whether name is one of the exact-word Agent Shell commands.
+func IsBuiltin(name string) bool {
+	for _, b := range builtins {
+		if name == b {
+			return true
+		}
+	}
+	return false
+}
+
+// Classify routes one command line. Leading whitespace is ignored; the command
+// word ends at the first whitespace. Everything that is not an Agent Shell or
+// extension command is native.
+func Classify(line string) Route {
+	word := FirstWord(line)
+	switch {
+	case IsBuiltin(word):
+		return Route{Layer: Agent, Family: FamilyBuiltin, Name: word}
+	case strings.HasPrefix(word, "task:") && len(word) > len("task:"):
+		return Route{Layer: Agent, Family: FamilyTask, Name: word}
+	case word == "command:search":
+		return Route{Layer: Agent, Family: FamilySearch, Name: word}
+	case strings.HasPrefix(word, "mcp:") && len(word) > len("mcp:"):
+		return Route{Layer: Extension, Family: FamilyMCP, Name: word}
+	case strings.HasPrefix(word, "skill:") && len(word) > len("skill:"):
+		// skill:<action> manages skills; skill:<skill>:<script> runs a script.
+		if strings.Count(word, ":") >= 2 {
+			return Route{Layer: Extension, Family: FamilySkillScript, Name: word}
+		}
+		return Route{Layer: Agent, Family: FamilySkill, Name: word}
+	}
+	return Route{Layer: Native, Family: FamilyNative, Name: word}
+}
+
+// FirstWord returns the command word of line: the text after leading
+// whitespace up to the next whitespace.
+func FirstWord(line string) string {
+	line = strings.TrimLeftFunc(line, unicode.IsSpace)
+	if i := strings.IndexFunc(line, unicode.IsSpace); i >= 0 {
+		return line[:i]
+	}
+	return line
+}
+
+// Rest returns what follows the command word, with the separating whitespace
+// removed (trailing whitespace is kept: it may belong to content).
+func Rest(line string) string {
+	line = strings.TrimLeftFunc(line, unicode.IsSpace)
+	i := strings.IndexFunc(line, unicode.IsSpace)
+	if i < 0 {
+		return ""
+	}
+	return strings.TrimLeftFunc(line[i:], unicode.IsSpace)
+}
