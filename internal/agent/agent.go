@@ -1,0 +1,298 @@
+// Package agent is the loop that talks to the model: it streams one turn,
+// runs the turn's tool calls (consecutive task:* calls as one bounded parallel
+// batch, everything else alone and in order), appends and persists the
+// results, and continues until the model answers without tool calls and the
+// todo list has nothing unfinished. It emits typed events and prints nothing.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/session"
+	"github.com/synapse-agent/synapse/internal/todo"
+	"github.com/synapse-agent/synapse/internal/tool"
+)
+
+// Tool is what the loop needs of the Bash tool (or its restricted variant).
+type Tool interface {
+	Spec() llm.ToolSpec
+	Call(ctx context.Context, input json.RawMessage) tool.Result
+}
+
+// Options configure a Runner. Zero values mean the documented defaults.
+type Options struct {
+	Provider llm.Provider
+	Model    string
+	// SystemPrompt replaces the built-in prompt when non-empty.
+	SystemPrompt string
+	Cwd          string
+	Tool         Tool
+	// Todos is the list TodoWrite updates; nil gives the runner its own.
+	Todos *todo.Store
+	// SessionsDir enables persistence; "" keeps everything in memory.
+	SessionsDir string
+	// ResumeID resumes a session by id, unique prefix or "latest".
+	ResumeID string
+
+	MaxTurns               int // model turns per run; 0 → config.DefaultMaxToolIterations
+	MaxConsecutiveFailures int // 0 → config.DefaultMaxConsecutiveFailures
+	MaxParallelTasks       int // 0 → config.DefaultMaxParallelTasks
+	// MaxReminders bounds todo reminders per run; 0 → DefaultMaxReminders.
+	MaxReminders int
+
+	DisableSkillSearchInstruction bool
+	MaxTokens                     int // 0 → DefaultMaxTokens
+
+	// OnEvent receives every event, never concurrently.
+	OnEvent func(Event)
+	Pricing session.Pricing
+}
+
+// Defaults the config package does not own.
+const (
+	DefaultMaxReminders = 3
+	DefaultMaxTokens    = 16384
+)
+
+// Stop reasons beyond the provider's (llm.Stop*).
+const (
+	StopMaxTurns            = "max_turns"
+	StopConsecutiveFailures = "consecutive_failures"
+	StopInterrupted         = "interrupted"
+	StopError               = "error"
+)
+
+// ErrInterrupted is returned (wrapped) when the run's context was cancelled.
+var ErrInterrupted = errors.New("interrupted")
+
+// LimitError reports a run stopped by one of its limits.
+type LimitError struct {
+	Reason  string // StopMaxTurns or StopConsecutiveFailures
+	Message string
+}
+
+func (e *LimitError) Error() string { return e.Message }
+
+// Result is the outcome of one Run.
+type Result struct {
+	Text       string    `json:"text"`
+	Turns      int       `json:"turns"`
+	StopReason string    `json:"stopReason"`
+	Usage      llm.Usage `json:"usage"`
+}
+
+// Runner holds one conversation. Run must not be called concurrently with
+// itself; the accessors may be called from any goroutine.
+type Runner struct {
+	provider llm.Provider
+	tool     Tool
+	tools    []llm.ToolSpec
+	system   string
+	cwd      string
+	todos    *todo.Store
+	store    *session.Store
+	limits   limits
+	skill    bool
+	onEvent  func(Event)
+
+	emitMu sync.Mutex
+
+	mu      sync.Mutex
+	model   string
+	history []llm.Message
+	sess    *session.Session
+}
+
+type limits struct {
+	maxTurns, maxFailures, maxParallel, maxReminders, maxTokens int
+}
+
+// New builds a runner (and resumes opts.ResumeID when set).
+func New(opts Options) (*Runner, error) {
+	if opts.Provider == nil {
+		return nil, errors.New("agent: no model provider configured")
+	}
+	if opts.Tool == nil {
+		return nil, errors.New("agent: no tool configured")
+	}
+	cwd := opts.Cwd
+	if cwd == "" {
+		if wd, err := os.Getwd(); err == nil {
+			cwd = wd
+		}
+	}
+	r := &Runner{
+		provider: opts.Provider,
+		tool:     opts.Tool,
+		tools:    []llm.ToolSpec{opts.Tool.Spec()},
+		cwd:      cwd,
+		todos:    opts.Todos,
+		model:    opts.Model,
+		skill:    !opts.DisableSkillSearchInstruction,
+		onEvent:  opts.OnEvent,
+		limits: limits{
+			maxTurns:     orDefault(opts.MaxTurns, config.DefaultMaxToolIterations),
+			maxFailures:  orDefault(opts.MaxConsecutiveFailures, config.DefaultMaxConsecutiveFailures),
+			maxParallel:  orDefault(opts.MaxParallelTasks, config.DefaultMaxParallelTasks),
+			maxReminders: orDefault(opts.MaxReminders, DefaultMaxReminders),
+			maxTokens:    orDefault(opts.MaxTokens, DefaultMaxTokens),
+		},
+	}
+	if r.todos == nil {
+		r.todos = &todo.Store{}
+	}
+	r.system = opts.SystemPrompt
+	if r.system == "" {
+		r.system = SystemPrompt(cwd)
+	}
+	r.todos.OnChange(func(items []todo.Item) { r.Emit(Event{Kind: TodoChange, Todos: items}) })
+	if opts.SessionsDir != "" {
+		r.store = session.NewStore(opts.SessionsDir, opts.Pricing, func(err error) {
+			r.Emit(Event{Kind: Warning, Err: err})
+		})
+	}
+	if opts.ResumeID != "" {
+		if err := r.Resume(opts.ResumeID); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// Emit delivers e to OnEvent, serialised with every other event. Sub-agents
+// report their Task* events through it.
+func (r *Runner) Emit(e Event) {
+	if r.onEvent == nil {
+		return
+	}
+	r.emitMu.Lock()
+	defer r.emitMu.Unlock()
+	r.onEvent(e)
+}
+
+// SessionID is the current session's id, "" without persistence (or before
+// the first run of a new session).
+func (r *Runner) SessionID() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sess == nil {
+		return ""
+	}
+	return r.sess.ID()
+}
+
+// SessionUsage is a copy of the session's usage, nil without a session.
+func (r *Runner) SessionUsage() *session.Usage {
+	r.mu.Lock()
+	sess := r.sess
+	r.mu.Unlock()
+	if sess == nil {
+		return nil
+	}
+	return sess.Usage()
+}
+
+// RecordUsage adds a sub-agent's usage to the session totals and rounds.
+func (r *Runner) RecordUsage(u llm.Usage, model string) {
+	r.mu.Lock()
+	sess := r.sess
+	r.mu.Unlock()
+	if sess == nil {
+		return
+	}
+	sess.AddUsage(u, model)
+	if err := sess.Flush(); err != nil {
+		r.Emit(Event{Kind: Warning, Err: fmt.Errorf("save session usage: %w", err)})
+	}
+}
+
+// History returns a copy of the conversation.
+func (r *Runner) History() []llm.Message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]llm.Message(nil), r.history...)
+}
+
+// Todos is the runner's todo list.
+func (r *Runner) Todos() *todo.Store { return r.todos }
+
+// Model is the model the next request uses.
+func (r *Runner) Model() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.model
+}
+
+// SetModel changes the model for the next requests.
+func (r *Runner) SetModel(m string) {
+	r.mu.Lock()
+	r.model = m
+	r.mu.Unlock()
+}
+
+// Cwd is the directory the runner was started in.
+func (r *Runner) Cwd() string { return r.cwd }
+
+// SystemPromptText is the system prompt sent with every request.
+func (r *Runner) SystemPromptText() string { return r.system }
+
+// Reset starts a new conversation: history and todo list cleared, and a new
+// session on the next run.
+func (r *Runner) Reset() {
+	r.mu.Lock()
+	r.history = nil
+	old := r.sess
+	r.sess = nil
+	r.mu.Unlock()
+	if old != nil {
+		if err := old.Close(); err != nil {
+			r.Emit(Event{Kind: Warning, Err: fmt.Errorf("close session: %w", err)})
+		}
+	}
+	r.todos.Clear()
+}
+
+// Resume loads a saved session (id, unique prefix or "latest") and continues it.
+func (r *Runner) Resume(idOrPrefix string) error {
+	if r.store == nil {
+		return errors.New("cannot resume a session: sessions are not enabled (no sessions directory)")
+	}
+	sess, msgs, err := r.store.Open(idOrPrefix)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	old := r.sess
+	r.sess = sess
+	r.history = msgs
+	r.mu.Unlock()
+	if old != nil {
+		_ = old.Close()
+	}
+	return nil
+}
+
+// Close flushes and closes the session files.
+func (r *Runner) Close() error {
+	r.mu.Lock()
+	sess := r.sess
+	r.mu.Unlock()
+	if sess == nil {
+		return nil
+	}
+	return sess.Close()
+}

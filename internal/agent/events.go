@@ -1,0 +1,59 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/todo"
+	"github.com/synapse-agent/synapse/internal/tool"
+)
+
+// EventKind names what happened.
+type EventKind int
+
+// Event kinds. The loop emits all but the Task* kinds, which sub-agents emit
+// through Runner.Emit so that they are serialised with the loop's own.
+const (
+	TextDelta     EventKind = iota + 1 // Text: new answer text
+	ThinkingDelta                      // Text: new thinking text
+	ToolStart                          // CallID, Command
+	ToolEnd                            // CallID, Command, Result, Duration
+	TaskStart                          // TaskID, TaskType, TaskDescription
+	TaskToolStart                      // TaskID, CallID, Command
+	TaskToolEnd                        // TaskID, CallID, Command, Result, Duration
+	TaskEnd                            // TaskID, Result, Duration, ToolCount, Usage, Err
+	Usage                              // Usage: one model request's usage
+	TodoChange                         // Todos: the whole list after a change
+	Reminder                           // Text: the reminder appended as a user message
+	TurnEnd                            // one model turn (and its tool calls) is done
+	Error                              // Err: the run failed
+	Warning                            // Err: something non-fatal (a corrupt session line)
+)
+
+var kindNames = [...]string{"", "text_delta", "thinking_delta", "tool_start", "tool_end", "task_start",
+	"task_tool_start", "task_tool_end", "task_end", "usage", "todo_change", "reminder", "turn_end", "error", "warning"}
+
+// String is the kind's snake_case name (used by stream-json output).
+func (k EventKind) String() string {
+	if k > 0 && int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// Event is one thing the loop (or a sub-agent) reports to the renderer.
+type Event struct {
+	Kind            EventKind
+	Text            string
+	CallID          string
+	Command         string
+	Result          *tool.Result
+	Duration        time.Duration
+	Usage           *llm.Usage
+	Todos           []todo.Item
+	TaskID          string
+	TaskType        string
+	TaskDescription string
+	ToolCount       int
+	Err             error
+}

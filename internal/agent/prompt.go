@@ -1,0 +1,48 @@
+package agent
+
+import (
+	"embed"
+	"fmt"
+	"runtime"
+	"strings"
+)
+
+//go:embed prompts/*.md
+var promptFS embed.FS
+
+// promptParts are the system prompt's sections, in order.
+var promptParts = [...]string{"role", "bash", "todo", "tasks", "skills", "principles"}
+
+// SystemPrompt assembles the built-in system prompt for a session in cwd.
+func SystemPrompt(cwd string) string {
+	var b strings.Builder
+	for _, name := range promptParts {
+		data, err := promptFS.ReadFile("prompts/" + name + ".md")
+		if err != nil {
+			// The parts are compiled in; a missing one is a build mistake caught by tests.
+			continue
+		}
+		b.WriteString(strings.TrimSpace(string(data)))
+		b.WriteString("\n\n")
+	}
+	fmt.Fprintf(&b, "# Environment\n\n- Current directory: %s\n- Platform: %s/%s\n", cwd, runtime.GOOS, runtime.GOARCH)
+	return b.String()
+}
+
+// Markers of the skill-search instruction block.
+const (
+	SkillSearchHeading     = "Skill Search Priority"
+	OriginalRequestHeading = "Original user request"
+)
+
+// WrapSkillSearch puts the skill-search instruction before the user's text,
+// which follows unchanged under its own heading.
+func WrapSkillSearch(input string) string {
+	return "## " + SkillSearchHeading + "\n\n" +
+		"Before planning or running anything else, check whether an installed skill already covers this request:\n" +
+		"1. Run `task:skill:search --prompt \"<what the user wants>\" --description \"find skills\"` to find matching skills.\n" +
+		"2. If a skill fits, run `skill:load <name>` and follow its instructions.\n" +
+		"3. If none fits, go on with the request using the other commands.\n" +
+		"Skip the search only for a plain question or a trivial change that needs no tools.\n\n" +
+		"## " + OriginalRequestHeading + "\n\n" + input
+}

@@ -1,0 +1,205 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/session"
+	"github.com/synapse-agent/synapse/internal/todo"
+	"github.com/synapse-agent/synapse/internal/tool"
+)
+
+// Run sends input as a user message and loops until the model is done, a
+// limit is hit, the provider fails or ctx is cancelled (ErrInterrupted).
+// The history only ever gains whole steps: an assistant message is kept (and
+// persisted) together with one result per tool call, or not at all.
+func (r *Runner) Run(ctx context.Context, input string) (Result, error) {
+	var res Result
+	if ctx.Err() != nil {
+		res.StopReason = StopInterrupted
+		return res, fmt.Errorf("run cancelled before the first request: %w", ErrInterrupted)
+	}
+	sess := r.ensureSession()
+	if sess != nil {
+		sess.SetTitle(input)
+	}
+	text := input
+	if r.skill {
+		text = WrapSkillSearch(input)
+	}
+	if err := r.commit(sess, llm.Message{Role: llm.RoleUser, Text: text}); err != nil {
+		return res, err
+	}
+
+	failures, reminders := 0, 0
+	for res.Turns < r.limits.maxTurns {
+		res.Turns++
+		resp, err := r.stream(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				res.StopReason = StopInterrupted
+				return res, fmt.Errorf("model request: %w", ErrInterrupted)
+			}
+			res.StopReason = StopError
+			r.Emit(Event{Kind: Error, Err: err})
+			return res, err
+		}
+		model := resp.Model
+		if model == "" {
+			model = r.Model()
+		}
+		res.Usage = res.Usage.Add(resp.Usage)
+		u := resp.Usage
+		r.Emit(Event{Kind: Usage, Usage: &u})
+		if sess != nil {
+			sess.AddUsage(resp.Usage, model)
+		}
+		msg := resp.Message
+		msg.Role = llm.RoleAssistant
+		res.StopReason = resp.StopReason
+
+		if len(msg.ToolCalls) == 0 {
+			if err := r.commit(sess, msg); err != nil {
+				return res, err
+			}
+			res.Text = msg.Text
+			unfinished := r.todos.Unfinished()
+			if len(unfinished) == 0 || reminders >= r.limits.maxReminders || ctx.Err() != nil {
+				r.Emit(Event{Kind: TurnEnd})
+				return res, nil
+			}
+			reminders++
+			note := reminderText(unfinished)
+			if err := r.commit(sess, llm.Message{Role: llm.RoleUser, Text: note}); err != nil {
+				return res, err
+			}
+			r.Emit(Event{Kind: Reminder, Text: note})
+			r.Emit(Event{Kind: TurnEnd})
+			continue
+		}
+
+		results, complete := r.runTools(ctx, msg.ToolCalls)
+		if !complete || ctx.Err() != nil {
+			// The step is dropped whole: no dangling tool calls, in memory or on disk.
+			res.StopReason = StopInterrupted
+			return res, fmt.Errorf("tool execution: %w", ErrInterrupted)
+		}
+		step := make([]llm.Message, 0, 1+len(results))
+		step = append(step, msg)
+		allUsageFailures := true
+		for i, c := range msg.ToolCalls {
+			step = append(step, toolMessage(c.ID, results[i]))
+			if !usageFailure(results[i]) {
+				allUsageFailures = false
+			}
+		}
+		if err := r.commit(sess, step...); err != nil {
+			return res, err
+		}
+		r.Emit(Event{Kind: TurnEnd})
+
+		if allUsageFailures {
+			failures++
+		} else {
+			failures = 0
+		}
+		if failures >= r.limits.maxFailures {
+			res.StopReason = StopConsecutiveFailures
+			res.Text = fmt.Sprintf("Stopped: the last %d turns' tool calls all failed (invalid usage or command not found). "+
+				"Check the commands the model is trying, or raise SYNAPSE_MAX_CONSECUTIVE_TOOL_FAILURES.", failures)
+			err := &LimitError{Reason: StopConsecutiveFailures, Message: res.Text}
+			r.Emit(Event{Kind: Error, Err: err})
+			return res, err
+		}
+	}
+	res.StopReason = StopMaxTurns
+	res.Text = fmt.Sprintf("Stopped: reached the limit of %d model turns for one run before the task finished. "+
+		"Continue with a new prompt, or raise SYNAPSE_MAX_TOOL_ITERATIONS.", r.limits.maxTurns)
+	err := &LimitError{Reason: StopMaxTurns, Message: res.Text}
+	r.Emit(Event{Kind: Error, Err: err})
+	return res, err
+}
+
+// ensureSession creates the session on the first run when persistence is on.
+func (r *Runner) ensureSession() *session.Session {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sess == nil && r.store != nil {
+		r.sess = r.store.Create(r.cwd)
+	}
+	return r.sess
+}
+
+// commit appends msgs to the history and, with a session, to its file.
+func (r *Runner) commit(sess *session.Session, msgs ...llm.Message) error {
+	r.mu.Lock()
+	r.history = append(r.history, msgs...)
+	r.mu.Unlock()
+	if sess == nil {
+		return nil
+	}
+	if err := sess.Append(msgs...); err != nil {
+		return fmt.Errorf("save session %s: %w", sess.ID(), err)
+	}
+	return nil
+}
+
+// stream makes one model request, forwarding deltas as events.
+func (r *Runner) stream(ctx context.Context) (llm.Response, error) {
+	r.mu.Lock()
+	// The request shares the history's backing array: the loop only appends,
+	// and nothing mutates earlier entries, so no copy is needed per step.
+	req := llm.Request{
+		Model:     r.model,
+		System:    r.system,
+		Messages:  r.history[:len(r.history):len(r.history)],
+		Tools:     r.tools,
+		MaxTokens: r.limits.maxTokens,
+	}
+	r.mu.Unlock()
+	return r.provider.Stream(ctx, req, func(ev llm.Event) {
+		switch ev.Type {
+		case llm.EventTextDelta:
+			r.Emit(Event{Kind: TextDelta, Text: ev.Text})
+		case llm.EventThinkingDelta:
+			r.Emit(Event{Kind: ThinkingDelta, Text: ev.Text})
+		}
+	})
+}
+
+// toolMessage turns a tool result into the history's tool message.
+func toolMessage(callID string, res tool.Result) llm.Message {
+	text := res.Output
+	if text == "" {
+		text = res.Message
+	}
+	if text == "" {
+		text = "(no output)"
+	}
+	return llm.Message{Role: llm.RoleTool, ToolCallID: callID, Text: text, IsError: res.IsError}
+}
+
+// usageFailure is a failure the model caused by calling wrongly.
+func usageFailure(res tool.Result) bool {
+	if !res.IsError {
+		return false
+	}
+	cat, _ := res.Extras["failureCategory"].(string)
+	return cat == tool.FailureInvalidUsage || cat == tool.FailureCommandNotFound
+}
+
+func reminderText(items []todo.Item) string {
+	var b strings.Builder
+	b.WriteString("[System Reminder] Your todo list still has unfinished items. Continue working on them now; ")
+	b.WriteString("if an item is done or no longer needed, update the list with TodoWrite before you finish.\n")
+	for _, it := range items {
+		fmt.Fprintf(&b, "- [%s] %s\n", it.Status, it.Content)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// IsInterrupted reports whether err means the run was cancelled.
+func IsInterrupted(err error) bool { return errors.Is(err, ErrInterrupted) }

@@ -1,0 +1,167 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/tool"
+)
+
+// cancelGrace is how long a cancelled run waits for running tools to notice
+// the cancel before it returns anyway; a tool that ignores its context must
+// not hold Ctrl+C hostage.
+const cancelGrace = 3 * time.Second
+
+// group is a run of calls that execute together: one call alone, or a maximal
+// run of consecutive task:* calls as one parallel batch.
+type group struct {
+	start, end int // calls[start:end]
+	parallel   bool
+}
+
+// groupCalls splits calls, in order, into groups.
+func groupCalls(commands []string) []group {
+	var out []group
+	for i := 0; i < len(commands); {
+		if !isTask(commands[i]) {
+			out = append(out, group{start: i, end: i + 1})
+			i++
+			continue
+		}
+		j := i
+		for j < len(commands) && isTask(commands[j]) {
+			j++
+		}
+		out = append(out, group{start: i, end: j, parallel: true})
+		i = j
+	}
+	return out
+}
+
+// isTask reports whether a command line starts a sub-agent (task:<type> …).
+func isTask(command string) bool {
+	return strings.HasPrefix(strings.TrimSpace(command), "task:")
+}
+
+// commandOf extracts the command line from a Bash call's input ("" when
+// the input is not the expected object; the tool reports that itself).
+func commandOf(input json.RawMessage) string {
+	var in tool.Input
+	if json.Unmarshal(input, &in) != nil {
+		return ""
+	}
+	return in.Command
+}
+
+type callOutcome struct {
+	index int
+	res   tool.Result
+	took  time.Duration
+	// skipped: the call never started because the run was cancelled first.
+	skipped bool
+}
+
+// runTools runs one turn's calls group by group and returns one result per
+// call, in call order. complete is false when ctx was cancelled before every
+// call returned.
+func (r *Runner) runTools(ctx context.Context, calls []llm.ToolCall) ([]tool.Result, bool) {
+	commands := make([]string, len(calls))
+	for i, c := range calls {
+		commands[i] = commandOf(c.Input)
+	}
+	results := make([]tool.Result, len(calls))
+	for _, g := range groupCalls(commands) {
+		if ctx.Err() != nil {
+			return nil, false
+		}
+		width := 1
+		if g.parallel {
+			width = r.limits.maxParallel
+		}
+		if !r.runGroup(ctx, calls, commands, results, g, width) {
+			return nil, false
+		}
+	}
+	return results, true
+}
+
+// runGroup runs calls[g.start:g.end] with at most width running at once; the
+// rest queue and start as running ones finish. ToolEnd events are emitted in
+// completion order, so fast calls report first.
+func (r *Runner) runGroup(ctx context.Context, calls []llm.ToolCall, commands []string, results []tool.Result, g group, width int) bool {
+	n := g.end - g.start
+	done := make(chan callOutcome, n) // buffered: an abandoned call never blocks
+	sem := make(chan struct{}, width)
+	go func() {
+		for i := g.start; i < g.end; i++ {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				// Calls that never started still report, so drain need not wait for them.
+				for j := i; j < g.end; j++ {
+					done <- callOutcome{index: j, skipped: true}
+				}
+				return
+			}
+			go func(i int) {
+				defer func() { <-sem }()
+				r.Emit(Event{Kind: ToolStart, CallID: calls[i].ID, Command: commands[i]})
+				start := time.Now()
+				res := r.callTool(ctx, calls[i])
+				done <- callOutcome{index: i, res: res, took: time.Since(start)}
+			}(i)
+		}
+	}()
+	for got := 0; got < n; got++ {
+		var o callOutcome
+		select {
+		case o = <-done:
+		case <-ctx.Done():
+			r.drain(done, n-got)
+			return false
+		}
+		if o.skipped {
+			r.drain(done, n-got-1)
+			return false
+		}
+		results[o.index] = o.res
+		res := o.res
+		r.Emit(Event{Kind: ToolEnd, CallID: calls[o.index].ID, Command: commands[o.index], Result: &res, Duration: o.took})
+	}
+	return true
+}
+
+// drain waits (bounded) for calls still running after a cancel, so that a
+// well-behaved tool has stopped before Run returns.
+func (r *Runner) drain(done <-chan callOutcome, pending int) {
+	timer := time.NewTimer(cancelGrace)
+	defer timer.Stop()
+	for ; pending > 0; pending-- {
+		select {
+		case <-done:
+		case <-timer.C:
+			return
+		}
+	}
+}
+
+// callTool runs one call, turning a wrong tool name or a panic into an error result.
+func (r *Runner) callTool(ctx context.Context, c llm.ToolCall) (res tool.Result) {
+	if c.Name != r.tools[0].Name {
+		msg := fmt.Sprintf("unknown tool %q: the only tool is %s; call it with {\"command\": \"...\"}", c.Name, r.tools[0].Name)
+		return tool.Result{Output: msg, IsError: true, Message: msg,
+			Extras: map[string]any{"failureCategory": tool.FailureInvalidUsage}}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			msg := fmt.Sprintf("internal error while running the command: %v", p)
+			res = tool.Result{Output: msg, IsError: true, Message: msg,
+				Extras: map[string]any{"failureCategory": tool.FailureExecution}}
+		}
+	}()
+	return r.tool.Call(ctx, c.Input)
+}

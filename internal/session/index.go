@@ -1,0 +1,153 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// IndexFile lists the sessions, one JSON entry per line, so that one damaged
+// line loses only itself. LockFile serialises index rewrites across processes.
+const (
+	IndexFile = "index.jsonl"
+	LockFile  = "index.lock"
+)
+
+func (s *Store) indexPath() string { return filepath.Join(s.Dir, IndexFile) }
+
+// readIndex reads the index without the lock: rewrites are atomic renames,
+// so a reader always sees a whole file.
+func (s *Store) readIndex() ([]Entry, error) {
+	f, err := os.Open(s.indexPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open session index: %w", err)
+	}
+	defer f.Close()
+	var out []Entry
+	seen := map[string]int{}
+	r := bufio.NewReader(f)
+	for lineNo := 1; ; lineNo++ {
+		line, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			var e Entry
+			if jerr := json.Unmarshal(line, &e); jerr != nil || e.ID == "" {
+				if jerr == nil {
+					jerr = errors.New("entry without an id")
+				}
+				s.warn(fmt.Errorf("session index %s: line %d is corrupt and was skipped: %w", s.indexPath(), lineNo, jerr))
+			} else if i, dup := seen[e.ID]; dup {
+				out[i] = e
+			} else {
+				seen[e.ID] = len(out)
+				out = append(out, e)
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read session index: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// upsert replaces or adds e in the index under the cross-process lock.
+func (s *Store) upsert(e Entry) error {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return fmt.Errorf("create sessions directory %s: %w", s.Dir, err)
+	}
+	unlock, err := lockFile(filepath.Join(s.Dir, LockFile))
+	if err != nil {
+		return fmt.Errorf("lock session index: %w", err)
+	}
+	defer unlock()
+	entries, err := s.readIndex()
+	if err != nil {
+		return err
+	}
+	found := false
+	for i := range entries {
+		if entries[i].ID == e.ID {
+			entries[i], found = e, true
+			break
+		}
+	}
+	if !found {
+		entries = append(entries, e)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for _, x := range entries {
+		if err := enc.Encode(x); err != nil {
+			return fmt.Errorf("encode session index: %w", err)
+		}
+	}
+	return writeFileAtomic(s.indexPath(), buf.Bytes())
+}
+
+// Delete removes a session's files and its index entry.
+func (s *Store) Delete(id string) error {
+	unlock, err := lockFile(filepath.Join(s.Dir, LockFile))
+	if err != nil {
+		return fmt.Errorf("lock session index: %w", err)
+	}
+	defer unlock()
+	entries, err := s.readIndex()
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for _, x := range entries {
+		if x.ID == id {
+			continue
+		}
+		if err := enc.Encode(x); err != nil {
+			return fmt.Errorf("encode session index: %w", err)
+		}
+	}
+	if err := writeFileAtomic(s.indexPath(), buf.Bytes()); err != nil {
+		return err
+	}
+	for _, p := range []string{s.historyPath(id), s.usagePath(id)} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("delete session file: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to a temp file next to path and renames it over path.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	name := tmp.Name()
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,50 @@
+package session
+
+import "github.com/synapse-agent/synapse/internal/llm"
+
+// Sanitize returns msgs without dangling tool calls: an assistant message
+// whose tool calls do not all have a result right after it loses its calls
+// (its text is kept when it has any) and those partial results are dropped;
+// tool results that answer no preceding call are dropped too. Providers refuse
+// a history that breaks these pairs.
+func Sanitize(msgs []llm.Message) []llm.Message {
+	out := make([]llm.Message, 0, len(msgs))
+	for i := 0; i < len(msgs); {
+		m := msgs[i]
+		switch {
+		case m.Role == llm.RoleTool:
+			i++ // orphan result
+		case m.Role == llm.RoleAssistant && len(m.ToolCalls) > 0:
+			j := i + 1
+			for j < len(msgs) && msgs[j].Role == llm.RoleTool {
+				j++
+			}
+			results := map[string]llm.Message{}
+			for _, r := range msgs[i+1 : j] {
+				if _, dup := results[r.ToolCallID]; !dup {
+					results[r.ToolCallID] = r
+				}
+			}
+			complete := true
+			for _, c := range m.ToolCalls {
+				if _, ok := results[c.ID]; !ok {
+					complete = false
+					break
+				}
+			}
+			if complete {
+				out = append(out, m)
+				for _, c := range m.ToolCalls {
+					out = append(out, results[c.ID])
+				}
+			} else if m.Text != "" {
+				out = append(out, llm.Message{Role: llm.RoleAssistant, Text: m.Text})
+			}
+			i = j
+		default:
+			out = append(out, m)
+			i++
+		}
+	}
+	return out
+}

@@ -1,0 +1,473 @@
+// Package session persists conversations: one JSON-lines history file per
+// session (appended line-whole), a per-session usage file and an index of all
+// sessions, rewritten atomically under a cross-process lock. Damaged files are
+// reported through Store.Warn and skipped, never fatal.
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/llm"
+)
+
+// IDPrefix starts every session id.
+const IDPrefix = "session-"
+
+// Latest, given as an id, names the most recently updated session.
+const Latest = "latest"
+
+// Store is a sessions directory.
+type Store struct {
+	Dir     string
+	Pricing Pricing
+	// Warn receives non-fatal problems (a corrupt index line, a corrupt
+	// history line); nil discards them.
+	Warn func(error)
+	// now is the clock; tests replace it.
+	now func() time.Time
+}
+
+// NewStore returns the store for dir.
+func NewStore(dir string, pricing Pricing, warn func(error)) *Store {
+	return &Store{Dir: dir, Pricing: pricing, Warn: warn}
+}
+
+func (s *Store) clock() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
+}
+
+func (s *Store) warn(err error) {
+	if s.Warn != nil && err != nil {
+		s.Warn(err)
+	}
+}
+
+func (s *Store) historyPath(id string) string { return filepath.Join(s.Dir, id+".jsonl") }
+func (s *Store) usagePath(id string) string   { return filepath.Join(s.Dir, id+".usage.json") }
+
+// Entry is one session as listed in the index.
+type Entry struct {
+	ID           string    `json:"id"`
+	Title        string    `json:"title"`
+	MessageCount int       `json:"messageCount"`
+	CreatedAt    time.Time `json:"createdAt"`
+	UpdatedAt    time.Time `json:"updatedAt"`
+	Cwd          string    `json:"cwd,omitempty"`
+	Model        string    `json:"model,omitempty"`
+	Usage        Usage     `json:"usage"` // totals only; rounds live in the usage file
+}
+
+// Session is one open conversation. Its methods are safe for concurrent use
+// (sub-agents report usage from their own goroutines).
+type Session struct {
+	store *Store
+
+	mu          sync.Mutex
+	entry       Entry
+	usage       *Usage
+	dirty       bool // usage changed since the last flush
+	file        *os.File
+	needNewline bool // the history file ends without '\n' (a torn last line)
+	buf         bytes.Buffer
+}
+
+// Create starts a new session in memory. Nothing touches the disk until the
+// first message is appended, so a session appears only once it has one.
+func (s *Store) Create(cwd string) *Session {
+	now := s.clock()
+	id := IDPrefix + now.Format("20060102-150405") + "-" + randomHex(3)
+	return &Session{store: s, entry: Entry{ID: id, CreatedAt: now, UpdatedAt: now, Cwd: cwd}, usage: &Usage{}}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		// crypto/rand does not fail on supported platforms; fall back to the clock.
+		return fmt.Sprintf("%06x", time.Now().UnixNano()&0xffffff)
+	}
+	return hex.EncodeToString(b)
+}
+
+// ID is the session id.
+func (ss *Session) ID() string { return ss.entry.ID }
+
+// Entry returns the session's index entry as it stands.
+func (ss *Session) Entry() Entry {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.entry
+}
+
+// Usage returns a copy of the session's usage.
+func (ss *Session) Usage() *Usage {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.usage.clone()
+}
+
+// SetTitle sets the title from the user's text unless the session has one.
+func (ss *Session) SetTitle(text string) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.entry.Title == "" {
+		ss.entry.Title = Title(text)
+	}
+}
+
+// AddUsage records one round of usage in memory; the next Append or Flush
+// writes it.
+func (ss *Session) AddUsage(u llm.Usage, model string) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.usage.add(ss.store.clock(), u, model, ss.store.Pricing)
+	if model != "" {
+		ss.entry.Model = model
+	}
+	ss.dirty = true
+}
+
+// record is one history line: the message plus when it was written.
+type record struct {
+	Time time.Time `json:"ts"`
+	llm.Message
+}
+
+// Append writes msgs to the history file in one write (whole lines), then
+// updates the usage file and the index.
+func (ss *Session) Append(msgs ...llm.Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if err := ss.openLocked(); err != nil {
+		return err
+	}
+	now := ss.store.clock()
+	ss.buf.Reset()
+	if ss.needNewline {
+		ss.buf.WriteByte('\n')
+	}
+	enc := json.NewEncoder(&ss.buf)
+	enc.SetEscapeHTML(false)
+	for _, m := range msgs {
+		if err := enc.Encode(record{Time: now, Message: m}); err != nil {
+			return fmt.Errorf("encode session message: %w", err)
+		}
+	}
+	if _, err := ss.file.Write(ss.buf.Bytes()); err != nil {
+		return fmt.Errorf("append to session history %s: %w", ss.file.Name(), err)
+	}
+	ss.needNewline = false
+	if ss.entry.Title == "" {
+		for _, m := range msgs {
+			if m.Role == llm.RoleUser && m.Text != "" {
+				ss.entry.Title = Title(m.Text)
+				break
+			}
+		}
+	}
+	ss.entry.MessageCount += len(msgs)
+	ss.entry.UpdatedAt = now
+	ss.dirty = true
+	return ss.flushLocked()
+}
+
+// Flush writes pending usage and the index entry (only once the session has a message).
+func (ss *Session) Flush() error {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.flushLocked()
+}
+
+func (ss *Session) flushLocked() error {
+	if !ss.dirty || ss.entry.MessageCount == 0 {
+		return nil
+	}
+	data, err := json.Marshal(ss.usage)
+	if err != nil {
+		return fmt.Errorf("encode session usage: %w", err)
+	}
+	if err := writeFileAtomic(ss.store.usagePath(ss.entry.ID), append(data, '\n')); err != nil {
+		return err
+	}
+	e := ss.entry
+	e.Usage = *ss.usage
+	e.Usage.Rounds = nil
+	if err := ss.store.upsert(e); err != nil {
+		return err
+	}
+	ss.dirty = false
+	return nil
+}
+
+func (ss *Session) openLocked() error {
+	if ss.file != nil {
+		return nil
+	}
+	if err := os.MkdirAll(ss.store.Dir, 0o700); err != nil {
+		return fmt.Errorf("create sessions directory %s: %w", ss.store.Dir, err)
+	}
+	path := ss.store.historyPath(ss.entry.ID)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open session history %s: %w", path, err)
+	}
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		ss.needNewline = !endsWithNewline(path, st.Size())
+	}
+	ss.file = f
+	return nil
+}
+
+func endsWithNewline(path string, size int64) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, size-1); err != nil {
+		return true
+	}
+	return b[0] == '\n'
+}
+
+// Close flushes pending usage and closes the history file.
+func (ss *Session) Close() error {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	err := ss.flushLocked()
+	if ss.file != nil {
+		if cerr := ss.file.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("close session history: %w", cerr)
+		}
+		ss.file = nil
+	}
+	return err
+}
+
+// Open resolves idOrPrefix (an id, a unique prefix of one, or "latest") and
+// loads that session: its sanitised history and its usage.
+func (s *Store) Open(idOrPrefix string) (*Session, []llm.Message, error) {
+	id, err := s.Resolve(idOrPrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	msgs, first, count, err := s.readHistory(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	entry, ok := s.lookup(id)
+	if !ok {
+		entry = s.rebuildEntry(id, msgs, first)
+	}
+	entry.MessageCount = count
+	usage := s.readUsage(id, entry)
+	ss := &Session{store: s, entry: entry, usage: usage}
+	return ss, Sanitize(msgs), nil
+}
+
+// History reads a session's sanitised messages without opening it for writing.
+func (s *Store) History(id string) ([]llm.Message, error) {
+	msgs, _, _, err := s.readHistory(id)
+	if err != nil {
+		return nil, err
+	}
+	return Sanitize(msgs), nil
+}
+
+// readHistory returns the messages of the valid lines, the time of the first
+// one and their count; corrupt lines are reported and skipped.
+func (s *Store) readHistory(id string) ([]llm.Message, time.Time, int, error) {
+	path := s.historyPath(id)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, time.Time{}, 0, fmt.Errorf("session %s has no history file %s; run `synapse sessions` to list the sessions", id, path)
+	}
+	if err != nil {
+		return nil, time.Time{}, 0, fmt.Errorf("open session history: %w", err)
+	}
+	defer f.Close()
+	var (
+		msgs  []llm.Message
+		first time.Time
+	)
+	r := bufio.NewReaderSize(f, 64<<10)
+	for lineNo := 1; ; lineNo++ {
+		line, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			var rec record
+			if jerr := json.Unmarshal(line, &rec); jerr != nil || !validRole(rec.Role) {
+				if jerr == nil {
+					jerr = fmt.Errorf("unknown role %q", rec.Role)
+				}
+				s.warn(fmt.Errorf("session %s: line %d of %s is corrupt and was skipped: %w", id, lineNo, path, jerr))
+			} else {
+				if len(msgs) == 0 {
+					first = rec.Time
+				}
+				msgs = append(msgs, rec.Message)
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, time.Time{}, 0, fmt.Errorf("read session history %s: %w", path, err)
+		}
+	}
+	return msgs, first, len(msgs), nil
+}
+
+func validRole(r llm.Role) bool {
+	return r == llm.RoleUser || r == llm.RoleAssistant || r == llm.RoleTool
+}
+
+func (s *Store) readUsage(id string, e Entry) *Usage {
+	data, err := os.ReadFile(s.usagePath(id))
+	if err == nil {
+		var u Usage
+		if jerr := json.Unmarshal(data, &u); jerr == nil {
+			return &u
+		} else {
+			s.warn(fmt.Errorf("session %s: usage file is corrupt and was rebuilt from the index totals: %w", id, jerr))
+		}
+	}
+	u := e.Usage
+	u.Rounds = nil
+	return &u
+}
+
+func (s *Store) rebuildEntry(id string, msgs []llm.Message, first time.Time) Entry {
+	e := Entry{ID: id, CreatedAt: first, UpdatedAt: first}
+	if st, err := os.Stat(s.historyPath(id)); err == nil {
+		e.UpdatedAt = st.ModTime()
+		if e.CreatedAt.IsZero() {
+			e.CreatedAt = st.ModTime()
+		}
+	}
+	for _, m := range msgs {
+		if m.Role == llm.RoleUser && m.Text != "" {
+			e.Title = Title(m.Text)
+			break
+		}
+	}
+	e.MessageCount = len(msgs)
+	return e
+}
+
+// Resolve turns an id, a unique id prefix or "latest" into a session id.
+func (s *Store) Resolve(idOrPrefix string) (string, error) {
+	want := strings.TrimSpace(idOrPrefix)
+	entries, err := s.List()
+	if err != nil {
+		return "", err
+	}
+	if want == "" || want == Latest {
+		if len(entries) == 0 {
+			return "", fmt.Errorf("no saved sessions in %s yet; start one with `synapse run` or `synapse`", s.Dir)
+		}
+		return entries[0].ID, nil
+	}
+	var matches []string
+	for _, e := range entries {
+		if e.ID == want {
+			return e.ID, nil
+		}
+		if strings.HasPrefix(e.ID, want) || strings.HasPrefix(e.ID, IDPrefix+want) {
+			matches = append(matches, e.ID)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return "", fmt.Errorf("no session matches %q in %s; run `synapse sessions` to list them", want, s.Dir)
+	case 1:
+		return matches[0], nil
+	default:
+		if len(matches) > 5 {
+			matches = append(matches[:5], "…")
+		}
+		return "", fmt.Errorf("%q matches several sessions (%s); give more of the id", want, strings.Join(matches, ", "))
+	}
+}
+
+// List returns all sessions, most recently updated first. History files the
+// index does not know (a lost or corrupt index) are listed from their content.
+func (s *Store) List() ([]Entry, error) {
+	entries, err := s.readIndex()
+	if err != nil {
+		return nil, err
+	}
+	known := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		known[e.ID] = true
+	}
+	files, err := filepath.Glob(filepath.Join(s.Dir, IDPrefix+"*.jsonl"))
+	if err != nil {
+		return nil, fmt.Errorf("list sessions in %s: %w", s.Dir, err)
+	}
+	for _, f := range files {
+		id := strings.TrimSuffix(filepath.Base(f), ".jsonl")
+		if known[id] {
+			continue
+		}
+		msgs, first, _, err := s.readHistory(id)
+		if err != nil || len(msgs) == 0 {
+			continue
+		}
+		e := s.rebuildEntry(id, msgs, first)
+		e.Usage = *s.readUsage(id, e)
+		e.Usage.Rounds = nil
+		entries = append(entries, e)
+	}
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].UpdatedAt.After(entries[j].UpdatedAt) })
+	return entries, nil
+}
+
+func (s *Store) lookup(id string) (Entry, bool) {
+	entries, err := s.readIndex()
+	if err != nil {
+		return Entry{}, false
+	}
+	for _, e := range entries {
+		if e.ID == id {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// Title shortens the user's first text into a one-line title.
+func Title(text string) string {
+	const max = 60
+	// A wrapped first message keeps the user's words after this heading.
+	if i := strings.Index(text, "Original user request"); i >= 0 {
+		if nl := strings.IndexByte(text[i:], '\n'); nl >= 0 {
+			text = text[i+nl+1:]
+		}
+	}
+	t := strings.Join(strings.Fields(text), " ")
+	r := []rune(t)
+	if len(r) > max {
+		return strings.TrimSpace(string(r[:max-1])) + "…"
+	}
+	return t
+}
