@@ -1,0 +1,292 @@
+package llmtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// Wire formats the server speaks.
+const (
+	FormatAnthropic = "anthropic"
+	FormatOpenAI    = "openai"
+)
+
+// Request is one received request, decoded into a format-neutral shape.
+type Request struct {
+	Index     int    // 0-based order of arrival
+	Format    string // FormatAnthropic or FormatOpenAI
+	Model     string
+	System    string
+	Messages  []Message
+	Tools     []Tool
+	Stream    bool
+	MaxTokens int
+	Header    http.Header
+	Raw       []byte // the request body as received
+}
+
+// Message is one message of a received request. Anthropic tool results arrive
+// in user messages; OpenAI ones as role "tool" messages (one result each).
+type Message struct {
+	Role        string
+	Text        string // text blocks joined with "\n"
+	Thinking    []Thinking
+	ToolCalls   []ReceivedCall
+	ToolResults []ToolResult
+}
+
+// Thinking is a thinking block sent back by the client.
+type Thinking struct {
+	Text      string
+	Signature string
+	Redacted  string
+}
+
+// ReceivedCall is a tool call in an assistant message sent back by the client.
+type ReceivedCall struct {
+	ID    string
+	Name  string
+	Input json.RawMessage
+}
+
+// ToolResult is a tool result sent by the client.
+type ToolResult struct {
+	ToolCallID string
+	Content    string
+	IsError    bool
+}
+
+// Tool is an offered tool.
+type Tool struct {
+	Name        string
+	Description string
+	Schema      json.RawMessage
+}
+
+// FirstUserText is the text of the first user message ("" when none).
+func (r *Request) FirstUserText() string {
+	for _, m := range r.Messages {
+		if m.Role == "user" && m.Text != "" {
+			return m.Text
+		}
+	}
+	return ""
+}
+
+// LastUserText is the text of the last user message that has text.
+func (r *Request) LastUserText() string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if m := r.Messages[i]; m.Role == "user" && m.Text != "" {
+			return m.Text
+		}
+	}
+	return ""
+}
+
+// ToolResults lists every tool result in the conversation, in order.
+func (r *Request) ToolResults() []ToolResult {
+	var out []ToolResult
+	for _, m := range r.Messages {
+		out = append(out, m.ToolResults...)
+	}
+	return out
+}
+
+// LastToolResults are the results sent after the last assistant message.
+func (r *Request) LastToolResults() []ToolResult {
+	var out []ToolResult
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		m := r.Messages[i]
+		if m.Role == "assistant" {
+			break
+		}
+		out = append(append([]ToolResult(nil), m.ToolResults...), out...)
+	}
+	return out
+}
+
+// ToolResult returns the result for a call id.
+func (r *Request) ToolResult(id string) (ToolResult, bool) {
+	for _, tr := range r.ToolResults() {
+		if tr.ToolCallID == id {
+			return tr, true
+		}
+	}
+	return ToolResult{}, false
+}
+
+// Turns counts the assistant messages in the conversation so far.
+func (r *Request) Turns() int {
+	n := 0
+	for _, m := range r.Messages {
+		if m.Role == "assistant" {
+			n++
+		}
+	}
+	return n
+}
+
+// ToolNames lists the offered tools' names.
+func (r *Request) ToolNames() []string {
+	var out []string
+	for _, t := range r.Tools {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// textOf decodes a content that is either a string or an array of blocks
+// with "text" fields.
+func textOf(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &blocks) != nil {
+		return ""
+	}
+	var parts []string
+	for _, b := range blocks {
+		if b.Type == "text" || b.Type == "" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func decodeAnthropic(body []byte) (Request, error) {
+	var in struct {
+		Model     string          `json:"model"`
+		System    json.RawMessage `json:"system"`
+		MaxTokens int             `json:"max_tokens"`
+		Stream    bool            `json:"stream"`
+		Messages  []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+		Tools []struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"input_schema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return Request{}, fmt.Errorf("request body is not valid JSON: %w", err)
+	}
+	r := Request{Format: FormatAnthropic, Model: in.Model, System: textOf(in.System), MaxTokens: in.MaxTokens, Stream: in.Stream}
+	for _, t := range in.Tools {
+		r.Tools = append(r.Tools, Tool{Name: t.Name, Description: t.Description, Schema: t.InputSchema})
+	}
+	for _, m := range in.Messages {
+		msg := Message{Role: m.Role}
+		var s string
+		if json.Unmarshal(m.Content, &s) == nil {
+			msg.Text = s
+			r.Messages = append(r.Messages, msg)
+			continue
+		}
+		var blocks []struct {
+			Type      string          `json:"type"`
+			Text      string          `json:"text"`
+			Thinking  string          `json:"thinking"`
+			Signature string          `json:"signature"`
+			Data      string          `json:"data"`
+			ID        string          `json:"id"`
+			Name      string          `json:"name"`
+			Input     json.RawMessage `json:"input"`
+			ToolUseID string          `json:"tool_use_id"`
+			Content   json.RawMessage `json:"content"`
+			IsError   bool            `json:"is_error"`
+		}
+		if err := json.Unmarshal(m.Content, &blocks); err != nil {
+			return Request{}, fmt.Errorf("message content is neither a string nor blocks: %w", err)
+		}
+		var texts []string
+		for _, b := range blocks {
+			switch b.Type {
+			case "text":
+				texts = append(texts, b.Text)
+			case "thinking":
+				msg.Thinking = append(msg.Thinking, Thinking{Text: b.Thinking, Signature: b.Signature})
+			case "redacted_thinking":
+				msg.Thinking = append(msg.Thinking, Thinking{Redacted: b.Data})
+			case "tool_use":
+				msg.ToolCalls = append(msg.ToolCalls, ReceivedCall{ID: b.ID, Name: b.Name, Input: b.Input})
+			case "tool_result":
+				msg.ToolResults = append(msg.ToolResults, ToolResult{ToolCallID: b.ToolUseID, Content: textOf(b.Content), IsError: b.IsError})
+			}
+		}
+		msg.Text = strings.Join(texts, "\n")
+		r.Messages = append(r.Messages, msg)
+	}
+	return r, nil
+}
+
+func decodeOpenAI(body []byte) (Request, error) {
+	var in struct {
+		Model               string `json:"model"`
+		Stream              bool   `json:"stream"`
+		MaxTokens           int    `json:"max_tokens"`
+		MaxCompletionTokens int    `json:"max_completion_tokens"`
+		Messages            []struct {
+			Role             string          `json:"role"`
+			Content          json.RawMessage `json:"content"`
+			ReasoningContent string          `json:"reasoning_content"`
+			ToolCallID       string          `json:"tool_call_id"`
+			ToolCalls        []struct {
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"messages"`
+		Tools []struct {
+			Function struct {
+				Name        string          `json:"name"`
+				Description string          `json:"description"`
+				Parameters  json.RawMessage `json:"parameters"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return Request{}, fmt.Errorf("request body is not valid JSON: %w", err)
+	}
+	r := Request{Format: FormatOpenAI, Model: in.Model, Stream: in.Stream, MaxTokens: in.MaxCompletionTokens}
+	if r.MaxTokens == 0 {
+		r.MaxTokens = in.MaxTokens
+	}
+	for _, t := range in.Tools {
+		r.Tools = append(r.Tools, Tool{Name: t.Function.Name, Description: t.Function.Description, Schema: t.Function.Parameters})
+	}
+	var system []string
+	for _, m := range in.Messages {
+		switch m.Role {
+		case "system", "developer":
+			system = append(system, textOf(m.Content))
+			continue
+		case "tool":
+			r.Messages = append(r.Messages, Message{Role: "tool", ToolResults: []ToolResult{{ToolCallID: m.ToolCallID, Content: textOf(m.Content)}}})
+			continue
+		}
+		msg := Message{Role: m.Role, Text: textOf(m.Content)}
+		if m.ReasoningContent != "" {
+			msg.Thinking = []Thinking{{Text: m.ReasoningContent}}
+		}
+		for _, c := range m.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, ReceivedCall{ID: c.ID, Name: c.Function.Name, Input: json.RawMessage(c.Function.Arguments)})
+		}
+		r.Messages = append(r.Messages, msg)
+	}
+	r.System = strings.Join(system, "\n")
+	return r, nil
+}

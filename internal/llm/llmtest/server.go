@@ -1,0 +1,367 @@
+// Package llmtest is a scripted fake LLM server over real HTTP, speaking the
+// Anthropic Messages and OpenAI Chat Completions wire formats (JSON and SSE
+// streaming), so that the real provider adapters and the built binary can be
+// tested without a key or the network.
+//
+// A test scripts the replies as Turns, points a client at URL() (Anthropic)
+// or OpenAIBaseURL() (OpenAI), then asserts on the recorded Requests:
+//
+//	srv := llmtest.New(t,
+//		llmtest.ToolTurn(llmtest.BashCall("c1", "ls")),
+//		llmtest.TextTurn("done"),
+//	)
+//	// … run the agent with ANTHROPIC_BASE_URL=srv.URL() …
+//	res, _ := srv.Requests()[1].ToolResult("c1")
+//
+// Replies come from the script in order; when it is exhausted, from the
+// handler set with Handle (useful when requests arrive concurrently, as with
+// parallel sub-agents); with neither, the request is refused with HTTP 400
+// and, for a server made with New, the test fails.
+package llmtest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Server is a running fake LLM server. All methods are safe for concurrent use.
+type Server struct {
+	srv *httptest.Server
+	tb  testing.TB
+
+	mu          sync.Mutex
+	script      []Turn
+	handler     func(*Request) Turn
+	requests    []Request
+	unexpected  []string
+	inFlight    int
+	maxInFlight int
+}
+
+// New starts a server with the given script; it is closed when the test ends,
+// and the test fails if a request found no scripted reply.
+func New(tb testing.TB, turns ...Turn) *Server {
+	tb.Helper()
+	s := NewServer(turns...)
+	s.tb = tb
+	tb.Cleanup(func() {
+		s.Close()
+		if u := s.Unexpected(); len(u) > 0 {
+			tb.Errorf("llmtest: %d request(s) had no scripted reply:\n%s", len(u), strings.Join(u, "\n"))
+		}
+	})
+	return s
+}
+
+// NewServer starts a server with the given script. Call Close when done.
+func NewServer(turns ...Turn) *Server {
+	s := &Server{script: append([]Turn(nil), turns...)}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
+	return s
+}
+
+// URL is the server's base URL, for ANTHROPIC_BASE_URL (the client appends /v1/messages).
+func (s *Server) URL() string { return s.srv.URL }
+
+// OpenAIBaseURL is URL()+"/v1", for OPENAI_BASE_URL (the client appends /chat/completions).
+func (s *Server) OpenAIBaseURL() string { return s.srv.URL + "/v1" }
+
+// AnthropicEnv returns environment entries pointing an Anthropic client here.
+func (s *Server) AnthropicEnv() []string {
+	return []string{"ANTHROPIC_BASE_URL=" + s.URL(), "ANTHROPIC_API_KEY=llmtest-key"}
+}
+
+// OpenAIEnv returns environment entries pointing an OpenAI client here.
+func (s *Server) OpenAIEnv() []string {
+	return []string{"OPENAI_BASE_URL=" + s.OpenAIBaseURL(), "OPENAI_API_KEY=llmtest-key"}
+}
+
+// Close shuts the server down, cutting any open streams.
+func (s *Server) Close() {
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+}
+
+// Script appends turns to the script.
+func (s *Server) Script(turns ...Turn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.script = append(s.script, turns...)
+}
+
+// Handle sets the function that answers once the script is exhausted.
+func (s *Server) Handle(f func(req *Request) Turn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.handler = f
+}
+
+// Remaining counts the scripted turns not yet used.
+func (s *Server) Remaining() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.script)
+}
+
+// Requests returns a copy of every request received so far, in arrival order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Count is the number of requests received so far.
+func (s *Server) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.requests)
+}
+
+// LastRequest returns the most recent request (ok false when none arrived).
+func (s *Server) LastRequest() (Request, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.requests) == 0 {
+		return Request{}, false
+	}
+	return s.requests[len(s.requests)-1], true
+}
+
+// InFlight is the number of requests being answered right now.
+func (s *Server) InFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inFlight
+}
+
+// MaxConcurrent is the largest number of requests ever answered at once.
+func (s *Server) MaxConcurrent() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxInFlight
+}
+
+// Unexpected describes the requests that found no reply.
+func (s *Server) Unexpected() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.unexpected...)
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	var format string
+	switch {
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/messages"):
+		format = FormatAnthropic
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions"):
+		format = FormatOpenAI
+	default:
+		http.Error(w, "llmtest: unknown endpoint "+r.Method+" "+r.URL.Path, http.StatusNotFound)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	var req Request
+	if format == FormatAnthropic {
+		req, err = decodeAnthropic(body)
+	} else {
+		req, err = decodeOpenAI(body)
+	}
+	if err != nil {
+		writeError(w, format, http.StatusBadRequest, APIError{Message: "llmtest: " + err.Error()}, "", "")
+		return
+	}
+	req.Header = r.Header.Clone()
+	req.Raw = body
+
+	turn, ok := s.begin(&req)
+	defer s.end()
+	if !ok {
+		writeError(w, format, http.StatusBadRequest, APIError{Message: fmt.Sprintf("llmtest: no scripted reply left for request #%d", req.Index)}, "", "")
+		return
+	}
+	if turn.Reply != nil {
+		turn = turn.Reply(&req)
+	}
+	if turn.Delay > 0 && !sleep(r.Context(), turn.Delay) {
+		return
+	}
+	if turn.Status >= 400 {
+		writeError(w, format, turn.Status, turn.Error, turn.RetryAfter, turn.RetryAfterMs)
+		return
+	}
+	if turn.Raw != "" {
+		ct := "application/json"
+		if req.Stream {
+			ct = "text/event-stream"
+		}
+		w.Header().Set("Content-Type", ct)
+		_, _ = io.WriteString(w, turn.Raw)
+		return
+	}
+	reply := newReply(&req, turn)
+	if format == FormatAnthropic {
+		writeAnthropic(r.Context(), w, &req, turn, reply)
+	} else {
+		writeOpenAI(r.Context(), w, &req, turn, reply)
+	}
+}
+
+// begin records the request and picks its turn.
+func (s *Server) begin(req *Request) (Turn, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	req.Index = len(s.requests)
+	s.requests = append(s.requests, *req)
+	s.inFlight++
+	s.maxInFlight = max(s.maxInFlight, s.inFlight)
+	if len(s.script) > 0 {
+		t := s.script[0]
+		s.script = s.script[1:]
+		return t, true
+	}
+	if s.handler != nil {
+		return Turn{Reply: s.handler}, true
+	}
+	s.unexpected = append(s.unexpected, fmt.Sprintf("#%d %s model=%q last user text=%q", req.Index, req.Format, req.Model, truncate(req.LastUserText(), 80)))
+	return Turn{}, false
+}
+
+func (s *Server) end() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inFlight--
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// sleep waits d or until ctx is done; it reports whether d elapsed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// reply is a turn with its defaults resolved.
+type reply struct {
+	id         string
+	model      string
+	stop       string
+	signature  string
+	calls      []resolvedCall
+	usage      Usage
+	fragment   int
+	eventDelay time.Duration
+}
+
+type resolvedCall struct {
+	id, name, input string
+}
+
+func newReply(req *Request, t Turn) reply {
+	rp := reply{
+		id:         fmt.Sprintf("msg_llmtest_%d", req.Index),
+		model:      req.Model,
+		stop:       t.stopReason(),
+		signature:  t.Signature,
+		usage:      t.Usage,
+		fragment:   t.fragment(),
+		eventDelay: t.EventDelay,
+	}
+	if rp.model == "" {
+		rp.model = "llmtest-model"
+	}
+	if rp.signature == "" && t.Thinking != "" {
+		rp.signature = fmt.Sprintf("sig-%d", req.Index)
+	}
+	out := len(t.Text) + len(t.Thinking)
+	for i, c := range t.ToolCalls {
+		id := c.ID
+		if id == "" {
+			prefix := "toolu"
+			if req.Format == FormatOpenAI {
+				prefix = "call"
+			}
+			id = fmt.Sprintf("%s_llmtest_%d_%d", prefix, req.Index, i)
+		}
+		in := c.input()
+		out += len(in) + len(c.Name)
+		rp.calls = append(rp.calls, resolvedCall{id: id, name: c.Name, input: in})
+	}
+	if !rp.usage.Exact {
+		if rp.usage.InputTokens == 0 {
+			rp.usage.InputTokens = int64(len(req.Raw)/4 + 1)
+		}
+		if rp.usage.OutputTokens == 0 {
+			rp.usage.OutputTokens = int64(out/4 + 1)
+		}
+	}
+	return rp
+}
+
+// sse writes server-sent events, flushing each, and cuts the connection
+// after cutAfter events when asked to.
+type sse struct {
+	ctx      context.Context
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	n        int
+	cutAfter int
+	delay    time.Duration
+}
+
+func newSSE(ctx context.Context, w http.ResponseWriter, t Turn) *sse {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	return &sse{ctx: ctx, w: w, rc: http.NewResponseController(w), cutAfter: t.CutAfter, delay: t.EventDelay}
+}
+
+// send writes one event (event may be "" for data-only events). It reports
+// false when the client went away.
+func (e *sse) send(event string, data []byte) bool {
+	if e.ctx.Err() != nil {
+		return false
+	}
+	if e.n > 0 && e.delay > 0 && !sleep(e.ctx, e.delay) {
+		return false
+	}
+	var b strings.Builder
+	if event != "" {
+		b.WriteString("event: ")
+		b.WriteString(event)
+		b.WriteByte('\n')
+	}
+	b.WriteString("data: ")
+	b.Write(data)
+	b.WriteString("\n\n")
+	if _, err := io.WriteString(e.w, b.String()); err != nil {
+		return false
+	}
+	_ = e.rc.Flush()
+	e.n++
+	if e.cutAfter > 0 && e.n >= e.cutAfter {
+		// Abort: the server drops the connection without the terminating chunk.
+		panic(http.ErrAbortHandler)
+	}
+	return true
+}
