@@ -1,0 +1,203 @@
+package render
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// clean makes untrusted text (model output, command output) safe to print:
+// ANSI escape sequences are removed (they would move our cursor or recolour
+// the screen), a carriage return keeps only what follows it (progress bars
+// print their last state), other control characters are dropped, and tabs are
+// expanded when expandTabs is set (so widths can be computed on a TTY).
+func clean(s string, expandTabs bool) string {
+	if isPlain(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	lineStart := 0 // index in b where the current line began (for \r)
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == 0x1b:
+			i = skipEscape(s, i)
+			continue
+		case c == '\r':
+			if i+1 < len(s) && s[i+1] == '\n' {
+				i++
+				continue
+			}
+			if i+1 == len(s) { // a trailing \r erases nothing yet
+				i++
+				continue
+			}
+			// Overwrite: drop what the current line printed so far.
+			str := b.String()[:lineStart]
+			b.Reset()
+			b.WriteString(str)
+		case c == '\n':
+			b.WriteByte('\n')
+			lineStart = b.Len()
+		case c == '\t':
+			if expandTabs {
+				b.WriteString("    ")
+			} else {
+				b.WriteByte('\t')
+			}
+		case c < 0x20 || c == 0x7f:
+			// other C0 controls: dropped
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b.WriteRune(utf8.RuneError)
+			} else if r >= 0x80 && r < 0xa0 { // C1 controls
+			} else {
+				b.WriteString(s[i : i+size])
+			}
+			i += size
+			continue
+		}
+		i++
+	}
+	return b.String()
+}
+
+// isPlain reports whether s has nothing clean would change.
+func isPlain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < 0x20 && c != '\n') || c == 0x7f || c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// skipEscape returns the index just past the escape sequence starting at s[i]
+// (ESC). Unterminated sequences swallow the rest of s.
+func skipEscape(s string, i int) int {
+	if i+1 >= len(s) {
+		return len(s)
+	}
+	switch s[i+1] {
+	case '[': // CSI: parameters, then one final byte 0x40–0x7e
+		for j := i + 2; j < len(s); j++ {
+			if s[j] >= 0x40 && s[j] <= 0x7e {
+				return j + 1
+			}
+		}
+		return len(s)
+	case ']', 'P', '_', '^': // OSC/DCS/APC/PM: until BEL or ESC \
+		for j := i + 2; j < len(s); j++ {
+			if s[j] == 0x07 {
+				return j + 1
+			}
+			if s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\' {
+				return j + 2
+			}
+		}
+		return len(s)
+	default:
+		return i + 2
+	}
+}
+
+// runeWidth is the number of terminal columns r occupies.
+func runeWidth(r rune) int {
+	switch {
+	case r < 0x300:
+		return 1
+	case unicode.Is(unicode.Mn, r), unicode.Is(unicode.Me, r), unicode.Is(unicode.Cf, r):
+		return 0
+	case r >= 0x1100 && r <= 0x115f, r >= 0x2e80 && r <= 0x303e, r >= 0x3041 && r <= 0x33ff,
+		r >= 0x3400 && r <= 0x4dbf, r >= 0x4e00 && r <= 0x9fff, r >= 0xa000 && r <= 0xa4cf,
+		r >= 0xac00 && r <= 0xd7a3, r >= 0xf900 && r <= 0xfaff, r >= 0xfe30 && r <= 0xfe4f,
+		r >= 0xff00 && r <= 0xff60, r >= 0xffe0 && r <= 0xffe6, r >= 0x1f300 && r <= 0x1f64f,
+		r >= 0x1f900 && r <= 0x1f9ff, r >= 0x20000 && r <= 0x3fffd:
+		return 2
+	}
+	return 1
+}
+
+// width is the number of columns s occupies; s must hold no escape sequences.
+func width(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeWidth(r)
+	}
+	return n
+}
+
+// truncate shortens s to at most max columns, marking a cut with "…". SGR
+// sequences in s take no room and are kept; a cut line ends with a reset.
+func truncate(s string, max int) string {
+	if max <= 0 {
+		return ""
+	}
+	if width(stripSGR(s)) <= max {
+		return s
+	}
+	n := 0
+	styled := false
+	for i := 0; i < len(s); {
+		if s[i] == 0x1b {
+			j := skipEscape(s, i)
+			styled = true
+			i = j
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		w := runeWidth(r)
+		if n+w > max-1 {
+			if styled {
+				return s[:i] + "…" + sgrReset
+			}
+			return s[:i] + "…"
+		}
+		n += w
+		i += size
+	}
+	return s
+}
+
+// summarize collapses whitespace and cuts s to limit runes, ending a cut
+// with "..." (the seed's rule for task descriptions).
+func summarize(s string, limit int) string {
+	s = strings.Join(strings.Fields(clean(s, false)), " ")
+	if limit <= 0 || utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	keep := limit - 3
+	if keep < 1 {
+		keep = 1
+	}
+	rs := []rune(s)
+	return strings.TrimRight(string(rs[:keep]), " ") + "..."
+}
+
+// shortCommand is a command as shown on a tool line: its first line, with a
+// note of how many lines were left out (heredocs, scripts).
+func shortCommand(cmd string) string {
+	cmd = strings.TrimSpace(clean(cmd, true))
+	first, rest, multi := strings.Cut(cmd, "\n")
+	if !multi {
+		return cmd
+	}
+	n := strings.Count(rest, "\n") + 1
+	if n == 1 {
+		return first + " … (+1 line)"
+	}
+	return first + " … (+" + itoa(n) + " lines)"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return itoa(n) + " " + many
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
