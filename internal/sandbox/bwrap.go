@@ -1,0 +1,271 @@
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Bounds of the scan that expands blacklist globs (and finds `.git`
+// directories and unix sockets) inside the writable roots when a sandbox is
+// created. A deeper or larger tree is scanned only up to the bound; files
+// beyond it, and files created after the sandbox started, are still refused by
+// the command text check and by the in-process CheckPath, but not by a mount.
+const (
+	maxScanDepth   = 6
+	maxScanEntries = 20000
+)
+
+// scanSkip names directories the scan does not descend into: dependency trees
+// are large and hold no user secrets.
+var scanSkip = map[string]bool{"node_modules": true, ".git": true, ".hg": true, ".svn": true}
+
+// errNoBwrap is the fail-closed refusal when bubblewrap is missing.
+var errNoBwrap = errors.New("bwrap is required to sandbox commands on Linux: install bubblewrap (for example `apt-get install bubblewrap`), or turn the sandbox off with \"enabled\": false in sandbox.json")
+
+// mountPlan is the policy turned into concrete paths on this machine.
+type mountPlan struct {
+	writable  []string // existing whitelisted paths, bound read-write
+	readonly  []string // existing whitelisted paths in ReadOnly mode
+	missing   []string // whitelist entries that do not exist (skipped)
+	protect   []string // read-only inside writable roots (.git/hooks, .git/config)
+	hideDirs  []string
+	hideFiles []string
+	truncated bool // the glob scan hit its bound
+}
+
+// planMounts resolves the policy against the filesystem. env supplies
+// SSH_AUTH_SOCK and XDG_RUNTIME_DIR, whose sockets are hidden.
+func planMounts(p Policy, env []string) mountPlan {
+	var mp mountPlan
+	rules := compileRules(p.Blacklist, p.Home)
+	for _, w := range normalizeDirs(p.Whitelist, p.Home) {
+		if !exists(w) {
+			mp.missing = append(mp.missing, w)
+			continue
+		}
+		if p.ReadOnly && !(p.TempDir != "" && w == resolvePath(p.TempDir, "/", p.Home)) {
+			mp.readonly = append(mp.readonly, w)
+			continue
+		}
+		mp.writable = append(mp.writable, w)
+	}
+	// Parents before children so a nested bind is not covered by its parent.
+	slices.SortStableFunc(mp.writable, func(a, b string) int { return len(a) - len(b) })
+
+	hide := func(path string) {
+		st, err := os.Stat(path)
+		if err != nil {
+			return
+		}
+		if st.IsDir() {
+			if !slices.Contains(mp.hideDirs, path) {
+				mp.hideDirs = append(mp.hideDirs, path)
+			}
+		} else if !slices.Contains(mp.hideFiles, path) {
+			mp.hideFiles = append(mp.hideFiles, path)
+		}
+	}
+	for _, r := range rules {
+		if r.path != "" {
+			hide(r.path)
+			if real, err := filepath.EvalSymlinks(r.path); err == nil && real != r.path {
+				hide(real)
+			}
+		}
+	}
+	for _, s := range []string{envValue(env, "SSH_AUTH_SOCK"), envValue(env, "XDG_RUNTIME_DIR")} {
+		if s != "" && filepath.IsAbs(s) && !within(s, "/run") {
+			hide(filepath.Clean(s))
+		}
+	}
+
+	budget := maxScanEntries
+	roots := append(slices.Clone(mp.writable), mp.readonly...)
+	for _, root := range roots {
+		mp.scan(root, rules, &budget, hide)
+	}
+	return mp
+}
+
+// scan walks one root within the bounds, hiding blacklisted entries and
+// sockets and protecting git metadata.
+func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(string)) {
+	protectGit := func(gitPath string, isDir bool) {
+		common := gitPath
+		if !isDir {
+			common = gitCommonDir(gitPath)
+			if common == "" {
+				return
+			}
+		}
+		hooks := filepath.Join(common, "hooks")
+		if !exists(hooks) {
+			// A missing hooks directory could be created and filled from
+			// inside; create it (as git init would) so it can be mounted over.
+			_ = os.Mkdir(hooks, 0o755)
+		}
+		for _, p := range []string{hooks, filepath.Join(common, "config")} {
+			if exists(p) && !slices.Contains(mp.protect, p) {
+				mp.protect = append(mp.protect, p)
+			}
+		}
+	}
+	if st, err := os.Lstat(filepath.Join(root, ".git")); err == nil {
+		protectGit(filepath.Join(root, ".git"), st.IsDir())
+	}
+	base := strings.Count(root, "/")
+	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if d != nil && d.IsDir() && path != root {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if *budget <= 0 {
+			mp.truncated = true
+			return fs.SkipAll
+		}
+		*budget--
+		if path == root {
+			return nil
+		}
+		if _, ok := matchRules(rules, path); ok {
+			hide(path)
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.Type()&fs.ModeSocket != 0 {
+			hide(path)
+			return nil
+		}
+		if d.Name() == ".git" {
+			protectGit(path, d.IsDir())
+		}
+		if d.IsDir() {
+			if scanSkip[d.Name()] {
+				return fs.SkipDir
+			}
+			if strings.Count(path, "/")-base >= maxScanDepth {
+				mp.truncated = true
+				return fs.SkipDir
+			}
+		}
+		return nil
+	})
+}
+
+// gitCommonDir reads a `.git` file (worktree or submodule) and returns the
+// repository directory that holds hooks and config.
+func gitCommonDir(gitFile string) string {
+	f, err := os.Open(gitFile)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	if !ok {
+		return ""
+	}
+	dir = strings.TrimSpace(dir)
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(filepath.Dir(gitFile), dir)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(dir, c)
+		}
+		return filepath.Clean(c)
+	}
+	return filepath.Clean(dir)
+}
+
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// bwrapArgs turns a plan into the bubblewrap command line (without the
+// program to run). emptyFile is an empty read-only regular file mounted over
+// hidden files (/dev/null when empty).
+func bwrapArgs(bwrap string, p Policy, mp mountPlan, opts WrapOptions, emptyFile string) []string {
+	a := []string{bwrap,
+		"--die-with-parent",
+		"--unshare-all",
+	}
+	if p.AllowNetwork {
+		a = append(a, "--share-net")
+	}
+	if !opts.AllowTTY {
+		// A new session has no controlling terminal: TIOCSTI cannot push
+		// keystrokes into the user's terminal.
+		a = append(a, "--new-session")
+	}
+	a = append(a, "--cap-drop", "ALL",
+		"--ro-bind", "/", "/",
+		"--dev", "/dev",
+		"--proc", "/proc",
+		// Host daemons' sockets (systemd, dbus, docker, user agents) live
+		// under /run; a root process could ask them to run things outside.
+		"--tmpfs", "/run",
+	)
+	if st, err := os.Lstat("/var/run"); err == nil && st.IsDir() {
+		a = append(a, "--tmpfs", "/var/run")
+	}
+	if p.AllowNetwork && exists("/run/systemd/resolve") {
+		a = append(a, "--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve")
+	}
+	for _, w := range mp.writable {
+		a = append(a, "--bind", w, w)
+	}
+	for _, r := range mp.readonly {
+		a = append(a, "--ro-bind", r, r)
+	}
+	for _, pr := range mp.protect {
+		a = append(a, "--ro-bind", pr, pr)
+	}
+	if emptyFile == "" {
+		emptyFile = "/dev/null"
+	}
+	for _, d := range mp.hideDirs {
+		a = append(a, "--tmpfs", d, "--remount-ro", d)
+	}
+	for _, f := range mp.hideFiles {
+		a = append(a, "--ro-bind", emptyFile, f)
+	}
+	for _, kv := range opts.ExtraEnv {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			a = append(a, "--setenv", k, v)
+		}
+	}
+	if opts.Cwd != "" {
+		a = append(a, "--chdir", opts.Cwd)
+	}
+	return append(a, "--")
+}
+
+// lookBwrap finds bwrap with look (exec.LookPath when nil).
+func lookBwrap(look func(string) (string, error)) (string, error) {
+	if look == nil {
+		look = exec.LookPath
+	}
+	path, err := look("bwrap")
+	if err != nil {
+		return "", fmt.Errorf("%w (%v)", errNoBwrap, err)
+	}
+	return path, nil
+}

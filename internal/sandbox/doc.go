@@ -1,0 +1,23 @@
+// Package sandbox decides what the commands Synapse runs may read, write and
+// reach, and makes the operating system enforce it.
+//
+// A Manager owns one sandboxed persistent shell per agent. It builds a Policy
+// (cwd + configured whitelist + runtime whitelist + the system temp directory,
+// plus the default and configured blacklist), asks a Provider ("local") to
+// create a Backend for it, and rebuilds the backend when the policy changes or
+// the sandboxed shell dies. The local backend wraps the shell with a platform
+// adapter: bubblewrap on Linux (mounts enforced by the kernel), sandbox-exec on
+// macOS (a generated Seatbelt profile). A text check of the command line gives
+// a friendly early refusal; the mounts are the real guard.
+//
+// # On by default
+//
+// The sandbox is on by default wherever it can run. When sandbox.json does not
+// say "enabled", the manager probes the platform once (on Linux: bwrap on PATH
+// and able to create its namespaces); if the probe fails it runs unsandboxed
+// and Status explains why and how to fix it (install bubblewrap, or allow
+// unprivileged user namespaces), so a machine without bwrap still works. When
+// sandbox.json says "enabled": true the manager is fail-closed: if the sandbox
+// cannot be created, commands are refused with an error and never run
+// unsandboxed. "enabled": false turns it off explicitly.
+package sandbox

@@ -1,0 +1,428 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/command"
+)
+
+// ManagerOptions configure a Manager.
+type ManagerOptions struct {
+	// ConfigPath is sandbox.json: loaded when Config is the zero value, and
+	// written by AddPermanentWhitelist.
+	ConfigPath string
+	// Config, when set, is used as given (its Enabled is taken literally).
+	Config Config
+	// Cwd is the initial working directory (default: the process's).
+	Cwd string
+	// Env is the environment of the shell (default: the process's).
+	Env []string
+	// CommandTimeout is the shell's per-command timeout.
+	CommandTimeout time.Duration
+	// ReadOnly gives a sandbox without a writable workspace (explore agents).
+	ReadOnly bool
+	// TempDir is the system temp directory added to the whitelist (default
+	// os.TempDir()); the platform's private files go below it too.
+	TempDir string
+	// Home expands `~` in policy entries (default: HOME from Env).
+	Home string
+	// StartSession starts the persistent shell (app wires shell.Start).
+	StartSession StartSession
+	// Registry lists the providers (default DefaultRegistry()).
+	Registry Registry
+	// Probe checks that the platform can sandbox; used only when sandbox.json
+	// does not say "enabled" (default: a real bwrap run on Linux).
+	Probe func(ctx context.Context) error
+	// GOOS, LookPath and Shell are for tests and unusual systems.
+	GOOS     string
+	LookPath func(string) (string, error)
+	Shell    string
+}
+
+// Manager owns one sandboxed shell and the policy it runs under. Its methods
+// are safe for concurrent use; commands on the one shell run one at a time.
+type Manager struct {
+	opts     ManagerOptions
+	cfg      Config
+	warnings []string
+	provider Provider // nil when the sandbox is off
+	enabled  bool
+	reason   string // why it is on or off
+
+	mu       sync.Mutex
+	backend  Backend
+	cwd      string // cwd the current (or next) backend starts in
+	runtimeW []string
+}
+
+// NewManager loads the configuration and decides whether commands will be
+// sandboxed (see the package comment for the default).
+func NewManager(opts ManagerOptions) (*Manager, error) {
+	if opts.Env == nil {
+		opts.Env = os.Environ()
+	}
+	if opts.Home == "" {
+		opts.Home = envValue(opts.Env, "HOME")
+	}
+	if opts.TempDir == "" {
+		opts.TempDir = os.TempDir()
+	}
+	if opts.Cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: cannot find the working directory: %w", err)
+		}
+		opts.Cwd = wd
+	}
+	if opts.Registry == nil {
+		opts.Registry = DefaultRegistry()
+	}
+	if opts.GOOS == "" {
+		opts.GOOS = runtime.GOOS
+	}
+	m := &Manager{opts: opts, cwd: opts.Cwd}
+	if isZeroConfig(opts.Config) && opts.ConfigPath != "" {
+		cfg, warns, err := LoadConfig(opts.ConfigPath)
+		if err != nil {
+			return nil, err
+		}
+		m.cfg, m.warnings = cfg, warns
+	} else {
+		m.cfg = opts.Config
+		m.cfg.EnabledSet = true
+		if m.cfg.Provider == "" {
+			m.cfg.Provider = "local"
+		}
+		for _, e := range defaultBlacklist {
+			if !slices.Contains(m.cfg.Policy.Blacklist, e) {
+				m.cfg.Policy.Blacklist = append(m.cfg.Policy.Blacklist, e)
+			}
+		}
+	}
+	switch {
+	case !m.cfg.Enabled:
+		m.reason = "the sandbox is turned off (\"enabled\": false in " + m.configName() + "): commands run without OS restrictions"
+		return m, nil
+	}
+	prov, err := opts.Registry.New(m.cfg.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.configName(), err)
+	}
+	if !m.cfg.EnabledSet {
+		probe := opts.Probe
+		if probe == nil {
+			probe = func(ctx context.Context) error { return probePlatform(ctx, opts.GOOS, opts.LookPath) }
+		}
+		if err := probe(context.Background()); err != nil {
+			m.reason = fmt.Sprintf("the sandbox cannot run on this machine, so commands run WITHOUT OS restrictions: %v. "+
+				"To require it (refuse commands instead), set \"enabled\": true in %s; to silence this, set \"enabled\": false", err, m.configName())
+			m.warnings = append(m.warnings, m.reason)
+			return m, nil
+		}
+	}
+	m.provider, m.enabled = prov, true
+	if m.cfg.EnabledSet {
+		m.reason = "enabled in " + m.configName() + " (fail-closed: if the sandbox cannot start, commands are refused)"
+	} else {
+		m.reason = "on by default: the platform sandbox works on this machine"
+	}
+	return m, nil
+}
+
+func isZeroConfig(c Config) bool {
+	return !c.Enabled && !c.EnabledSet && c.Provider == "" && c.Policy.Whitelist == nil && c.Policy.Blacklist == nil && !c.Policy.AllowNetwork
+}
+
+func (m *Manager) configName() string {
+	if m.opts.ConfigPath == "" {
+		return "sandbox.json"
+	}
+	return m.opts.ConfigPath
+}
+
+// probePlatform checks that the OS sandbox works here: on Linux it runs
+// bwrap once with the namespaces the sandbox needs.
+func probePlatform(ctx context.Context, goos string, look func(string) (string, error)) error {
+	switch goos {
+	case "linux":
+		bwrap, err := lookBwrap(look)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, bwrap, "--die-with-parent", "--unshare-all", "--new-session", "--cap-drop", "ALL",
+			"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "/bin/true").CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("bwrap is installed but cannot create a sandbox (%v: %s); unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1)", err, firstLine(string(out)))
+		}
+		return nil
+	case "darwin":
+		if look == nil {
+			look = exec.LookPath
+		}
+		if _, err := look("sandbox-exec"); err != nil {
+			return fmt.Errorf("sandbox-exec is missing: %w", err)
+		}
+		return nil
+	default:
+		return fmt.Errorf("no sandbox is available for %s", goos)
+	}
+}
+
+func firstLine(s string) string {
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// Enabled reports whether commands run under the OS sandbox.
+func (m *Manager) Enabled() bool { return m.enabled }
+
+// Warnings are the configuration problems found when loading sandbox.json.
+func (m *Manager) Warnings() []string { return slices.Clone(m.warnings) }
+
+// BuildPolicy merges cwd, the configured whitelist, the runtime whitelist and
+// the system temp directory, with the blacklist and network setting.
+func (m *Manager) BuildPolicy(cwd string) Policy {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.buildPolicyLocked(cwd)
+}
+
+func (m *Manager) buildPolicyLocked(cwd string) Policy {
+	if cwd == "" {
+		cwd = m.cwd
+	}
+	w := []string{cwd}
+	w = append(w, m.cfg.Policy.Whitelist...)
+	w = append(w, m.runtimeW...)
+	w = append(w, m.opts.TempDir)
+	return Policy{
+		Whitelist:    normalizeDirs(w, m.opts.Home),
+		Blacklist:    slices.Clone(m.cfg.Policy.Blacklist),
+		AllowNetwork: m.cfg.Policy.AllowNetwork,
+		ReadOnly:     m.opts.ReadOnly,
+		TempDir:      resolvePath(m.opts.TempDir, "/", m.opts.Home),
+		Home:         m.opts.Home,
+	}
+}
+
+// GetSandbox returns the current backend, creating it on first use. A
+// creation failure is returned: nothing falls back to running unsandboxed.
+func (m *Manager) GetSandbox(ctx context.Context, cwd string) (Backend, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.getLocked(ctx, cwd)
+}
+
+func (m *Manager) getLocked(ctx context.Context, cwd string) (Backend, error) {
+	if m.backend != nil {
+		return m.backend, nil
+	}
+	if cwd == "" {
+		cwd = m.cwd
+	}
+	opts := CreateOptions{
+		Policy:       m.buildPolicyLocked(cwd),
+		Cwd:          cwd,
+		Env:          m.opts.Env,
+		Timeout:      m.opts.CommandTimeout,
+		StartSession: m.opts.StartSession,
+		StateDir:     m.opts.TempDir,
+		GOOS:         m.opts.GOOS,
+		LookPath:     m.opts.LookPath,
+		Shell:        m.opts.Shell,
+	}
+	var (
+		b   Backend
+		err error
+	)
+	if !m.enabled {
+		b, err = newUnsandboxed(ctx, opts)
+	} else {
+		b, err = m.provider.Create(ctx, opts)
+		if err != nil {
+			err = fmt.Errorf("cannot create the sandbox, so the command was not run: %w", err)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.backend, m.cwd = b, cwd
+	return b, nil
+}
+
+// destroyLocked disposes the current backend (if any).
+func (m *Manager) destroyLocked() error {
+	b := m.backend
+	if b == nil {
+		return nil
+	}
+	m.backend = nil
+	if m.provider != nil && b.Sandboxed() {
+		return m.provider.Destroy(b)
+	}
+	return b.Dispose()
+}
+
+// Execute runs a native command in the sandboxed shell. If the shell crashed,
+// the sandbox is destroyed, created again and the command retried once.
+func (m *Manager) Execute(ctx context.Context, cmd, cwd string) (command.Result, error) {
+	b, err := m.GetSandbox(ctx, cwd)
+	if err != nil {
+		return command.Result{}, err
+	}
+	res, err := b.Execute(ctx, cmd)
+	if err == nil || !errors.Is(err, ErrCrashed) || ctx.Err() != nil {
+		return res, err
+	}
+	m.mu.Lock()
+	if m.backend == b {
+		_ = m.destroyLocked() // the shell is gone; a failed cleanup must not block the retry
+	}
+	b, err = m.getLocked(ctx, cwd)
+	m.mu.Unlock()
+	if err != nil {
+		return command.Result{}, err
+	}
+	return b.Execute(ctx, cmd)
+}
+
+// Cwd is the sandboxed shell's current directory (the initial directory
+// before the first command).
+func (m *Manager) Cwd() string {
+	m.mu.Lock()
+	b, cwd := m.backend, m.cwd
+	m.mu.Unlock()
+	if b != nil {
+		if c := b.Cwd(); c != "" {
+			return c
+		}
+	}
+	return cwd
+}
+
+// Restart replaces the shell with a fresh one in the initial directory
+// (the Bash tool's restart=true): shell state is gone, the policy stays.
+func (m *Manager) Restart(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	derr := m.destroyLocked()
+	m.cwd = m.opts.Cwd
+	if _, err := m.getLocked(ctx, m.cwd); err != nil {
+		return err
+	}
+	if derr != nil {
+		return fmt.Errorf("restart: the old shell did not stop cleanly: %w", derr)
+	}
+	return nil
+}
+
+// AddRuntimeWhitelist makes path writable for the rest of this manager's
+// life; the sandbox is rebuilt (shell state is reset) on the next command.
+func (m *Manager) AddRuntimeWhitelist(path string) error {
+	abs, err := m.absArg(path)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !slices.Contains(m.runtimeW, abs) {
+		m.runtimeW = append(m.runtimeW, abs)
+	}
+	return m.rebuildLocked()
+}
+
+// RemoveRuntimeWhitelist withdraws a runtime grant (an "allow once").
+func (m *Manager) RemoveRuntimeWhitelist(path string) error {
+	abs, err := m.absArg(path)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i := slices.Index(m.runtimeW, abs)
+	if i < 0 {
+		return nil
+	}
+	m.runtimeW = slices.Delete(m.runtimeW, i, i+1)
+	return m.rebuildLocked()
+}
+
+// AddPermanentWhitelist writes path into sandbox.json (keeping every other
+// key) and adds it to this manager's whitelist.
+func (m *Manager) AddPermanentWhitelist(path string) error {
+	abs, err := m.absArg(path)
+	if err != nil {
+		return err
+	}
+	if m.opts.ConfigPath == "" {
+		return errors.New("sandbox: no sandbox.json path is configured, so the grant cannot be saved")
+	}
+	if err := addWhitelistToFile(m.opts.ConfigPath, abs); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !slices.Contains(m.cfg.Policy.Whitelist, abs) {
+		m.cfg.Policy.Whitelist = append(m.cfg.Policy.Whitelist, abs)
+	}
+	if !slices.Contains(m.runtimeW, abs) {
+		m.runtimeW = append(m.runtimeW, abs)
+	}
+	return m.rebuildLocked()
+}
+
+// rebuildLocked drops the backend so the next command gets one built from
+// the new policy. A running command on the old one is killed with it.
+func (m *Manager) rebuildLocked() error {
+	if m.backend == nil {
+		return nil
+	}
+	m.cwd = m.opts.Cwd
+	if err := m.destroyLocked(); err != nil {
+		return fmt.Errorf("rebuild the sandbox: %w", err)
+	}
+	return nil
+}
+
+func (m *Manager) absArg(path string) (string, error) {
+	if path == "" {
+		return "", errors.New("sandbox: empty path")
+	}
+	p := expandHome(path, m.opts.Home)
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(m.Cwd(), p)
+	}
+	return filepath.Clean(p), nil
+}
+
+// CheckPath applies the policy to an in-process file access (read, write,
+// edit): symlinks are resolved first. With the sandbox off nothing is blocked.
+func (m *Manager) CheckPath(path string, write bool) (blocked bool, reason, resource string) {
+	if !m.enabled {
+		return false, "", ""
+	}
+	cwd := m.Cwd()
+	return m.BuildPolicy(cwd).Check(path, cwd, write)
+}
+
+// Shutdown destroys the sandbox; a later GetSandbox creates a new one.
+func (m *Manager) Shutdown() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.destroyLocked()
+}

@@ -1,0 +1,248 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Policy is what a sandboxed process may do. Paths are absolute host paths.
+type Policy struct {
+	// Whitelist lists the directories (or files) the process may write.
+	// Everything else is read-only.
+	Whitelist []string `json:"whitelist"`
+	// Blacklist lists paths and globs (`**/.env`, `~/.ssh`) the process may
+	// neither read nor write. `~` is expanded with Home.
+	Blacklist []string `json:"blacklist"`
+	// AllowNetwork keeps the host network; otherwise the process gets a
+	// network namespace with only its own loopback.
+	AllowNetwork bool `json:"allowNetwork"`
+	// ReadOnly mounts every whitelisted path read-only too (explore
+	// sub-agents); only the temp directory stays writable.
+	ReadOnly bool `json:"readOnly,omitempty"`
+	// TempDir is the system temp directory (also in Whitelist); it stays
+	// writable in ReadOnly mode.
+	TempDir string `json:"tempDir,omitempty"`
+	// Home expands `~` in blacklist entries.
+	Home string `json:"home,omitempty"`
+}
+
+// DefaultBlacklist is always part of the blacklist; sandbox.json entries add to
+// it and cannot remove from it.
+var defaultBlacklist = []string{
+	"~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.azure",
+	"/etc/shadow",
+	"**/.env", "**/.envrc", "**/.env.local", "**/credentials.json", "**/secrets.json",
+}
+
+// DefaultBlacklist returns a copy of the built-in blacklist.
+func DefaultBlacklist() []string { return slices.Clone(defaultBlacklist) }
+
+// isGlob reports whether a blacklist entry is a pattern rather than a path.
+func isGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
+
+// expandHome turns `~` and `~/x` into paths under home.
+func expandHome(p, home string) string {
+	if home == "" {
+		return p
+	}
+	if p == "~" {
+		return home
+	}
+	if strings.HasPrefix(p, "~/") {
+		return filepath.Join(home, p[2:])
+	}
+	return p
+}
+
+// rule is one compiled blacklist entry.
+type rule struct {
+	entry string         // as configured (`~/.ssh`, `**/.env`)
+	path  string         // expanded absolute path for literal entries
+	re    *regexp.Regexp // for glob entries, anchored, over absolute paths
+}
+
+// compileRules turns blacklist entries into matchers. Relative literal
+// entries and patterns without a leading `/` or `**` match anywhere.
+func compileRules(entries []string, home string) []rule {
+	var out []rule
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		x := expandHome(e, home)
+		if !isGlob(x) {
+			if !filepath.IsAbs(x) {
+				x = "**/" + x
+			} else {
+				out = append(out, rule{entry: e, path: filepath.Clean(x)})
+				continue
+			}
+		}
+		if !strings.HasPrefix(x, "/") && !strings.HasPrefix(x, "**") {
+			x = "**/" + x
+		}
+		re, err := regexp.Compile(globRegex(x))
+		if err != nil {
+			continue // globRegex quotes everything it does not translate
+		}
+		out = append(out, rule{entry: e, re: re})
+	}
+	return out
+}
+
+// globRegex translates a path glob into an anchored regular expression over
+// absolute paths: `**/` is any number of directories, `*` and `?` stay within
+// one path component, `[...]` is a class. The same text feeds the macOS
+// profile's regex rules. A match also covers everything below the matched path.
+func globRegex(g string) string {
+	var b strings.Builder
+	b.WriteString("^")
+	for i := 0; i < len(g); i++ {
+		c := g[i]
+		switch {
+		case strings.HasPrefix(g[i:], "**/"):
+			if i == 0 {
+				b.WriteString("(/.*)?/")
+			} else {
+				b.WriteString("(.*/)?")
+			}
+			i += 2
+		case strings.HasPrefix(g[i:], "**"):
+			b.WriteString(".*")
+			i++
+		case c == '*':
+			b.WriteString("[^/]*")
+		case c == '?':
+			b.WriteString("[^/]")
+		case c == '[':
+			j := strings.IndexByte(g[i+1:], ']')
+			if j < 0 {
+				b.WriteString(`\[`)
+				continue
+			}
+			class := g[i+1 : i+1+j]
+			if strings.HasPrefix(class, "!") {
+				class = "^" + class[1:]
+			}
+			b.WriteString("[" + strings.ReplaceAll(class, `\`, `\\`) + "]")
+			i += j + 1
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	b.WriteString("(/.*)?$")
+	return b.String()
+}
+
+// match returns the entry of the first rule covering abs (the path itself or
+// one of its parents).
+func matchRules(rules []rule, abs string) (string, bool) {
+	for _, r := range rules {
+		if r.re != nil {
+			if r.re.MatchString(abs) {
+				return r.entry, true
+			}
+			continue
+		}
+		if within(abs, r.path) {
+			return r.entry, true
+		}
+	}
+	return "", false
+}
+
+// within reports whether p is root or below it.
+func within(p, root string) bool {
+	if p == root || root == "/" {
+		return true
+	}
+	return strings.HasPrefix(p, root+"/")
+}
+
+// resolvePath makes p absolute (against cwd, with `~` expanded) and resolves
+// symlinks in its longest existing prefix, so a link planted in the workspace
+// is judged by where it points.
+func resolvePath(p, cwd, home string) string {
+	p = expandHome(p, home)
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(cwd, p)
+	}
+	p = filepath.Clean(p)
+	var rest []string
+	cur := p
+	for {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(append([]string{r}, rest...)...)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p
+		}
+		rest = append([]string{filepath.Base(cur)}, rest...)
+		cur = parent
+	}
+}
+
+// Check reports whether the policy forbids reading (write=false) or writing
+// path, which must already be absolute and resolved. It does not consult the
+// filesystem.
+func (p Policy) check(path string, write bool, rules []rule) (blocked bool, reason, resource string) {
+	if entry, ok := matchRules(rules, path); ok {
+		return true, "path is on the sandbox blacklist (" + entry + ")", entry
+	}
+	if !write {
+		return false, "", ""
+	}
+	if p.ReadOnly {
+		if p.TempDir != "" && within(path, p.TempDir) {
+			return false, "", ""
+		}
+		return true, "this sandbox is read-only: writes are allowed only in the temp directory", path
+	}
+	for _, w := range p.Whitelist {
+		if within(path, w) {
+			return false, "", ""
+		}
+	}
+	return true, "path is outside the sandbox write whitelist", path
+}
+
+// Check resolves path against cwd (symlinks too) and reports whether the
+// policy forbids the access.
+func (p Policy) Check(path, cwd string, write bool) (blocked bool, reason, resource string) {
+	abs := resolvePath(path, cwd, p.Home)
+	rules := compileRules(p.Blacklist, p.Home)
+	// The unresolved path matters too: `~/.ssh` may itself be a symlink.
+	lit := filepath.Clean(expandHome(path, p.Home))
+	if !filepath.IsAbs(lit) {
+		lit = filepath.Join(cwd, lit)
+	}
+	if entry, ok := matchRules(rules, lit); ok {
+		return true, "path is on the sandbox blacklist (" + entry + ")", entry
+	}
+	return p.check(abs, write, rules)
+}
+
+// normalizeDirs expands, absolutizes, resolves and de-duplicates paths,
+// keeping order. Missing paths are kept as given (cleaned) so that the
+// caller can report them.
+func normalizeDirs(paths []string, home string) []string {
+	var out []string
+	for _, p := range paths {
+		if strings.TrimSpace(p) == "" {
+			continue
+		}
+		r := resolvePath(p, "/", home)
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// exists reports whether p exists (without following a final symlink).
+func exists(p string) bool { _, err := os.Lstat(p); return err == nil }

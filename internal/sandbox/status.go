@@ -1,0 +1,108 @@
+package sandbox
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Status says what is enforced on this machine and why.
+type Status struct {
+	Enabled    bool     `json:"enabled"` // commands run under the OS sandbox
+	Provider   string   `json:"provider,omitempty"`
+	Platform   string   `json:"platform"` // bubblewrap, sandbox-exec or none
+	Reason     string   `json:"reason"`
+	ConfigPath string   `json:"configPath,omitempty"`
+	Warnings   []string `json:"warnings,omitempty"`
+	Policy     Policy   `json:"policy"`
+	// MissingWhitelist lists whitelist entries that do not exist (skipped).
+	MissingWhitelist []string `json:"missingWhitelist,omitempty"`
+	// Hidden lists what the mounts hide right now (literal entries and glob
+	// matches found within the bounded scan of the writable roots).
+	Hidden []string `json:"hidden,omitempty"`
+	// Protected lists paths kept read-only inside writable roots.
+	Protected []string `json:"protected,omitempty"`
+	// ScanTruncated is set when the glob scan stopped at its bound.
+	ScanTruncated bool `json:"scanTruncated,omitempty"`
+}
+
+// Status reports the current decision and policy for the shell's cwd.
+func (m *Manager) Status() Status {
+	cwd := m.Cwd()
+	p := m.BuildPolicy(cwd)
+	s := Status{
+		Enabled:    m.enabled,
+		Provider:   m.cfg.Provider,
+		Platform:   "none",
+		Reason:     m.reason,
+		ConfigPath: m.opts.ConfigPath,
+		Warnings:   m.Warnings(),
+		Policy:     p,
+	}
+	if m.enabled {
+		switch m.opts.GOOS {
+		case "linux":
+			s.Platform = "bubblewrap"
+			mp := planMounts(p, m.opts.Env)
+			s.MissingWhitelist = mp.missing
+			s.Hidden = append(append(s.Hidden, mp.hideDirs...), mp.hideFiles...)
+			s.Protected = mp.protect
+			s.ScanTruncated = mp.truncated
+		case "darwin":
+			s.Platform = "sandbox-exec"
+		}
+	}
+	return s
+}
+
+// String renders the status for people (synapse sandbox status, /sandbox).
+func (s Status) String() string {
+	var b strings.Builder
+	if s.Enabled {
+		fmt.Fprintf(&b, "Sandbox: ON (%s, provider %s)\n", s.Platform, s.Provider)
+	} else {
+		b.WriteString("Sandbox: OFF\n")
+	}
+	fmt.Fprintf(&b, "Why: %s\n", s.Reason)
+	if s.ConfigPath != "" {
+		fmt.Fprintf(&b, "Config: %s\n", s.ConfigPath)
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(&b, "Warning: %s\n", w)
+	}
+	if !s.Enabled {
+		return b.String()
+	}
+	b.WriteString("Writable:\n")
+	for _, w := range s.Policy.Whitelist {
+		note := ""
+		if s.Policy.ReadOnly && w != s.Policy.TempDir {
+			note = " (read-only: this sandbox is read-only)"
+		}
+		for _, m := range s.MissingWhitelist {
+			if m == w {
+				note = " (missing: skipped)"
+			}
+		}
+		fmt.Fprintf(&b, "  %s%s\n", w, note)
+	}
+	b.WriteString("Everything else: read-only\n")
+	fmt.Fprintf(&b, "Blacklist (neither readable nor writable): %s\n", strings.Join(s.Policy.Blacklist, ", "))
+	if len(s.Hidden) > 0 {
+		fmt.Fprintf(&b, "Hidden now: %s\n", strings.Join(s.Hidden, ", "))
+	}
+	if len(s.Protected) > 0 {
+		fmt.Fprintf(&b, "Read-only inside writable roots: %s\n", strings.Join(s.Protected, ", "))
+	}
+	if s.ScanTruncated {
+		fmt.Fprintf(&b, "Note: the blacklist scan stopped at its bound (%d levels, %d entries); deeper matches are refused by the command check only\n", maxScanDepth, maxScanEntries)
+	}
+	if s.Policy.AllowNetwork {
+		b.WriteString("Network: allowed\n")
+	} else {
+		b.WriteString("Network: blocked (private network namespace with loopback only)\n")
+	}
+	if s.Platform == "bubblewrap" {
+		b.WriteString("Processes: private PID namespace, no capabilities, no controlling terminal, killed with Synapse\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,210 @@
+package sandbox
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/synapse-agent/synapse/internal/command"
+)
+
+// maxTextDepth bounds the recursion into `bash -c` and `eval` strings.
+const maxTextDepth = 4
+
+// interpreters whose -c/-e code strings are scanned for quoted path literals.
+var interpreters = map[string]bool{"python": true, "python3": true, "python2": true, "perl": true, "ruby": true, "node": true, "php": true}
+
+var shells = map[string]bool{"bash": true, "sh": true, "dash": true, "zsh": true, "ksh": true}
+
+var quotedPath = regexp.MustCompile(`["']([~/][^"']*)["']`)
+
+// checkCommandText parses cmd and reports a blocked result when a word of it
+// (an argument, a redirection target, the code of `bash -c`/`eval`, a quoted
+// path in a `python -c` string) names a blacklisted path, following `cd` to
+// resolve relative paths. It is a friendly early refusal; the mounts remain
+// the guard for whatever it cannot see (variables, generated names).
+func checkCommandText(cmd, cwd, home string, rules []rule) (command.Result, bool) {
+	if len(rules) == 0 {
+		return command.Result{}, false
+	}
+	entry, path, ok := textHit(cmd, cwd, home, rules, 0)
+	if !ok {
+		return command.Result{}, false
+	}
+	return blockedResult("command touches a blacklisted path: "+path, entry), true
+}
+
+func blockedResult(reason, resource string) command.Result {
+	return command.Result{
+		Stderr:          fmt.Sprintf("sandbox: blocked: %s (rule %s)\n", reason, resource),
+		ExitCode:        1,
+		Blocked:         true,
+		BlockedReason:   reason,
+		BlockedResource: resource,
+	}
+}
+
+func textHit(cmd, cwd, home string, rules []rule, depth int) (entry, path string, hit bool) {
+	if depth > maxTextDepth {
+		return "", "", false
+	}
+	f, err := syntax.NewParser().Parse(strings.NewReader(cmd), "")
+	if err != nil {
+		return "", "", false // unparsable: the shell will reject it, the mounts guard it
+	}
+	check := func(p string) bool {
+		if p == "" {
+			return false
+		}
+		if e, ap, ok := pathHit(p, cwd, home, rules); ok {
+			entry, path, hit = e, ap, true
+			return true
+		}
+		return false
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if hit {
+			return false
+		}
+		switch x := n.(type) {
+		case *syntax.Redirect:
+			if x.Word != nil {
+				if s, ok := wordText(x.Word, home); ok {
+					check(s)
+				}
+			}
+		case *syntax.CallExpr:
+			var args []string
+			for _, w := range x.Args {
+				s, ok := wordText(w, home)
+				if !ok {
+					s = "\x00" // unknown: never a path, keeps positions
+				}
+				args = append(args, s)
+			}
+			for _, a := range args {
+				if check(a) {
+					return false
+				}
+				if _, v, ok := strings.Cut(a, "="); ok && check(v) {
+					return false
+				}
+			}
+			if len(args) == 0 {
+				return true
+			}
+			name := filepath.Base(args[0])
+			switch {
+			case name == "cd":
+				switch {
+				case len(args) == 1:
+					cwd = home
+				case args[1] != "\x00" && args[1] != "-":
+					cwd = absPath(args[1], cwd)
+				}
+			case name == "eval":
+				if e, p, ok := textHit(strings.Join(args[1:], " "), cwd, home, rules, depth+1); ok {
+					entry, path, hit = e, p, true
+					return false
+				}
+			case shells[name]:
+				for i := 1; i+1 < len(args); i++ {
+					if strings.HasPrefix(args[i], "-") && !strings.HasPrefix(args[i], "--") && strings.Contains(args[i], "c") {
+						if e, p, ok := textHit(args[i+1], cwd, home, rules, depth+1); ok {
+							entry, path, hit = e, p, true
+							return false
+						}
+						break
+					}
+				}
+			case interpreters[strings.TrimRight(name, "0123456789.")] || interpreters[name]:
+				for _, a := range args[1:] {
+					for _, m := range quotedPath.FindAllStringSubmatch(a, -1) {
+						if check(expandHome(m[1], home)) {
+							return false
+						}
+					}
+				}
+			}
+		}
+		return true
+	})
+	return entry, path, hit
+}
+
+// wordText flattens a word whose value is known without running anything:
+// literals, quotes, a leading unquoted `~`, and $HOME. Anything else (other
+// variables, command substitutions) makes it unknown.
+func wordText(w *syntax.Word, home string) (string, bool) {
+	var b strings.Builder
+	for i, part := range w.Parts {
+		switch x := part.(type) {
+		case *syntax.Lit:
+			v := x.Value
+			if i == 0 {
+				v = expandHome(v, home)
+			}
+			b.WriteString(v)
+		case *syntax.SglQuoted:
+			b.WriteString(x.Value)
+		case *syntax.DblQuoted:
+			for _, ip := range x.Parts {
+				switch y := ip.(type) {
+				case *syntax.Lit:
+					b.WriteString(y.Value)
+				case *syntax.ParamExp:
+					if !isHomeParam(y) {
+						return "", false
+					}
+					b.WriteString(home)
+				default:
+					return "", false
+				}
+			}
+		case *syntax.ParamExp:
+			if !isHomeParam(x) {
+				return "", false
+			}
+			b.WriteString(home)
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+func isHomeParam(p *syntax.ParamExp) bool {
+	return p.Param != nil && p.Param.Value == "HOME" && !p.Excl && !p.Length && !p.Width &&
+		p.Index == nil && p.Slice == nil && p.Repl == nil && p.Exp == nil && p.NestedParam == nil
+}
+
+func absPath(p, cwd string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	if cwd == "" {
+		cwd = "/"
+	}
+	return filepath.Join(cwd, p)
+}
+
+// pathHit reports whether p, taken as a path relative to cwd, is covered by a
+// blacklist rule, before or after resolving symlinks.
+func pathHit(p, cwd, home string, rules []rule) (entry, abs string, ok bool) {
+	if strings.ContainsAny(p, "\x00\n") {
+		return "", "", false
+	}
+	abs = absPath(p, cwd)
+	if e, ok := matchRules(rules, abs); ok {
+		return e, abs, true
+	}
+	if r := resolvePath(abs, "/", home); r != abs {
+		if e, ok := matchRules(rules, r); ok {
+			return e, abs, true
+		}
+	}
+	return "", "", false
+}

@@ -1,0 +1,144 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+)
+
+// WrapOptions tunes WrapArgv.
+type WrapOptions struct {
+	// Cwd is the working directory inside the sandbox.
+	Cwd string
+	// AllowTTY keeps the caller's controlling terminal (no new session), so
+	// that a program on a PTY the caller owns (web console engines) keeps job
+	// control. Never set it for a terminal that belongs to the user.
+	AllowTTY bool
+	// ExtraEnv adds KEY=VALUE pairs to the sandboxed process's environment.
+	ExtraEnv []string
+	// Env is the environment the process will get; SSH_AUTH_SOCK and
+	// XDG_RUNTIME_DIR found in it are hidden.
+	Env []string
+	// EmptyFile is an empty read-only file mounted over blacklisted files
+	// (default /dev/null, which reads empty and swallows writes).
+	EmptyFile string
+	// LookPath finds bwrap or sandbox-exec (default exec.LookPath).
+	LookPath func(string) (string, error)
+	// GOOS selects the platform (default runtime.GOOS).
+	GOOS string
+}
+
+// WrapArgv returns the command line that runs argv under the policy: the
+// bubblewrap invocation on Linux, sandbox-exec on macOS. It fails closed: when
+// the sandbox tool is missing the error says so ("bwrap is required") and
+// nothing is returned to run.
+func WrapArgv(p Policy, argv []string, opts WrapOptions) ([]string, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("sandbox: no command to wrap")
+	}
+	goos := opts.GOOS
+	if goos == "" {
+		goos = runtime.GOOS
+	}
+	switch goos {
+	case "linux":
+		bwrap, err := lookBwrap(opts.LookPath)
+		if err != nil {
+			return nil, err
+		}
+		mp := planMounts(p, opts.Env)
+		return append(bwrapArgs(bwrap, p, mp, opts, opts.EmptyFile), argv...), nil
+	case "darwin":
+		look := opts.LookPath
+		if look == nil {
+			look = exec.LookPath
+		}
+		se, err := look("sandbox-exec")
+		if err != nil {
+			return nil, fmt.Errorf("sandbox-exec is required to sandbox commands on macOS: %w", err)
+		}
+		out := []string{se, "-p", seatbeltProfile(p)}
+		if len(opts.ExtraEnv) > 0 {
+			out = append(append(append(out, "/usr/bin/env"), opts.ExtraEnv...), argv...)
+			return out, nil
+		}
+		return append(out, argv...), nil
+	default:
+		return nil, fmt.Errorf("sandboxing is not supported on %s: set \"enabled\": false in sandbox.json to run unsandboxed", goos)
+	}
+}
+
+// platform is the OS adapter a local backend uses: it wraps the shell's argv
+// and owns the files the wrapping needs.
+type platform struct {
+	goos     string
+	stateDir string // holds the empty file mounted over hidden files
+	look     func(string) (string, error)
+	lastPlan mountPlan
+}
+
+// newPlatform prepares the adapter; stateParent receives a private directory
+// that cleanup removes.
+func newPlatform(goos, stateParent string, look func(string) (string, error)) (*platform, error) {
+	if goos == "" {
+		goos = runtime.GOOS
+	}
+	pl := &platform{goos: goos, look: look}
+	if goos != "linux" {
+		return pl, nil
+	}
+	if _, err := lookBwrap(look); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(stateParent, "synapse-sandbox-")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: cannot create its state directory in %s: %w", stateParent, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "empty"), nil, 0o444); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("sandbox: cannot create its state directory in %s: %w", stateParent, err)
+	}
+	pl.stateDir = dir
+	return pl, nil
+}
+
+func (pl *platform) name() string {
+	switch pl.goos {
+	case "linux":
+		return "bubblewrap"
+	case "darwin":
+		return "sandbox-exec"
+	}
+	return pl.goos
+}
+
+// wrap builds the sandboxed argv for the shell.
+func (pl *platform) wrap(p Policy, argv []string, opts WrapOptions) ([]string, error) {
+	opts.GOOS, opts.LookPath = pl.goos, pl.look
+	if pl.goos != "linux" {
+		return WrapArgv(p, argv, opts)
+	}
+	bwrap, err := lookBwrap(pl.look)
+	if err != nil {
+		return nil, err
+	}
+	mp := planMounts(p, opts.Env)
+	// The state directory sits in the writable temp dir: keep it read-only
+	// inside so the empty file stays empty.
+	mp.protect = append(mp.protect, pl.stateDir)
+	pl.lastPlan = mp
+	return append(bwrapArgs(bwrap, p, mp, opts, filepath.Join(pl.stateDir, "empty")), argv...), nil
+}
+
+// cleanup removes the adapter's files.
+func (pl *platform) cleanup() error {
+	if pl.stateDir == "" {
+		return nil
+	}
+	err := os.RemoveAll(pl.stateDir)
+	pl.stateDir = ""
+	return err
+}
