@@ -1,0 +1,726 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+	"github.com/synapse-agent/synapse/internal/session"
+	"github.com/synapse-agent/synapse/internal/todo"
+	"github.com/synapse-agent/synapse/internal/tool"
+)
+
+// forEachFormat runs a scenario once per wire format.
+func forEachFormat(t *testing.T, fn func(t *testing.T, format string)) {
+	for _, f := range wireFormats {
+		t.Run(f, func(t *testing.T) { fn(t, f) })
+	}
+}
+
+func newRunner(t *testing.T, p llm.Provider, tt *testTool, mod func(*Options)) (*Runner, *recorder) {
+	t.Helper()
+	rec := &recorder{}
+	todos := &todo.Store{}
+	if tt.todos == nil {
+		tt.todos = todos
+	}
+	opts := Options{Provider: p, Model: "test-model", Cwd: t.TempDir(), Tool: tt, Todos: tt.todos, OnEvent: rec.on}
+	if mod != nil {
+		mod(&opts)
+	}
+	r, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r, rec
+}
+
+// barrierTasks makes every task:* call wait until n calls run at once; a
+// serialised schedule would never get there and the call reports an error.
+func barrierTasks(tt **testTool, n int) func(ctx context.Context, cmd string) tool.Result {
+	return func(ctx context.Context, cmd string) tool.Result {
+		if strings.HasPrefix(cmd, "task:") && !(*tt).waitInFlight(ctx, n) {
+			return tool.Result{Output: "never ran in parallel", IsError: true}
+		}
+		return tool.Result{Output: "ok: " + cmd}
+	}
+}
+
+// Scenario: 连续 task:* 工具调用应并行执行
+func TestConsecutiveTasksRunAsOneParallelBatch(t *testing.T) {
+	forEachFormat(t, func(t *testing.T, format string) {
+		var tt *testTool
+		tt = newTestTool(barrierTasks(&tt, 3))
+		p := newProvider(t, format,
+			llmtest.ToolTurn(taskCall("t1", "explore", "a"), taskCall("t2", "explore", "b"), taskCall("t3", "general", "c")),
+			llmtest.TextTurn("all done"))
+		r, _ := newRunner(t, p, tt, nil)
+		res, err := r.Run(context.Background(), "go")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Text != "all done" {
+			t.Errorf("text = %q", res.Text)
+		}
+		if got := tt.maxInFlight(); got != 3 {
+			t.Errorf("max parallel = %d, want 3", got)
+		}
+		msgs := toolMessages(r.History())
+		if len(msgs) != 3 {
+			t.Fatalf("tool messages = %d, want 3", len(msgs))
+		}
+		for i, id := range []string{"t1", "t2", "t3"} {
+			if msgs[i].ToolCallID != id || msgs[i].IsError || !strings.HasPrefix(msgs[i].Text, "ok: task:") {
+				t.Errorf("result %d = %+v", i, msgs[i])
+			}
+		}
+	})
+}
+
+// Scenario: task:explore 与 task:general 混合调用仍可并行
+func TestMixedTaskTypesShareTheBatch(t *testing.T) {
+	forEachFormat(t, func(t *testing.T, format string) {
+		var tt *testTool
+		tt = newTestTool(barrierTasks(&tt, 2))
+		p := newProvider(t, format,
+			llmtest.ToolTurn(taskCall("e", "explore", "x"), taskCall("g", "general", "y")),
+			llmtest.TextTurn("ok"))
+		r, _ := newRunner(t, p, tt, nil)
+		if _, err := r.Run(context.Background(), "go"); err != nil {
+			t.Fatal(err)
+		}
+		if got := tt.maxInFlight(); got != 2 {
+			t.Errorf("explore and general ran %d at once, want 2", got)
+		}
+		for _, m := range toolMessages(r.History()) {
+			if m.IsError {
+				t.Errorf("result %s failed: %s", m.ToolCallID, m.Text)
+			}
+		}
+	})
+}
+
+// Scenario: 混合调用按分组顺序执行 read -> task批次 -> write
+func TestGroupsRunInOrder(t *testing.T) {
+	forEachFormat(t, func(t *testing.T, format string) {
+		var tt *testTool
+		tt = newTestTool(barrierTasks(&tt, 2))
+		p := newProvider(t, format,
+			llmtest.BashTurn("c", "read a.txt", "task:explore -p one -d one", "task:general -p two -d two", "write b.txt hi"),
+			llmtest.TextTurn("ok"))
+		r, _ := newRunner(t, p, tt, nil)
+		if _, err := r.Run(context.Background(), "go"); err != nil {
+			t.Fatal(err)
+		}
+		log := tt.events()
+		pos := func(e string) int {
+			for i, x := range log {
+				if x == e {
+					return i
+				}
+			}
+			t.Fatalf("%q not in %v", e, log)
+			return -1
+		}
+		readEnd := pos("end read a.txt")
+		t1s, t2s := pos("start task:explore -p one -d one"), pos("start task:general -p two -d two")
+		t1e, t2e := pos("end task:explore -p one -d one"), pos("end task:general -p two -d two")
+		writeStart := pos("start write b.txt hi")
+		if readEnd > t1s || readEnd > t2s {
+			t.Errorf("a task started before read finished: %v", log)
+		}
+		if writeStart < t1e || writeStart < t2e {
+			t.Errorf("write started before the task batch finished: %v", log)
+		}
+		if tt.maxInFlight() != 2 {
+			t.Errorf("tasks did not overlap: %v", log)
+		}
+		ids := []string{}
+		for _, m := range toolMessages(r.History()) {
+			ids = append(ids, m.ToolCallID)
+		}
+		if strings.Join(ids, ",") != "c-1,c-2,c-3,c-4" {
+			t.Errorf("results out of call order: %v", ids)
+		}
+	})
+}
+
+// capTasks makes task calls hold until `want` run at once or every call has
+// started, so the observed maximum is the scheduler's limit.
+func capTasks(tt **testTool, want, total int) func(ctx context.Context, cmd string) tool.Result {
+	return func(ctx context.Context, cmd string) tool.Result {
+		x := *tt
+		x.mu.Lock()
+		deadline := time.Now().Add(10 * time.Second)
+		guard := time.AfterFunc(10*time.Second, func() { x.mu.Lock(); x.cond.Broadcast(); x.mu.Unlock() })
+		for x.inFlight < want && startedLocked(x) < total && time.Now().Before(deadline) && ctx.Err() == nil {
+			x.cond.Wait()
+		}
+		x.mu.Unlock()
+		guard.Stop()
+		return tool.Result{Output: "done " + cmd}
+	}
+}
+
+func startedLocked(x *testTool) int {
+	n := 0
+	for _, e := range x.log {
+		if strings.HasPrefix(e, "start ") {
+			n++
+		}
+	}
+	return n
+}
+
+// Scenarios: 默认并行上限为 5 / SYNAPSE_MAX_PARALLEL_TASKS 可覆盖默认并行上限
+func TestParallelLimitFromConfig(t *testing.T) {
+	cases := []struct {
+		name      string
+		env       map[string]string
+		calls     int
+		wantLimit int
+	}{
+		{"default 5 with 7 tasks", map[string]string{"HOME": "/nonexistent"}, 7, 5},
+		{"env 3 with 5 tasks", map[string]string{"HOME": "/nonexistent", "SYNAPSE_MAX_PARALLEL_TASKS": "3"}, 5, 3},
+		{"invalid env falls back to 5", map[string]string{"HOME": "/nonexistent", "SYNAPSE_MAX_PARALLEL_TASKS": "zero"}, 6, 5},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			forEachFormat(t, func(t *testing.T, format string) {
+				cfg, err := config.Load(config.MapEnv(c.env))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var tt *testTool
+				tt = newTestTool(capTasks(&tt, cfg.MaxParallelTasks, c.calls))
+				var calls []llmtest.ToolCall
+				for i := 0; i < c.calls; i++ {
+					calls = append(calls, taskCall("t"+string(rune('a'+i)), "explore", "p"))
+				}
+				p := newProvider(t, format, llmtest.ToolTurn(calls...), llmtest.TextTurn("ok"))
+				r, _ := newRunner(t, p, tt, func(o *Options) { o.MaxParallelTasks = cfg.MaxParallelTasks })
+				if _, err := r.Run(context.Background(), "go"); err != nil {
+					t.Fatal(err)
+				}
+				if got := tt.maxInFlight(); got != c.wantLimit {
+					t.Errorf("max parallel = %d, want %d", got, c.wantLimit)
+				}
+				if got := len(toolMessages(r.History())); got != c.calls {
+					t.Errorf("results = %d, want %d", got, c.calls)
+				}
+			})
+		})
+	}
+}
+
+// Scenario: 并行批次中单个 task 超时不应阻塞其它 task 结果
+func TestSlowTaskTimeoutOnlyAffectsItself(t *testing.T) {
+	forEachFormat(t, func(t *testing.T, format string) {
+		release := make(chan struct{})
+		tt := newTestTool(func(ctx context.Context, cmd string) tool.Result {
+			if strings.Contains(cmd, "slow") {
+				// The sub-agent's own timeout fires; here it fires once both fast
+				// tasks have reported, so "fast first" is an ordering fact.
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return tool.Result{Output: "Task timed out", IsError: true, Message: "Task timed out",
+					Extras: map[string]any{"failureCategory": tool.FailureExecution}}
+			}
+			return tool.Result{Output: "fast ok"}
+		})
+		p := newProvider(t, format,
+			llmtest.ToolTurn(taskCall("s", "general", "slow"), taskCall("f1", "explore", "fast1"), taskCall("f2", "explore", "fast2")),
+			llmtest.TextTurn("finished"))
+		ended := 0
+		r, rec := newRunner(t, p, tt, nil)
+		rec.hook = func(e Event) {
+			if e.Kind == ToolEnd && e.CallID != "s" {
+				ended++
+				if ended == 2 {
+					close(release)
+				}
+			}
+		}
+		res, err := r.Run(context.Background(), "go")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Text != "finished" {
+			t.Errorf("text = %q", res.Text)
+		}
+		ends := rec.kinds(ToolEnd)
+		if len(ends) != 3 || ends[2].CallID != "s" {
+			t.Fatalf("fast tasks did not report first: %+v", ends)
+		}
+		msgs := toolMessages(r.History())
+		want := map[string]bool{"s": true, "f1": false, "f2": false}
+		for i, id := range []string{"s", "f1", "f2"} {
+			if msgs[i].ToolCallID != id || msgs[i].IsError != want[id] {
+				t.Errorf("result %d = %+v", i, msgs[i])
+			}
+		}
+	})
+}
+
+// Scenarios: 工具结果阶段被 Abort 时不得持久化悬空 toolCalls / 中断时应向正在执行的工具传播 cancel /
+// 中断后下一轮执行可恢复且不受脏历史影响
+func TestAbortDuringToolsDropsTheStepAndRecovers(t *testing.T) {
+	forEachFormat(t, func(t *testing.T, format string) {
+		dir := t.TempDir()
+		cancelled := make(chan error, 1)
+		tt := newTestTool(func(ctx context.Context, cmd string) tool.Result {
+			if cmd == "sleep 100" {
+				<-ctx.Done()
+				cancelled <- ctx.Err()
+				return tool.Result{Output: "interrupted", IsError: true}
+			}
+			return tool.Result{Output: "ok " + cmd}
+		})
+		p := newProvider(t, format,
+			llmtest.BashTurn("a", "echo first", "sleep 100"),
+			llmtest.TextTurn("recovered"))
+		r, rec := newRunner(t, p, tt, func(o *Options) { o.SessionsDir = dir })
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		rec.hook = func(e Event) {
+			if e.Kind == ToolStart && e.Command == "sleep 100" {
+				cancel()
+			}
+		}
+		res, err := r.Run(ctx, "start")
+		if !errors.Is(err, ErrInterrupted) {
+			t.Fatalf("err = %v, want ErrInterrupted", err)
+		}
+		if res.StopReason != StopInterrupted {
+			t.Errorf("stop = %q", res.StopReason)
+		}
+		select {
+		case e := <-cancelled:
+			if !errors.Is(e, context.Canceled) {
+				t.Errorf("tool saw %v", e)
+			}
+		default:
+			t.Fatal("the running tool was not cancelled")
+		}
+		h := r.History()
+		if len(h) != 1 || h[0].Role != llm.RoleUser {
+			t.Fatalf("history after abort = %+v, want only the user message", h)
+		}
+		onDisk := loadSession(t, dir, r.SessionID())
+		if len(onDisk) != 1 || len(danglingCalls(onDisk)) != 0 {
+			t.Fatalf("session after abort = %+v", onDisk)
+		}
+
+		res, err = r.Run(context.Background(), "again")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Text != "recovered" {
+			t.Errorf("text = %q", res.Text)
+		}
+		for _, hist := range [][]llm.Message{r.History(), loadSession(t, dir, r.SessionID())} {
+			if d := danglingCalls(hist); len(d) != 0 {
+				t.Errorf("dangling tool calls %v in %+v", d, hist)
+			}
+			if len(hist) != 3 || hist[2].Text != "recovered" {
+				t.Errorf("history = %+v", hist)
+			}
+		}
+	})
+}
+
+func TestCancelBeforeFirstRequestAppendsNothing(t *testing.T) {
+	dir := t.TempDir()
+	p := newProvider(t, "fake")
+	r, _ := newRunner(t, p, newTestTool(nil), func(o *Options) { o.SessionsDir = dir })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := r.Run(ctx, "never sent")
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("err = %v", err)
+	}
+	if len(r.History()) != 0 {
+		t.Errorf("history = %+v", r.History())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("sessions dir not empty: %v", entries)
+	}
+}
+
+func loadSession(t *testing.T, dir, id string) []llm.Message {
+	t.Helper()
+	msgs, err := session.NewStore(dir, nil, func(err error) { t.Errorf("warning: %v", err) }).History(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msgs
+}
+
+// Scenario: 模型尝试结束但 Todo 仍未完成时应强制继续
+func TestUnfinishedTodosForceAnotherTurn(t *testing.T) {
+	forEachFormat(t, func(t *testing.T, format string) {
+		tt := newTestTool(nil)
+		tt.todos = &todo.Store{}
+		tt.todos.Set([]todo.Item{
+			{Content: "Write the code", ActiveForm: "Writing", Status: todo.Completed},
+			{Content: "Run the tests", ActiveForm: "Running", Status: todo.InProgress},
+			{Content: "Update docs", ActiveForm: "Updating", Status: todo.Pending},
+		})
+		p := newProvider(t, format,
+			llmtest.TextTurn("I think I am done"),
+			llmtest.BashTurn("x", `TodoWrite [{"content":"Write the code","activeForm":"Writing","status":"completed"},{"content":"Run the tests","activeForm":"Running","status":"completed"},{"content":"Update docs","activeForm":"Updating","status":"completed"}]`),
+			llmtest.TextTurn("now really done"))
+		r, rec := newRunner(t, p, tt, nil)
+		res, err := r.Run(context.Background(), "work")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Text != "now really done" || res.Turns != 3 {
+			t.Errorf("result = %+v", res)
+		}
+		h := r.History()
+		if len(h) < 3 || h[2].Role != llm.RoleUser || !strings.HasPrefix(h[2].Text, "[System Reminder]") {
+			t.Fatalf("no reminder after the first answer: %+v", h)
+		}
+		if !strings.Contains(h[2].Text, "Run the tests") || !strings.Contains(h[2].Text, "Update docs") || strings.Contains(h[2].Text, "Write the code") {
+			t.Errorf("reminder does not list exactly the unfinished items: %q", h[2].Text)
+		}
+		if len(rec.kinds(Reminder)) != 1 {
+			t.Errorf("reminder events = %d", len(rec.kinds(Reminder)))
+		}
+		if len(rec.kinds(TodoChange)) == 0 {
+			t.Error("no todo change event")
+		}
+	})
+}
+
+func TestRemindersAreBounded(t *testing.T) {
+	tt := newTestTool(nil)
+	tt.todos = &todo.Store{}
+	tt.todos.Set([]todo.Item{{Content: "never done", Status: todo.Pending}})
+	turns := []llmtest.Turn{}
+	for i := 0; i < DefaultMaxReminders+1; i++ {
+		turns = append(turns, llmtest.TextTurn("stop"))
+	}
+	p := newProvider(t, "fake", turns...)
+	r, rec := newRunner(t, p, tt, nil)
+	res, err := r.Run(context.Background(), "work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Turns != DefaultMaxReminders+1 || len(rec.kinds(Reminder)) != DefaultMaxReminders {
+		t.Errorf("turns = %d, reminders = %d", res.Turns, len(rec.kinds(Reminder)))
+	}
+}
+
+// Scenario: Todo 全部完成时可正常结束
+func TestCompletedTodosEndTheRun(t *testing.T) {
+	forEachFormat(t, func(t *testing.T, format string) {
+		tt := newTestTool(nil)
+		tt.todos = &todo.Store{}
+		tt.todos.Set([]todo.Item{{Content: "a", Status: todo.Completed}, {Content: "b", Status: todo.Completed}})
+		p := newProvider(t, format, llmtest.TextTurn("final answer"))
+		r, rec := newRunner(t, p, tt, nil)
+		res, err := r.Run(context.Background(), "work")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Text != "final answer" || res.Turns != 1 {
+			t.Errorf("result = %+v", res)
+		}
+		if len(rec.kinds(Reminder)) != 0 {
+			t.Error("a reminder was sent")
+		}
+		for _, m := range r.History() {
+			if strings.Contains(m.Text, "[System Reminder]") {
+				t.Errorf("reminder in history: %q", m.Text)
+			}
+		}
+	})
+}
+
+// Scenarios: 默认开启时应在用户消息前注入英文技能搜索指令 / 显式关闭后应保留原始用户输入
+func TestSkillSearchInstruction(t *testing.T) {
+	cases := []struct {
+		name    string
+		disable bool
+		input   string
+	}{
+		{"enabled by default", false, "<user-request>"},
+		{"disabled", true, "保持原始输入"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			forEachFormat(t, func(t *testing.T, format string) {
+				p := newProvider(t, format, llmtest.TextTurn("ok"))
+				r, _ := newRunner(t, p, newTestTool(nil), func(o *Options) { o.DisableSkillSearchInstruction = c.disable })
+				if _, err := r.Run(context.Background(), c.input); err != nil {
+					t.Fatal(err)
+				}
+				first := r.History()[0].Text
+				if sent := firstUserTextSent(t, p); sent != first {
+					t.Errorf("request carried %q, history has %q", sent, first)
+				}
+				if c.disable {
+					if first != c.input {
+						t.Errorf("first user text = %q, want exactly %q", first, c.input)
+					}
+					return
+				}
+				i := strings.Index(first, "Skill Search Priority")
+				j := strings.Index(first, "Original user request")
+				if i < 0 || j < i {
+					t.Fatalf("instruction block missing or misordered: %q", first)
+				}
+				if !strings.HasSuffix(first, "\n"+c.input) {
+					t.Errorf("original request not kept unchanged at the end: %q", first)
+				}
+				if !strings.Contains(first[:j], "task:skill:search") || !strings.Contains(first[:j], "skill:load") {
+					t.Errorf("instruction does not point at task:skill:search and skill:load: %q", first)
+				}
+			})
+		})
+	}
+}
+
+// firstUserTextSent is the first user text the provider received.
+func firstUserTextSent(t *testing.T, p llm.Provider) string {
+	t.Helper()
+	if fp, ok := p.(*fakeProvider); ok {
+		fp.mu.Lock()
+		defer fp.mu.Unlock()
+		return fp.requests[0].Messages[0].Text
+	}
+	return sentFirstUserText(t, p)
+}
+
+// Scenario: 未提供会话选项时不创建持久会话
+func TestNoSessionOptionsNoSession(t *testing.T) {
+	forEachFormat(t, func(t *testing.T, format string) {
+		home := t.TempDir()
+		t.Chdir(home)
+		p := newProvider(t, format, llmtest.TextTurn("hello"))
+		r, _ := newRunner(t, p, newTestTool(nil), nil)
+		if _, err := r.Run(context.Background(), "Hi"); err != nil {
+			t.Fatal(err)
+		}
+		if id := r.SessionID(); id != "" {
+			t.Errorf("SessionID = %q", id)
+		}
+		if u := r.SessionUsage(); u != nil {
+			t.Errorf("SessionUsage = %+v", u)
+		}
+		if entries, _ := os.ReadDir(home); len(entries) != 0 {
+			t.Errorf("files written: %v", entries)
+		}
+	})
+}
+
+// Scenario: 提供 sessionsDir 时首次运行自动建会话并持久化历史
+func TestSessionsDirCreatesSessionOnFirstRun(t *testing.T) {
+	forEachFormat(t, func(t *testing.T, format string) {
+		dir := t.TempDir()
+		p := newProvider(t, format, llmtest.TextTurn("Hello!"))
+		r, _ := newRunner(t, p, newTestTool(nil), func(o *Options) { o.SessionsDir = dir })
+		if r.SessionID() != "" {
+			t.Errorf("session before the first run: %q", r.SessionID())
+		}
+		if _, err := r.Run(context.Background(), "Hi"); err != nil {
+			t.Fatal(err)
+		}
+		id := r.SessionID()
+		if !strings.HasPrefix(id, "session-") {
+			t.Fatalf("SessionID = %q", id)
+		}
+		h := loadSession(t, dir, id)
+		if len(h) != 2 || h[0].Role != llm.RoleUser || h[1].Role != llm.RoleAssistant || h[1].Text != "Hello!" {
+			t.Fatalf("persisted history = %+v", h)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, id+".jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(data), "\n"); n != 2 {
+			t.Errorf("history file has %d lines, want 2", n)
+		}
+		entries, err := session.NewStore(dir, nil, nil).List()
+		if err != nil || len(entries) != 1 || entries[0].ID != id || entries[0].Title != "Hi" || entries[0].MessageCount != 2 {
+			t.Errorf("index = %+v, %v", entries, err)
+		}
+		if u := r.SessionUsage(); u == nil || u.RoundCount != 1 || u.InputTokens == 0 {
+			t.Errorf("usage = %+v", u)
+		}
+	})
+}
+
+// Scenario: 子代理 usage 回传应累计到主会话统计
+func TestRecordUsageRollsUpIntoSession(t *testing.T) {
+	forEachFormat(t, func(t *testing.T, format string) {
+		dir := t.TempDir()
+		p := newProvider(t, format, llmtest.TextTurn("Hello!"))
+		r, _ := newRunner(t, p, newTestTool(nil), func(o *Options) { o.SessionsDir = dir })
+		if _, err := r.Run(context.Background(), "Hi"); err != nil {
+			t.Fatal(err)
+		}
+		before := r.SessionUsage()
+		sub := llm.Usage{InputTokens: 100, OutputTokens: 40, CacheReadTokens: 7, CacheCreationTokens: 3}
+		r.RecordUsage(sub, "sub-model")
+		after := r.SessionUsage()
+		if after.InputTokens != before.InputTokens+100 || after.OutputTokens != before.OutputTokens+40 ||
+			after.CacheReadTokens != before.CacheReadTokens+7 || after.CacheCreationTokens != before.CacheCreationTokens+3 {
+			t.Errorf("totals %+v → %+v", before, after)
+		}
+		if len(after.Rounds) != len(before.Rounds)+1 || after.RoundCount != before.RoundCount+1 {
+			t.Errorf("rounds %d → %d", len(before.Rounds), len(after.Rounds))
+		}
+		// The roll-up is on disk too.
+		s, _, err := session.NewStore(dir, nil, nil).Open(r.SessionID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Usage(); got.InputTokens != after.InputTokens || got.RoundCount != after.RoundCount {
+			t.Errorf("persisted usage = %+v, want %+v", got, after)
+		}
+	})
+}
+
+func TestLimits(t *testing.T) {
+	t.Run("max turns", func(t *testing.T) {
+		turns := []llmtest.Turn{}
+		for i := 0; i < 3; i++ {
+			turns = append(turns, llmtest.BashTurn("m"+string(rune('0'+i)), "echo"))
+		}
+		p := newProvider(t, "fake", turns...)
+		r, _ := newRunner(t, p, newTestTool(nil), func(o *Options) { o.MaxTurns = 3 })
+		res, err := r.Run(context.Background(), "loop")
+		var le *LimitError
+		if !errors.As(err, &le) || le.Reason != StopMaxTurns || res.StopReason != StopMaxTurns || res.Turns != 3 {
+			t.Fatalf("res = %+v, err = %v", res, err)
+		}
+		if !strings.Contains(res.Text, "SYNAPSE_MAX_TOOL_ITERATIONS") {
+			t.Errorf("final message = %q", res.Text)
+		}
+		if d := danglingCalls(r.History()); len(d) != 0 {
+			t.Errorf("dangling %v", d)
+		}
+	})
+	t.Run("consecutive usage failures", func(t *testing.T) {
+		tt := newTestTool(func(ctx context.Context, cmd string) tool.Result {
+			cat := tool.FailureCommandNotFound
+			if cmd == "bad-usage" {
+				cat = tool.FailureInvalidUsage
+			}
+			if cmd == "works" {
+				return tool.Result{Output: "fine"}
+			}
+			if cmd == "exec-fail" {
+				cat = tool.FailureExecution
+			}
+			return tool.Result{Output: "no", IsError: true, Extras: map[string]any{"failureCategory": cat}}
+		})
+		p := newProvider(t, "fake",
+			llmtest.BashTurn("a", "nope"),
+			llmtest.BashTurn("b", "works", "nope"), // a success resets the count
+			llmtest.BashTurn("c", "exec-fail"),     // an execution error is not a usage failure
+			llmtest.BashTurn("d", "nope"),
+			llmtest.BashTurn("e", "bad-usage", "nope"),
+			llmtest.BashTurn("f", "nope"),
+		)
+		r, _ := newRunner(t, p, tt, nil)
+		res, err := r.Run(context.Background(), "x")
+		var le *LimitError
+		if !errors.As(err, &le) || le.Reason != StopConsecutiveFailures || res.Turns != 6 {
+			t.Fatalf("res = %+v, err = %v", res, err)
+		}
+		if !strings.Contains(res.Text, "SYNAPSE_MAX_CONSECUTIVE_TOOL_FAILURES") {
+			t.Errorf("final message = %q", res.Text)
+		}
+	})
+}
+
+func TestProviderErrorIsReturned(t *testing.T) {
+	p := newProvider(t, "fake", llmtest.ErrorTurn(500, "boom"))
+	r, rec := newRunner(t, p, newTestTool(nil), nil)
+	res, err := r.Run(context.Background(), "x")
+	if err == nil || llm.KindOf(err) == "" || res.StopReason != StopError {
+		t.Fatalf("res = %+v, err = %v", res, err)
+	}
+	if len(rec.kinds(Error)) != 1 {
+		t.Error("no error event")
+	}
+}
+
+func TestUnknownToolNameIsAnErrorResult(t *testing.T) {
+	p := newProvider(t, "fake",
+		llmtest.ToolTurn(llmtest.ToolCall{ID: "z", Name: "Read", Input: map[string]any{"path": "x"}}),
+		llmtest.TextTurn("ok"))
+	r, _ := newRunner(t, p, newTestTool(nil), nil)
+	if _, err := r.Run(context.Background(), "x"); err != nil {
+		t.Fatal(err)
+	}
+	m := toolMessages(r.History())
+	if len(m) != 1 || !m[0].IsError || !strings.Contains(m[0].Text, "the only tool is Bash") {
+		t.Errorf("result = %+v", m)
+	}
+}
+
+func TestResetAndResume(t *testing.T) {
+	dir := t.TempDir()
+	p := newProvider(t, "fake", llmtest.TextTurn("one"), llmtest.TextTurn("two"), llmtest.TextTurn("three"))
+	tt := newTestTool(nil)
+	r, _ := newRunner(t, p, tt, func(o *Options) { o.SessionsDir = dir })
+	if _, err := r.Run(context.Background(), "first"); err != nil {
+		t.Fatal(err)
+	}
+	first := r.SessionID()
+	r.Todos().Set([]todo.Item{{Content: "x", Status: todo.Pending}})
+	r.Reset()
+	if r.SessionID() != "" || len(r.History()) != 0 || len(r.Todos().Items()) != 0 {
+		t.Fatal("reset did not clear the conversation")
+	}
+	if _, err := r.Run(context.Background(), "second"); err != nil {
+		t.Fatal(err)
+	}
+	if r.SessionID() == first {
+		t.Fatal("reset kept the session")
+	}
+	if err := r.Resume(first[:len("session-")+8]); err != nil && !strings.Contains(err.Error(), "several") {
+		t.Fatal(err)
+	}
+	if err := r.Resume(first); err != nil {
+		t.Fatal(err)
+	}
+	if h := r.History(); len(h) != 2 || h[1].Text != "one" {
+		t.Fatalf("resumed history = %+v", h)
+	}
+	if _, err := r.Run(context.Background(), "third"); err != nil {
+		t.Fatal(err)
+	}
+	if h := loadSession(t, dir, first); len(h) != 4 {
+		t.Errorf("resumed session on disk = %+v", h)
+	}
+}
+
+func TestSystemPromptParts(t *testing.T) {
+	sp := SystemPrompt("/some/dir")
+	for _, want := range []string{"Synapse", "Bash", "TodoWrite", "task:explore", "skill:load", "/some/dir", "Working principles"} {
+		if !strings.Contains(sp, want) {
+			t.Errorf("system prompt lacks %q", want)
+		}
+	}
+	for _, name := range promptParts {
+		if _, err := promptFS.ReadFile("prompts/" + name + ".md"); err != nil {
+			t.Errorf("prompt part %s: %v", name, err)
+		}
+	}
+}
