@@ -20,7 +20,11 @@ type warnings struct {
 }
 
 func (w *warnings) add(err error) { w.mu.Lock(); w.list = append(w.list, err.Error()); w.mu.Unlock() }
-func (w *warnings) all() []string  { w.mu.Lock(); defer w.mu.Unlock(); return append([]string(nil), w.list...) }
+func (w *warnings) all() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.list...)
+}
 
 func newStore(t *testing.T) (*Store, *warnings) {
 	w := &warnings{}
