@@ -1,0 +1,457 @@
+package skills
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/cmdline"
+	"github.com/synapse-agent/synapse/internal/command"
+)
+
+// Handler runs every `skill:` command line: the agent shell commands
+// skill:load|list|info|import|rollback|delete and the extension commands
+// skill:<skill>:<script>.
+type Handler struct {
+	Index *Index
+	Store *Store // the user store; nil makes import/rollback/delete unavailable
+	// Cwd returns the session's current directory (where scripts run and
+	// relative import paths resolve).
+	Cwd     func() string
+	Home    string // the user's home, for ~ in import paths
+	Scripts RunOptions
+	Timeout time.Duration // per git clone / script when RunOptions.Timeout is zero
+}
+
+// ManagementCommand describes one skill:<verb> command.
+type ManagementCommand struct {
+	Name, Args, Summary, Help string
+}
+
+// Commands are the agent shell skill commands, in the order they are listed.
+var Commands = []ManagementCommand{
+	{"skill:load", "<name>", "print a skill's SKILL.md so you can follow it",
+		"Prints the skill's SKILL.md (frontmatter and instructions) with its folder and script commands.\nRead it fully, then follow its instructions; files it mentions are relative to the folder shown."},
+	{"skill:list", "", "list installed skills with their descriptions",
+		"Lists every skill (user skills, then project skills from .synapse/skills) with version, description and script commands."},
+	{"skill:info", "<name>", "show a skill's description, version, scripts and saved versions",
+		"Shows description, version, tags, folder, the skill:<name>:<script> commands with a one-line summary each, and the snapshots that skill:rollback can restore."},
+	{"skill:import", "<dir|git-url> [--force] [--path <subdir>]", "install skill folder(s) from a folder or a git repository",
+		"Copies the skill folder (the one holding SKILL.md, or every skill folder up to three levels down) into the user skill store.\nA git URL (https://, git@, ssh://, file://) is cloned into a temporary folder first.\nA skill of the same name is never replaced silently: the import fails and says so. With --force the installed version is snapshotted first (restore it with skill:rollback).\n--path <subdir> imports only from that sub-folder of the source."},
+	{"skill:rollback", "<name> [snapshot]", "restore a previous version of a skill",
+		"Restores the newest snapshot (or the numbered one; see skill:info for the list). The current version is snapshotted first, so a second rollback undoes the first. A deleted skill can be restored this way."},
+	{"skill:delete", "<name>", "remove a skill (kept as a snapshot)",
+		"Removes the skill from the user store. It is kept as a snapshot and skill:rollback <name> brings it back."},
+}
+
+// Valid lists the valid skill commands, for unknown-command errors.
+func Valid() string {
+	var b strings.Builder
+	for _, c := range Commands {
+		fmt.Fprintf(&b, "  %-48s %s\n", strings.TrimSpace(c.Name+" "+c.Args), c.Summary)
+	}
+	fmt.Fprintf(&b, "  %-48s %s\n", "skill:<skill>:<script> [args…]", "run a script shipped in a skill (--help shows its usage)")
+	return b.String()
+}
+
+// Run implements command.Handler.
+func (h *Handler) Run(ctx context.Context, line string) command.Result {
+	line = strings.TrimSpace(line)
+	head, rest, _ := strings.Cut(line, " ")
+	if !strings.HasPrefix(head, "skill:") {
+		return command.Fail(fmt.Sprintf("not a skill command: %q\nValid commands:\n%s", head, Valid()))
+	}
+	args, err := cmdline.Split(rest)
+	if err != nil {
+		return command.Fail(err.Error())
+	}
+	name := strings.TrimPrefix(head, "skill:")
+	if skill, script, ok := strings.Cut(name, ":"); ok {
+		return h.runScript(ctx, skill, script, args)
+	}
+	for _, c := range Commands {
+		if c.Name == head {
+			if len(args) == 1 && args[0] == "-h" {
+				return command.OK(fmt.Sprintf("Usage: %s %s\n", c.Name, c.Args))
+			}
+			if len(args) == 1 && args[0] == "--help" {
+				return command.OK(fmt.Sprintf("Usage: %s %s\n\n%s — %s.\n\n%s\n", c.Name, c.Args, c.Name, c.Summary, c.Help))
+			}
+		}
+	}
+	switch head {
+	case "skill:load":
+		return h.load(args)
+	case "skill:list":
+		return h.list(args)
+	case "skill:info":
+		return h.info(args)
+	case "skill:import":
+		return h.importCmd(ctx, args)
+	case "skill:rollback":
+		return h.rollback(args)
+	case "skill:delete":
+		return h.delete(args)
+	}
+	msg := fmt.Sprintf("Unknown skill command %q. Valid commands:\n%s", head, Valid())
+	if s, ok := h.Index.Get(name); ok {
+		msg += fmt.Sprintf("\n%q is a skill: load it with `skill:load %s`", s.Name, s.Name)
+		if cmds := s.ScriptCommands(); len(cmds) > 0 {
+			msg += " or run one of its scripts: " + strings.Join(cmds, ", ")
+		}
+		msg += "\n"
+	}
+	return command.Fail(msg)
+}
+
+func oneName(cmd string, args []string) (string, *command.Result) {
+	if len(args) != 1 || strings.HasPrefix(args[0], "-") {
+		r := command.Usage(fmt.Sprintf("Usage: %s <name>\nRun skill:list to see the installed skills.", cmd))
+		return "", &r
+	}
+	return args[0], nil
+}
+
+func (h *Handler) mustGet(name string) (*Skill, *command.Result) {
+	if s, ok := h.Index.Get(name); ok {
+		return s, nil
+	}
+	var names []string
+	for _, s := range h.Index.Skills() {
+		names = append(names, s.Name)
+	}
+	msg := fmt.Sprintf("Unknown skill %q.", name)
+	if len(names) > 0 {
+		msg += " Installed skills: " + strings.Join(names, ", ") + "."
+	} else {
+		msg += " No skills are installed; add one with skill:import <dir|git-url>."
+	}
+	r := command.Fail(msg)
+	return nil, &r
+}
+
+func (h *Handler) load(args []string) command.Result {
+	name, bad := oneName("skill:load", args)
+	if bad != nil {
+		return *bad
+	}
+	s, bad := h.mustGet(name)
+	if bad != nil {
+		return *bad
+	}
+	data, err := readSkillFile(s.Dir)
+	if err != nil {
+		return command.Fail(err.Error())
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Skill: %s", s.Name)
+	if s.Version != "" {
+		fmt.Fprintf(&b, " (version %s)", s.Version)
+	}
+	fmt.Fprintf(&b, "\nFolder: %s (paths in the instructions are relative to it)\n", s.Dir)
+	if cmds := s.ScriptCommands(); len(cmds) > 0 {
+		fmt.Fprintf(&b, "Script commands (run them directly; --help shows usage): %s\n", strings.Join(cmds, ", "))
+	}
+	b.WriteString("\n")
+	b.WriteString(data)
+	if !strings.HasSuffix(data, "\n") {
+		b.WriteString("\n")
+	}
+	return command.OK(b.String())
+}
+
+func (h *Handler) list(args []string) command.Result {
+	if len(args) > 0 {
+		return command.Usage("Usage: skill:list")
+	}
+	list := h.Index.Skills()
+	var b strings.Builder
+	if len(list) == 0 {
+		b.WriteString("No skills are installed.")
+		if h.Store != nil {
+			fmt.Fprintf(&b, " Put skill folders in %s or run skill:import <dir|git-url>.", h.Store.Dir)
+		}
+		b.WriteString("\n")
+	} else {
+		fmt.Fprintf(&b, "%d skill(s):\n", len(list))
+		for _, s := range list {
+			b.WriteString(s.Name)
+			if s.Version != "" {
+				fmt.Fprintf(&b, " (%s)", s.Version)
+			}
+			if s.Source == SourceProject {
+				b.WriteString(" [project]")
+			}
+			fmt.Fprintf(&b, " — %s\n", OneLine(s.Description, 160))
+			if cmds := s.ScriptCommands(); len(cmds) > 0 {
+				fmt.Fprintf(&b, "  scripts: %s\n", strings.Join(cmds, ", "))
+			}
+		}
+		b.WriteString("Load one with skill:load <name>.\n")
+	}
+	for _, p := range h.Index.Problems() {
+		fmt.Fprintf(&b, "warning: %s\n", p)
+	}
+	return command.OK(b.String())
+}
+
+func (h *Handler) info(args []string) command.Result {
+	name, bad := oneName("skill:info", args)
+	if bad != nil {
+		return *bad
+	}
+	s, bad := h.mustGet(name)
+	if bad != nil {
+		return *bad
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Name: %s\n", s.Name)
+	fmt.Fprintf(&b, "Description: %s\n", strings.TrimSpace(s.Description))
+	fmt.Fprintf(&b, "Version: %s\n", orNone(s.Version))
+	if len(s.Tags) > 0 {
+		fmt.Fprintf(&b, "Tags: %s\n", strings.Join(s.Tags, ", "))
+	}
+	if s.License != "" {
+		fmt.Fprintf(&b, "License: %s\n", s.License)
+	}
+	fmt.Fprintf(&b, "Source: %s (%s)\n", s.Source, s.Dir)
+	if len(s.Scripts) == 0 {
+		b.WriteString("Scripts: none\n")
+	} else {
+		b.WriteString("Scripts:\n")
+		for _, sc := range s.Scripts {
+			sum := OneLine(sc.Doc(), 100)
+			if sum == "" {
+				sum = "(no description; --help shows a generic usage)"
+			}
+			fmt.Fprintf(&b, "  skill:%s:%s  %s\n", s.Name, sc.Name, sum)
+		}
+	}
+	if s.HasReferences {
+		b.WriteString("References: references/\n")
+	}
+	if s.HasAssets {
+		b.WriteString("Assets: assets/\n")
+	}
+	if h.Store != nil {
+		vs, err := h.Store.Versions(s.Name)
+		if err != nil {
+			fmt.Fprintf(&b, "Snapshots: unreadable (%v)\n", err)
+		} else if len(vs) == 0 {
+			b.WriteString("Snapshots: none\n")
+		} else {
+			fmt.Fprintf(&b, "Snapshots (newest last; restore with skill:rollback %s [number]):\n", s.Name)
+			for _, v := range vs {
+				fmt.Fprintf(&b, "  %d  version %s  %s  %s\n", v.Number, orNone(v.Version), v.Created.Format(time.RFC3339), v.Reason)
+			}
+		}
+	}
+	return command.OK(b.String())
+}
+
+func (h *Handler) cwd() string {
+	if h.Cwd != nil {
+		return h.Cwd()
+	}
+	return "."
+}
+
+func (h *Handler) importCmd(ctx context.Context, args []string) command.Result {
+	usage := "Usage: skill:import <dir|git-url> [--force] [--path <subdir>]"
+	if h.Store == nil {
+		return command.Fail("skill:import is not available: no user skill store is configured")
+	}
+	var src, sub string
+	force := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--force" || a == "-f":
+			force = true
+		case a == "--path":
+			if i+1 >= len(args) {
+				return command.Usage("--path needs a value\n" + usage)
+			}
+			i++
+			sub = args[i]
+		case strings.HasPrefix(a, "--path="):
+			sub = strings.TrimPrefix(a, "--path=")
+		case strings.HasPrefix(a, "-"):
+			return command.Usage(fmt.Sprintf("unknown option %s\n%s", a, usage))
+		case src != "":
+			return command.Usage("only one source can be imported at a time\n" + usage)
+		default:
+			src = a
+		}
+	}
+	if src == "" {
+		return command.Usage(usage)
+	}
+	if !IsGitURL(src) {
+		if src == "~" || strings.HasPrefix(src, "~/") {
+			src = filepath.Join(h.Home, strings.TrimPrefix(src, "~"))
+		}
+		if !filepath.IsAbs(src) {
+			src = filepath.Join(h.cwd(), src)
+		}
+	}
+	timeout := h.Timeout
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	results, err := h.Store.Import(ctx, src, sub, force)
+	h.Index.Invalidate()
+	var b strings.Builder
+	for _, r := range results {
+		s, _ := Load(r.Dir, SourceUser)
+		fmt.Fprintf(&b, "Imported skill %q", r.Name)
+		if s != nil && s.Version != "" {
+			fmt.Fprintf(&b, " (version %s)", s.Version)
+		}
+		fmt.Fprintf(&b, " into %s.\n", r.Dir)
+		if r.Replaced != nil {
+			fmt.Fprintf(&b, "  The previous version was kept as snapshot %d; `skill:rollback %s` restores it.\n", r.Replaced.Number, r.Name)
+		}
+		if s != nil && len(s.Scripts) > 0 {
+			fmt.Fprintf(&b, "  Scripts: %s\n", strings.Join(s.ScriptCommands(), ", "))
+		}
+		if len(r.Skipped) > 0 {
+			fmt.Fprintf(&b, "  Skipped (symlinks or special files): %s\n", strings.Join(r.Skipped, ", "))
+		}
+	}
+	res := command.OK(b.String())
+	if err != nil {
+		res.ExitCode = 1
+		res.Stderr = err.Error()
+		if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
+			res.ExitCode = command.Interrupted
+		}
+	}
+	return res
+}
+
+func (h *Handler) userOnly(name string) *command.Result {
+	if h.Store == nil {
+		r := command.Fail("no user skill store is configured")
+		return &r
+	}
+	if s, ok := h.Index.Get(name); ok && s.Source != SourceUser {
+		r := command.Fail(fmt.Sprintf("skill %q is a project skill in %s; skill:rollback and skill:delete manage only %s. Change it in the project instead.", name, s.Dir, h.Store.Dir))
+		return &r
+	}
+	return nil
+}
+
+func (h *Handler) rollback(args []string) command.Result {
+	usage := "Usage: skill:rollback <name> [snapshot]\nskill:info <name> lists the snapshots."
+	if len(args) < 1 || len(args) > 2 || strings.HasPrefix(args[0], "-") {
+		return command.Usage(usage)
+	}
+	name := args[0]
+	if bad := h.userOnly(name); bad != nil {
+		return *bad
+	}
+	number := 0
+	if len(args) == 2 {
+		n, err := strconv.Atoi(strings.TrimPrefix(strings.ToLower(args[1]), "v"))
+		if err != nil || n <= 0 {
+			vs, _ := h.Store.Versions(name)
+			for _, v := range vs { // accept the frontmatter version too
+				if v.Version == args[1] {
+					n = v.Number
+				}
+			}
+			if n <= 0 {
+				return command.Usage(fmt.Sprintf("snapshot %q is not a snapshot number or a known version of %s\n%s", args[1], name, usage))
+			}
+		}
+		number = n
+	}
+	restored, saved, err := h.Store.Rollback(name, number)
+	h.Index.Invalidate()
+	if err != nil {
+		return command.Fail(err.Error())
+	}
+	msg := fmt.Sprintf("Rolled back skill %q to snapshot %d", name, restored.Number)
+	if restored.Version != "" {
+		msg += fmt.Sprintf(" (version %s)", restored.Version)
+	}
+	msg += ".\n"
+	if saved != nil {
+		msg += fmt.Sprintf("The replaced version was kept as snapshot %d; `skill:rollback %s` switches back.\n", saved.Number, name)
+	}
+	return command.OK(msg)
+}
+
+func (h *Handler) delete(args []string) command.Result {
+	name, bad := oneName("skill:delete", args)
+	if bad != nil {
+		return *bad
+	}
+	if bad := h.userOnly(name); bad != nil {
+		return *bad
+	}
+	snap, err := h.Store.Delete(name)
+	h.Index.Invalidate()
+	if err != nil {
+		return command.Fail(err.Error())
+	}
+	return command.OK(fmt.Sprintf("Deleted skill %q. It was kept as snapshot %d; `skill:rollback %s` restores it.\n", name, snap.Number, name))
+}
+
+func (h *Handler) runScript(ctx context.Context, skillName, scriptName string, args []string) command.Result {
+	s, bad := h.mustGet(skillName)
+	if bad != nil {
+		return *bad
+	}
+	sc, ok := s.Script(scriptName)
+	if !ok {
+		if len(s.Scripts) == 0 {
+			return command.Fail(fmt.Sprintf("Skill %q has no scripts. Load its instructions with skill:load %s.", s.Name, s.Name))
+		}
+		return command.Fail(fmt.Sprintf("Skill %q has no script %q. Its script commands: %s", s.Name, scriptName, strings.Join(s.ScriptCommands(), ", ")))
+	}
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+		return command.OK(ScriptHelp(s, sc))
+	}
+	opts := h.Scripts
+	if opts.Timeout == 0 {
+		opts.Timeout = h.Timeout
+	}
+	return sc.Run(ctx, s.Dir, args, h.cwd(), opts)
+}
+
+// ScriptHelp is the -h/--help text of a script command: its docstring or
+// header comment, or a generic usage when it has none.
+func ScriptHelp(s *Skill, sc Script) string {
+	cmd := "skill:" + s.Name + ":" + sc.Name
+	rel, _ := filepath.Rel(s.Dir, sc.Path)
+	how := "run directly"
+	if in, err := sc.Interpreter(); err == nil && len(in) > 0 {
+		how = "run with " + strings.Join(in, " ")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: %s [args…]\n", cmd)
+	fmt.Fprintf(&b, "Script %s of skill %q (%s) in the current directory; arguments are passed unchanged.\n\n", rel, s.Name, how)
+	if doc := sc.Doc(); doc != "" {
+		b.WriteString(doc)
+		b.WriteString("\n")
+	} else {
+		fmt.Fprintf(&b, "The script has no docstring or header comment. Read %s or skill:load %s for how to use it.\n", sc.Path, s.Name)
+	}
+	return b.String()
+}
+
+func readSkillFile(dir string) (string, error) {
+	data, err := readFileLimited(filepath.Join(dir, SkillFile), 1<<20)
+	if err != nil {
+		return "", fmt.Errorf("cannot read %s: %w", filepath.Join(dir, SkillFile), err)
+	}
+	return data, nil
+}

@@ -1,0 +1,277 @@
+package skills
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+)
+
+// Root is one directory that holds skill folders.
+type Root struct {
+	Dir    string
+	Source Source
+}
+
+// Index is the set of skills found under its roots. It reloads itself when a
+// root or a skill changes (by directory and SKILL.md modification times), so
+// every read is current without watching the file system. Earlier roots win a
+// name clash; the shadowed skill is reported in Problems.
+type Index struct {
+	roots []Root
+
+	mu       sync.Mutex
+	stamp    string
+	skills   []*Skill
+	byName   map[string]*Skill
+	problems []string
+}
+
+// NewIndex returns an index over roots (missing directories are fine).
+func NewIndex(roots ...Root) *Index { return &Index{roots: roots} }
+
+// Roots returns the roots, in precedence order.
+func (ix *Index) Roots() []Root { return append([]Root(nil), ix.roots...) }
+
+// Invalidate forces the next read to rescan.
+func (ix *Index) Invalidate() {
+	ix.mu.Lock()
+	ix.stamp = ""
+	ix.mu.Unlock()
+}
+
+// Skills returns all skills sorted by name.
+func (ix *Index) Skills() []*Skill {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.refreshLocked()
+	return append([]*Skill(nil), ix.skills...)
+}
+
+// Get finds a skill by name (case-insensitive when no exact match exists).
+func (ix *Index) Get(name string) (*Skill, bool) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.refreshLocked()
+	if s, ok := ix.byName[name]; ok {
+		return s, true
+	}
+	for _, s := range ix.skills {
+		if strings.EqualFold(s.Name, name) {
+			return s, true
+		}
+	}
+	return nil, false
+}
+
+// Problems lists skill folders that could not be loaded or were shadowed.
+func (ix *Index) Problems() []string {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.refreshLocked()
+	return append([]string(nil), ix.problems...)
+}
+
+// stampOf is a cheap fingerprint of everything the index depends on: a few
+// stat calls per skill, no file reads.
+func (ix *Index) stampOf() string {
+	var b strings.Builder
+	for _, r := range ix.roots {
+		fi, err := os.Stat(r.Dir)
+		if err != nil {
+			b.WriteString("-|")
+			continue
+		}
+		fmt.Fprintf(&b, "%s:%d|", r.Dir, fi.ModTime().UnixNano())
+		entries, _ := os.ReadDir(r.Dir)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			d := filepath.Join(r.Dir, e.Name())
+			for _, p := range []string{filepath.Join(d, SkillFile), filepath.Join(d, "scripts"), d} {
+				if fi, err := os.Stat(p); err == nil {
+					fmt.Fprintf(&b, "%d.%d,", fi.ModTime().UnixNano(), fi.Size())
+				} else {
+					b.WriteString("-,")
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+func (ix *Index) refreshLocked() {
+	stamp := ix.stampOf()
+	if stamp == ix.stamp && ix.byName != nil {
+		return
+	}
+	ix.stamp = stamp
+	ix.skills, ix.byName, ix.problems = nil, map[string]*Skill{}, nil
+	for _, r := range ix.roots {
+		entries, err := os.ReadDir(r.Dir)
+		if err != nil {
+			if !os.IsNotExist(err) {
+				ix.problems = append(ix.problems, fmt.Sprintf("cannot read skills directory %s: %v", r.Dir, err))
+			}
+			continue
+		}
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			d := filepath.Join(r.Dir, e.Name())
+			if !isDir(d) {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(d, SkillFile)); err != nil {
+				continue
+			}
+			s, err := Load(d, r.Source)
+			if err != nil {
+				ix.problems = append(ix.problems, err.Error())
+				continue
+			}
+			if prev, dup := ix.byName[s.Name]; dup {
+				ix.problems = append(ix.problems, fmt.Sprintf("skill %q in %s is shadowed by %s", s.Name, d, prev.Dir))
+				continue
+			}
+			ix.byName[s.Name] = s
+			ix.skills = append(ix.skills, s)
+		}
+	}
+	sortSkills(ix.skills)
+}
+
+// Describe is the index as text for a model (task:skill:search): one block per
+// skill with its name, version, tags, description and script commands.
+func (ix *Index) Describe() string {
+	list := ix.Skills()
+	if len(list) == 0 {
+		return "No skills are installed."
+	}
+	var b strings.Builder
+	for _, s := range list {
+		fmt.Fprintf(&b, "- name: %s\n", s.Name)
+		if s.Version != "" {
+			fmt.Fprintf(&b, "  version: %s\n", s.Version)
+		}
+		if len(s.Tags) > 0 {
+			fmt.Fprintf(&b, "  tags: %s\n", strings.Join(s.Tags, ", "))
+		}
+		fmt.Fprintf(&b, "  description: %s\n", strings.Join(strings.Fields(s.Description), " "))
+		if len(s.Scripts) > 0 {
+			fmt.Fprintf(&b, "  scripts: %s\n", strings.Join(s.ScriptCommands(), ", "))
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// Match is one result of a local keyword search.
+type Match struct {
+	Name        string
+	Description string
+	Score       int
+}
+
+// Search ranks skills by the keywords of query (case-insensitive) over name,
+// tags, script names and description. It needs no model; skills matching no
+// keyword are left out.
+func (ix *Index) Search(query string) []Match {
+	words := Keywords(query)
+	if len(words) == 0 {
+		return nil
+	}
+	var out []Match
+	for _, s := range ix.Skills() {
+		score := 0
+		for _, w := range words {
+			score += scoreSkill(s, w)
+		}
+		if score > 0 {
+			out = append(out, Match{Name: s.Name, Description: s.Description, Score: score})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+func scoreSkill(s *Skill, w string) int {
+	name := strings.ToLower(s.Name)
+	score := 0
+	switch {
+	case name == w:
+		score += 100
+	case hasWord(name, w):
+		score += 50
+	case strings.Contains(name, w):
+		score += 30
+	}
+	for _, t := range s.Tags {
+		if strings.EqualFold(t, w) {
+			score += 40
+		} else if strings.Contains(strings.ToLower(t), w) {
+			score += 15
+		}
+	}
+	for _, sc := range s.Scripts {
+		if strings.Contains(strings.ToLower(sc.Name), w) {
+			score += 10
+		}
+	}
+	desc := strings.ToLower(s.Description)
+	if hasWord(desc, w) {
+		score += 20
+	} else if strings.Contains(desc, w) {
+		score += 8
+	}
+	return score
+}
+
+// Keywords splits a query into lower-case words, dropping very common ones.
+func Keywords(q string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' && r != '_' && r != '.'
+	}) {
+		f = strings.Trim(f, "-_.")
+		if f == "" || stopWords[f] || seen[f] {
+			continue
+		}
+		seen[f] = true
+		out = append(out, f)
+	}
+	return out
+}
+
+var stopWords = map[string]bool{"a": true, "an": true, "the": true, "to": true, "of": true, "and": true,
+	"or": true, "for": true, "in": true, "on": true, "with": true, "i": true, "me": true, "my": true,
+	"please": true, "want": true, "need": true, "can": true, "you": true, "is": true, "it": true}
+
+// hasWord reports whether w occurs in s as a whole word.
+func hasWord(s, w string) bool {
+	for i := 0; ; {
+		k := strings.Index(s[i:], w)
+		if k < 0 {
+			return false
+		}
+		start, end := i+k, i+k+len(w)
+		if (start == 0 || !isWordByte(s[start-1])) && (end == len(s) || !isWordByte(s[end])) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+}
