@@ -1,0 +1,160 @@
+package web
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Environment variables that configure access to the console.
+const (
+	EnvToken    = "SYNAPSE_WEB_TOKEN"    // fixed access token (default: random per start)
+	EnvUser     = "SYNAPSE_WEB_USER"     // Basic Auth user name (with EnvPassword)
+	EnvPassword = "SYNAPSE_WEB_PASSWORD" // Basic Auth password (with EnvUser)
+)
+
+const (
+	cookieName    = "synapse_console"
+	minTokenBytes = 16
+)
+
+// Auth says who may use the console: anyone presenting Token (in the start-up
+// URL's ?token=, then a cookie, or as a Bearer header), or, when User and
+// Password are both set, Basic Auth with them.
+type Auth struct {
+	Token    string
+	User     string
+	Password string
+}
+
+// NewToken returns a random URL-safe token.
+func NewToken() (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generate access token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// AuthFromEnv builds the console's Auth: the token comes from SYNAPSE_WEB_TOKEN
+// or is random; Basic Auth is enabled when SYNAPSE_WEB_USER and
+// SYNAPSE_WEB_PASSWORD are both set.
+func AuthFromEnv(getenv func(string) string) (Auth, error) {
+	a := Auth{Token: getenv(EnvToken), User: getenv(EnvUser), Password: getenv(EnvPassword)}
+	if a.Token == "" {
+		t, err := NewToken()
+		if err != nil {
+			return Auth{}, err
+		}
+		a.Token = t
+	} else if len(a.Token) < minTokenBytes {
+		return Auth{}, fmt.Errorf("%s is too short (%d characters): use at least %d random characters or unset it for a random token", EnvToken, len(a.Token), minTokenBytes)
+	}
+	if (a.User == "") != (a.Password == "") {
+		return Auth{}, errors.New("Basic Auth needs both " + EnvUser + " and " + EnvPassword + ": set both or neither")
+	}
+	return a, nil
+}
+
+func (a Auth) basicEnabled() bool { return a.User != "" && a.Password != "" }
+
+func equalSecret(got, want string) bool {
+	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// authenticated reports whether r carries a valid credential, and whether it
+// came in the URL (so the caller can turn it into a cookie).
+func (a Auth) authenticated(r *http.Request) (ok, fromURL bool) {
+	if c, err := r.Cookie(cookieName); err == nil && equalSecret(c.Value, a.Token) {
+		return true, false
+	}
+	if h := r.Header.Get("Authorization"); h != "" {
+		if tok, found := strings.CutPrefix(h, "Bearer "); found && equalSecret(tok, a.Token) {
+			return true, false
+		}
+	}
+	if a.basicEnabled() {
+		if u, p, found := r.BasicAuth(); found {
+			// Evaluate both comparisons so timing does not tell which one failed.
+			uok := equalSecret(u, a.User)
+			pok := equalSecret(p, a.Password)
+			if uok && pok {
+				return true, false
+			}
+		}
+	}
+	if t := r.URL.Query().Get("token"); t != "" && equalSecret(t, a.Token) {
+		return true, true
+	}
+	return false, false
+}
+
+// requireAuth guards every route. An unauthenticated request gets a bare 401
+// that says nothing about what exists behind it.
+func (a Auth) requireAuth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ok, fromURL := a.authenticated(r)
+		if !ok {
+			if a.basicEnabled() {
+				w.Header().Set("WWW-Authenticate", `Basic realm="Synapse console", charset="UTF-8"`)
+			}
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.Header().Set("Cache-Control", "no-store")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintln(w, "401 unauthorized: open the URL printed by `synapse serve` (it carries the access token)")
+			return
+		}
+		if fromURL {
+			http.SetCookie(w, &http.Cookie{
+				Name:     cookieName,
+				Value:    a.Token,
+				Path:     "/",
+				HttpOnly: true,
+				SameSite: http.SameSiteStrictMode,
+			})
+			if r.Method == http.MethodGet && !isWebSocket(r) {
+				// Drop the token from the address bar and history.
+				u := *r.URL
+				q := u.Query()
+				q.Del("token")
+				u.RawQuery = q.Encode()
+				http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func isWebSocket(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+// sameOrigin reports whether the request's Origin names this server. A
+// missing Origin is accepted only when allowMissing (non-browser clients
+// never send one; browsers always do on WebSocket and cross-site POSTs).
+func sameOrigin(r *http.Request, allowMissing bool) error {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		if allowMissing {
+			return nil
+		}
+		return errors.New("missing Origin header")
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("malformed Origin %q", origin)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("origin %q is not a web page of this server", origin)
+	}
+	if !strings.EqualFold(u.Host, r.Host) {
+		return fmt.Errorf("origin %q does not match this server (%s)", origin, r.Host)
+	}
+	return nil
+}

@@ -1,0 +1,215 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// outBuf holds a session's recent terminal output in a fixed-size ring and is
+// the only place output is buffered. It does two jobs at once:
+//
+//   - replay: a client that (re)attaches starts at the oldest byte still in the
+//     ring, so it sees recent output;
+//   - flow control: the writer (the PTY pump) never overwrites bytes the
+//     attached client has not been sent yet, and the client is never sent more
+//     than `window` bytes it has not acknowledged. A slow client therefore
+//     stalls the PTY (and so the program writing to it) instead of growing
+//     memory: the ring is all the memory there is.
+//
+// Offsets are absolute byte counts since the session started.
+type outBuf struct {
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every state change
+	ring    []byte
+	total   int64 // bytes ever written
+	closed  bool  // no more output will come
+	window  int64
+	reader  *cursor // the attached client, nil when none
+}
+
+// cursor is one attached client's position in the stream.
+type cursor struct {
+	sent  int64 // next offset to send
+	acked int64 // bytes the client has confirmed processing
+}
+
+var errDetached = errors.New("client detached: another client attached to this session")
+
+func newOutBuf(size, window int) *outBuf {
+	if window > size {
+		window = size
+	}
+	return &outBuf{ring: make([]byte, size), window: int64(window), changed: make(chan struct{})}
+}
+
+// notifyLocked wakes every waiter; b.mu must be held.
+func (b *outBuf) notifyLocked() {
+	close(b.changed)
+	b.changed = make(chan struct{})
+}
+
+// Write appends p, waiting while the attached client has not yet been sent
+// the bytes that would be overwritten. It returns ctx's error if ctx ends first.
+func (b *outBuf) Write(ctx context.Context, p []byte) error {
+	size := int64(len(b.ring))
+	for len(p) > 0 {
+		b.mu.Lock()
+		free := size
+		if b.reader != nil {
+			free = size - (b.total - b.reader.sent)
+		}
+		if free <= 0 {
+			ch := b.changed
+			b.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		n := int64(len(p))
+		if n > free {
+			n = free
+		}
+		for i := int64(0); i < n; {
+			at := (b.total + i) % size
+			c := copy(b.ring[at:], p[i:n])
+			i += int64(c)
+		}
+		b.total += n
+		p = p[n:]
+		b.notifyLocked()
+		b.mu.Unlock()
+	}
+	return nil
+}
+
+// Close marks the end of output; readers drain what is left and then see io.EOF-like done.
+func (b *outBuf) Close() {
+	b.mu.Lock()
+	b.closed = true
+	b.notifyLocked()
+	b.mu.Unlock()
+}
+
+// Attach makes c the attached client, starting at the oldest byte in the ring
+// (the replay), and detaches any previous one.
+func (b *outBuf) Attach() *cursor {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	start := b.total - int64(len(b.ring))
+	if start < 0 {
+		start = 0
+	}
+	c := &cursor{sent: start, acked: start}
+	b.reader = c
+	b.notifyLocked()
+	return c
+}
+
+// Detach removes c if it is still the attached client.
+func (b *outBuf) Detach(c *cursor) {
+	b.mu.Lock()
+	if b.reader == c {
+		b.reader = nil
+		b.notifyLocked()
+	}
+	b.mu.Unlock()
+}
+
+// Ack records that the client processed n more bytes.
+func (b *outBuf) Ack(c *cursor, n int64) {
+	if n <= 0 {
+		return
+	}
+	b.mu.Lock()
+	c.acked += n
+	if c.acked > c.sent {
+		c.acked = c.sent // a client cannot confirm bytes it was never sent
+	}
+	b.notifyLocked()
+	b.mu.Unlock()
+}
+
+// readResult says why Next returned.
+type readResult int
+
+const (
+	readData    readResult = iota // dst holds bytes to send
+	readEOF                       // output ended and everything was sent
+	readStalled                   // the window is full: the client is not acknowledging
+)
+
+// Next copies up to len(dst) unsent bytes for c into dst, waiting until there
+// are some. When the client's window stays full for stallAfter (0 means
+// never) without an acknowledgement, Next returns readStalled.
+func (b *outBuf) Next(ctx context.Context, c *cursor, dst []byte, stallAfter time.Duration) (int, readResult, error) {
+	size := int64(len(b.ring))
+	var stalled <-chan time.Time
+	for {
+		b.mu.Lock()
+		if b.reader != c {
+			b.mu.Unlock()
+			return 0, readEOF, errDetached
+		}
+		avail := b.total - c.sent
+		room := b.window - (c.sent - c.acked)
+		if avail > 0 && room > 0 {
+			n := min(avail, room, int64(len(dst)))
+			for i := int64(0); i < n; {
+				at := (c.sent + i) % size
+				end := min(size, at+(n-i))
+				i += int64(copy(dst[i:n], b.ring[at:end]))
+			}
+			c.sent += n
+			b.notifyLocked()
+			b.mu.Unlock()
+			return int(n), readData, nil
+		}
+		if avail == 0 && b.closed {
+			b.mu.Unlock()
+			return 0, readEOF, nil
+		}
+		ch := b.changed
+		windowFull := avail > 0 && room <= 0
+		b.mu.Unlock()
+		if windowFull && stalled == nil && stallAfter > 0 {
+			t := time.NewTimer(stallAfter)
+			defer t.Stop()
+			stalled = t.C
+		}
+		select {
+		case <-ch:
+		case <-stalled:
+			return 0, readStalled, nil
+		case <-ctx.Done():
+			return 0, readEOF, ctx.Err()
+		}
+	}
+}
+
+// Snapshot returns a copy of the bytes still in the ring (for tests and diagnostics).
+func (b *outBuf) Snapshot() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	size := int64(len(b.ring))
+	start := max(b.total-size, 0)
+	out := make([]byte, 0, b.total-start)
+	for off := start; off < b.total; {
+		at := off % size
+		end := min(size, at+(b.total-off))
+		out = append(out, b.ring[at:end]...)
+		off += end - at
+	}
+	return out
+}
+
+// Total is the number of bytes written so far.
+func (b *outBuf) Total() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.total
+}

@@ -1,0 +1,366 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+)
+
+// Session statuses.
+const (
+	StatusRunning = "running"
+	StatusEnded   = "ended"
+)
+
+// Why a session ended.
+const (
+	EndExited   = "exited"          // the program exited by itself
+	EndStopped  = "stopped"         // the user pressed Stop
+	EndHardTTL  = "hard_ttl"        // UI_SHELL_HARD_TTL_SECONDS elapsed
+	EndIdle     = "idle"            // no input for UI_SHELL_IDLE_TTL_SECONDS
+	EndShutdown = "server_shutdown" // synapse serve is stopping
+)
+
+// Buffer sizes: the ring is all the output memory a session has; the window
+// is how much a client may hold unacknowledged.
+const (
+	ringSize   = 512 << 10
+	sendWindow = 256 << 10
+	frameMax   = 32 << 10
+	// drainWait bounds how long the end of a session waits for the last
+	// output to reach the ring when the attached client is not reading.
+	drainWait = 5 * time.Second
+)
+
+// SessionState is the session as clients see it (the state frame, the API).
+type SessionState struct {
+	ID             string     `json:"id"`
+	Engine         string     `json:"engine"`
+	Label          string     `json:"label"`
+	Command        string     `json:"command"`
+	Status         string     `json:"status"`
+	SandboxStatus  string     `json:"sandbox_status"`
+	SandboxMessage string     `json:"sandbox_message"`
+	SessionDir     string     `json:"session_dir"`
+	Cols           int        `json:"cols"`
+	Rows           int        `json:"rows"`
+	StartedAt      time.Time  `json:"started_at"`
+	EndedAt        *time.Time `json:"ended_at,omitempty"`
+	ExitCode       *int       `json:"exit_code,omitempty"`
+	EndReason      string     `json:"end_reason,omitempty"`
+}
+
+// Session is one engine program running in a PTY.
+type Session struct {
+	id      string
+	engine  Engine
+	dir     string
+	sandbox ProbeResult
+	started time.Time
+	grace   time.Duration
+
+	cmd  *exec.Cmd
+	ptmx *os.File
+	pgid int
+	out  *outBuf
+
+	ctx    context.Context // ends when the session has ended
+	cancel context.CancelFunc
+	done   chan struct{} // closed once the state is ended
+	onEnd  func(*Session)
+
+	inputMu sync.Mutex // serialises writes to the PTY
+
+	mu        sync.Mutex
+	cols      int
+	rows      int
+	endReason string // set by the first stop request or at exit
+	endedAt   time.Time
+	exitCode  *int
+	lastInput time.Time
+	hardTimer *time.Timer
+	idleTimer *time.Timer
+}
+
+// sessionSpec is everything needed to start a session.
+type sessionSpec struct {
+	id       string
+	engine   Engine
+	dir      string
+	argv     []string
+	env      []string
+	cols     int
+	rows     int
+	sandbox  ProbeResult
+	limits   Limits
+	onEnd    func(*Session)
+	now      time.Time
+	announce string // the handshake line written before any program output
+}
+
+func startSession(spec sessionSpec) (*Session, error) {
+	cmd := exec.Command(spec.argv[0], spec.argv[1:]...)
+	cmd.Dir = spec.dir
+	cmd.Env = spec.env
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: uint16(spec.rows), Cols: uint16(spec.cols)})
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", spec.engine.Command, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Session{
+		id:        spec.id,
+		engine:    spec.engine,
+		dir:       spec.dir,
+		sandbox:   spec.sandbox,
+		started:   spec.now,
+		grace:     spec.limits.StopGrace,
+		cmd:       cmd,
+		ptmx:      ptmx,
+		pgid:      cmd.Process.Pid, // pty.Start makes it a session (and group) leader
+		out:       newOutBuf(ringSize, sendWindow),
+		ctx:       ctx,
+		cancel:    cancel,
+		done:      make(chan struct{}),
+		onEnd:     spec.onEnd,
+		cols:      spec.cols,
+		rows:      spec.rows,
+		lastInput: spec.now,
+	}
+	// The handshake goes into the stream first, so every client (and every
+	// replay) shows a non-blank line even before the program draws anything.
+	_ = s.out.Write(ctx, []byte(spec.announce))
+	pumpDone := make(chan struct{})
+	go s.pump(pumpDone)
+	go s.reap(pumpDone)
+	if spec.limits.HardTTL > 0 {
+		s.hardTimer = time.AfterFunc(spec.limits.HardTTL, func() {
+			s.notice(fmt.Sprintf("ended: hard time limit of %s reached", spec.limits.HardTTL))
+			s.Stop(context.Background(), EndHardTTL)
+		})
+	}
+	if spec.limits.IdleTTL > 0 {
+		s.armIdle(spec.limits.IdleTTL)
+	}
+	return s, nil
+}
+
+// pump copies PTY output into the ring until the PTY closes.
+func (s *Session) pump(done chan<- struct{}) {
+	defer close(done)
+	buf := make([]byte, frameMax)
+	for {
+		n, err := s.ptmx.Read(buf)
+		if n > 0 {
+			if werr := s.out.Write(s.ctx, buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return // EIO once every holder of the terminal is gone
+		}
+	}
+}
+
+// reap waits for the program, cleans up its process group and ends the session.
+func (s *Session) reap(pumpDone <-chan struct{}) {
+	_ = s.cmd.Wait()
+	// Children the program left behind in its group go with it.
+	_ = syscall.Kill(-s.pgid, syscall.SIGKILL)
+	select {
+	case <-pumpDone:
+	case <-time.After(drainWait):
+	}
+	_ = s.ptmx.Close()
+	code := exitStatus(s.cmd.ProcessState)
+	s.mu.Lock()
+	if s.endReason == "" {
+		s.endReason = EndExited
+	}
+	s.exitCode = &code
+	s.endedAt = time.Now()
+	if s.hardTimer != nil {
+		s.hardTimer.Stop()
+	}
+	if s.idleTimer != nil {
+		s.idleTimer.Stop()
+	}
+	s.mu.Unlock()
+	s.out.Close()
+	close(s.done)
+	s.cancel()
+	if s.onEnd != nil {
+		s.onEnd(s)
+	}
+}
+
+// exitStatus is the shell convention: the exit code, or 128+signal.
+func exitStatus(ps *os.ProcessState) int {
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// Stop ends the program and all its children: hang-up and terminate the
+// process group, wait the grace period, then kill it. It returns once the
+// session has ended or ctx is done.
+func (s *Session) Stop(ctx context.Context, reason string) {
+	s.mu.Lock()
+	if s.endReason == "" {
+		s.endReason = reason
+	}
+	s.mu.Unlock()
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	_ = syscall.Kill(-s.pgid, syscall.SIGHUP)
+	_ = syscall.Kill(-s.pgid, syscall.SIGTERM)
+	t := time.NewTimer(s.grace)
+	defer t.Stop()
+	select {
+	case <-s.done:
+		return
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	_ = syscall.Kill(-s.pgid, syscall.SIGKILL)
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+	}
+}
+
+// Done is closed when the session has ended.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// ID is the session id.
+func (s *Session) ID() string { return s.id }
+
+// Dir is the session's working directory.
+func (s *Session) Dir() string { return s.dir }
+
+// State returns a snapshot for clients.
+func (s *Session) State() SessionState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := SessionState{
+		ID:             s.id,
+		Engine:         s.engine.ID,
+		Label:          s.engine.Label,
+		Command:        s.engine.Command,
+		Status:         StatusRunning,
+		SandboxStatus:  s.sandbox.Status,
+		SandboxMessage: s.sandbox.Message,
+		SessionDir:     s.dir,
+		Cols:           s.cols,
+		Rows:           s.rows,
+		StartedAt:      s.started,
+	}
+	if s.exitCode != nil {
+		st.Status = StatusEnded
+		code := *s.exitCode
+		st.ExitCode = &code
+		ended := s.endedAt
+		st.EndedAt = &ended
+		st.EndReason = s.endReason
+	}
+	return st
+}
+
+// Input writes keystrokes to the program.
+func (s *Session) Input(p []byte) error {
+	s.touch()
+	s.inputMu.Lock()
+	defer s.inputMu.Unlock()
+	select {
+	case <-s.done:
+		return errors.New("the session has ended")
+	default:
+	}
+	_, err := s.ptmx.Write(p)
+	return err
+}
+
+// Resize sets the PTY size (the program gets SIGWINCH when it changes). With
+// redraw it also nudges the program to repaint when the size did not change,
+// so a reattached client gets a full screen rather than a partial replay.
+func (s *Session) Resize(cols, rows int, redraw bool) error {
+	cols, rows = clampSize(cols, rows)
+	s.touch()
+	s.mu.Lock()
+	changed := cols != s.cols || rows != s.rows
+	s.cols, s.rows = cols, rows
+	s.mu.Unlock()
+	select {
+	case <-s.done:
+		return nil
+	default:
+	}
+	if err := pty.Setsize(s.ptmx, &pty.Winsize{Rows: uint16(rows), Cols: uint16(cols)}); err != nil {
+		return fmt.Errorf("resize the terminal: %w", err)
+	}
+	if !changed && redraw {
+		if fg, err := unix.IoctlGetInt(int(s.ptmx.Fd()), unix.TIOCGPGRP); err == nil && fg > 0 {
+			_ = syscall.Kill(-fg, syscall.SIGWINCH)
+		}
+	}
+	return nil
+}
+
+func clampSize(cols, rows int) (int, int) {
+	return min(max(cols, 2), 1000), min(max(rows, 1), 500)
+}
+
+// notice writes a line of Synapse's own into the terminal stream.
+func (s *Session) notice(msg string) {
+	ctx, cancel := context.WithTimeout(s.ctx, time.Second)
+	defer cancel()
+	_ = s.out.Write(ctx, []byte(fmt.Sprintf("\r\n\x1b[0m[session %s] %s\r\n", s.id, msg)))
+}
+
+func (s *Session) touch() {
+	s.mu.Lock()
+	s.lastInput = time.Now()
+	s.mu.Unlock()
+}
+
+// armIdle ends the session after idle without input; activity re-arms it.
+func (s *Session) armIdle(idle time.Duration) {
+	var check func()
+	check = func() {
+		select {
+		case <-s.done:
+			return
+		default:
+		}
+		s.mu.Lock()
+		left := idle - time.Since(s.lastInput)
+		if left > 0 {
+			s.idleTimer = time.AfterFunc(left, check)
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		s.notice(fmt.Sprintf("ended: no input for %s", idle))
+		s.Stop(context.Background(), EndIdle)
+	}
+	s.mu.Lock()
+	s.idleTimer = time.AfterFunc(idle, check)
+	s.mu.Unlock()
+}
+
+// Output gives attach access for the terminal protocol.
+func (s *Session) attach() *cursor { return s.out.Attach() }

@@ -1,0 +1,201 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// The terminal protocol, one WebSocket per attached page:
+//
+//	server → client  text   {"type":"state","session":{…}}        first frame, at once
+//	server → client  binary raw terminal output (the handshake line first, then the program's)
+//	server → client  text   {"type":"exit","code":N,"reason":"…","session":{…}}  then close 1000
+//	client → server  binary raw input (keystrokes, pastes)
+//	client → server  text   {"type":"input","data":"…"}             same, as text
+//	client → server  text   {"type":"resize","cols":C,"rows":R}     the PTY follows
+//	client → server  text   {"type":"ack","bytes":N}                N output bytes processed
+//
+// Flow control: the server never has more than sendWindow unacknowledged
+// bytes in flight to a client, and the PTY pump stops when the client falls a
+// ring behind, so a slow page slows the program instead of growing memory. A
+// client that stops acknowledging for ackTimeout is disconnected (it can
+// reconnect and gets the replay). A new connection to the same session takes
+// over from the old one, which is closed with code 4001.
+const (
+	ackTimeout   = 45 * time.Second
+	writeTimeout = 30 * time.Second
+	pingEvery    = 30 * time.Second
+	readLimit    = 1 << 20
+	inputQueue   = 64
+	closeTakenOver websocket.StatusCode = 4001
+)
+
+type clientMsg struct {
+	Type  string `json:"type"`
+	Data  string `json:"data"`
+	Cols  int    `json:"cols"`
+	Rows  int    `json:"rows"`
+	Bytes int64  `json:"bytes"`
+}
+
+type stateFrame struct {
+	Type    string       `json:"type"`
+	Session SessionState `json:"session"`
+}
+
+type exitFrame struct {
+	Type    string       `json:"type"`
+	Code    int          `json:"code"`
+	Reason  string       `json:"reason"`
+	Session SessionState `json:"session"`
+}
+
+func (s *Server) handleTerminal(w http.ResponseWriter, r *http.Request) {
+	// Browsers always send Origin on WebSocket upgrades; requiring it (and
+	// requiring it to be this server) stops other sites from driving the PTY
+	// with the user's cookie.
+	if err := sameOrigin(r, false); err != nil {
+		writeJSON(w, http.StatusForbidden, &StartError{Code: "bad_origin", Msg: "forbidden: " + err.Error()})
+		return
+	}
+	sess := s.mgr.Get(r.PathValue("id"))
+	if sess == nil {
+		writeJSON(w, http.StatusNotFound, &StartError{Code: "not_found", Msg: "no such session: reload the page"})
+		return
+	}
+	conn, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return // Accept has answered the client
+	}
+	conn.SetReadLimit(readLimit)
+	ctx, cancel := context.WithCancel(s.baseCtx)
+	defer cancel()
+	serveTerminal(ctx, conn, sess)
+}
+
+func writeJSONFrame(ctx context.Context, conn *websocket.Conn, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
+	return conn.Write(wctx, websocket.MessageText, b)
+}
+
+func serveTerminal(ctx context.Context, conn *websocket.Conn, sess *Session) {
+	defer conn.CloseNow()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := writeJSONFrame(ctx, conn, stateFrame{Type: "state", Session: sess.State()}); err != nil {
+		return
+	}
+	cur := sess.attach()
+	defer sess.out.Detach(cur)
+
+	inputs := make(chan []byte, inputQueue)
+	go func() { // PTY writes may block; they must not stall acks
+		for {
+			select {
+			case p := <-inputs:
+				_ = sess.Input(p)
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go readClient(ctx, cancel, conn, sess, cur, inputs)
+	go func() {
+		t := time.NewTicker(pingEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				pctx, pcancel := context.WithTimeout(ctx, writeTimeout)
+				err := conn.Ping(pctx)
+				pcancel()
+				if err != nil {
+					cancel()
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+
+	buf := make([]byte, frameMax)
+	for {
+		n, res, err := sess.out.Next(ctx, cur, buf, ackTimeout)
+		switch {
+		case errors.Is(err, errDetached):
+			_ = conn.Close(closeTakenOver, "the terminal was opened in another window")
+			return
+		case err != nil:
+			return
+		case res == readStalled:
+			_ = conn.Close(websocket.StatusPolicyViolation, "the terminal stopped acknowledging output; reconnect to resume")
+			return
+		case res == readEOF:
+			st := sess.State()
+			code := -1
+			if st.ExitCode != nil {
+				code = *st.ExitCode
+			}
+			if writeJSONFrame(ctx, conn, exitFrame{Type: "exit", Code: code, Reason: st.EndReason, Session: st}) == nil {
+				_ = conn.Close(websocket.StatusNormalClosure, "session ended")
+			}
+			return
+		}
+		wctx, wcancel := context.WithTimeout(ctx, writeTimeout)
+		err = conn.Write(wctx, websocket.MessageBinary, buf[:n])
+		wcancel()
+		if err != nil {
+			return
+		}
+	}
+}
+
+// readClient handles input, resize and ack messages until the connection ends.
+func readClient(ctx context.Context, cancel context.CancelFunc, conn *websocket.Conn, sess *Session, cur *cursor, inputs chan<- []byte) {
+	defer cancel()
+	resized := false
+	for {
+		typ, data, err := conn.Read(ctx)
+		if err != nil {
+			return
+		}
+		if typ == websocket.MessageBinary {
+			select {
+			case inputs <- data:
+			case <-ctx.Done():
+				return
+			}
+			continue
+		}
+		var m clientMsg
+		if json.Unmarshal(data, &m) != nil {
+			continue // ignore what we do not understand rather than drop the terminal
+		}
+		switch m.Type {
+		case "input":
+			select {
+			case inputs <- []byte(m.Data):
+			case <-ctx.Done():
+				return
+			}
+		case "resize":
+			// The first resize of a connection also asks for a repaint, so a
+			// reattached page gets a whole screen, not just the replay.
+			_ = sess.Resize(m.Cols, m.Rows, !resized)
+			resized = true
+		case "ack":
+			sess.out.Ack(cur, m.Bytes)
+		}
+	}
+}
