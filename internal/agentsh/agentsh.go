@@ -1,0 +1,238 @@
+// Package agentsh implements the Agent Shell's built-in commands: read, write,
+// edit, bash (a wrapper that runs a command in the shared shell session) and
+// TodoWrite. Every command answers `-h` with a one-line usage and `--help`
+// with a detailed Markdown page.
+package agentsh
+
+import (
+	"context"
+	"embed"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/router"
+	"github.com/synapse-agent/synapse/internal/todo"
+)
+
+// Executor runs native command lines in the agent's one shell session (the
+// sandbox manager in production). The bash wrapper runs through it, and file
+// commands resolve relative paths against its current directory.
+type Executor interface {
+	Execute(ctx context.Context, command, cwd string) (command.Result, error)
+	Cwd() string
+}
+
+// PathChecker applies the sandbox policy to a path. write asks for write
+// access. A nil PathChecker allows everything.
+type PathChecker interface {
+	CheckPath(path string, write bool) (blocked bool, reason, resource string)
+}
+
+// DefaultTodoMaxContent is the longest todo content or activeForm, in characters.
+const DefaultTodoMaxContent = 500
+
+// Options configures a Shell.
+type Options struct {
+	Exec  Executor    // required by `bash`; its Cwd anchors relative paths
+	Paths PathChecker // nil allows every path
+	Todos *todo.Store // the agent's list; nil gives the Shell its own
+	// Home replaces a leading ~ in paths (config.Config.UserHome).
+	Home string
+	// ReadLimit is read's default --limit (config.Config.ReadDefaultLimit).
+	ReadLimit int
+	// TodoMaxItems caps the todo list (config.Config.TodoMaxItems).
+	TodoMaxItems int
+	// TodoMaxContent caps each item's content and activeForm, in characters.
+	TodoMaxContent int
+}
+
+// Shell runs Agent Shell commands. It holds no state of its own besides its
+// options; it is safe for concurrent use when its Executor and store are.
+type Shell struct {
+	opts Options
+}
+
+// New returns a Shell; zero limits take their defaults.
+func New(opts Options) *Shell {
+	if opts.ReadLimit <= 0 {
+		opts.ReadLimit = config.DefaultReadLimit
+	}
+	if opts.TodoMaxItems <= 0 {
+		opts.TodoMaxItems = config.DefaultTodoMaxItems
+	}
+	if opts.TodoMaxContent <= 0 {
+		opts.TodoMaxContent = DefaultTodoMaxContent
+	}
+	if opts.Todos == nil {
+		opts.Todos = &todo.Store{}
+	}
+	return &Shell{opts: opts}
+}
+
+// Todos returns the store TodoWrite updates.
+func (s *Shell) Todos() *todo.Store { return s.opts.Todos }
+
+// Run executes one Agent Shell command line (`read a.txt`, `bash ls`, ...).
+// It satisfies command.Handler.
+func (s *Shell) Run(ctx context.Context, line string) command.Result {
+	name := router.FirstWord(line)
+	rest := router.Rest(line)
+	cmd, ok := commands[name]
+	if !ok {
+		return command.Fail(name + ": not an Agent Shell command (available: read, write, edit, bash, TodoWrite)")
+	}
+	if err := ctx.Err(); err != nil {
+		return interrupted(name)
+	}
+	if r, ok := s.help(cmd, rest); ok {
+		return r
+	}
+	return cmd.run(s, ctx, rest)
+}
+
+// spec describes one command.
+type spec struct {
+	name string
+	// helpAnywhere: -h/--help are recognised as any unquoted argument, not
+	// only the first (commands without free text).
+	helpAnywhere bool
+	run          func(s *Shell, ctx context.Context, rest string) command.Result
+}
+
+// usages are the one-line usages, kept apart from commands so that the
+// command functions can quote them without an initialisation cycle.
+var usages = map[string]string{
+	"read":      "Usage: read <file_path> [--offset N] [--limit N]",
+	"write":     "Usage: write <file_path> <content>  (or: write <file_path> <<'EOF' ... EOF)",
+	"edit":      "Usage: edit <file_path> <old_text> <new_text> [--all]",
+	"bash":      "Usage: bash <command>",
+	"TodoWrite": `Usage: TodoWrite '{"todos":[{"content":"...","activeForm":"...","status":"pending|in_progress|completed"}]}'`,
+}
+
+var commands = map[string]*spec{
+	"read":      {name: "read", helpAnywhere: true, run: (*Shell).read},
+	"write":     {name: "write", run: (*Shell).write},
+	"edit":      {name: "edit", run: (*Shell).edit},
+	"bash":      {name: "bash", run: (*Shell).bash},
+	"TodoWrite": {name: "TodoWrite", run: (*Shell).todoWrite},
+}
+
+// Usage returns the one-line usage of an Agent Shell command ("" if unknown).
+func Usage(name string) string {
+	return usages[name]
+}
+
+// Help returns the detailed Markdown help of an Agent Shell command ("" if unknown).
+func Help(name string) string {
+	b, err := helpFS.ReadFile("help/" + name + ".md")
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+//go:embed help/*.md
+var helpFS embed.FS
+
+// help answers -h/--help when the flag is a whole, unquoted argument of the
+// command itself: the first argument, or any argument for commands that take
+// no free text. Quoted text ("use -h") is content, never a flag.
+func (s *Shell) help(cmd *spec, rest string) (command.Result, bool) {
+	first := router.FirstWord(rest)
+	short, long := first == "-h", first == "--help"
+	if !short && !long && cmd.helpAnywhere {
+		if toks, err := tokenize(rest); err == nil {
+			for _, t := range toks {
+				sh, lo := isHelpToken(t)
+				short, long = short || sh, long || lo
+			}
+		}
+	}
+	switch {
+	case long:
+		return command.OK(Help(cmd.name)), true
+	case short:
+		return command.OK(usages[cmd.name] + "\n"), true
+	}
+	return command.Result{}, false
+}
+
+// usageError is a failed result whose stderr names the problem and the usage.
+func usageError(cmd, problem string) command.Result {
+	return command.Usage(cmd + ": " + problem + "\n" + usages[cmd] + "\n")
+}
+
+func failf(cmd, msg string) command.Result { return command.Fail(cmd + ": " + msg + "\n") }
+
+func interrupted(cmd string) command.Result {
+	return command.Result{Stderr: cmd + ": interrupted\n", ExitCode: command.Interrupted}
+}
+
+// cwd is the shell session's current directory, or the process's when there
+// is no session.
+func (s *Shell) cwd() string {
+	if s.opts.Exec != nil {
+		if d := s.opts.Exec.Cwd(); d != "" {
+			return d
+		}
+	}
+	d, err := os.Getwd()
+	if err != nil {
+		return "/"
+	}
+	return d
+}
+
+// resolve expands ~ and anchors a relative path at the session's directory.
+func (s *Shell) resolve(p string) string {
+	if s.opts.Home != "" {
+		p = config.ExpandHome(p, s.opts.Home)
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(s.cwd(), p)
+	}
+	return filepath.Clean(p)
+}
+
+// check applies the sandbox policy to path (and to its target when it is a
+// symlink); ok is false with a blocked result when access is refused.
+func (s *Shell) check(cmd, path string, write bool) (command.Result, bool) {
+	if s.opts.Paths == nil {
+		return command.Result{}, true
+	}
+	paths := []string{path}
+	if real, err := filepath.EvalSymlinks(path); err == nil && real != path {
+		paths = append(paths, real)
+	}
+	for _, p := range paths {
+		if blocked, reason, resource := s.opts.Paths.CheckPath(p, write); blocked {
+			if resource == "" {
+				resource = p
+			}
+			access := "read"
+			if write {
+				access = "write"
+			}
+			msg := cmd + ": " + access + " access to " + resource + " is blocked by the sandbox policy"
+			if reason != "" {
+				msg += ": " + reason
+			}
+			return command.Result{
+				Stderr: msg + "\n", ExitCode: 1,
+				Blocked: true, BlockedReason: reason, BlockedResource: resource,
+			}, false
+		}
+	}
+	return command.Result{}, true
+}
+
+// plural formats n with its noun.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}

@@ -1,0 +1,91 @@
+package agentsh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/synapse-agent/synapse/internal/command"
+)
+
+// maxEditBytes bounds the files edit loads whole.
+const maxEditBytes = 64 << 20
+
+// edit replaces literal text in a file: the first occurrence, or every one
+// with --all. The file is left untouched when the text is absent.
+func (s *Shell) edit(ctx context.Context, rest string) command.Result {
+	toks, err := tokenize(rest)
+	if err != nil {
+		return usageError("edit", err.Error()+"; quote old and new text with '...' or \"...\"")
+	}
+	all := false
+	var pos []string
+	for _, t := range toks {
+		if !t.Quoted && t.Value == "--all" {
+			all = true
+			continue
+		}
+		pos = append(pos, t.Value)
+	}
+	if len(pos) != 3 {
+		return usageError("edit", fmt.Sprintf("want a file, the old text and the new text, got %d argument(s); quote text that contains spaces", len(pos)))
+	}
+	path, old, repl := pos[0], pos[1], pos[2]
+	if old == "" {
+		return usageError("edit", "the old text is empty; give the exact text to replace")
+	}
+	if old == repl {
+		return failf("edit", "the old and new text are identical; nothing to change")
+	}
+	if ctx.Err() != nil {
+		return interrupted("edit")
+	}
+	abs := s.resolve(path)
+	if r, ok := s.check("edit", abs, true); !ok {
+		return r
+	}
+	target, existed, err := writeTarget(abs)
+	if err != nil {
+		return failf("edit", err.Error())
+	}
+	if !existed {
+		return failf("edit", abs+": no such file; create it with write")
+	}
+	info, err := os.Stat(target)
+	if err != nil {
+		return failf("edit", err.Error())
+	}
+	if info.Size() > maxEditBytes {
+		return failf("edit", fmt.Sprintf("%s is %d bytes, too large to edit in place; use a native tool such as sed", abs, info.Size()))
+	}
+	data, err := os.ReadFile(target)
+	if err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return failf("edit", abs+": permission denied")
+		}
+		return failf("edit", err.Error())
+	}
+	text := string(data)
+	n := strings.Count(text, old)
+	if n == 0 {
+		return failf("edit", "the old text was not found in "+abs+"; the file is unchanged. Read it (read "+shellQuote(path)+") and copy the exact text, whitespace included")
+	}
+	replaced := 1
+	if all {
+		text = strings.ReplaceAll(text, old, repl)
+		replaced = n
+	} else {
+		text = strings.Replace(text, old, repl, 1)
+	}
+	if err := atomicWrite(target, []byte(text)); err != nil {
+		return failf("edit", err.Error())
+	}
+	msg := fmt.Sprintf("Edited %s: replaced %s", abs, plural(replaced, "occurrence", "occurrences"))
+	if !all && n > 1 {
+		msg += fmt.Sprintf(" (the first of %d; add --all to replace every one)", n)
+	}
+	return command.OK(msg + "\n")
+}

@@ -1,0 +1,176 @@
+package agentsh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/synapse-agent/synapse/internal/command"
+)
+
+// write creates or replaces a file with literal content.
+func (s *Shell) write(ctx context.Context, rest string) command.Result {
+	if strings.TrimSpace(rest) == "" {
+		return usageError("write", "missing file path and content")
+	}
+	path, after, err := splitQuotedPath(rest)
+	if err != nil {
+		return usageError("write", err.Error()+`: add the closing quote, e.g. write "my file.txt" 'content'`)
+	}
+	if path == "" {
+		return usageError("write", "empty file path")
+	}
+	content, ok, err := contentArg(after)
+	if err != nil {
+		return usageError("write", err.Error())
+	}
+	if !ok {
+		return usageError("write", `missing content (to create an empty file: write `+shellQuote(path)+` "")`)
+	}
+	if ctx.Err() != nil {
+		return interrupted("write")
+	}
+	abs := s.resolve(path)
+	if r, ok := s.check("write", abs, true); !ok {
+		return r
+	}
+	target, existed, err := writeTarget(abs)
+	if err != nil {
+		return failf("write", err.Error())
+	}
+	if err := atomicWrite(target, []byte(content)); err != nil {
+		return failf("write", err.Error())
+	}
+	verb := "Created"
+	if existed {
+		verb = "Overwrote"
+	}
+	lines := strings.Count(content, "\n")
+	if content != "" && !strings.HasSuffix(content, "\n") {
+		lines++
+	}
+	return command.OK(fmt.Sprintf("%s %s (%s, %s)\n", verb, abs, plural(len(content), "byte", "bytes"), plural(lines, "line", "lines")))
+}
+
+// contentArg extracts literal content from what follows the path: a heredoc
+// (`<<EOF` / `<<'EOF'` / `<<"EOF"` / `<<-EOF` and its body), one quoted
+// argument (its quotes removed), or otherwise the text as written. ok is
+// false when there is no content at all.
+func contentArg(after string) (content string, ok bool, err error) {
+	trimmed := strings.TrimLeft(after, " \t")
+	if strings.HasPrefix(trimmed, "<<") && !strings.HasPrefix(trimmed, "<<<") {
+		body, err := heredoc(trimmed[2:])
+		return body, err == nil, err
+	}
+	if v, ok, err := singleWord(trimmed); err != nil {
+		return "", false, fmt.Errorf("Unclosed quote in content: %w", err)
+	} else if ok {
+		return v, true, nil
+	}
+	// Unquoted content is taken as written; the separator before it (spaces,
+	// or one newline) is not part of it.
+	if strings.HasPrefix(trimmed, "\r\n") {
+		trimmed = trimmed[2:]
+	} else if strings.HasPrefix(trimmed, "\n") {
+		trimmed = trimmed[1:]
+	}
+	if trimmed == "" {
+		return "", false, nil
+	}
+	return trimmed, true, nil
+}
+
+// heredoc parses `[-][ ]DELIM\nbody\nDELIM` (s starts after "<<"). The body
+// is literal: no expansion whatever the quoting of DELIM.
+func heredoc(s string) (string, error) {
+	stripTabs := strings.HasPrefix(s, "-")
+	if stripTabs {
+		s = s[1:]
+	}
+	s = strings.TrimLeft(s, " \t")
+	nl := strings.IndexByte(s, '\n')
+	if nl < 0 {
+		return "", errors.New("heredoc has no body: put the content on the lines after <<'EOF' and end it with a line containing only EOF")
+	}
+	head := strings.TrimRight(s[:nl], " \t\r")
+	toks, err := tokenize(head)
+	if err != nil || len(toks) != 1 || toks[0].Value == "" {
+		return "", fmt.Errorf("bad heredoc delimiter %q: write <file> <<'EOF' then the content, then a line with only EOF", head)
+	}
+	delim := toks[0].Value
+	var body strings.Builder
+	rest := s[nl+1:]
+	for rest != "" {
+		line, next, found := strings.Cut(rest, "\n")
+		check := strings.TrimSuffix(line, "\r")
+		if stripTabs {
+			check = strings.TrimLeft(check, "\t")
+			line = strings.TrimLeft(line, "\t")
+		}
+		if check == delim {
+			return body.String(), nil
+		}
+		body.WriteString(line)
+		if found {
+			body.WriteByte('\n')
+		}
+		rest = next
+	}
+	return "", fmt.Errorf("heredoc is not terminated: end the content with a line containing only %s", delim)
+}
+
+// writeTarget follows a symlink at abs so that writing replaces the file it
+// points to, not the link; existed tells whether that file existed.
+func writeTarget(abs string) (target string, existed bool, err error) {
+	info, err := os.Stat(abs)
+	switch {
+	case err == nil && info.IsDir():
+		return "", true, fmt.Errorf("%s is a directory; give a file path", abs)
+	case err == nil:
+		real, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			return "", true, err
+		}
+		return real, true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return abs, false, nil
+	}
+	return "", false, err
+}
+
+// atomicWrite replaces path with data through a temporary file and a rename,
+// creating parent directories and keeping an existing file's mode.
+func atomicWrite(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cannot create directory %s: %w", dir, err)
+	}
+	mode := fs.FileMode(0o644)
+	if info, err := os.Stat(path); err == nil {
+		mode = info.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("cannot write in %s: %w", dir, err)
+	}
+	name := tmp.Name()
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(mode)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(name, path)
+	}
+	if err != nil {
+		os.Remove(name)
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	return nil
+}
