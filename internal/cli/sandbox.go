@@ -1,7 +1,100 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+
+	"github.com/spf13/cobra"
+
+	"github.com/synapse-agent/synapse/internal/app"
+	"github.com/synapse-agent/synapse/internal/sandbox"
+)
 
 func newSandboxCmd(stdio IO) *cobra.Command {
-	return &cobra.Command{Use: "sandbox", Short: "Run commands under the sandbox policy", RunE: notYet("synapse sandbox")}
+	cmd := &cobra.Command{
+		Use:   "sandbox",
+		Short: "Run commands under the sandbox policy, or show what it enforces",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newSandboxExecCmd(stdio), newSandboxStatusCmd(stdio))
+	return cmd
+}
+
+// sandboxManager builds the manager the way the agent would for this cwd.
+func sandboxManager(stdio IO) (*sandbox.Manager, error) {
+	a, err := app.New(stdio.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return a.NewSandbox(app.SandboxOptions{})
+}
+
+func newSandboxExecCmd(stdio IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "exec -- CMD [ARG...]",
+		Short: "Run one command under the sandbox policy (always sandboxed: refuses when the sandbox cannot run)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := sandboxManager(stdio)
+			if err != nil {
+				return exitCode(1, err)
+			}
+			for _, w := range m.Warnings() {
+				fmt.Fprintln(stdio.Err, "synapse: warning:", w)
+			}
+			cwd, err := os.Getwd()
+			if err != nil {
+				return exitCode(1, fmt.Errorf("cannot find the working directory: %w", err))
+			}
+			argv, err := sandbox.WrapArgv(m.BuildPolicy(cwd), args, sandbox.WrapOptions{Cwd: cwd, Env: os.Environ()})
+			if err != nil {
+				return exitCode(1, fmt.Errorf("the command was not run: %w", err))
+			}
+			c := exec.CommandContext(cmd.Context(), argv[0], argv[1:]...)
+			c.Stdin, c.Stdout, c.Stderr = stdio.In, stdio.Out, stdio.Err
+			err = c.Run()
+			var ee *exec.ExitError
+			switch {
+			case err == nil:
+				return nil
+			case errors.As(err, &ee):
+				code := ee.ExitCode()
+				if code < 0 {
+					code = 128 + 9 // killed by a signal
+				}
+				return exitCode(code, nil)
+			default:
+				return exitCode(1, fmt.Errorf("run the sandbox: %w", err))
+			}
+		},
+	}
+}
+
+func newSandboxStatusCmd(stdio IO) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Explain what the sandbox enforces on this machine and why",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, err := sandboxManager(stdio)
+			if err != nil {
+				return exitCode(1, err)
+			}
+			st := m.Status()
+			if asJSON {
+				enc := json.NewEncoder(stdio.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			fmt.Fprint(stdio.Out, st.String())
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	return cmd
 }
