@@ -53,8 +53,9 @@ type Options struct {
 
 // ToolMeta is extra information about a finished top-level tool call.
 type ToolMeta struct {
-	// Todos is the todo list after a TodoWrite call; for TodoWrite the
-	// renderer shows its summary instead of the raw output.
+	// Todos is the todo list after a TodoWrite call; when non-nil the
+	// renderer shows its summary instead of the raw output (an empty,
+	// non-nil list reads "todo list is empty").
 	Todos []todo.Item
 	// Message is a short error message (tool.Result.Message), shown on failure.
 	Message string
@@ -386,7 +387,7 @@ func (r *Renderer) ToolEnd(id string, ok bool, output string, meta ToolMeta) {
 		}
 	}
 	lines := []string{r.fit(r.mark(ok) + " " + r.p.bold(shortCommand(cmd)))}
-	if ok && isTodoWrite(cmd) {
+	if ok && isTodoWrite(cmd) && meta.Todos != nil {
 		lines = append(lines, r.todoLines(meta.Todos, "    ")...)
 	} else {
 		if !ok && meta.Message != "" && !strings.Contains(output, meta.Message) {

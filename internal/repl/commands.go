@@ -1,0 +1,295 @@
+package repl
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/session"
+)
+
+type slashCommand struct {
+	name, args, help string
+	run              func(r *REPL, ctx context.Context, args string) error
+}
+
+var slashCommands []slashCommand
+
+func init() {
+	slashCommands = []slashCommand{
+		{"help", "", "show this list", (*REPL).cmdHelp},
+		{"exit", "", "leave Synapse (also /quit, Ctrl+D)", func(*REPL, context.Context, string) error { return errExit }},
+		{"quit", "", "leave Synapse", func(*REPL, context.Context, string) error { return errExit }},
+		{"clear", "", "start a new conversation (the todo list is cleared)", (*REPL).cmdClear},
+		{"cost", "", "tokens in/out, cache reads/writes and hit rate, cost when priced", (*REPL).cmdCost},
+		{"context", "", "context used against the model's window, messages, tool calls", (*REPL).cmdContext},
+		{"model", "[name]", "show the model, or switch to another for this session", (*REPL).cmdModel},
+		{"tools", "", "what the agent can call, by layer", (*REPL).cmdTools},
+		{"resume", "[--latest | id]", "continue a saved session (pick from recent ones)", (*REPL).cmdResume},
+		{"sandbox", "", "what the sandbox enforces, and this session's grants", (*REPL).cmdSandbox},
+	}
+}
+
+func (r *REPL) slash(ctx context.Context, line string) error {
+	name, args, _ := strings.Cut(strings.TrimPrefix(line, "/"), " ")
+	args = strings.TrimSpace(args)
+	for _, c := range slashCommands {
+		if c.name == name {
+			return c.run(r, ctx, args)
+		}
+	}
+	r.r.Error(fmt.Sprintf("unknown command /%s: type /help for the list of commands", name))
+	return nil
+}
+
+func (r *REPL) cmdHelp(context.Context, string) error {
+	lines := []string{"Commands:"}
+	for _, c := range slashCommands {
+		lines = append(lines, fmt.Sprintf("  %-24s %s", "/"+strings.TrimSpace(c.name+" "+c.args), c.help))
+	}
+	lines = append(lines,
+		fmt.Sprintf("  %-24s %s", "!<command>", "run a shell command yourself; not sent to the model"),
+		"Input: end a line with \\ to continue it; pasted text is kept whole.",
+		"Keys: Ctrl+C cancels a running turn or clears the line; twice, or Ctrl+D, exits.")
+	r.println(lines...)
+	return nil
+}
+
+func (r *REPL) cmdClear(context.Context, string) error {
+	r.o.Agent.Reset()
+	if r.o.Sink != nil {
+		r.o.Sink.Reset()
+	}
+	r.println("Started a new conversation.")
+	return nil
+}
+
+func (r *REPL) cmdCost(context.Context, string) error {
+	u := r.o.Agent.SessionUsage()
+	if u == nil {
+		r.println("No usage yet in this session.")
+		return nil
+	}
+	lines := []string{
+		fmt.Sprintf("Tokens: %s in, %s out", count(u.InputTokens), count(u.OutputTokens)),
+		fmt.Sprintf("Cache: %s read, %s written, hit rate %s", count(u.CacheReadTokens), count(u.CacheCreationTokens),
+			hitRate(u.CacheReadTokens, u.InputTokens+u.CacheReadTokens+u.CacheCreationTokens)),
+		fmt.Sprintf("Requests: %d", u.RoundCount),
+	}
+	switch {
+	case u.Priced && u.UnpricedRounds > 0:
+		lines = append(lines, fmt.Sprintf("Cost: $%.4f (%d requests had no price; add the model to pricing.json)", u.CostUSD, u.UnpricedRounds))
+	case u.Priced:
+		lines = append(lines, fmt.Sprintf("Cost: $%.4f", u.CostUSD))
+	default:
+		lines = append(lines, "Cost: not priced (add the model to $SYNAPSE_HOME/pricing.json)")
+	}
+	r.println(lines...)
+	return nil
+}
+
+func hitRate(read, total int64) string {
+	if total == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f%%", float64(read)*100/float64(total))
+}
+
+// count writes a token count with thousands separators.
+func count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	if len(s) <= 3 {
+		return s
+	}
+	var b strings.Builder
+	pre := len(s) % 3
+	if pre > 0 {
+		b.WriteString(s[:pre])
+	}
+	for i := pre; i < len(s); i += 3 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(s[i : i+3])
+	}
+	return b.String()
+}
+
+func (r *REPL) cmdContext(context.Context, string) error {
+	hist := r.o.Agent.History()
+	calls := 0
+	for _, m := range hist {
+		calls += len(m.ToolCalls)
+	}
+	var used int64
+	if r.o.Sink != nil {
+		used = r.o.Sink.ContextTokens()
+	}
+	model := r.o.Agent.Model()
+	window := 0
+	if r.o.ContextWindow != nil {
+		window = r.o.ContextWindow(model)
+	}
+	ctxLine := fmt.Sprintf("Context: %s tokens (last request)", count(used))
+	if window > 0 {
+		ctxLine = fmt.Sprintf("Context: %s of %s tokens (%.1f%%) for %s", count(used), count(int64(window)),
+			float64(used)*100/float64(window), model)
+	}
+	if used == 0 {
+		ctxLine += "; no request in this conversation yet"
+	}
+	r.println(ctxLine, fmt.Sprintf("Messages: %d · tool calls: %d", len(hist), calls))
+	return nil
+}
+
+func (r *REPL) cmdModel(_ context.Context, args string) error {
+	if args == "" {
+		r.println("Model: " + r.o.Agent.Model())
+		return nil
+	}
+	r.o.Agent.SetModel(args)
+	r.println("Model for this session: " + args)
+	return nil
+}
+
+func (r *REPL) cmdTools(context.Context, string) error {
+	if r.o.ToolsText == nil {
+		r.println("The agent has one tool, Bash(command, restart); run `command:search <words>` through it to find commands.")
+		return nil
+	}
+	r.println(strings.TrimRight(r.o.ToolsText(), "\n"))
+	return nil
+}
+
+func (r *REPL) cmdSandbox(context.Context, string) error {
+	status := "unknown"
+	if r.o.SandboxStatus != nil {
+		status = strings.TrimRight(r.o.SandboxStatus(), "\n")
+	}
+	lines := []string{"Sandbox: " + status}
+	r.mu.Lock()
+	grants := append([]string(nil), r.grants...)
+	r.mu.Unlock()
+	if len(grants) == 0 {
+		lines = append(lines, "Session grants: none")
+	} else {
+		lines = append(lines, "Session grants:")
+		for _, g := range grants {
+			lines = append(lines, "  "+g)
+		}
+	}
+	r.println(lines...)
+	return nil
+}
+
+// maxResumeChoices is how many recent sessions /resume offers.
+const maxResumeChoices = 10
+
+func (r *REPL) cmdResume(_ context.Context, args string) error {
+	if r.o.Sessions == nil {
+		r.r.Error("sessions are not enabled, so there is nothing to resume")
+		return nil
+	}
+	id := args
+	switch args {
+	case "--latest":
+		id = "latest"
+	case "":
+		entries, err := r.o.Sessions.List()
+		if err != nil {
+			r.r.Error("listing sessions: " + err.Error())
+			return nil
+		}
+		current := r.o.Agent.SessionID()
+		var choices []session.Entry
+		for _, e := range entries {
+			if e.ID != current {
+				choices = append(choices, e)
+			}
+			if len(choices) == maxResumeChoices {
+				break
+			}
+		}
+		if len(choices) == 0 {
+			r.println("No saved sessions to resume.")
+			return nil
+		}
+		lines := []string{"Recent sessions:"}
+		for i, e := range choices {
+			lines = append(lines, fmt.Sprintf("  %2d. %s  %s  (%s, %d messages)", i+1, shortID(e.ID),
+				orUntitled(e.Title), age(r.now().Sub(e.UpdatedAt)), e.MessageCount))
+		}
+		r.println(lines...)
+		line, _, err := r.readLine(fmt.Sprintf("Resume which (1-%d, Enter to cancel)? ", len(choices)))
+		if err != nil || strings.TrimSpace(line) == "" {
+			r.println("Cancelled.")
+			return nil
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(line))
+		if err != nil || n < 1 || n > len(choices) {
+			r.r.Error(fmt.Sprintf("%q is not a number from 1 to %d; run /resume again", line, len(choices)))
+			return nil
+		}
+		id = choices[n-1].ID
+	}
+	if err := r.o.Agent.Resume(id); err != nil {
+		r.r.Error("resume: " + err.Error())
+		return nil
+	}
+	if r.o.Sink != nil {
+		r.o.Sink.Reset()
+	}
+	hist := r.o.Agent.History()
+	r.println(fmt.Sprintf("Resumed session %s (%d messages).", r.o.Agent.SessionID(), len(hist)))
+	if last := lastText(hist, llm.RoleUser); last != "" {
+		r.println("Last prompt: " + truncateLine(last, 100))
+	}
+	return nil
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+func orUntitled(t string) string {
+	if strings.TrimSpace(t) == "" {
+		return "(untitled)"
+	}
+	return t
+}
+
+func age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d/time.Hour))
+	default:
+		return fmt.Sprintf("%dd ago", int(d/(24*time.Hour)))
+	}
+}
+
+func lastText(msgs []llm.Message, role llm.Role) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == role && strings.TrimSpace(msgs[i].Text) != "" {
+			return msgs[i].Text
+		}
+	}
+	return ""
+}
+
+func truncateLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,117 @@
+package repl
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// MaxHistory bounds the entries kept in memory and loaded from the file.
+const MaxHistory = 1000
+
+// History is the prompt history, persisted across runs as one JSON string
+// per line (so multi-line prompts survive) and appended line-whole. It
+// implements golang.org/x/term's History.
+type History struct {
+	mu      sync.Mutex
+	path    string
+	entries []string // oldest first
+	warn    func(error)
+}
+
+// LoadHistory reads path (missing is fine). Unreadable lines are skipped.
+// warn receives errors of later appends; nil ignores them.
+func LoadHistory(path string, warn func(error)) (*History, error) {
+	h := &History{path: path, warn: warn}
+	if path == "" {
+		return h, nil
+	}
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return h, nil
+	}
+	if err != nil {
+		return h, fmt.Errorf("read prompt history %s: %w", path, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
+	for sc.Scan() {
+		var s string
+		if json.Unmarshal(sc.Bytes(), &s) == nil && strings.TrimSpace(s) != "" {
+			h.entries = append(h.entries, s)
+		}
+	}
+	if len(h.entries) > MaxHistory {
+		h.entries = h.entries[len(h.entries)-MaxHistory:]
+	}
+	return h, nil
+}
+
+// Add records entry (x/term calls it for every line read) and appends it
+// to the file. Consecutive duplicates and blank lines are not recorded.
+func (h *History) Add(entry string) {
+	if strings.TrimSpace(entry) == "" {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if n := len(h.entries); n > 0 && h.entries[n-1] == entry {
+		return
+	}
+	h.entries = append(h.entries, entry)
+	if len(h.entries) > MaxHistory {
+		h.entries = h.entries[1:]
+	}
+	if h.path == "" {
+		return
+	}
+	if err := appendLine(h.path, entry); err != nil && h.warn != nil {
+		h.warn(fmt.Errorf("save prompt history: %w", err))
+	}
+}
+
+func appendLine(path, entry string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	b, err := json.Marshal(entry)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	// One write per entry keeps lines whole when two REPLs append at once.
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Len is the number of entries.
+func (h *History) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.entries)
+}
+
+// At returns an entry; 0 is the most recent.
+func (h *History) At(idx int) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.entries[len(h.entries)-1-idx]
+}
+
+// Entries returns a copy, oldest first.
+func (h *History) Entries() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.entries...)
+}

@@ -1,0 +1,358 @@
+// Package repl is the interactive loop: line editing with persistent
+// history, multi-line input, slash commands, `!` shell commands, turns that
+// Ctrl+C cancels, and the permission prompt for sandbox-blocked commands.
+// It drives an agent and draws through internal/render; it holds no agent
+// logic of its own.
+package repl
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/render"
+	"github.com/synapse-agent/synapse/internal/session"
+)
+
+// Agent is what the REPL needs of the conversation (*agent.Runner).
+type Agent interface {
+	Run(ctx context.Context, input string) (agent.Result, error)
+	Reset()
+	Resume(idOrPrefix string) error
+	Model() string
+	SetModel(model string)
+	SessionID() string
+	SessionUsage() *session.Usage
+	History() []llm.Message
+}
+
+// Sessions lists saved sessions for /resume (*session.Store).
+type Sessions interface {
+	List() ([]session.Entry, error)
+}
+
+// Options configure a REPL.
+type Options struct {
+	In  io.Reader
+	Out io.Writer
+	// TTY is set when In and Out are a terminal already in raw mode (the
+	// caller owns raw mode and restores it). Otherwise input is read line by
+	// line with no editing, as from a pipe.
+	TTY      bool
+	Width    int
+	Renderer *render.Renderer
+	Sink     *Sink
+	Agent    Agent
+	Sessions Sessions // nil: /resume says sessions are off
+	// HistoryPath persists the prompt history ("" keeps it in memory).
+	HistoryPath string
+	// Shell runs a `!` command for the user, outside the conversation.
+	Shell func(ctx context.Context, cmd string) (command.Result, error)
+
+	Version string
+	Cwd     string
+	// SandboxStatus describes what is enforced (banner and /sandbox).
+	SandboxStatus func() string
+	// ToolsText describes what the agent can call, by layer (/tools).
+	ToolsText func() string
+	// ContextWindow gives the model's window in tokens (0: unknown).
+	ContextWindow func(model string) int
+	// Now is the clock (tests); nil means time.Now.
+	Now func() time.Time
+}
+
+// REPL is one interactive session. Create it with New and call Run once.
+type REPL struct {
+	o    Options
+	r    *render.Renderer
+	now  func() time.Time
+	hist *History
+
+	keys   *keys
+	editor *term.Terminal
+	lines  *bufio.Reader
+
+	mu     sync.Mutex
+	watch  *turnWatch // the running turn's key watcher, nil between turns
+	askMu  sync.Mutex // one permission question at a time
+	grants []string   // session grants made here, for /sandbox
+}
+
+// New prepares a REPL.
+func New(o Options) (*REPL, error) {
+	if o.Agent == nil || o.Renderer == nil {
+		return nil, errors.New("repl: an agent and a renderer are required")
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	r := &REPL{o: o, r: o.Renderer, now: o.Now}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	h, err := LoadHistory(o.HistoryPath, func(err error) { r.r.Notice("warning: " + err.Error()) })
+	if err != nil {
+		r.r.Notice("warning: " + err.Error())
+	}
+	r.hist = h
+	if o.TTY {
+		r.keys = startKeys(o.In)
+		in := &editorInput{k: r.keys, now: r.now}
+		r.editor = term.NewTerminal(struct {
+			io.Reader
+			io.Writer
+		}{in, o.Out}, promptText)
+		in.onCtrlC = func(exiting bool) {
+			if !exiting {
+				fmt.Fprint(r.editor, dim("(press Ctrl+C again or Ctrl+D to exit)")+"\r\n")
+			}
+		}
+		r.editor.History = h
+		r.editor.SetBracketedPasteMode(true)
+		if o.Width > 0 {
+			_ = r.editor.SetSize(o.Width, 24)
+		}
+	} else {
+		r.lines = bufio.NewReader(o.In)
+	}
+	return r, nil
+}
+
+const (
+	promptText   = "› "
+	continuation = "… "
+)
+
+func dim(s string) string { return "\x1b[2m" + s + "\x1b[0m" }
+
+// SetSize tells the line editor and the renderer the terminal's new size.
+func (r *REPL) SetSize(width, height int) {
+	if r.editor != nil {
+		_ = r.editor.SetSize(width, height)
+	}
+	r.r.SetSize(width, height)
+}
+
+// History is the prompt history.
+func (r *REPL) History() *History { return r.hist }
+
+// println writes lines outside the renderer (banner, command answers), with
+// the line ending a raw-mode terminal needs.
+func (r *REPL) println(lines ...string) {
+	var b strings.Builder
+	for _, l := range lines {
+		for _, part := range strings.Split(l, "\n") {
+			b.WriteString(part)
+			if r.o.TTY {
+				b.WriteString("\r\n")
+			} else {
+				b.WriteString("\n")
+			}
+		}
+	}
+	_, _ = io.WriteString(r.o.Out, b.String())
+}
+
+// errExit ends the loop with status 0 (/exit, Ctrl+D, double Ctrl+C).
+var errExit = errors.New("exit")
+
+// Run reads prompts until the user exits or ctx ends. It returns the exit status.
+func (r *REPL) Run(ctx context.Context) int {
+	r.banner()
+	for {
+		if ctx.Err() != nil {
+			return 130
+		}
+		input, err := r.readInput()
+		if errors.Is(err, errExit) || errors.Is(err, io.EOF) {
+			if r.o.TTY {
+				r.println("")
+			}
+			return 0
+		}
+		if err != nil {
+			r.r.Error("reading input: " + err.Error())
+			return 1
+		}
+		if strings.TrimSpace(input) == "" {
+			continue
+		}
+		if err := r.handle(ctx, input); errors.Is(err, errExit) {
+			return 0
+		}
+	}
+}
+
+func (r *REPL) banner() {
+	model := r.o.Agent.Model()
+	sess := r.o.Agent.SessionID()
+	if sess == "" {
+		sess = "new"
+	}
+	sandbox := "unknown"
+	if r.o.SandboxStatus != nil {
+		sandbox = firstLine(r.o.SandboxStatus())
+	}
+	r.println(
+		fmt.Sprintf("Synapse %s · model %s", r.o.Version, model),
+		fmt.Sprintf("cwd %s · session %s · sandbox %s", r.o.Cwd, sess, sandbox),
+		"Type /help for commands, !cmd to run a shell command, \\ at the end of a line to continue it, Ctrl+D to exit.",
+	)
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}
+
+// readLine reads one physical line; pasted reports bracketed-paste lines.
+func (r *REPL) readLine(prompt string) (line string, pasted bool, err error) {
+	if r.editor == nil {
+		s, err := r.lines.ReadString('\n')
+		if err != nil && (s == "" || !errors.Is(err, io.EOF)) {
+			return "", false, err
+		}
+		return strings.TrimRight(s, "\r\n"), false, nil
+	}
+	r.editor.SetPrompt(prompt)
+	line, err = r.editor.ReadLine()
+	if errors.Is(err, term.ErrPasteIndicator) {
+		return line, true, nil
+	}
+	return line, false, err
+}
+
+// readInput reads one prompt: a line ending in a backslash continues on
+// the next line, and pasted lines are collected until Enter.
+func (r *REPL) readInput() (string, error) {
+	var parts []string
+	prompt := promptText
+	for {
+		line, pasted, err := r.readLine(prompt)
+		if err != nil {
+			if len(parts) > 0 && errors.Is(err, io.EOF) && r.editor == nil {
+				return strings.Join(parts, "\n"), nil
+			}
+			return "", err
+		}
+		switch {
+		case pasted:
+			parts = append(parts, line)
+			prompt = continuation
+		case strings.HasSuffix(line, "\\") && !strings.HasSuffix(line, "\\\\"):
+			parts = append(parts, strings.TrimSuffix(line, "\\"))
+			prompt = continuation
+		default:
+			if len(parts) > 0 && line == "" && r.editor != nil {
+				// Enter on an empty line after a paste sends the paste.
+				return strings.Join(parts, "\n"), nil
+			}
+			parts = append(parts, line)
+			return strings.Join(parts, "\n"), nil
+		}
+	}
+}
+
+// handle runs one prompt: a slash command, a `!` command or a turn.
+func (r *REPL) handle(ctx context.Context, input string) error {
+	trimmed := strings.TrimSpace(input)
+	switch {
+	case strings.HasPrefix(trimmed, "/"):
+		return r.slash(ctx, trimmed)
+	case strings.HasPrefix(trimmed, "!"):
+		r.bang(ctx, strings.TrimSpace(trimmed[1:]))
+		return nil
+	}
+	r.turn(ctx, input)
+	return nil
+}
+
+// cancellable runs fn with a context that Ctrl+C cancels.
+func (r *REPL) cancellable(ctx context.Context, fn func(ctx context.Context)) (interrupted bool) {
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if r.keys != nil {
+		w := r.keys.watchTurn(cancel)
+		r.mu.Lock()
+		r.watch = w
+		r.mu.Unlock()
+		defer func() {
+			r.mu.Lock()
+			r.watch = nil
+			r.mu.Unlock()
+			w.Stop()
+		}()
+	}
+	fn(tctx)
+	return tctx.Err() != nil && ctx.Err() == nil
+}
+
+func (r *REPL) turn(ctx context.Context, input string) {
+	var err error
+	interrupted := r.cancellable(ctx, func(tctx context.Context) {
+		_, err = r.o.Agent.Run(tctx, input)
+	})
+	r.r.EndText()
+	switch {
+	case interrupted || agent.IsInterrupted(err):
+		r.r.Abort("interrupted")
+		r.r.Notice("Interrupted. The conversation keeps everything up to the last finished step.")
+	case err != nil:
+		var le *agent.LimitError
+		if !errors.As(err, &le) && !r.shownByAgent(err) {
+			r.r.Error(err.Error())
+		}
+	}
+}
+
+// shownByAgent reports whether the agent already emitted err as an event.
+func (r *REPL) shownByAgent(err error) bool {
+	return r.o.Sink != nil && r.o.Sink.shown(err)
+}
+
+// bang runs `!cmd` for the user: output and exit code, conversation untouched.
+func (r *REPL) bang(ctx context.Context, cmd string) {
+	if cmd == "" {
+		r.println("Usage: !<command>   run a shell command yourself (for example: !git status).",
+			"Its output is shown here and is not sent to the model.")
+		return
+	}
+	if r.o.Shell == nil {
+		r.r.Error("shell commands are not available in this session")
+		return
+	}
+	var res command.Result
+	var err error
+	interrupted := r.cancellable(ctx, func(tctx context.Context) {
+		res, err = r.o.Shell(tctx, cmd)
+	})
+	if err != nil {
+		r.r.Error(fmt.Sprintf("!%s: %v", cmd, err))
+		return
+	}
+	out := strings.TrimRight(res.Stdout, "\n")
+	if out != "" {
+		r.println(out)
+	}
+	if e := strings.TrimRight(res.Stderr, "\n"); e != "" {
+		r.println(e)
+	}
+	switch {
+	case res.Blocked:
+		r.r.Error("blocked by the sandbox: " + res.BlockedReason)
+	case interrupted || res.ExitCode == command.Interrupted:
+		r.r.Notice("interrupted (exit code 130)")
+	default:
+		r.r.Notice(fmt.Sprintf("exit code %d", res.ExitCode))
+	}
+}
