@@ -77,6 +77,9 @@ type Request struct {
 	Messages  []Message
 	Tools     []ToolSpec
 	MaxTokens int
+	// ThinkingBudget > 0 enables extended thinking with that many tokens
+	// (providers without it ignore the field).
+	ThinkingBudget int
 }
 
 // Stop reasons, normalised across providers.
@@ -116,8 +119,8 @@ type Response struct {
 
 // Provider streams one request. onEvent is called synchronously, in order,
 // from the calling goroutine's point of view (never concurrently); it may be nil.
-// A max_tokens stop in the middle of a tool call is returned as an error of type
-// *TruncatedError, never a silently dropped call.
+// A max_tokens stop in the middle of a tool call is returned as an *Error of
+// kind ErrTruncated, never a silently dropped call.
 type Provider interface {
 	Name() string
 	Stream(ctx context.Context, req Request, onEvent func(Event)) (Response, error)

@@ -1,0 +1,155 @@
+// Package anthropic adapts the Anthropic Messages API (through the official Go
+// SDK) to llm.Provider: streaming with tool-argument assembly, extended
+// thinking round-trips, prompt caching, usage with cache tokens, retries with
+// backoff honouring retry-after, and typed errors.
+package anthropic
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+
+	"github.com/synapse-agent/synapse/internal/llm"
+)
+
+// Name is the provider name used in settings and errors.
+const Name = "anthropic"
+
+// DefaultModel is used when neither flags, environment nor settings name one.
+const DefaultModel = "claude-sonnet-4-5"
+
+// DefaultBaseURL is the public API endpoint.
+const DefaultBaseURL = "https://api.anthropic.com/"
+
+// Options configure a Provider. Every value is explicit: the SDK's own
+// reading of the process environment is bypassed so that configuration is
+// resolved once, by the caller.
+type Options struct {
+	APIKey string // sent as x-api-key
+	// AuthToken is sent as "Authorization: Bearer" (some gateways want it); optional.
+	AuthToken  string
+	BaseURL    string       // "" means DefaultBaseURL
+	HTTPClient *http.Client // nil means a client without overall timeout (streams are long)
+	// Retry is the retry policy; nil means llm.DefaultRetryPolicy().
+	Retry *llm.RetryPolicy
+	// DisableCache leaves out cache_control markers (for gateways that refuse them).
+	DisableCache bool
+}
+
+// Provider is the Anthropic implementation of llm.Provider. It is safe for
+// concurrent use (sub-agents share one).
+type Provider struct {
+	messages sdk.MessageService
+	retry    llm.RetryPolicy
+	baseURL  string
+	noCache  bool
+}
+
+// New builds a Provider.
+func New(opts Options) *Provider {
+	base := opts.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	ro := []option.RequestOption{
+		option.WithHTTPClient(hc),
+		option.WithBaseURL(base),
+		option.WithMaxRetries(0), // retries are ours: they also cover errors inside the stream
+	}
+	if opts.APIKey != "" {
+		ro = append(ro, option.WithAPIKey(opts.APIKey))
+	}
+	if opts.AuthToken != "" {
+		ro = append(ro, option.WithAuthToken(opts.AuthToken))
+	}
+	rp := llm.DefaultRetryPolicy()
+	if opts.Retry != nil {
+		rp = *opts.Retry
+	}
+	return &Provider{
+		messages: sdk.NewMessageService(ro...),
+		retry:    rp,
+		baseURL:  strings.TrimSuffix(base, "/"),
+		noCache:  opts.DisableCache,
+	}
+}
+
+// Name implements llm.Provider.
+func (p *Provider) Name() string { return Name }
+
+// Stream implements llm.Provider. A failure before anything was streamed is
+// retried per the policy; once output has reached onEvent it is not, since
+// the caller has already shown it.
+func (p *Provider) Stream(ctx context.Context, req llm.Request, onEvent func(llm.Event)) (llm.Response, error) {
+	params := p.params(req)
+	if onEvent == nil {
+		onEvent = func(llm.Event) {}
+	}
+	for attempt := 0; ; attempt++ {
+		resp, emitted, err := p.once(ctx, params, onEvent)
+		if err == nil {
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return llm.Response{}, ctx.Err()
+		}
+		le := err
+		if emitted || !le.retry {
+			return llm.Response{}, le.Error
+		}
+		d, ok := p.retry.Delay(attempt, le.RetryAfter)
+		if !ok {
+			if attempt > 0 {
+				le.Message += " (gave up after " + plural(attempt, "retry", "retries") + ")"
+			}
+			return llm.Response{}, le.Error
+		}
+		if err := p.retry.Wait(ctx, d); err != nil {
+			return llm.Response{}, err
+		}
+	}
+}
+
+// attemptError is the error of one attempt and whether it may be retried.
+type attemptError struct {
+	*llm.Error
+	retry bool
+}
+
+// once runs one attempt; emitted reports whether any event reached onEvent.
+// A cancelled context is returned as is (not an attemptError) by Stream.
+func (p *Provider) once(ctx context.Context, params sdk.MessageNewParams, onEvent func(llm.Event)) (llm.Response, bool, *attemptError) {
+	stream := p.messages.NewStreaming(ctx, params)
+	defer stream.Close()
+	a := assembler{onEvent: onEvent, maxTokens: params.MaxTokens}
+	for stream.Next() {
+		if err := a.add(stream.Current()); err != nil {
+			return llm.Response{}, a.emitted, &attemptError{Error: err}
+		}
+	}
+	if err := stream.Err(); err != nil {
+		le, retry := p.classify(err)
+		return llm.Response{}, a.emitted, &attemptError{Error: le, retry: retry}
+	}
+	resp, err := a.finish(p.baseURL)
+	if err != nil {
+		// An incomplete stream is a connection failure and may be retried.
+		return llm.Response{}, a.emitted, &attemptError{Error: err, retry: err.Kind == llm.ErrConnection}
+	}
+	return resp, a.emitted, nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}

@@ -1,0 +1,548 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+)
+
+var bashSchema = json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"},"restart":{"type":"boolean"}},"required":["command"]}`)
+
+// waits records the retry waits a provider asked for, instead of sleeping.
+type waits struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (w *waits) sleep(_ context.Context, d time.Duration) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.d = append(w.d, d)
+	return nil
+}
+
+func (w *waits) list() []time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]time.Duration(nil), w.d...)
+}
+
+func newProvider(srv *llmtest.Server, w *waits, maxRetries int) *Provider {
+	rp := llm.RetryPolicy{MaxRetries: maxRetries, BaseDelay: 10 * time.Millisecond, MaxDelay: 40 * time.Millisecond, MaxRetryAfter: time.Minute}
+	if w != nil {
+		rp.Sleep = w.sleep
+	}
+	return New(Options{APIKey: "test-key", BaseURL: srv.URL(), Retry: &rp})
+}
+
+func baseRequest(msgs ...llm.Message) llm.Request {
+	if len(msgs) == 0 {
+		msgs = []llm.Message{{Role: llm.RoleUser, Text: "hi"}}
+	}
+	return llm.Request{
+		Model:    "claude-sonnet-4-5",
+		System:   "You are a test.",
+		Messages: msgs,
+		Tools:    []llm.ToolSpec{{Name: "Bash", Description: "Run a command", InputSchema: bashSchema}},
+	}
+}
+
+type collected struct {
+	text, thinking string
+	calls          []llm.ToolCall
+	usage          []llm.Usage
+}
+
+func (c *collected) on(e llm.Event) {
+	switch e.Type {
+	case llm.EventTextDelta:
+		c.text += e.Text
+	case llm.EventThinkingDelta:
+		c.thinking += e.Text
+	case llm.EventToolCall:
+		c.calls = append(c.calls, *e.ToolCall)
+	case llm.EventUsage:
+		c.usage = append(c.usage, *e.Usage)
+	}
+}
+
+func jsonEqual(t *testing.T, got json.RawMessage, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("got invalid JSON %q: %v", got, err)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("bad want %q", want)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("JSON = %s, want %s", got, want)
+	}
+}
+
+func TestStreamAssemblesToolCalls(t *testing.T) {
+	tests := []struct {
+		name      string
+		turn      llmtest.Turn
+		wantText  string
+		wantCalls []string // id:name:json
+		wantStop  string
+	}{
+		{
+			name:      "one call split into single-byte deltas",
+			turn:      llmtest.Turn{ToolCalls: []llmtest.ToolCall{llmtest.BashCall("c1", "ls -la /tmp && echo 'done ✓'")}, Fragment: 1},
+			wantCalls: []string{`c1:Bash:{"command":"ls -la /tmp && echo 'done ✓'"}`},
+			wantStop:  llm.StopToolUse,
+		},
+		{
+			name: "text then three calls in one message",
+			turn: llmtest.Turn{Text: "Let me look around.", Fragment: 3, ToolCalls: []llmtest.ToolCall{
+				llmtest.BashCall("a", "read go.mod"),
+				llmtest.BashCall("b", "task:explore internal/"),
+				{ID: "c", Name: "Bash", Input: map[string]any{"command": "git status", "restart": true}},
+			}},
+			wantText: "Let me look around.",
+			wantCalls: []string{
+				`a:Bash:{"command":"read go.mod"}`,
+				`b:Bash:{"command":"task:explore internal/"}`,
+				`c:Bash:{"command":"git status","restart":true}`,
+			},
+			wantStop: llm.StopToolUse,
+		},
+		{
+			name:      "call without arguments",
+			turn:      llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "n", Name: "Bash"}}},
+			wantCalls: []string{`n:Bash:{}`},
+			wantStop:  llm.StopToolUse,
+		},
+		{
+			name:     "plain text",
+			turn:     llmtest.TextTurn("héllo, wörld"),
+			wantText: "héllo, wörld",
+			wantStop: llm.StopEndTurn,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.New(t, tc.turn)
+			var c collected
+			resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.on)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.text != tc.wantText || resp.Message.Text != tc.wantText {
+				t.Errorf("text: events %q, message %q, want %q", c.text, resp.Message.Text, tc.wantText)
+			}
+			if resp.StopReason != tc.wantStop {
+				t.Errorf("stop %q, want %q", resp.StopReason, tc.wantStop)
+			}
+			if len(c.calls) != len(tc.wantCalls) || len(resp.Message.ToolCalls) != len(tc.wantCalls) {
+				t.Fatalf("calls: events %v, message %v, want %v", c.calls, resp.Message.ToolCalls, tc.wantCalls)
+			}
+			for i, want := range tc.wantCalls {
+				parts := strings.SplitN(want, ":", 3)
+				for _, got := range []llm.ToolCall{c.calls[i], resp.Message.ToolCalls[i]} {
+					if got.ID != parts[0] || got.Name != parts[1] {
+						t.Errorf("call %d = %s/%s, want %s/%s", i, got.ID, got.Name, parts[0], parts[1])
+					}
+					jsonEqual(t, got.Input, parts[2])
+				}
+			}
+			if resp.Message.Role != llm.RoleAssistant || resp.Model != "claude-sonnet-4-5" {
+				t.Errorf("role %q model %q", resp.Message.Role, resp.Model)
+			}
+		})
+	}
+}
+
+func TestThinkingSignatureRoundTripAndToolResultsFolded(t *testing.T) {
+	srv := llmtest.New(t,
+		llmtest.Turn{Thinking: "I should list files first.", Signature: "sig-XYZ", RedactedThinking: "opaque==",
+			ToolCalls: []llmtest.ToolCall{llmtest.BashCall("t1", "ls"), llmtest.BashCall("t2", "pwd")}},
+		llmtest.TextTurn("two results seen"),
+	)
+	p := newProvider(srv, nil, 0)
+	var c collected
+	req := baseRequest()
+	req.ThinkingBudget = 2048
+	resp, err := p.Stream(context.Background(), req, c.on)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.thinking != "I should list files first." {
+		t.Errorf("thinking events %q", c.thinking)
+	}
+	wantThinking := []llm.Thinking{{Text: "I should list files first.", Signature: "sig-XYZ"}, {Redacted: "opaque=="}}
+	if !reflect.DeepEqual(resp.Message.Thinking, wantThinking) {
+		t.Errorf("thinking %+v", resp.Message.Thinking)
+	}
+	req.Messages = append(req.Messages, resp.Message,
+		llm.Message{Role: llm.RoleTool, ToolCallID: "t1", Text: "a.txt\nb.txt"},
+		llm.Message{Role: llm.RoleTool, ToolCallID: "t2", Text: "boom", IsError: true},
+		llm.Message{Role: llm.RoleUser, Text: "[System Reminder] keep going"},
+	)
+	if _, err := p.Stream(context.Background(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	second := srv.Requests()[1]
+	if len(second.Messages) != 3 {
+		t.Fatalf("want user, assistant, user; got %d messages: %+v", len(second.Messages), second.Messages)
+	}
+	asst := second.Messages[1]
+	if asst.Role != "assistant" || !reflect.DeepEqual(asst.Thinking, []llmtest.Thinking{{Text: "I should list files first.", Signature: "sig-XYZ"}, {Redacted: "opaque=="}}) {
+		t.Errorf("assistant sent back %+v", asst)
+	}
+	if len(asst.ToolCalls) != 2 || asst.ToolCalls[1].ID != "t2" {
+		t.Errorf("tool calls sent back %+v", asst.ToolCalls)
+	}
+	last := second.Messages[2]
+	want := []llmtest.ToolResult{{ToolCallID: "t1", Content: "a.txt\nb.txt"}, {ToolCallID: "t2", Content: "boom", IsError: true}}
+	if last.Role != "user" || !reflect.DeepEqual(last.ToolResults, want) || last.Text != "[System Reminder] keep going" {
+		t.Errorf("folded user message %+v", last)
+	}
+	var raw struct {
+		Thinking struct {
+			Type         string `json:"type"`
+			BudgetTokens int    `json:"budget_tokens"`
+		} `json:"thinking"`
+		MaxTokens int `json:"max_tokens"`
+	}
+	if err := json.Unmarshal(second.Raw, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw.Thinking.Type != "enabled" || raw.Thinking.BudgetTokens != 2048 || raw.MaxTokens <= 2048 {
+		t.Errorf("thinking config %+v", raw)
+	}
+}
+
+func TestUsageIncludesCacheTokens(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Turn{Text: "ok", Usage: llmtest.Usage{InputTokens: 12, OutputTokens: 34, CacheReadTokens: 5600, CacheCreationTokens: 780}})
+	var c collected
+	resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.on)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := llm.Usage{InputTokens: 12, OutputTokens: 34, CacheReadTokens: 5600, CacheCreationTokens: 780}
+	if resp.Usage != want {
+		t.Errorf("usage %+v, want %+v", resp.Usage, want)
+	}
+	if len(c.usage) != 1 || c.usage[0] != want {
+		t.Errorf("usage events %+v", c.usage)
+	}
+}
+
+func TestCacheControlInRequest(t *testing.T) {
+	type cc struct {
+		CacheControl *struct {
+			Type string `json:"type"`
+		} `json:"cache_control"`
+	}
+	type body struct {
+		System   []cc `json:"system"`
+		Tools    []cc `json:"tools"`
+		Messages []struct {
+			Content []cc `json:"content"`
+		} `json:"messages"`
+	}
+	for _, disable := range []bool{false, true} {
+		srv := llmtest.New(t, llmtest.TextTurn("ok"))
+		p := New(Options{APIKey: "k", BaseURL: srv.URL(), DisableCache: disable})
+		if _, err := p.Stream(context.Background(), baseRequest(), nil); err != nil {
+			t.Fatal(err)
+		}
+		var b body
+		r, _ := srv.LastRequest()
+		if err := json.Unmarshal(r.Raw, &b); err != nil {
+			t.Fatal(err)
+		}
+		marked := func(c cc) bool { return c.CacheControl != nil && c.CacheControl.Type == "ephemeral" }
+		msgs := b.Messages[len(b.Messages)-1].Content
+		got := []bool{marked(b.System[0]), marked(b.Tools[len(b.Tools)-1]), marked(msgs[len(msgs)-1])}
+		for i, g := range got {
+			if g == disable {
+				t.Errorf("disable=%v: breakpoint %d (system, tools, last message) marked=%v", disable, i, g)
+			}
+		}
+		if r.Header.Get("X-Api-Key") == "" {
+			t.Error("x-api-key header missing")
+		}
+	}
+}
+
+func TestRequestTranslation(t *testing.T) {
+	srv := llmtest.New(t, llmtest.TextTurn("ok"))
+	req := baseRequest(llm.Message{Role: llm.RoleUser, Text: "first"}, llm.Message{Role: llm.RoleAssistant, Text: "answer"}, llm.Message{Role: llm.RoleUser, Text: "second"})
+	if _, err := newProvider(srv, nil, 0).Stream(context.Background(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := srv.LastRequest()
+	if r.Model != "claude-sonnet-4-5" || r.System != "You are a test." || !r.Stream || r.MaxTokens != llm.MaxOutputTokens("claude-sonnet-4-5") {
+		t.Errorf("request %+v", r)
+	}
+	if len(r.Messages) != 3 || r.Messages[2].Text != "second" || r.Messages[1].Role != "assistant" {
+		t.Errorf("messages %+v", r.Messages)
+	}
+	if len(r.Tools) != 1 || r.Tools[0].Name != "Bash" || r.Tools[0].Description != "Run a command" {
+		t.Fatalf("tools %+v", r.Tools)
+	}
+	jsonEqual(t, r.Tools[0].Schema, string(bashSchema))
+}
+
+func TestStopReasonsAndTruncation(t *testing.T) {
+	tests := []struct {
+		name     string
+		turn     llmtest.Turn
+		wantKind llm.ErrorKind
+		wantStop string
+		wantMsg  string
+	}{
+		{"max_tokens in the middle of a tool call", llmtest.Turn{Text: "Writing the file", StopReason: "max_tokens",
+			ToolCalls: []llmtest.ToolCall{{ID: "w", Name: "Bash", RawInput: `{"command":"write big.txt <<EOF\nline 1\nline`}}},
+			llm.ErrTruncated, "", "max_tokens"},
+		{"max_tokens in text only", llmtest.Turn{Text: "a long essay", StopReason: "max_tokens"}, "", llm.StopMaxTokens, ""},
+		{"stop_sequence", llmtest.Turn{Text: "x", StopReason: "stop_sequence"}, "", llm.StopEndTurn, ""},
+		{"refusal", llmtest.Turn{Text: "", StopReason: "refusal"}, "", llm.StopOther, ""},
+		{"invalid tool JSON without truncation", llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "x", Name: "Bash", RawInput: `{"command":`}}, StopReason: "tool_use"},
+			llm.ErrProtocol, "", "not valid JSON"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.New(t, tc.turn)
+			var c collected
+			resp, err := newProvider(srv, nil, 3).Stream(context.Background(), baseRequest(), c.on)
+			if tc.wantKind != "" {
+				if llm.KindOf(err) != tc.wantKind || !strings.Contains(err.Error(), tc.wantMsg) {
+					t.Fatalf("err = %v, want kind %s containing %q", err, tc.wantKind, tc.wantMsg)
+				}
+				if len(c.calls) != 0 {
+					t.Errorf("a broken call was emitted: %+v", c.calls)
+				}
+				if srv.Count() != 1 {
+					t.Errorf("%d requests: a truncated reply must not be retried", srv.Count())
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StopReason != tc.wantStop {
+				t.Errorf("stop %q, want %q", resp.StopReason, tc.wantStop)
+			}
+		})
+	}
+}
+
+func TestRetriesAndErrors(t *testing.T) {
+	tests := []struct {
+		name       string
+		maxRetries int
+		script     []llmtest.Turn
+		wantKind   llm.ErrorKind // "" means success
+		wantMsg    []string
+		wantWaits  []time.Duration // exact waits (retry-after); nil: check only the count
+		wantCount  int             // requests made
+		wantStatus int
+	}{
+		{name: "429 honours retry-after then succeeds", maxRetries: 3,
+			script:    []llmtest.Turn{{Status: 429, RetryAfter: "2"}, llmtest.TextTurn("ok")},
+			wantWaits: []time.Duration{2 * time.Second}, wantCount: 2},
+		{name: "retry-after-ms is preferred", maxRetries: 3,
+			script:    []llmtest.Turn{{Status: 429, RetryAfter: "9", RetryAfterMs: "1500"}, {Status: 529}, llmtest.TextTurn("ok")},
+			wantWaits: nil, wantCount: 3},
+		{name: "529 overloaded then succeeds", maxRetries: 3,
+			script: []llmtest.Turn{{Status: 529}, {Status: 503}, llmtest.TextTurn("ok")}, wantCount: 3},
+		{name: "overloaded error event inside the stream is retried", maxRetries: 3,
+			script: []llmtest.Turn{{StreamError: &llmtest.APIError{Type: "overloaded_error"}}, llmtest.TextTurn("ok")}, wantCount: 2},
+		{name: "500 exhausted", maxRetries: 2,
+			script:   []llmtest.Turn{{Status: 500}, {Status: 500}, {Status: 500}},
+			wantKind: llm.ErrStatus, wantMsg: []string{"internal error", "gave up after 2 retries"}, wantCount: 3, wantStatus: 500},
+		{name: "429 exhausted is a rate-limit error", maxRetries: 1,
+			script:   []llmtest.Turn{{Status: 429, RetryAfterMs: "5"}, {Status: 429, RetryAfterMs: "5"}},
+			wantKind: llm.ErrRateLimit, wantMsg: []string{"rate limited", "SYNAPSE_MAX_PARALLEL_TASKS"}, wantCount: 2, wantStatus: 429},
+		{name: "retry-after beyond the cap is not waited for", maxRetries: 3,
+			script:   []llmtest.Turn{{Status: 429, RetryAfter: "3600"}},
+			wantKind: llm.ErrRateLimit, wantCount: 1, wantWaits: []time.Duration{}, wantStatus: 429},
+		{name: "401 is an auth error naming the variable", maxRetries: 3,
+			script:   []llmtest.Turn{llmtest.ErrorTurn(401, "invalid x-api-key")},
+			wantKind: llm.ErrAuth, wantMsg: []string{"ANTHROPIC_API_KEY", "invalid x-api-key"}, wantCount: 1, wantStatus: 401},
+		{name: "403 is an auth error", maxRetries: 3,
+			script:   []llmtest.Turn{{Status: 403}},
+			wantKind: llm.ErrAuth, wantCount: 1, wantStatus: 403},
+		{name: "400 is a bad request with the server's reason", maxRetries: 3,
+			script:   []llmtest.Turn{llmtest.ErrorTurn(400, "messages: roles must alternate")},
+			wantKind: llm.ErrBadRequest, wantMsg: []string{"roles must alternate"}, wantCount: 1, wantStatus: 400},
+		{name: "404 points at the model name", maxRetries: 3,
+			script:   []llmtest.Turn{llmtest.ErrorTurn(404, "model: claude-nope")},
+			wantKind: llm.ErrStatus, wantMsg: []string{"claude-nope", "--model"}, wantCount: 1, wantStatus: 404},
+		{name: "stream cut before any output is retried", maxRetries: 3,
+			script: []llmtest.Turn{{Text: "hello", CutAfter: 2}, llmtest.TextTurn("ok")}, wantCount: 2},
+		{name: "stream cut after output is a connection error", maxRetries: 3,
+			script:   []llmtest.Turn{{Text: "hello world, this is long", CutAfter: 5}},
+			wantKind: llm.ErrConnection, wantMsg: []string{"closed before the response was complete"}, wantCount: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.New(t, tc.script...)
+			var w waits
+			resp, err := newProvider(srv, &w, tc.maxRetries).Stream(context.Background(), baseRequest(), nil)
+			if tc.wantKind == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if resp.Message.Text != "ok" {
+					t.Errorf("text %q", resp.Message.Text)
+				}
+			} else {
+				var le *llm.Error
+				if !errors.As(err, &le) || le.Kind != tc.wantKind {
+					t.Fatalf("err = %v, want kind %s", err, tc.wantKind)
+				}
+				for _, m := range tc.wantMsg {
+					if !strings.Contains(err.Error(), m) {
+						t.Errorf("error %q lacks %q", err, m)
+					}
+				}
+				if le.StatusCode != tc.wantStatus {
+					t.Errorf("status %d, want %d", le.StatusCode, tc.wantStatus)
+				}
+			}
+			if srv.Count() != tc.wantCount {
+				t.Errorf("%d requests, want %d", srv.Count(), tc.wantCount)
+			}
+			got := w.list()
+			if tc.wantWaits != nil && !reflect.DeepEqual(got, tc.wantWaits) && !(len(got) == 0 && len(tc.wantWaits) == 0) {
+				t.Errorf("waits %v, want %v", got, tc.wantWaits)
+			}
+			if len(got) != srv.Count()-1 && tc.wantKind == "" {
+				t.Errorf("%d waits for %d requests", len(got), srv.Count())
+			}
+		})
+	}
+}
+
+func TestRetryAfterMsPreferredAndBackoffBounded(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Turn{Status: 429, RetryAfter: "9", RetryAfterMs: "1500"}, llmtest.Turn{Status: 529}, llmtest.Turn{Status: 529}, llmtest.TextTurn("ok"))
+	var w waits
+	if _, err := newProvider(srv, &w, 5).Stream(context.Background(), baseRequest(), nil); err != nil {
+		t.Fatal(err)
+	}
+	got := w.list()
+	if len(got) != 3 || got[0] != 1500*time.Millisecond {
+		t.Fatalf("waits %v", got)
+	}
+	// Backoff without retry-after: positive, capped by MaxDelay (40ms in newProvider).
+	for _, d := range got[1:] {
+		if d <= 0 || d > 40*time.Millisecond {
+			t.Errorf("backoff %v out of (0, 40ms]", d)
+		}
+	}
+}
+
+func TestMalformedStreams(t *testing.T) {
+	tests := []struct {
+		name     string
+		raw      string
+		wantKind llm.ErrorKind
+	}{
+		{"invalid JSON data", "event: message_start\ndata: {not json\n\n", llm.ErrProtocol},
+		{"delta for a block never started", "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"m\",\"usage\":{}}}\n\n" +
+			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":7,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n", llm.ErrProtocol},
+		{"negative index", "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":-1,\"content_block\":{\"type\":\"text\"}}\n\n", llm.ErrProtocol},
+		{"no events at all", "this is not an event stream\n", llm.ErrProtocol},
+		{"clean end without message_stop", "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"m\",\"usage\":{}}}\n\n", llm.ErrConnection},
+		{"error event with garbage", "event: error\ndata: <html>\n\n", llm.ErrStatus},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.New(t, llmtest.Turn{Raw: tc.raw})
+			_, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), nil)
+			if llm.KindOf(err) != tc.wantKind {
+				t.Fatalf("err = %v (kind %q), want kind %s", err, llm.KindOf(err), tc.wantKind)
+			}
+		})
+	}
+}
+
+func TestConnectionRefused(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	rp := llm.RetryPolicy{MaxRetries: 0}
+	p := New(Options{APIKey: "k", BaseURL: "http://" + addr, Retry: &rp})
+	_, err = p.Stream(context.Background(), baseRequest(), nil)
+	if llm.KindOf(err) != llm.ErrConnection || !strings.Contains(err.Error(), "ANTHROPIC_BASE_URL") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestCancelStopsPromptly(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Turn{Text: "late", Delay: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := newProvider(srv, nil, 3).Stream(ctx, baseRequest(), nil)
+		done <- err
+	}()
+	for srv.InFlight() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if srv.Count() != 1 {
+		t.Errorf("%d requests: a cancelled request must not be retried", srv.Count())
+	}
+}
+
+func TestConcurrentStreams(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.Handle(func(r *llmtest.Request) llmtest.Turn {
+		return llmtest.Turn{Text: "echo " + r.FirstUserText(), Delay: 20 * time.Millisecond}
+	})
+	p := newProvider(srv, nil, 0)
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q := "q" + string(rune('0'+i))
+			resp, err := p.Stream(context.Background(), baseRequest(llm.Message{Role: llm.RoleUser, Text: q}), nil)
+			if err != nil || resp.Message.Text != "echo "+q {
+				t.Errorf("%s: %q %v", q, resp.Message.Text, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if srv.Count() != 4 {
+		t.Errorf("count %d", srv.Count())
+	}
+}
+
+func BenchmarkStreamToolCall(b *testing.B) {
+	srv := llmtest.NewServer()
+	defer srv.Close()
+	srv.Handle(func(*llmtest.Request) llmtest.Turn {
+		return llmtest.ToolTurn(llmtest.BashCall("c", "ls -la /tmp && cat go.mod | head -20"))
+	})
+	p := New(Options{APIKey: "k", BaseURL: srv.URL()})
+	req := baseRequest()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Stream(context.Background(), req, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

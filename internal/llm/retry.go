@@ -1,0 +1,88 @@
+package llm
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// RetryPolicy says how often, and after how long a wait, a provider retries a
+// request that failed with a retryable status (429, 5xx, 529) or a connection
+// error before any output was streamed.
+type RetryPolicy struct {
+	MaxRetries int           // retries after the first attempt
+	BaseDelay  time.Duration // first backoff; doubles on each retry
+	MaxDelay   time.Duration // cap of the backoff
+	// MaxRetryAfter caps a server-requested wait (retry-after); a longer
+	// request is not waited for: the error is returned with its RetryAfter.
+	MaxRetryAfter time.Duration
+	// Sleep waits d or until ctx is done; nil uses a timer. Tests record the waits here.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// DefaultRetryPolicy is used when a provider is given none.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{MaxRetries: 4, BaseDelay: time.Second, MaxDelay: 30 * time.Second, MaxRetryAfter: 2 * time.Minute}
+}
+
+// Delay returns how long to wait before retry number attempt (0-based), given
+// the server's retry-after (0 when absent); ok is false when the policy says
+// to give up.
+func (p RetryPolicy) Delay(attempt int, retryAfter time.Duration) (d time.Duration, ok bool) {
+	if attempt >= p.MaxRetries {
+		return 0, false
+	}
+	if retryAfter > 0 {
+		if p.MaxRetryAfter > 0 && retryAfter > p.MaxRetryAfter {
+			return 0, false
+		}
+		return retryAfter, true
+	}
+	d = p.BaseDelay << min(attempt, 20)
+	if p.MaxDelay > 0 && d > p.MaxDelay {
+		d = p.MaxDelay
+	}
+	// Up to 20% jitter so that parallel sub-agents do not retry in lockstep.
+	if d > 0 {
+		d -= time.Duration(rand.Int64N(int64(d)/5 + 1))
+	}
+	return d, true
+}
+
+// Wait sleeps d or until ctx is done, returning ctx.Err() in that case.
+func (p RetryPolicy) Wait(ctx context.Context, d time.Duration) error {
+	if p.Sleep != nil {
+		return p.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ParseRetryAfter reads the retry-after-ms and retry-after header values
+// (seconds or an HTTP date, relative to now). ok is false when neither is usable.
+func ParseRetryAfter(retryAfterMs, retryAfter string, now time.Time) (time.Duration, bool) {
+	if v := strings.TrimSpace(retryAfterMs); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	v := strings.TrimSpace(retryAfter)
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return time.Duration(s * float64(time.Second)), true
+	}
+	if t, err := time.Parse(time.RFC1123, v); err == nil {
+		return max(0, t.Sub(now)), true
+	}
+	return 0, false
+}
