@@ -144,8 +144,8 @@ func wordText(w *syntax.Word, home string) (string, bool) {
 		switch x := part.(type) {
 		case *syntax.Lit:
 			v := x.Value
-			if i == 0 {
-				v = expandHome(v, home)
+			if i == 0 && home != "" && (v == "~" || strings.HasPrefix(v, "~/")) {
+				v = home + v[1:] // keep a trailing slash: `~/".ssh"`
 			}
 			b.WriteString(v)
 		case *syntax.SglQuoted:

@@ -1,0 +1,372 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/synapse-agent/synapse/internal/command"
+)
+
+// fakeSession records calls; execFn scripts the results.
+type fakeSession struct {
+	mu      sync.Mutex
+	calls   []string
+	closed  bool
+	dead    bool
+	execFn  func(cmd string) (command.Result, error)
+	started SessionOptions
+}
+
+func (s *fakeSession) Execute(ctx context.Context, c string) (command.Result, error) {
+	s.mu.Lock()
+	s.calls = append(s.calls, c)
+	fn := s.execFn
+	s.mu.Unlock()
+	if fn != nil {
+		return fn(c)
+	}
+	return command.Result{Stdout: "ran " + c}, nil
+}
+func (s *fakeSession) Restart(context.Context) error { return nil }
+func (s *fakeSession) Close() error                  { s.mu.Lock(); s.closed = true; s.mu.Unlock(); return nil }
+func (s *fakeSession) Cwd() string                   { return s.started.Dir }
+func (s *fakeSession) Alive() bool                   { s.mu.Lock(); defer s.mu.Unlock(); return !s.dead && !s.closed }
+
+// fakeBackend is what the fake provider creates.
+type fakeBackend struct {
+	policy   Policy
+	execFn   func(cmd string) (command.Result, error)
+	disposed bool
+}
+
+func (b *fakeBackend) Execute(ctx context.Context, c string) (command.Result, error) {
+	if b.execFn != nil {
+		return b.execFn(c)
+	}
+	return command.Result{Stdout: "ok " + c}, nil
+}
+func (b *fakeBackend) Cwd() string                   { return "" }
+func (b *fakeBackend) Restart(context.Context) error { return nil }
+func (b *fakeBackend) Policy() Policy                { return b.policy }
+func (b *fakeBackend) Sandboxed() bool               { return true }
+func (b *fakeBackend) Dispose() error                { b.disposed = true; return nil }
+
+type fakeProvider struct {
+	mu        sync.Mutex
+	creates   int
+	destroys  int
+	createErr error
+	backends  []*fakeBackend
+	policies  []Policy
+	onCreate  func(n int, b *fakeBackend)
+}
+
+func (p *fakeProvider) Name() string { return "fake" }
+func (p *fakeProvider) Create(ctx context.Context, o CreateOptions) (Backend, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.creates++
+	if p.createErr != nil {
+		return nil, p.createErr
+	}
+	b := &fakeBackend{policy: o.Policy}
+	if p.onCreate != nil {
+		p.onCreate(p.creates, b)
+	}
+	p.backends = append(p.backends, b)
+	p.policies = append(p.policies, o.Policy)
+	return b, nil
+}
+func (p *fakeProvider) Destroy(b Backend) error {
+	p.mu.Lock()
+	p.destroys++
+	p.mu.Unlock()
+	return b.Dispose()
+}
+
+func fakeManager(t *testing.T, prov *fakeProvider, cfg Config) (*Manager, *[]*fakeSession) {
+	t.Helper()
+	var sessions []*fakeSession
+	m, err := NewManager(ManagerOptions{
+		Config:   cfg,
+		Cwd:      "/workspace",
+		Env:      []string{"HOME=/home/u"},
+		TempDir:  "/tmp",
+		Registry: Registry{"fake": func() Provider { return prov }},
+		StartSession: func(ctx context.Context, o SessionOptions) (Session, error) {
+			s := &fakeSession{started: o}
+			sessions = append(sessions, s)
+			return s, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, &sessions
+}
+
+func TestGetSandboxLazyAndReused(t *testing.T) {
+	prov := &fakeProvider{}
+	m, _ := fakeManager(t, prov, Config{Enabled: true, Provider: "fake"})
+	if prov.creates != 0 {
+		t.Fatalf("create called before first GetSandbox: %d", prov.creates)
+	}
+	b1, err := m.GetSandbox(context.Background(), "/workspace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, err := m.GetSandbox(context.Background(), "/workspace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prov.creates != 1 || b1 != b2 {
+		t.Fatalf("creates=%d same=%v, want 1 and the same backend", prov.creates, b1 == b2)
+	}
+}
+
+func TestDisabledUsesUnsandboxedBackendWithoutCreate(t *testing.T) {
+	prov := &fakeProvider{}
+	m, sessions := fakeManager(t, prov, Config{Enabled: false, Provider: "fake"})
+	b, err := m.GetSandbox(context.Background(), "/workspace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Sandboxed() {
+		t.Fatal("backend is sandboxed with enabled=false")
+	}
+	if prov.creates != 0 {
+		t.Fatalf("provider.create called %d times", prov.creates)
+	}
+	if len(*sessions) != 1 || (*sessions)[0].started.Argv[0] != "/bin/bash" {
+		t.Fatalf("unsandboxed shell not started directly: %+v", *sessions)
+	}
+	// The unsandboxed backend does not refuse blacklisted text either.
+	res, err := m.Execute(context.Background(), "cat ~/.ssh/id_rsa", "")
+	if err != nil || res.Blocked {
+		t.Fatalf("res=%+v err=%v", res, err)
+	}
+	if blocked, _, _ := m.CheckPath("/home/u/.ssh/id_rsa", false); blocked {
+		t.Fatal("CheckPath blocks with the sandbox off")
+	}
+}
+
+func TestCreateFailureFailsClosed(t *testing.T) {
+	prov := &fakeProvider{createErr: errors.New("create failed")}
+	m, sessions := fakeManager(t, prov, Config{Enabled: true, Provider: "fake"})
+	if _, err := m.GetSandbox(context.Background(), "/workspace"); err == nil || !strings.Contains(err.Error(), "create failed") {
+		t.Fatalf("err = %v, want the create error", err)
+	}
+	res, err := m.Execute(context.Background(), "echo hi", "")
+	if err == nil {
+		t.Fatalf("execute ran: %+v", res)
+	}
+	if len(*sessions) != 0 {
+		t.Fatalf("a shell was started (fail-open): %d", len(*sessions))
+	}
+}
+
+func TestAddRuntimeWhitelistRebuildsAndKeepsPaths(t *testing.T) {
+	prov := &fakeProvider{}
+	m, _ := fakeManager(t, prov, Config{Enabled: true, Provider: "fake"})
+	ctx := context.Background()
+	if _, err := m.GetSandbox(ctx, "/workspace"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AddRuntimeWhitelist("/path1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AddRuntimeWhitelist("/path2"); err != nil {
+		t.Fatal(err)
+	}
+	if !prov.backends[0].disposed || prov.destroys != 1 {
+		t.Fatalf("old sandbox not destroyed: destroys=%d", prov.destroys)
+	}
+	b, err := m.GetSandbox(ctx, "/workspace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prov.creates != 2 {
+		t.Fatalf("creates = %d, want 2 (rebuilt)", prov.creates)
+	}
+	w := b.Policy().Whitelist
+	if !slices.Contains(w, "/path1") || !slices.Contains(w, "/path2") {
+		t.Fatalf("whitelist %v lacks /path1 or /path2", w)
+	}
+	if err := m.RemoveRuntimeWhitelist("/path1"); err != nil {
+		t.Fatal(err)
+	}
+	if w := m.BuildPolicy("/workspace").Whitelist; slices.Contains(w, "/path1") || !slices.Contains(w, "/path2") {
+		t.Fatalf("after remove: %v", w)
+	}
+}
+
+func TestExecuteRetriesOnceAfterCrash(t *testing.T) {
+	prov := &fakeProvider{onCreate: func(n int, b *fakeBackend) {
+		if n == 1 {
+			b.execFn = func(string) (command.Result, error) { return command.Result{}, ErrCrashed }
+		}
+	}}
+	m, _ := fakeManager(t, prov, Config{Enabled: true, Provider: "fake"})
+	res, err := m.Execute(context.Background(), "echo hi", "/workspace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stdout != "ok echo hi" {
+		t.Fatalf("res = %+v, want the retried result", res)
+	}
+	if prov.creates != 2 || prov.destroys != 1 || !prov.backends[0].disposed {
+		t.Fatalf("creates=%d destroys=%d", prov.creates, prov.destroys)
+	}
+}
+
+func TestExecuteRetriesOnlyOnce(t *testing.T) {
+	prov := &fakeProvider{onCreate: func(n int, b *fakeBackend) {
+		b.execFn = func(string) (command.Result, error) { return command.Result{}, ErrCrashed }
+	}}
+	m, _ := fakeManager(t, prov, Config{Enabled: true, Provider: "fake"})
+	if _, err := m.Execute(context.Background(), "x", ""); !errors.Is(err, ErrCrashed) {
+		t.Fatalf("err = %v", err)
+	}
+	if prov.creates != 2 {
+		t.Fatalf("creates = %d, want 2", prov.creates)
+	}
+}
+
+func TestBuildPolicyMerges(t *testing.T) {
+	prov := &fakeProvider{}
+	m, _ := fakeManager(t, prov, Config{Enabled: true, Provider: "fake", Policy: ConfigPolicy{Whitelist: []string{"/data"}}})
+	if err := m.AddRuntimeWhitelist("/extra"); err != nil {
+		t.Fatal(err)
+	}
+	p := m.BuildPolicy("/workspace")
+	tmp := resolvePath("/tmp", "/", "")
+	for _, want := range []string{"/workspace", "/data", "/extra", tmp} {
+		if !slices.Contains(p.Whitelist, want) {
+			t.Errorf("whitelist %v lacks %s", p.Whitelist, want)
+		}
+	}
+	for _, want := range DefaultBlacklist() {
+		if !slices.Contains(p.Blacklist, want) {
+			t.Errorf("blacklist lacks default %s", want)
+		}
+	}
+}
+
+func TestShutdownThenGetSandboxCreatesAgain(t *testing.T) {
+	prov := &fakeProvider{}
+	m, _ := fakeManager(t, prov, Config{Enabled: true, Provider: "fake"})
+	ctx := context.Background()
+	b1, _ := m.GetSandbox(ctx, "/workspace")
+	if err := m.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if prov.destroys != 1 {
+		t.Fatalf("destroy not called: %d", prov.destroys)
+	}
+	b2, err := m.GetSandbox(ctx, "/workspace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prov.creates != 2 || b1 == b2 {
+		t.Fatalf("creates=%d", prov.creates)
+	}
+}
+
+func TestUnknownProviderListsAvailable(t *testing.T) {
+	_, err := NewManager(ManagerOptions{Config: Config{Enabled: true, Provider: "docker"}, Cwd: "/w"})
+	if err == nil || !strings.Contains(err.Error(), `"docker"`) || !strings.Contains(err.Error(), "local") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestRuntimeWhitelistIsPerManager(t *testing.T) {
+	a, _ := fakeManager(t, &fakeProvider{}, Config{Enabled: true, Provider: "fake"})
+	if err := a.AddRuntimeWhitelist("/extra"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := fakeManager(t, &fakeProvider{}, Config{Enabled: true, Provider: "fake"})
+	if slices.Contains(b.BuildPolicy("/workspace").Whitelist, "/extra") {
+		t.Fatal("managerB inherited managerA's session whitelist")
+	}
+}
+
+func TestPermanentWhitelistLoadsInNewManager(t *testing.T) {
+	home := t.TempDir()
+	cfgPath := filepath.Join(home, "sandbox.json")
+	writeFile(t, cfgPath, `{"enabled": true, "custom": {"keep": [1, 2]}, "policy": {"network": {"allowNetwork": false}, "x": "y"}}`)
+	newM := func() *Manager {
+		m, err := NewManager(ManagerOptions{ConfigPath: cfgPath, Cwd: "/workspace", Env: []string{"HOME=" + home}, TempDir: "/tmp",
+			Registry:     Registry{"local": func() Provider { return &fakeProvider{} }},
+			StartSession: func(context.Context, SessionOptions) (Session, error) { return &fakeSession{}, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	a := newM()
+	if err := a.AddPermanentWhitelist("/extra"); err != nil {
+		t.Fatal(err)
+	}
+	// Seed 003: the session whitelist is updated too.
+	if !slices.Contains(a.BuildPolicy("/workspace").Whitelist, "/extra") {
+		t.Fatal("the current manager's whitelist lacks /extra")
+	}
+	b := newM()
+	if !slices.Contains(b.BuildPolicy("/workspace").Whitelist, "/extra") {
+		t.Fatal("a new manager did not load /extra from sandbox.json")
+	}
+	data, _ := os.ReadFile(cfgPath)
+	for _, keep := range []string{`"custom"`, `"keep"`, `"x": "y"`, `"/extra"`, `"enabled": true`} {
+		if !strings.Contains(string(data), keep) {
+			t.Errorf("sandbox.json lost %s:\n%s", keep, data)
+		}
+	}
+	// Adding again does not duplicate.
+	if err := b.AddPermanentWhitelist("/extra"); err != nil {
+		t.Fatal(err)
+	}
+	data2, _ := os.ReadFile(cfgPath)
+	if strings.Count(string(data2), `"/extra"`) != 1 {
+		t.Fatalf("duplicated entry:\n%s", data2)
+	}
+}
+
+func TestProbeDecidesDefault(t *testing.T) {
+	dir := t.TempDir()
+	opts := func(probeErr error) ManagerOptions {
+		return ManagerOptions{ConfigPath: filepath.Join(dir, "missing.json"), Cwd: "/w", TempDir: "/tmp",
+			Probe: func(context.Context) error { return probeErr }}
+	}
+	on, err := NewManager(opts(nil))
+	if err != nil || !on.Enabled() {
+		t.Fatalf("default with a working platform: enabled=%v err=%v", on != nil && on.Enabled(), err)
+	}
+	off, err := NewManager(opts(errors.New("bwrap is required")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := off.Status()
+	if off.Enabled() || st.Enabled || !strings.Contains(st.Reason, "bwrap is required") || !strings.Contains(st.Reason, `"enabled": true`) {
+		t.Fatalf("status = %+v", st)
+	}
+	// Explicitly enabled: no probe, fail-closed at creation instead.
+	writeFile(t, filepath.Join(dir, "on.json"), `{"enabled": true}`)
+	o := opts(errors.New("probe must not decide"))
+	o.ConfigPath = filepath.Join(dir, "on.json")
+	o.LookPath = func(string) (string, error) { return "", errors.New("not found") }
+	o.StartSession = func(context.Context, SessionOptions) (Session, error) { return &fakeSession{}, nil }
+	o.GOOS = "linux"
+	req, err := NewManager(o)
+	if err != nil || !req.Enabled() {
+		t.Fatalf("explicit enabled: %v", err)
+	}
+	if _, err := req.Execute(context.Background(), "echo hi", ""); err == nil || !strings.Contains(err.Error(), "bwrap is required") {
+		t.Fatalf("err = %v, want bwrap is required", err)
+	}
+}

@@ -1,0 +1,112 @@
+package sandbox
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestStatePersistsWithinOneSandbox(t *testing.T) {
+	f := newFixture(t, nil)
+	f.run(t, "cd /tmp && export FOO=bar")
+	if got := f.run(t, "pwd").Stdout; got != "/tmp" {
+		t.Fatalf("pwd = %q, want /tmp", got)
+	}
+	if got := f.run(t, "echo $FOO").Stdout; got != "bar" {
+		t.Fatalf("FOO = %q, want bar", got)
+	}
+	if f.m.Cwd() != "/tmp" {
+		t.Fatalf("manager Cwd = %q", f.m.Cwd())
+	}
+}
+
+func TestRebuildResetsShellState(t *testing.T) {
+	f := newFixture(t, nil)
+	f.run(t, "cd /tmp && export FOO=bar")
+	extra := t.TempDir()
+	if err := f.m.AddRuntimeWhitelist(extra); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.run(t, "pwd").Stdout; got == "/tmp" || got != f.ws {
+		t.Fatalf("pwd after rebuild = %q, want the initial %q", got, f.ws)
+	}
+	if got := f.run(t, "echo \"[$FOO]\"").Stdout; got != "[]" {
+		t.Fatalf("FOO after rebuild = %q, want empty", got)
+	}
+	// And the new path is writable in the new sandbox.
+	if res := f.run(t, "echo x > '"+extra+"/f'"); res.ExitCode != 0 {
+		t.Fatalf("write to the runtime whitelist failed: %+v", res)
+	}
+}
+
+func TestCrashedShellIsRebuiltAndRetried(t *testing.T) {
+	f := newFixture(t, nil)
+	// Crashes the shell the first time only; the retry succeeds.
+	res := f.run(t, "if [ ! -e crashed ]; then touch crashed; kill -9 $$; fi; echo survived")
+	if res.Stdout != "survived" {
+		t.Fatalf("res = %+v", res)
+	}
+}
+
+func TestRestartResetsState(t *testing.T) {
+	f := newFixture(t, nil)
+	f.run(t, "cd / && export FOO=bar")
+	if err := f.m.Restart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.run(t, "pwd; echo \"[$FOO]\"").Stdout; got != f.ws+"\n[]" {
+		t.Fatalf("after restart: %q", got)
+	}
+}
+
+func TestDisposeReleasesSessionAndPlatform(t *testing.T) {
+	f := newFixture(t, nil)
+	b, err := f.m.GetSandbox(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := b.(*LocalBackend)
+	state := lb.plat.stateDir
+	if _, err := os.Stat(filepath.Join(state, "empty")); err != nil {
+		t.Fatalf("platform state missing: %v", err)
+	}
+	if err := f.m.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if lb.sess.Alive() {
+		t.Fatal("session still alive after dispose")
+	}
+	if _, err := os.Stat(state); !os.IsNotExist(err) {
+		t.Fatalf("platform state dir still there: %v", err)
+	}
+	if _, err := b.Execute(context.Background(), "echo hi"); err == nil {
+		t.Fatal("a disposed backend ran a command")
+	}
+}
+
+func TestPathsWithSpacesSymlinksAndMissingEntries(t *testing.T) {
+	root := t.TempDir()
+	real := filepath.Join(root, "real dir")
+	link := filepath.Join(root, "link dir")
+	if err := os.MkdirAll(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(root, "does not exist")
+	f := newFixture(t, func(o *ManagerOptions) {
+		o.Config.Policy.Whitelist = []string{link, missing}
+	})
+	// The workspace path itself has a space; writes there and via the link work.
+	res := f.run(t, "echo a > 'in ws.txt' && echo b > '"+link+"/via link.txt' && cat 'in ws.txt' '"+real+"/via link.txt'")
+	if res.ExitCode != 0 || res.Stdout != "a\nb" {
+		t.Fatalf("res = %+v", res)
+	}
+	st := f.m.Status()
+	if !strings.Contains(strings.Join(st.MissingWhitelist, "\n"), "does not exist") || !strings.Contains(st.String(), "missing: skipped") {
+		t.Fatalf("missing entry not reported: %+v", st.MissingWhitelist)
+	}
+}

@@ -1,0 +1,125 @@
+package sandbox
+
+import (
+	"context"
+	"testing"
+
+	"github.com/synapse-agent/synapse/internal/command"
+)
+
+func TestCommandTextCheck(t *testing.T) {
+	home := "/home/u"
+	rules := compileRules(append(DefaultBlacklist(), "/home/.ssh"), home)
+	tests := []struct {
+		cmd, cwd string
+		blocked  bool
+		resource string
+	}{
+		{cmd: "cat ~/.ssh/id_rsa", blocked: true, resource: "~/.ssh"},
+		{cmd: `bash -c "cat ~/.ssh/id_rsa"`, blocked: true, resource: "~/.ssh"},
+		{cmd: `bash -c "cat /home/.ssh/id_rsa"`, blocked: true, resource: "/home/.ssh"},
+		{cmd: "cd ~ && cat .ssh/id_rsa", blocked: true, resource: "~/.ssh"},
+		{cmd: "cd && cat .aws/credentials", blocked: true, resource: "~/.aws"},
+		{cmd: `echo "see ~/.ssh docs"`},
+		{cmd: "cat config.env.example", cwd: "/w"},
+		{cmd: "cat .env", cwd: "/w", blocked: true, resource: "**/.env"},
+		{cmd: "cat ./sub/../.env.local", cwd: "/w", blocked: true, resource: "**/.env.local"},
+		{cmd: `cat ~/".s"sh/id_rsa`, blocked: true, resource: "~/.ssh"},
+		{cmd: `cat "$HOME/.gnupg/x"`, blocked: true, resource: "~/.gnupg"},
+		{cmd: "cat < /etc/shadow", blocked: true, resource: "/etc/shadow"},
+		{cmd: "dd if=/etc/shadow of=/dev/null", blocked: true, resource: "/etc/shadow"},
+		{cmd: `eval "cat ~/.azure/x"`, blocked: true, resource: "~/.azure"},
+		{cmd: `sh -lc 'cd ~/.config && cat gcloud/creds'`, blocked: true, resource: "~/.config/gcloud"},
+		{cmd: `python3 -c "print(open('/home/u/.ssh/id_rsa').read())"`, blocked: true, resource: "~/.ssh"},
+		{cmd: `echo $(cat /w/secrets.json)`, blocked: true, resource: "**/secrets.json"},
+		{cmd: "ls -la /w/src", cwd: "/w"},
+		{cmd: "grep -r TODO .", cwd: "/w"},
+		{cmd: `cat "~/.ssh/id_rsa"`, cwd: "/w"}, // quoted ~ is literal in bash
+		{cmd: "if then fi (", cwd: "/w"},        // unparsable: left to the shell and mounts
+	}
+	for _, tt := range tests {
+		t.Run(tt.cmd, func(t *testing.T) {
+			cwd := tt.cwd
+			if cwd == "" {
+				cwd = "/w"
+			}
+			res, blocked := checkCommandText(tt.cmd, cwd, home, rules)
+			if blocked != tt.blocked {
+				t.Fatalf("blocked = %v, want %v (%+v)", blocked, tt.blocked, res)
+			}
+			if blocked && (res.BlockedResource != tt.resource || res.BlockedReason == "" || !res.Blocked) {
+				t.Fatalf("res = %+v, want resource %q", res, tt.resource)
+			}
+		})
+	}
+}
+
+func TestBlacklistedCommandDoesNotReachSession(t *testing.T) {
+	sess := &fakeSession{started: SessionOptions{Dir: "/w"}}
+	p := Policy{Whitelist: []string{"/w", "/home/.ssh"}, Blacklist: []string{"/home/.ssh"}, Home: "/home/u"}
+	b := &LocalBackend{policy: p, rules: compileRules(p.Blacklist, p.Home), plat: &platform{goos: "linux"}, sess: sess}
+	for _, c := range []string{"cat /home/.ssh/id_rsa", `bash -c "cat /home/.ssh/id_rsa"`} {
+		res, err := b.Execute(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Blocked || res.BlockedResource != "/home/.ssh" {
+			t.Fatalf("%s: %+v", c, res)
+		}
+	}
+	if len(sess.calls) != 0 {
+		t.Fatalf("session.Execute called: %v", sess.calls)
+	}
+}
+
+func TestViolationDetection(t *testing.T) {
+	p := Policy{Whitelist: []string{"/w", "/tmp"}, Blacklist: DefaultBlacklist(), Home: "/home/u"}
+	rules := compileRules(p.Blacklist, p.Home)
+	tests := []struct {
+		stderr   string
+		blocked  bool
+		resource string
+	}{
+		{stderr: "touch: cannot touch '/etc/x': Read-only file system\n", blocked: true, resource: "/etc/x"},
+		{stderr: "bash: line 1: /usr/bin/evil: Read-only file system\n", blocked: true, resource: "/usr/bin/evil"},
+		{stderr: "cat: .env: Permission denied\n", blocked: true, resource: "**/.env"},
+		{stderr: "cat: /home/u/.ssh/id_rsa: Permission denied\n", blocked: true, resource: "~/.ssh"},
+		{stderr: "PermissionError: [Errno 13] Permission denied: '/etc/shadow'\n", blocked: true, resource: "/etc/shadow"},
+		{stderr: "cat: /root/private: Permission denied\n"}, // ordinary unix permissions, not the policy
+		{stderr: "ls: cannot access 'x': No such file or directory\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.stderr, func(t *testing.T) {
+			res := detectViolation(command.Result{Stderr: tt.stderr, ExitCode: 1}, "/w", p, rules)
+			if res.Blocked != tt.blocked {
+				t.Fatalf("blocked = %v, want %v: %+v", res.Blocked, tt.blocked, res)
+			}
+			if tt.blocked && (res.BlockedResource != tt.resource || res.BlockedReason == "") {
+				t.Fatalf("res = %+v, want resource %q", res, tt.resource)
+			}
+			if res.Stderr != tt.stderr || res.ExitCode != 1 {
+				t.Fatal("the original output must be kept")
+			}
+		})
+	}
+}
+
+func TestDisposeCallsSessionAndPlatformCleanup(t *testing.T) {
+	sess := &fakeSession{}
+	dir := t.TempDir()
+	plat := &platform{goos: "linux", stateDir: dir + "/state"}
+	writeFile(t, plat.stateDir+"/empty", "")
+	b := &LocalBackend{sess: sess, plat: plat}
+	if err := b.Dispose(); err != nil {
+		t.Fatal(err)
+	}
+	if !sess.closed {
+		t.Fatal("session not closed")
+	}
+	if exists(dir + "/state") {
+		t.Fatal("platform files not cleaned up")
+	}
+	if err := b.Dispose(); err != nil {
+		t.Fatal("second dispose:", err)
+	}
+}
