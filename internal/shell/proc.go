@@ -1,0 +1,559 @@
+package shell
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/command"
+)
+
+//go:embed driver.bash
+var driverScript string
+
+const (
+	// startTimeout bounds waiting for the shell's ready line when ctx has no deadline.
+	startTimeout = 30 * time.Second
+	// interruptEvery is how often a cancel re-signals the shell and kills new
+	// processes until the command gives up: each USR1 unwinds one level of
+	// the user's functions, and a loop may keep spawning children.
+	interruptEvery = 20 * time.Millisecond
+	// interruptGrace is how long an interrupted command may take to stop
+	// before the whole shell is killed instead.
+	interruptGrace = 3 * time.Second
+	// exitDrain is how long to keep reading the pipes after the shell exited
+	// (a background job may hold them open forever).
+	exitDrain = 200 * time.Millisecond
+)
+
+// How a proc ended.
+const (
+	endNone    int32 = iota
+	endExit          // a command ran `exit` (or failed under `set -e`)
+	endKilled        // we killed it (Close or Restart)
+	endCrashed       // it died on its own
+)
+
+// stream reads one pipe continuously, so a chatty background job never
+// blocks on a full pipe, and keeps what arrives while a command is active.
+type stream struct {
+	f      *os.File
+	notify chan struct{} // signalled (never blocking) after every read
+	done   chan struct{} // closed when the reader returns
+
+	mu     sync.Mutex
+	buf    []byte
+	active bool
+	eof    bool
+}
+
+func newStream(f *os.File) *stream {
+	s := &stream{f: f, notify: make(chan struct{}, 1), done: make(chan struct{})}
+	go s.read()
+	return s
+}
+
+func (s *stream) read() {
+	defer close(s.done)
+	b := make([]byte, 64<<10)
+	for {
+		n, err := s.f.Read(b)
+		s.mu.Lock()
+		if n > 0 && s.active {
+			s.buf = append(s.buf, b[:n]...)
+		}
+		if err != nil {
+			s.eof = true
+		}
+		s.mu.Unlock()
+		select {
+		case s.notify <- struct{}{}:
+		default:
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// setActive starts or stops keeping data; either way the buffer is emptied.
+func (s *stream) setActive(on bool) {
+	s.mu.Lock()
+	s.active, s.buf = on, nil
+	s.mu.Unlock()
+}
+
+func (s *stream) take() ([]byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.buf
+	s.buf = nil
+	return b, s.eof
+}
+
+// proc is one running shell process.
+type proc struct {
+	cmd       *exec.Cmd
+	stdin     *os.File
+	out, err  *stream
+	root      int          // pid we started; it leads its own session
+	shell     int          // pid of bash as we can signal it; 0 if unknown
+	protected map[int]bool // process groups of background jobs from earlier commands
+	limit     int
+
+	waitDone chan struct{}
+	waitErr  error // valid after waitDone is closed
+
+	end        atomic.Int32
+	exitStatus atomic.Int32
+	killOnce   sync.Once
+}
+
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // never fails on supported platforms
+	return "syn" + hex.EncodeToString(b[:])
+}
+
+// startProc spawns program with args and waits until the driver reports ready.
+func startProc(ctx context.Context, program string, args []string, opts Options) (*proc, string, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, "", fmt.Errorf("creating shell pipes: %w", err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		return nil, "", fmt.Errorf("creating shell pipes: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		return nil, "", fmt.Errorf("creating shell pipes: %w", err)
+	}
+	cmd := exec.Command(program, args...)
+	cmd.Dir = opts.Dir
+	cmd.Env = opts.Env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	// A session of its own: no controlling terminal (a command opening
+	// /dev/tty fails fast instead of fighting the REPL for the keyboard), the
+	// terminal's Ctrl+C does not reach it, and every process it starts can be
+	// found by its session id when the shell is torn down.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
+		return nil, "", fmt.Errorf("starting shell %q: %w (check the shell command)", program, err)
+	}
+	closeAll(inR, outW, errW)
+	p := &proc{
+		cmd:      cmd,
+		stdin:    inW,
+		out:      newStream(outR),
+		err:      newStream(errR),
+		root:     cmd.Process.Pid,
+		limit:    opts.MaxOutputBytes,
+		waitDone: make(chan struct{}),
+	}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.waitDone)
+	}()
+
+	cwd, err := p.handshake(ctx)
+	if err != nil {
+		p.kill()
+		return nil, "", err
+	}
+	return p, cwd, nil
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		_ = f.Close()
+	}
+}
+
+// handshake sends the driver and reads "<id>:ready:<pid>\n<cwd>\n<id>:fin\n".
+func (p *proc) handshake(ctx context.Context) (string, error) {
+	id := newID()
+	p.out.setActive(true)
+	p.err.setActive(true)
+	defer p.out.setActive(false)
+	defer p.err.setActive(false)
+	// An error here means the shell is already gone; the wait below reports it.
+	_, _ = p.stdin.Write([]byte(strings.ReplaceAll(driverScript, "@ID@", id)))
+
+	timer := time.NewTimer(startTimeout)
+	defer timer.Stop()
+	ready, fin := []byte(id+":ready:"), []byte(id+":fin\n")
+	var out, errOut capped
+	out.limit, errOut.limit = 1<<20, 64<<10
+	var seen []byte
+	waitDone := p.waitDone
+	var drained <-chan time.Time
+	fail := func(what string) error {
+		msg := strings.TrimSpace(errOut.String())
+		if msg == "" {
+			msg = strings.TrimSpace(out.String())
+		}
+		if msg != "" {
+			what += ": " + msg
+		}
+		return fmt.Errorf("starting shell %q: %s (check the shell command and that it runs bash)", p.cmd.Path, what)
+	}
+	for {
+		b, oeof := p.out.take()
+		out.write(b)
+		seen = append(seen, b...)
+		e, eeof := p.err.take()
+		errOut.write(e)
+		if i := indexOf(seen, ready); i >= 0 {
+			rest := seen[i+len(ready):]
+			if j := indexOf(rest, fin); j >= 0 {
+				pidStr, cwd, _ := strings.Cut(string(rest[:j]), "\n")
+				cwd = strings.TrimSuffix(cwd, "\n")
+				nsPid, err := strconv.Atoi(pidStr)
+				if err != nil {
+					return "", fail("malformed ready line")
+				}
+				p.shell = hostPid(p.root, nsPid)
+				return cwd, nil
+			}
+		}
+		if len(seen) > 1<<20 {
+			seen = keepTail(seen, 64<<10)
+		}
+		if oeof && eeof {
+			return "", fail("the shell exited before it was ready")
+		}
+		select {
+		case <-p.out.notify:
+		case <-p.err.notify:
+		case <-waitDone:
+			waitDone = nil
+			drained = time.After(exitDrain)
+		case <-drained:
+			return "", fail("the shell exited before it was ready (" + p.exitDescription() + ")")
+		case <-timer.C:
+			return "", fail("no ready signal after " + startTimeout.String())
+		case <-ctx.Done():
+			return "", fmt.Errorf("starting shell: %w", ctx.Err())
+		}
+	}
+}
+
+func indexOf(b, sub []byte) int { return strings.Index(string(b), string(sub)) }
+
+// exitDescription says how the process ended; only after waitDone.
+func (p *proc) exitDescription() string {
+	select {
+	case <-p.waitDone:
+		if p.waitErr == nil {
+			return "exit status 0"
+		}
+		return p.waitErr.Error()
+	default:
+		return "still running"
+	}
+}
+
+// alive reports whether the shell can take a command.
+func (p *proc) alive() bool {
+	if p.end.Load() != endNone {
+		return false
+	}
+	select {
+	case <-p.waitDone:
+		p.end.CompareAndSwap(endNone, endCrashed)
+		return false
+	default:
+		return true
+	}
+}
+
+// deadErr explains why a proc that is not alive cannot run a command.
+func (p *proc) deadErr() error {
+	switch p.end.Load() {
+	case endExit:
+		return fmt.Errorf("%w: the shell exited with status %d; restart the session to get a new one",
+			ErrNotReady, p.exitStatus.Load())
+	case endKilled:
+		return fmt.Errorf("%w: the session was closed or restarted", ErrNotReady)
+	default:
+		return &crashError{notReady: true, detail: p.exitDescription()}
+	}
+}
+
+// crashError is returned when the shell process died on its own. It matches
+// ErrCrashed, and also ErrNotReady when it is noticed before a command starts.
+type crashError struct {
+	notReady bool
+	detail   string
+}
+
+func (e *crashError) Error() string {
+	msg := ErrCrashed.Error() + " (" + e.detail + "); restart the session"
+	if e.notReady {
+		return ErrNotReady.Error() + ": " + msg
+	}
+	return msg
+}
+
+func (e *crashError) Is(target error) bool {
+	return target == ErrCrashed || (e.notReady && target == ErrNotReady)
+}
+
+// run executes one command. Cancellation and timeout are results (exit 130
+// and 124), not errors; errors mean the shell itself is gone.
+func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (command.Result, error) {
+	if ctx.Err() != nil {
+		return command.Result{Stderr: interruptedNote, ExitCode: command.Interrupted}, nil
+	}
+	id := newID()
+	payload := text
+	if !strings.HasSuffix(payload, "\n") {
+		payload += "\n"
+	}
+	header := id + " " + strconv.Itoa(strings.Count(payload, "\n")) + "\n"
+	fo, fe := newFrame(id, true, p.limit), newFrame(id, false, p.limit)
+	p.out.setActive(true)
+	p.err.setActive(true)
+	defer p.out.setActive(false)
+	defer p.err.setActive(false)
+	if _, err := p.stdin.Write([]byte(header + payload)); err != nil {
+		return command.Result{}, p.lostErr(fmt.Sprintf("writing the command: %v", err))
+	}
+
+	var timer <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		timer = t.C
+	}
+	var (
+		reason   string // "", "cancel" or "timeout"
+		tick     <-chan time.Time
+		giveUp   <-chan time.Time
+		drained  <-chan time.Time
+		ctxDone  = ctx.Done()
+		waitDone = p.waitDone
+	)
+	var ticker *time.Ticker
+	defer func() {
+		if ticker != nil {
+			ticker.Stop()
+		}
+	}()
+	stop := func(why string) {
+		if reason != "" {
+			return
+		}
+		reason = why
+		p.interrupt()
+		ticker = time.NewTicker(interruptEvery)
+		tick = ticker.C
+		giveUp = time.After(interruptGrace)
+	}
+	partial := func() command.Result {
+		return command.Result{Stdout: fo.out.String(), Stderr: fixStderr(fe.out.String())}
+	}
+	for {
+		b, oeof := p.out.take()
+		fo.feed(b)
+		b, eeof := p.err.take()
+		fe.feed(b)
+		if fo.complete() && fe.complete() {
+			break
+		}
+		if oeof && eeof {
+			return finishLost(partial(), reason, timeout, p.lostErr("the shell exited while running the command"))
+		}
+		select {
+		case <-p.out.notify:
+		case <-p.err.notify:
+		case <-ctxDone:
+			ctxDone = nil
+			stop("cancel")
+		case <-timer:
+			timer = nil
+			stop("timeout")
+		case <-tick:
+			p.interrupt()
+		case <-giveUp:
+			p.kill()
+			return finishLost(partial(), reason, timeout, &crashError{
+				detail: "it did not stop the command within " + interruptGrace.String() + " and was killed"})
+		case <-waitDone:
+			waitDone = nil
+			drained = time.After(exitDrain)
+		case <-drained:
+			return finishLost(partial(), reason, timeout, p.lostErr("the shell exited while running the command"))
+		}
+	}
+	tr, err := parseTrailer(fo.trailer, id)
+	if err != nil {
+		p.kill()
+		return partial(), fmt.Errorf("%w: %v", ErrCrashed, err)
+	}
+	res := partial()
+	res.ExitCode, res.Cwd = tr.status, tr.cwd
+	p.protected = make(map[int]bool, len(tr.jobs))
+	for _, j := range tr.jobs {
+		p.protected[j] = true
+	}
+	if tr.exited {
+		p.exitStatus.Store(int32(tr.status))
+		p.end.CompareAndSwap(endNone, endExit)
+	}
+	applyReason(&res, reason, timeout)
+	return res, nil
+}
+
+const interruptedNote = "Command interrupted."
+
+func applyReason(res *command.Result, reason string, timeout time.Duration) {
+	note := ""
+	switch reason {
+	case "cancel":
+		res.ExitCode, note = command.Interrupted, interruptedNote
+	case "timeout":
+		res.ExitCode = TimedOut
+		note = fmt.Sprintf("Command timed out after %s and was stopped; run long jobs in the background or split them up.", timeout)
+	default:
+		return
+	}
+	if res.Stderr != "" && !strings.HasSuffix(res.Stderr, "\n") {
+		res.Stderr += "\n"
+	}
+	res.Stderr += note
+}
+
+// finishLost ends a command whose shell died or was killed under it.
+func finishLost(res command.Result, reason string, timeout time.Duration, err error) (command.Result, error) {
+	res.ExitCode = -1
+	applyReason(&res, reason, timeout)
+	return res, err
+}
+
+// lostErr is the error for a shell that went away during a command.
+func (p *proc) lostErr(what string) error {
+	if p.end.Load() == endKilled {
+		return fmt.Errorf("%w: the session was closed or restarted while the command ran", ErrNotReady)
+	}
+	p.end.CompareAndSwap(endNone, endCrashed)
+	select {
+	case <-p.waitDone:
+		what += ", " + p.exitDescription()
+	case <-time.After(exitDrain):
+	}
+	return &crashError{detail: what}
+}
+
+// fixStderr makes bash's messages about the sourced command read as they
+// would in a terminal ("bash: line 1: nope: command not found").
+func fixStderr(s string) string {
+	const src = "/dev/fd/63: "
+	if !strings.Contains(s, src) {
+		return s
+	}
+	s = strings.ReplaceAll(s, "\n"+src, "\nbash: ")
+	if rest, ok := strings.CutPrefix(s, src); ok {
+		s = "bash: " + rest
+	}
+	return s
+}
+
+// interrupt stops the running command: it asks the shell (USR1, whose trap
+// returns from the sourced command) and kills every process the command
+// started, whole process groups included, but neither the shell, the
+// wrapper around it, nor background jobs left by earlier commands.
+func (p *proc) interrupt() {
+	if p.shell <= 0 {
+		return
+	}
+	// Signal first: bash runs the trap right after its foreground job dies,
+	// before it can start the next command of a list.
+	_ = syscall.Kill(p.shell, syscall.SIGUSR1)
+	t, err := readPtable()
+	if err != nil {
+		return
+	}
+	sh, ok := t[p.shell]
+	if !ok {
+		return
+	}
+	groups := map[int]bool{}
+	for pid := range t.descendants(p.shell) {
+		pi := t[pid]
+		if p.protected[pi.pgid] {
+			continue
+		}
+		if pi.pgid != sh.pgid && pi.pgid > 1 {
+			groups[pi.pgid] = true
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	// Whole groups: this reaches members that were orphaned and re-parented
+	// away from the shell (`bash -c 'sleep 100 & ...'` after bash -c died).
+	for g := range groups {
+		_ = syscall.Kill(-g, syscall.SIGKILL)
+	}
+}
+
+// kill ends the shell and everything it started, then releases the pipes and
+// goroutines. Safe to call more than once and concurrently.
+func (p *proc) kill() {
+	p.killOnce.Do(func() {
+		p.end.Store(endKilled)
+		p.killTree()
+		_ = p.stdin.Close()
+		select {
+		case <-p.waitDone:
+		case <-time.After(5 * time.Second):
+		}
+		// Background jobs outside our reach (another session) may still hold
+		// the pipes; closing our ends releases the readers regardless.
+		_ = p.out.f.Close()
+		_ = p.err.f.Close()
+		<-p.out.done
+		<-p.err.done
+	})
+}
+
+// killTree kills the process we started and every process of its session or
+// below it.
+func (p *proc) killTree() {
+	self, selfGroup := os.Getpid(), syscall.Getpgrp()
+	_ = syscall.Kill(-p.root, syscall.SIGKILL)
+	t, err := readPtable()
+	if err != nil {
+		_ = p.cmd.Process.Kill()
+		return
+	}
+	victims := t.descendants(p.root)
+	for pid, pi := range t {
+		if pi.sid == p.root {
+			victims[pid] = true
+		}
+	}
+	for pid := range victims {
+		if pid == self {
+			continue
+		}
+		if g := t[pid].pgid; g > 1 && g != selfGroup {
+			_ = syscall.Kill(-g, syscall.SIGKILL)
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	_ = p.cmd.Process.Kill()
+}
