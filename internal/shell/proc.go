@@ -108,6 +108,7 @@ type proc struct {
 	out, err  *stream
 	root      int          // pid we started; it leads its own session
 	shell     int          // pid of bash as we can signal it; 0 if unknown
+	nsShell   int          // pid of bash as it sees itself ($$); differs inside a PID namespace
 	protected map[int]bool // process groups of background jobs from earlier commands
 	limit     int
 
@@ -226,7 +227,7 @@ func (p *proc) handshake(ctx context.Context) (string, error) {
 				if err != nil {
 					return "", fail("malformed ready line")
 				}
-				p.shell = hostPid(p.root, nsPid)
+				p.shell, p.nsShell = hostPid(p.root, nsPid), nsPid
 				return cwd, nil
 			}
 		}
@@ -495,7 +496,11 @@ func (p *proc) interrupt() {
 	groups := map[int]bool{}
 	for pid := range t.descendants(p.shell) {
 		pi := t[pid]
-		if p.protected[pi.pgid] {
+		jobID := pi.pgid
+		if p.nsShell != p.shell {
+			jobID = innerPgid(pid, pi.pgid)
+		}
+		if p.protected[jobID] {
 			continue
 		}
 		if pi.pgid != sh.pgid && pi.pgid > 1 {

@@ -89,3 +89,22 @@ func hostPid(root, nsPid int) int {
 	}
 	return 0
 }
+
+// innerPgid is pid's process group as the shell sees it (innermost PID
+// namespace), to compare with the job ids `jobs -p` printed.
+func innerPgid(pid, hostPgid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return hostPgid
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "NSpgid:"); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				if n, err := strconv.Atoi(f[len(f)-1]); err == nil {
+					return n
+				}
+			}
+		}
+	}
+	return hostPgid
+}
