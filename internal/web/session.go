@@ -114,6 +114,9 @@ func startSession(spec sessionSpec) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", spec.engine.Command, err)
 	}
+	if p, err := pollable(ptmx); err == nil {
+		ptmx = p
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Session{
 		id:        spec.id,
@@ -152,6 +155,32 @@ func startSession(spec sessionSpec) (*Session, error) {
 	return s, nil
 }
 
+// pollable returns a non-blocking copy of the PTY master registered with Go's
+// poller, and closes f. creack/pty leaves the master in blocking mode, where
+// a Read blocked in the kernel survives Close; on the poller, Close ends it.
+// Ioctls on the copy go through SyscallConn (File.Fd would make it blocking again).
+func pollable(f *os.File) (*os.File, error) {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	nfd := -1
+	var derr error
+	if err := raw.Control(func(fd uintptr) { nfd, derr = unix.Dup(int(fd)) }); err != nil {
+		return nil, err
+	}
+	if derr != nil {
+		return nil, derr
+	}
+	unix.CloseOnExec(nfd)
+	if err := unix.SetNonblock(nfd, true); err != nil {
+		_ = unix.Close(nfd)
+		return nil, err
+	}
+	_ = f.Close()
+	return os.NewFile(uintptr(nfd), "/dev/ptmx"), nil
+}
+
 // pump copies PTY output into the ring until the PTY closes.
 func (s *Session) pump(done chan<- struct{}) {
 	defer close(done)
@@ -178,7 +207,7 @@ func (s *Session) reap(pumpDone <-chan struct{}) {
 	case <-pumpDone:
 	case <-time.After(drainWait):
 	}
-	_ = s.ptmx.Close()
+	_ = s.ptmx.Close() // also ends a pump still blocked in Read
 	code := exitStatus(s.cmd.ProcessState)
 	s.mu.Lock()
 	if s.endReason == "" {
@@ -194,11 +223,13 @@ func (s *Session) reap(pumpDone <-chan struct{}) {
 	}
 	s.mu.Unlock()
 	s.out.Close()
-	close(s.done)
-	s.cancel()
+	// Bookkeeping (the manager frees the slot, applies retention) happens
+	// before Done fires, so whoever waits on Done sees it finished.
 	if s.onEnd != nil {
 		s.onEnd(s)
 	}
+	close(s.done)
+	s.cancel()
 }
 
 // exitStatus is the shell convention: the exit code, or 128+signal.
@@ -304,18 +335,24 @@ func (s *Session) Resize(cols, rows int, redraw bool) error {
 	changed := cols != s.cols || rows != s.rows
 	s.cols, s.rows = cols, rows
 	s.mu.Unlock()
-	select {
-	case <-s.done:
-		return nil
-	default:
+	raw, err := s.ptmx.SyscallConn()
+	if err != nil {
+		return nil // closed: the session has ended
 	}
-	if err := pty.Setsize(s.ptmx, &pty.Winsize{Rows: uint16(rows), Cols: uint16(cols)}); err != nil {
-		return fmt.Errorf("resize the terminal: %w", err)
-	}
-	if !changed && redraw {
-		if fg, err := unix.IoctlGetInt(int(s.ptmx.Fd()), unix.TIOCGPGRP); err == nil && fg > 0 {
-			_ = syscall.Kill(-fg, syscall.SIGWINCH)
+	var serr error
+	cerr := raw.Control(func(fd uintptr) {
+		serr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(rows), Col: uint16(cols)})
+		if serr == nil && !changed && redraw {
+			if fg, err := unix.IoctlGetInt(int(fd), unix.TIOCGPGRP); err == nil && fg > 0 {
+				_ = syscall.Kill(-fg, syscall.SIGWINCH)
+			}
 		}
+	})
+	if cerr != nil {
+		return nil // closed: the session has ended
+	}
+	if serr != nil {
+		return fmt.Errorf("resize the terminal: %w", serr)
 	}
 	return nil
 }

@@ -27,11 +27,11 @@ import (
 // reconnect and gets the replay). A new connection to the same session takes
 // over from the old one, which is closed with code 4001.
 const (
-	ackTimeout   = 45 * time.Second
-	writeTimeout = 30 * time.Second
-	pingEvery    = 30 * time.Second
-	readLimit    = 1 << 20
-	inputQueue   = 64
+	ackTimeout                          = 45 * time.Second
+	writeTimeout                        = 30 * time.Second
+	pingEvery                           = 30 * time.Second
+	readLimit                           = 1 << 20
+	inputQueue                          = 64
 	closeTakenOver websocket.StatusCode = 4001
 )
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Stand-in for an agent CLI's TUI, used by the web console tests. It draws with
 # ANSI sequences (clear screen, cursor moves, colours), reports its terminal
-# size (again on every SIGWINCH), starts a child and a grandchild that run
+# size (again whenever it changes), starts a child and a grandchild that run
 # until killed, and answers line commands:
 #   write PATH   try to create PATH, print WRITE-OK PATH or WRITE-DENIED PATH
 #   flood N      print N bytes of text
@@ -12,34 +12,40 @@ name=${1:-standin}
 size() {
   local s
   s=$(stty size 2>/dev/null) || s="? ?"
-  printf 'size=%sx%s\r\n' "${s#* }" "${s% *}"
+  printf 'size=%sx%s\n' "${s#* }" "${s% *}"
 }
 # Screen: clear, home, a coloured title, a box drawn by cursor moves.
-printf '\033[2J\033[H\033[1;32mSTANDIN %s\033[0m ready\r\n' "$name"
+printf '\033[2J\033[H\033[1;32mSTANDIN %s\033[0m ready\n' "$name"
 printf '\033[3;5H\033[44;37m+------+\033[0m\033[4;5H\033[44;37m| DRAW |\033[0m\033[5;5H\033[44;37m+------+\033[0m\033[7;1H'
-printf 'cwd=%s\r\nhome=%s\r\ntmp=%s\r\n' "$PWD" "$HOME" "$TMPDIR"
+printf 'cwd=%s\nhome=%s\ntmp=%s\n' "$PWD" "$HOME" "$TMPDIR"
 size
-trap size WINCH
 # A child and a grandchild in the same process group: Stop must take them too.
 sleep "${STANDIN_SLEEP:-3600}" &
 bash -c 'sleep "${STANDIN_SLEEP:-3600}" & wait' &
-printf 'CHILDREN-STARTED\r\n'
+printf 'CHILDREN-STARTED\n'
+last=$(stty size 2>/dev/null)
 while true; do
-  if IFS= read -r line; then
+  # Poll for input so that a size change is noticed too (bash does not run a
+  # WINCH trap while `read` waits).
+  if IFS= read -r -t 0.1 line; then
     case $line in
       write\ *)
         p=${line#write }
-        if (printf 'x\n' > "$p") 2>/dev/null; then printf 'WRITE-OK %s\r\n' "$p"; else printf 'WRITE-DENIED %s\r\n' "$p"; fi ;;
+        if (printf 'x\n' > "$p") 2>/dev/null; then printf 'WRITE-OK %s\n' "$p"; else printf 'WRITE-DENIED %s\n' "$p"; fi ;;
       flood\ *)
         head -c "${line#flood }" /dev/zero | tr '\0' 'y'
-        printf '\r\nFLOOD-DONE\r\n' ;;
+        printf '\nFLOOD-DONE\n' ;;
       size) size ;;
       exit\ *) exit "${line#exit }" ;;
-      *) printf 'echo: %s\r\n' "$line" ;;
+      *) printf 'echo: %s\n' "$line" ;;
     esac
   else
     rc=$?
-    [ "$rc" -gt 128 ] && continue # interrupted by SIGWINCH: the trap already ran
-    exit 0                        # end of input
+    [ "$rc" -gt 128 ] || exit 0 # end of input
+  fi
+  now=$(stty size 2>/dev/null)
+  if [ "$now" != "$last" ]; then
+    last=$now
+    size
   fi
 done
