@@ -1,0 +1,150 @@
+// Package openai adapts OpenAI Chat Completions (through the official Go SDK)
+// to llm.Provider. It is meant to work with OpenAI-compatible servers too
+// (Ollama, vLLM, llama.cpp, LM Studio): it asks for usage in the stream but
+// does not require it, assembles tool-call fragments by index while tolerating
+// servers that send whole calls at once, reads the non-standard
+// reasoning_content / reasoning deltas as thinking, and sends no key when none
+// is configured.
+package openai
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/synapse-agent/synapse/internal/llm"
+)
+
+// Name is the provider name used in settings and errors.
+const Name = "openai"
+
+// DefaultModel is used when neither flags, environment nor settings name one.
+const DefaultModel = "gpt-4o"
+
+// DefaultBaseURL is the public API endpoint.
+const DefaultBaseURL = "https://api.openai.com/v1/"
+
+// Options configure a Provider. Every value is explicit: the SDK's own
+// reading of the process environment is bypassed.
+type Options struct {
+	APIKey     string       // "" sends no Authorization header (local servers)
+	BaseURL    string       // "" means DefaultBaseURL; include /v1 as OpenAI clients do
+	HTTPClient *http.Client // nil means a client without overall timeout
+	Retry      *llm.RetryPolicy
+}
+
+// Provider is the OpenAI implementation of llm.Provider; safe for concurrent use.
+type Provider struct {
+	chat     sdk.ChatCompletionService
+	retry    llm.RetryPolicy
+	baseURL  string
+	official bool // api.openai.com: use max_completion_tokens
+}
+
+// New builds a Provider.
+func New(opts Options) *Provider {
+	base := opts.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	ro := []option.RequestOption{
+		option.WithHTTPClient(hc),
+		option.WithBaseURL(base),
+		option.WithMaxRetries(0),
+	}
+	if opts.APIKey != "" {
+		ro = append(ro, option.WithAPIKey(opts.APIKey))
+	}
+	rp := llm.DefaultRetryPolicy()
+	if opts.Retry != nil {
+		rp = *opts.Retry
+	}
+	official := false
+	if u, err := url.Parse(base); err == nil {
+		official = strings.EqualFold(u.Hostname(), "api.openai.com")
+	}
+	return &Provider{chat: sdk.NewChatCompletionService(ro...), retry: rp, baseURL: strings.TrimSuffix(base, "/"), official: official}
+}
+
+// Name implements llm.Provider.
+func (p *Provider) Name() string { return Name }
+
+// Stream implements llm.Provider. Failures before any output are retried per
+// the policy; once output reached onEvent they are returned.
+func (p *Provider) Stream(ctx context.Context, req llm.Request, onEvent func(llm.Event)) (llm.Response, error) {
+	params := p.params(req)
+	if onEvent == nil {
+		onEvent = func(llm.Event) {}
+	}
+	for attempt := 0; ; attempt++ {
+		resp, emitted, err := p.once(ctx, params, onEvent)
+		if err == nil {
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return llm.Response{}, ctx.Err()
+		}
+		if emitted || !err.retry {
+			return llm.Response{}, err.Error
+		}
+		d, ok := p.retry.Delay(attempt, err.RetryAfter)
+		if !ok {
+			if attempt > 0 {
+				err.Message += " (gave up after " + plural(attempt) + ")"
+			}
+			return llm.Response{}, err.Error
+		}
+		if werr := p.retry.Wait(ctx, d); werr != nil {
+			return llm.Response{}, werr
+		}
+	}
+}
+
+type attemptError struct {
+	*llm.Error
+	retry bool
+}
+
+func (p *Provider) once(ctx context.Context, params sdk.ChatCompletionNewParams, onEvent func(llm.Event)) (llm.Response, bool, *attemptError) {
+	stream := p.chat.NewStreaming(ctx, params)
+	defer stream.Close()
+	a := assembler{onEvent: onEvent, maxTokens: maxTokensOf(params)}
+	for stream.Next() {
+		a.add(stream.Current())
+	}
+	if err := stream.Err(); err != nil {
+		le, retry := p.classify(err)
+		return llm.Response{}, a.emitted, &attemptError{Error: le, retry: retry}
+	}
+	resp, err := a.finish(p.baseURL)
+	if err != nil {
+		return llm.Response{}, a.emitted, &attemptError{Error: err, retry: err.Kind == llm.ErrConnection}
+	}
+	return resp, a.emitted, nil
+}
+
+func maxTokensOf(p sdk.ChatCompletionNewParams) int64 {
+	if p.MaxCompletionTokens.Valid() {
+		return p.MaxCompletionTokens.Value
+	}
+	if p.MaxTokens.Valid() {
+		return p.MaxTokens.Value
+	}
+	return 0
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return "1 retry"
+	}
+	return strconv.Itoa(n) + " retries"
+}

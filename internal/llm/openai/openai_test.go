@@ -1,0 +1,293 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+)
+
+var bashSchema = json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`)
+
+type waits struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (w *waits) sleep(_ context.Context, d time.Duration) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.d = append(w.d, d)
+	return nil
+}
+
+func newProvider(srv *llmtest.Server, w *waits, maxRetries int) *Provider {
+	rp := llm.RetryPolicy{MaxRetries: maxRetries, BaseDelay: 10 * time.Millisecond, MaxDelay: 40 * time.Millisecond, MaxRetryAfter: time.Minute}
+	if w != nil {
+		rp.Sleep = w.sleep
+	}
+	return New(Options{APIKey: "test-key", BaseURL: srv.OpenAIBaseURL(), Retry: &rp})
+}
+
+func baseRequest(msgs ...llm.Message) llm.Request {
+	if len(msgs) == 0 {
+		msgs = []llm.Message{{Role: llm.RoleUser, Text: "hi"}}
+	}
+	return llm.Request{Model: "gpt-4o", System: "You are a test.", Messages: msgs,
+		Tools: []llm.ToolSpec{{Name: "Bash", Description: "Run a command", InputSchema: bashSchema}}}
+}
+
+type collected struct {
+	text, thinking string
+	calls          []llm.ToolCall
+	usage          []llm.Usage
+}
+
+func (c *collected) on(e llm.Event) {
+	switch e.Type {
+	case llm.EventTextDelta:
+		c.text += e.Text
+	case llm.EventThinkingDelta:
+		c.thinking += e.Text
+	case llm.EventToolCall:
+		c.calls = append(c.calls, *e.ToolCall)
+	case llm.EventUsage:
+		c.usage = append(c.usage, *e.Usage)
+	}
+}
+
+func TestStreamFragmentsAndUsage(t *testing.T) {
+	tests := []struct {
+		name      string
+		turn      llmtest.Turn
+		wantText  string
+		wantCalls []llm.ToolCall
+		wantStop  string
+		wantUsage llm.Usage
+	}{
+		{
+			name: "text and two calls in one-byte fragments",
+			turn: llmtest.Turn{Text: "Looking…", Fragment: 1, ToolCalls: []llmtest.ToolCall{llmtest.BashCall("call_a", "ls -la"), llmtest.BashCall("call_b", "echo \"ü\"")},
+				Usage: llmtest.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 60, Exact: true}},
+			wantText: "Looking…",
+			wantCalls: []llm.ToolCall{
+				{ID: "call_a", Name: "Bash", Input: json.RawMessage(`{"command":"ls -la"}`)},
+				{ID: "call_b", Name: "Bash", Input: json.RawMessage(`{"command":"echo \"ü\""}`)},
+			},
+			wantStop:  llm.StopToolUse,
+			wantUsage: llm.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 60},
+		},
+		{
+			name:      "plain answer",
+			turn:      llmtest.Turn{Text: "done", Usage: llmtest.Usage{InputTokens: 7, OutputTokens: 1, Exact: true}},
+			wantText:  "done",
+			wantStop:  llm.StopEndTurn,
+			wantUsage: llm.Usage{InputTokens: 7, OutputTokens: 1},
+		},
+		{
+			name:      "length without tool call",
+			turn:      llmtest.Turn{Text: "long", StopReason: "max_tokens", Usage: llmtest.Usage{InputTokens: 1, OutputTokens: 1, Exact: true}},
+			wantText:  "long",
+			wantStop:  llm.StopMaxTokens,
+			wantUsage: llm.Usage{InputTokens: 1, OutputTokens: 1},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.New(t, tc.turn)
+			var c collected
+			resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.on)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.text != tc.wantText || resp.Message.Text != tc.wantText {
+				t.Errorf("text %q / %q, want %q", c.text, resp.Message.Text, tc.wantText)
+			}
+			if !reflect.DeepEqual(resp.Message.ToolCalls, tc.wantCalls) || !reflect.DeepEqual(c.calls, tc.wantCalls) {
+				t.Errorf("calls %+v / events %+v, want %+v", resp.Message.ToolCalls, c.calls, tc.wantCalls)
+			}
+			if resp.StopReason != tc.wantStop {
+				t.Errorf("stop %q, want %q", resp.StopReason, tc.wantStop)
+			}
+			if resp.Usage != tc.wantUsage || len(c.usage) != 1 || c.usage[0] != tc.wantUsage {
+				t.Errorf("usage %+v events %+v, want %+v", resp.Usage, c.usage, tc.wantUsage)
+			}
+			r, _ := srv.LastRequest()
+			var raw struct {
+				StreamOptions struct {
+					IncludeUsage bool `json:"include_usage"`
+				} `json:"stream_options"`
+			}
+			_ = json.Unmarshal(r.Raw, &raw)
+			if !r.Stream || !raw.StreamOptions.IncludeUsage {
+				t.Errorf("request must stream with include_usage: %s", r.Raw)
+			}
+		})
+	}
+}
+
+func TestReasoningDeltasAreThinking(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Turn{Thinking: "hmm, let me see", Text: "42"})
+	var c collected
+	resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.on)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.thinking != "hmm, let me see" || len(resp.Message.Thinking) != 1 || resp.Message.Thinking[0].Text != "hmm, let me see" {
+		t.Errorf("thinking %q %+v", c.thinking, resp.Message.Thinking)
+	}
+}
+
+func TestHistoryTranslation(t *testing.T) {
+	srv := llmtest.New(t, llmtest.TextTurn("ok"))
+	req := baseRequest(
+		llm.Message{Role: llm.RoleUser, Text: "list files"},
+		llm.Message{Role: llm.RoleAssistant, Text: "sure", Thinking: []llm.Thinking{{Text: "t", Signature: "s"}}, ToolCalls: []llm.ToolCall{
+			{ID: "c1", Name: "Bash", Input: json.RawMessage(`{"command":"ls"}`)},
+			{ID: "c2", Name: "Bash", Input: json.RawMessage(`{"command":"pwd"}`)},
+		}},
+		llm.Message{Role: llm.RoleTool, ToolCallID: "c1", Text: "a b"},
+		llm.Message{Role: llm.RoleTool, ToolCallID: "c2", Text: "/w", IsError: true},
+		llm.Message{Role: llm.RoleUser, Text: "thanks"},
+	)
+	req.MaxTokens = 500
+	if _, err := newProvider(srv, nil, 0).Stream(context.Background(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := srv.LastRequest()
+	if r.System != "You are a test." || r.Model != "gpt-4o" || r.MaxTokens != 500 {
+		t.Errorf("request %+v", r)
+	}
+	roles := []string{}
+	for _, m := range r.Messages {
+		roles = append(roles, m.Role)
+	}
+	if !reflect.DeepEqual(roles, []string{"user", "assistant", "tool", "tool", "user"}) {
+		t.Fatalf("roles %v", roles)
+	}
+	a := r.Messages[1]
+	if a.Text != "sure" || len(a.ToolCalls) != 2 || a.ToolCalls[1].ID != "c2" || string(a.ToolCalls[0].Input) != `{"command":"ls"}` || len(a.Thinking) != 0 {
+		t.Errorf("assistant %+v", a)
+	}
+	if tr, ok := r.ToolResult("c2"); !ok || tr.Content != "/w" {
+		t.Errorf("tool result %+v", tr)
+	}
+	if len(r.Tools) != 1 || r.Tools[0].Name != "Bash" || r.Tools[0].Description != "Run a command" {
+		t.Errorf("tools %+v", r.Tools)
+	}
+	if got := r.Header.Get("Authorization"); got != "Bearer test-key" {
+		t.Errorf("authorization %q", got)
+	}
+	var raw map[string]any
+	_ = json.Unmarshal(r.Raw, &raw)
+	if _, ok := raw["max_completion_tokens"]; ok {
+		t.Error("a compatible server gets max_tokens, not max_completion_tokens")
+	}
+}
+
+func TestNoKeySendsNoAuthorization(t *testing.T) {
+	srv := llmtest.New(t, llmtest.TextTurn("ok"))
+	if _, err := New(Options{BaseURL: srv.OpenAIBaseURL()}).Stream(context.Background(), baseRequest(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := srv.LastRequest(); r.Header.Get("Authorization") != "" {
+		t.Errorf("authorization sent: %q", r.Header.Get("Authorization"))
+	}
+}
+
+func TestErrorsAndRetries(t *testing.T) {
+	tests := []struct {
+		name       string
+		script     []llmtest.Turn
+		maxRetries int
+		wantKind   llm.ErrorKind
+		wantMsg    string
+		wantCount  int
+		wantWaits  []time.Duration
+	}{
+		{name: "429 retry-after then success", script: []llmtest.Turn{{Status: 429, RetryAfter: "3"}, llmtest.TextTurn("ok")}, maxRetries: 2, wantCount: 2, wantWaits: []time.Duration{3 * time.Second}},
+		{name: "500 exhausted", script: []llmtest.Turn{{Status: 500}, {Status: 500}}, maxRetries: 1, wantKind: llm.ErrStatus, wantMsg: "gave up after 1 retry", wantCount: 2},
+		{name: "401", script: []llmtest.Turn{llmtest.ErrorTurn(401, "Incorrect API key provided")}, maxRetries: 2, wantKind: llm.ErrAuth, wantMsg: "OPENAI_API_KEY", wantCount: 1},
+		{name: "404 model", script: []llmtest.Turn{llmtest.ErrorTurn(404, "model 'qwen9' not found, try pulling it first")}, maxRetries: 2, wantKind: llm.ErrStatus, wantMsg: "qwen9", wantCount: 1},
+		{name: "stream error event retried", script: []llmtest.Turn{{StreamError: &llmtest.APIError{}}, llmtest.TextTurn("ok")}, maxRetries: 2, wantCount: 2},
+		{name: "half-closed after output", script: []llmtest.Turn{{Text: "a fairly long answer", CutAfter: 3}}, maxRetries: 2, wantKind: llm.ErrConnection, wantMsg: "closed before", wantCount: 1},
+		{name: "clean end without finish_reason", script: []llmtest.Turn{{Raw: "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n"}}, maxRetries: 0, wantKind: llm.ErrConnection, wantMsg: "finish_reason", wantCount: 1},
+		{name: "malformed chunk", script: []llmtest.Turn{{Raw: "data: {oops\n\n"}}, maxRetries: 2, wantKind: llm.ErrProtocol, wantCount: 1},
+		{name: "not an event stream", script: []llmtest.Turn{{Raw: "<html>hello</html>"}}, maxRetries: 2, wantKind: llm.ErrProtocol, wantMsg: "/v1", wantCount: 1},
+		{name: "length in the middle of a tool call", script: []llmtest.Turn{{StopReason: "max_tokens", ToolCalls: []llmtest.ToolCall{{ID: "w", Name: "Bash", RawInput: `{"command":"write a.txt <<EOF`}}}}, maxRetries: 2, wantKind: llm.ErrTruncated, wantMsg: "max_tokens", wantCount: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.New(t, tc.script...)
+			var w waits
+			var c collected
+			resp, err := newProvider(srv, &w, tc.maxRetries).Stream(context.Background(), baseRequest(), c.on)
+			if tc.wantKind == "" {
+				if err != nil || resp.Message.Text != "ok" {
+					t.Fatalf("resp %+v err %v", resp, err)
+				}
+			} else {
+				if llm.KindOf(err) != tc.wantKind || !strings.Contains(err.Error(), tc.wantMsg) {
+					t.Fatalf("err = %v (kind %q), want %s containing %q", err, llm.KindOf(err), tc.wantKind, tc.wantMsg)
+				}
+				if len(c.calls) != 0 {
+					t.Errorf("calls emitted despite the error: %+v", c.calls)
+				}
+			}
+			if srv.Count() != tc.wantCount {
+				t.Errorf("%d requests, want %d", srv.Count(), tc.wantCount)
+			}
+			if tc.wantWaits != nil && !reflect.DeepEqual(w.d, tc.wantWaits) {
+				t.Errorf("waits %v, want %v", w.d, tc.wantWaits)
+			}
+		})
+	}
+}
+
+func TestWholeCallsAtIndexZero(t *testing.T) {
+	// Some compatible servers send each whole call in one chunk, all with index 0.
+	raw := `data: {"id":"1","model":"llama","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"Bash","arguments":"{\"command\":\"ls\"}"}}]}}]}
+
+data: {"id":"1","model":"llama","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c2","type":"function","function":{"name":"Bash","arguments":"{\"command\":\"pwd\"}"}}]}}]}
+
+data: {"id":"1","model":"llama","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}
+
+data: [DONE]
+
+`
+	srv := llmtest.New(t, llmtest.Turn{Raw: raw})
+	resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Message.ToolCalls) != 2 || resp.Message.ToolCalls[1].ID != "c2" || string(resp.Message.ToolCalls[1].Input) != `{"command":"pwd"}` {
+		t.Errorf("calls %+v", resp.Message.ToolCalls)
+	}
+	if resp.StopReason != llm.StopToolUse || resp.Model != "llama" {
+		t.Errorf("stop %q model %q", resp.StopReason, resp.Model)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Turn{Text: "late", Delay: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := newProvider(srv, nil, 3).Stream(ctx, baseRequest(), nil)
+		done <- err
+	}()
+	for srv.InFlight() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+}
