@@ -16,8 +16,10 @@
 # Job control gives every pipeline its own process group, so a cancel can kill
 # a job's whole group without touching the shell.
 set -m
-# Private copies of the response pipes: a command's `exec >file` only lasts
-# for that command, and the framing still reaches Go.
+# Private copies of the response pipes. Commands run with fds 1 and 2
+# redirected from these, so a command's `exec >file` only lasts for that
+# command and the driver's own writes (plain fds 1 and 2, which saves
+# syscalls per command) still reach Go.
 exec 61>&1 62>&2
 __syn_src=
 # Sourcing the command text (instead of eval) lets the cancel trap abort it
@@ -35,8 +37,8 @@ while IFS=' ' builtin read -r __syn_id __syn_n; do
 	builtin trap 'if [[ -n ${__syn_busy-} ]]; then __syn_cancelled=1; [[ $- == *T* ]] || __syn_untrace=1; builtin set -T; builtin trap "builtin return 130 2>/dev/null" DEBUG; fi' USR1
 	builtin trap '__syn_st=$?; if [[ -n ${__syn_busy-} ]]; then __syn_busy=; builtin printf "%s:end\n" "$__syn_id" >&62; builtin printf "%s:end:%s:exit\n%s\n%s:jobs\n%s:fin\n" "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" >&61; fi' EXIT
 	__syn_busy=1
-	builtin printf '%s:start\n' "$__syn_id" >&62
-	builtin printf '%s:start\n' "$__syn_id" >&61
+	builtin printf '%s:start\n' "$__syn_id" >&2
+	builtin printf '%s:start\n' "$__syn_id"
 	if [[ -n $__syn_src && ${#__syn_cmd} -lt 60000 ]]; then
 		# Small commands arrive through a pipe (bash buffers here-strings
 		# up to the pipe size in memory), so no temporary file is needed.
@@ -54,8 +56,8 @@ while IFS=' ' builtin read -r __syn_id __syn_n; do
 	fi
 	__syn_busy=
 	builtin unset __syn_cmd
-	builtin printf '%s:end\n' "$__syn_id" >&62
-	builtin printf '%s:end:%s:done\n%s\n%s:jobs\n' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" >&61
-	builtin jobs -p >&61 2>/dev/null
-	builtin printf '%s:fin\n' "$__syn_id" >&61
+	builtin printf '%s:end\n' "$__syn_id" >&2
+	builtin printf '%s:end:%s:done\n%s\n%s:jobs\n' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id"
+	builtin jobs -p
+	builtin printf '%s:fin\n' "$__syn_id"
 done

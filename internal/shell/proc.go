@@ -121,7 +121,7 @@ type proc struct {
 }
 
 func newID() string {
-	var b [12]byte
+	var b [8]byte
 	_, _ = rand.Read(b[:]) // never fails on supported platforms
 	return "syn" + hex.EncodeToString(b[:])
 }
