@@ -26,7 +26,7 @@ type assembler struct {
 	thinking strings.Builder
 	calls    []*call
 	byIndex  map[int64]int // fragment index → position in calls
-	reason   string // finish_reason
+	reason   string        // finish_reason
 	usage    *llm.Usage
 }
 
