@@ -1,0 +1,144 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/synapse-agent/synapse/internal/agentsh"
+	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/router"
+	"github.com/synapse-agent/synapse/internal/sandbox"
+	"github.com/synapse-agent/synapse/internal/subagent"
+	"github.com/synapse-agent/synapse/internal/todo"
+	"github.com/synapse-agent/synapse/internal/tool"
+)
+
+// SubagentSetup is what the task:<type> handler of one parent agent needs.
+type SubagentSetup struct {
+	// Provider answers the sub-agents' requests (the parent's provider).
+	Provider llm.Provider
+	// Model is the default model until the handler is bound to its parent
+	// (afterwards the parent's current model is used).
+	Model string
+	// Cwd is where sub-agents start (the parent's working directory).
+	Cwd string
+	// Handlers are the parent tool's extension handlers (skill:, command:search,
+	// mcp:, skill scripts). Each sub-agent gets those its kind allows; never
+	// a task:* handler.
+	Handlers map[router.Family]command.Handler
+	// SkillIndex returns the installed skills' index text (skills.Index.Describe).
+	SkillIndex func() string
+	// SkillExists reports whether a skill is installed (for skill:search results).
+	SkillExists func(name string) bool
+	// Start starts each sub-agent's shell; nil uses the default starter.
+	Start sandbox.StartSession
+}
+
+// NewTaskHandler builds the task:<type> handler for one parent agent. Put it
+// in the parent Bash tool's Handlers under router.FamilyTask, and call Bind
+// with the parent runner once it exists, so that sub-agent events and usage
+// reach it:
+//
+//	h := a.NewTaskHandler(app.SubagentSetup{Provider: p, Model: m, Cwd: cwd, Handlers: ext})
+//	handlers[router.FamilyTask] = h
+//	runner, _ := agent.New(...)
+//	h.Bind(runner)
+func (a *App) NewTaskHandler(s SubagentSetup) *subagent.Handler {
+	return subagent.New(subagent.Options{
+		Provider:    s.Provider,
+		Model:       s.Model,
+		Workspace:   a.subagentWorkspace(s),
+		SkillIndex:  s.SkillIndex,
+		SkillExists: s.SkillExists,
+		SkillsDir:   a.Config.SkillsDir,
+		Cwd:         s.Cwd,
+		Timeout:     a.Config.TaskTimeout,
+		OutputCap:   a.Config.OutputCap,
+	})
+}
+
+// subagentWorkspace builds each sub-agent's own shell (a sandbox manager of
+// its own, so parallel tasks never share cd or export), Agent Shell, todo
+// list and Bash tool. The tool has no task:* handler: a sub-agent cannot
+// start another even if a command slipped past the restricted tool's check.
+func (a *App) subagentWorkspace(s SubagentSetup) subagent.WorkspaceFunc {
+	return func(ctx context.Context, k subagent.Kind) (subagent.Workspace, error) {
+		mgr, err := a.subagentSandbox(s, k)
+		if err != nil {
+			return subagent.Workspace{}, err
+		}
+		if k.WritesSkills {
+			if err := os.MkdirAll(a.Config.SkillsDir, 0o755); err != nil {
+				return subagent.Workspace{}, fmt.Errorf("create the skills directory %s: %w", a.Config.SkillsDir, err)
+			}
+			if err := mgr.AddRuntimeWhitelist(a.Config.SkillsDir); err != nil {
+				return subagent.Workspace{}, fmt.Errorf("allow writing the skills directory: %w", err)
+			}
+		}
+		todos := &todo.Store{}
+		sh := agentsh.New(agentsh.Options{
+			Exec:         mgr,
+			Paths:        mgr, // a read-only kind's policy refuses writes outside the temp dir
+			Todos:        todos,
+			Home:         a.Config.UserHome,
+			ReadLimit:    a.Config.ReadDefaultLimit,
+			TodoMaxItems: a.Config.TodoMaxItems,
+		})
+		bash := tool.New(tool.Options{
+			Exec:      mgr,
+			Agent:     sh,
+			Handlers:  subagentHandlers(s.Handlers, k),
+			OutputCap: a.Config.OutputCap,
+			Home:      a.Config.UserHome,
+		})
+		return subagent.Workspace{Tool: bash, Todos: todos, Close: mgr.Shutdown}, nil
+	}
+}
+
+// subagentSandbox is a fresh sandbox manager for one sub-agent. A read-only
+// kind's sandbox is always on, whatever sandbox.json says: being read-only is
+// a permission rule, not a preference, so where the OS sandbox cannot run its
+// native commands are refused (file reads with `read` still work).
+func (a *App) subagentSandbox(s SubagentSetup, k subagent.Kind) (*sandbox.Manager, error) {
+	if !k.ReadOnly {
+		return a.NewSandbox(SandboxOptions{Cwd: s.Cwd, Start: s.Start})
+	}
+	cfg, _, err := sandbox.LoadConfig(a.Config.SandboxPath())
+	if err != nil {
+		return nil, err
+	}
+	cfg.Enabled = true
+	start := s.Start
+	if start == nil {
+		start = startShell
+	}
+	return sandbox.NewManager(sandbox.ManagerOptions{
+		ConfigPath:     a.Config.SandboxPath(),
+		Config:         cfg,
+		Cwd:            s.Cwd,
+		Env:            os.Environ(),
+		Home:           a.Config.UserHome,
+		CommandTimeout: a.Config.CommandTimeout,
+		ReadOnly:       true,
+		StartSession:   start,
+	})
+}
+
+// subagentHandlers picks the parent's handlers a kind may use. Read-only
+// kinds keep only skill management and command:search (whose writing
+// actions their restricted tool refuses); MCP tools and skill scripts run
+// code outside the sub-agent's sandbox, so they are left out.
+func subagentHandlers(parent map[router.Family]command.Handler, k subagent.Kind) map[router.Family]command.Handler {
+	out := map[router.Family]command.Handler{}
+	for fam, h := range parent {
+		switch {
+		case fam == router.FamilyTask, h == nil:
+		case k.ReadOnly && fam != router.FamilySkill && fam != router.FamilySearch:
+		default:
+			out[fam] = h
+		}
+	}
+	return out
+}

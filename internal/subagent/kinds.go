@@ -1,0 +1,129 @@
+package subagent
+
+import (
+	"embed"
+	"fmt"
+	"runtime"
+	"strings"
+)
+
+//go:embed prompts/*.md
+var promptFS embed.FS
+
+// Kind is one sub-agent type: what it is for, the system prompt it gets and
+// the permissions it runs under.
+type Kind struct {
+	// Name is the part after "task:" ("explore", "skill:search").
+	Name string
+	// Summary is the one-line description used in help texts.
+	Summary string
+	// Exclude lists the command patterns the sub-agent's restricted Bash
+	// tool refuses (tool.NewRestricted syntax: "task:" is a prefix, "edit"
+	// an exact command word).
+	Exclude []string
+	// ReadOnly asks for a shell under a sandbox without a writable
+	// workspace (only the temp directory is writable).
+	ReadOnly bool
+	// NoTools runs one model request without any tool (skill:search).
+	NoTools bool
+	// WritesSkills asks for the skills directory to be writable.
+	WritesSkills bool
+
+	promptFile string
+}
+
+// Kind names.
+const (
+	Explore      = "explore"
+	General      = "general"
+	SkillSearch  = "skill:search"
+	SkillEnhance = "skill:enhance"
+)
+
+// noNesting is in every kind's exclusion list: a sub-agent never starts
+// another one, whatever the model writes.
+const noNesting = "task:"
+
+// kinds are the sub-agent types, in the order help lists them.
+var kinds = []Kind{
+	{
+		Name:       Explore,
+		Summary:    "read-only exploration of the code at the paths named in the prompt; returns findings with file:line references",
+		Exclude:    []string{noNesting, "write", "edit", "skill:import", "skill:rollback", "skill:delete", "mcp:"},
+		ReadOnly:   true,
+		promptFile: "explore.md",
+	},
+	{
+		Name:       General,
+		Summary:    "research and multi-step work in its own shell (may read, run and change files)",
+		Exclude:    []string{noNesting},
+		promptFile: "general.md",
+	},
+	{
+		Name:       SkillSearch,
+		Summary:    `finds installed skills that fit the prompt; returns JSON {"matched_skills":[{"name","description"}]} (no tools)`,
+		NoTools:    true,
+		promptFile: "skill-search.md",
+	},
+	{
+		Name:         SkillEnhance,
+		Summary:      "creates or improves a skill (SKILL.md and scripts) in the skills directory",
+		Exclude:      []string{noNesting},
+		WritesSkills: true,
+		promptFile:   "skill-enhance.md",
+	},
+}
+
+// Kinds returns the sub-agent types.
+func Kinds() []Kind {
+	out := make([]Kind, len(kinds))
+	for i, k := range kinds {
+		k.Exclude = append([]string(nil), k.Exclude...)
+		out[i] = k
+	}
+	return out
+}
+
+// LookupKind finds a type by name.
+func LookupKind(name string) (Kind, bool) {
+	for _, k := range Kinds() {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return Kind{}, false
+}
+
+// kindNames lists the valid commands ("task:explore, task:general, …").
+func kindNames() string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = "task:" + k.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// Prompt is the kind's embedded Markdown prompt.
+func (k Kind) Prompt() string {
+	data, err := promptFS.ReadFile("prompts/" + k.promptFile)
+	if err != nil {
+		// The files are compiled in; a missing one is a build mistake that tests catch.
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// systemPrompt is the kind's prompt followed by the environment it runs in.
+func (k Kind) systemPrompt(cwd, skillsDir string) string {
+	var b strings.Builder
+	b.WriteString(k.Prompt())
+	b.WriteString("\n\n# Environment\n\n")
+	if cwd != "" {
+		fmt.Fprintf(&b, "- Working directory: %s\n", cwd)
+	}
+	if k.WritesSkills && skillsDir != "" {
+		fmt.Fprintf(&b, "- Skills directory (writable): %s\n", skillsDir)
+	}
+	fmt.Fprintf(&b, "- Platform: %s/%s\n", runtime.GOOS, runtime.GOARCH)
+	return b.String()
+}

@@ -1,0 +1,282 @@
+// Package subagent runs the task:<type> commands: each starts a fresh agent
+// (its own history, shell, sandbox and todo list) on a focused job and returns
+// its final answer as the command's output.
+//
+// Permissions hold structurally. Every sub-agent's Bash tool is the
+// restricted variant refusing task:* anywhere in a command line (no nesting),
+// and the host builds its tool without a task:* handler at all. An explore
+// agent also loses write/edit and gets a shell under a read-only sandbox, so
+// redirections, `sed -i` and scripts cannot write either.
+package subagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/todo"
+	"github.com/synapse-agent/synapse/internal/tool"
+)
+
+// DefaultMaxTurns bounds a sub-agent's model turns when --max-turns is not given.
+const DefaultMaxTurns = 50
+
+// Messages on stderr that are contract (seed 001) or that callers match.
+const (
+	MsgInterrupted = "Task execution interrupted"
+)
+
+// noticeRoom is the room kept for the notice that follows a cut answer.
+const noticeRoom = 400
+
+// TimedOut is the exit status of a task stopped by its timeout (as coreutils timeout).
+const TimedOut = 124
+
+// Parent is the agent that runs task commands: *agent.Runner satisfies it.
+type Parent interface {
+	// Emit reports a Task* event, serialised with the parent's own events.
+	Emit(agent.Event)
+	// RecordUsage adds one sub-agent request's usage to the parent session.
+	RecordUsage(u llm.Usage, model string)
+	// Model is the parent's current model, the sub-agents' default.
+	Model() string
+}
+
+// Workspace is what one sub-agent works with, built fresh for each task.
+type Workspace struct {
+	// Tool is the sub-agent's own Bash tool (own shell session and sandbox
+	// manager). The handler wraps it in tool.NewRestricted with the kind's
+	// exclusions; the host must build it without a task:* handler.
+	Tool tool.Tool
+	// Todos is the list its TodoWrite updates (nil: a new one).
+	Todos *todo.Store
+	// Close stops the shell and releases the sandbox; nil when nothing to do.
+	Close func() error
+}
+
+// WorkspaceFunc builds a workspace for a sub-agent of kind k: a read-only
+// sandbox when k.ReadOnly, the skills directory writable when k.WritesSkills.
+type WorkspaceFunc func(ctx context.Context, k Kind) (Workspace, error)
+
+// Options configure a Handler.
+type Options struct {
+	// Provider answers every sub-agent's requests (safe for concurrent use).
+	Provider llm.Provider
+	// Model is the default model when neither --model nor a bound parent gives one.
+	Model string
+	// Workspace builds each tool-using sub-agent's tool and todo list.
+	Workspace WorkspaceFunc
+	// SkillIndex returns the installed skills' index text for skill:search
+	// (nil or empty: no skills, and no request is made).
+	SkillIndex func() string
+	// SkillExists, when set, drops skill:search matches that are not installed.
+	SkillExists func(name string) bool
+	// SkillsDir is named in skill:enhance's prompt.
+	SkillsDir string
+	// Cwd is the directory the sub-agents start in (named in their prompt).
+	Cwd string
+	// Timeout bounds one task (0: config.DefaultTaskTimeout).
+	Timeout time.Duration
+	// MaxTurns is the default --max-turns (0: DefaultMaxTurns).
+	MaxTurns int
+	// MaxTokens bounds each response (0: the agent's default).
+	MaxTokens int
+	// OutputCap is the most characters of an answer returned inline
+	// (0: config.DefaultOutputCap); a longer answer is saved to a file.
+	OutputCap int
+	// OutputDir receives answers longer than OutputCap (default: the temp dir).
+	OutputDir string
+	// Parent may be given here or later with Bind.
+	Parent Parent
+}
+
+// Handler runs task:<type> command lines (a command.Handler). It is safe
+// for concurrent use: the parent runs a batch of tasks in parallel.
+type Handler struct {
+	opts   Options
+	seq    atomic.Int64
+	mu     sync.RWMutex
+	parent Parent
+}
+
+// New returns a task handler.
+func New(opts Options) *Handler {
+	if opts.Timeout <= 0 {
+		opts.Timeout = config.DefaultTaskTimeout
+	}
+	if opts.MaxTurns <= 0 {
+		opts.MaxTurns = DefaultMaxTurns
+	}
+	if opts.OutputCap <= 0 {
+		opts.OutputCap = config.DefaultOutputCap
+	}
+	return &Handler{opts: opts, parent: opts.Parent}
+}
+
+// Bind sets the parent agent (which is usually built after its tool, and
+// so after this handler).
+func (h *Handler) Bind(p Parent) {
+	h.mu.Lock()
+	h.parent = p
+	h.mu.Unlock()
+}
+
+func (h *Handler) getParent() Parent {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.parent
+}
+
+func (h *Handler) emit(e agent.Event) {
+	if p := h.getParent(); p != nil {
+		p.Emit(e)
+	}
+}
+
+func (h *Handler) recordUsage(u llm.Usage, model string) {
+	if p := h.getParent(); p != nil {
+		p.RecordUsage(u, model)
+	}
+}
+
+// outcome is how one task ended, before it becomes a command.Result.
+type outcome struct {
+	text      string // the answer (or partial findings)
+	err       error  // why it failed; nil on success
+	exit      int
+	toolCount int
+	usage     llm.Usage
+}
+
+// Run executes one task command line. Exit status: 0 done, 1 failed (bad
+// arguments included), TimedOut, or command.Interrupted when ctx was cancelled.
+func (h *Handler) Run(ctx context.Context, line string) command.Result {
+	req, err := Parse(line)
+	if err != nil {
+		return command.Fail(err.Error())
+	}
+	if req.Help {
+		return command.OK(Help(req.Kind))
+	}
+	if ctx.Err() != nil {
+		return command.Result{Stderr: MsgInterrupted, ExitCode: command.Interrupted}
+	}
+	return h.Execute(ctx, req)
+}
+
+// Execute runs a parsed request (Run without the parsing).
+func (h *Handler) Execute(ctx context.Context, req Request) command.Result {
+	id := fmt.Sprintf("task-%d", h.seq.Add(1))
+	model := req.Model
+	if model == "" {
+		if p := h.getParent(); p != nil {
+			model = p.Model()
+		}
+	}
+	if model == "" {
+		model = h.opts.Model
+	}
+	h.emit(agent.Event{Kind: agent.TaskStart, TaskID: id, TaskType: req.Kind.Name, TaskDescription: req.Description})
+	start := time.Now()
+
+	tctx, cancel := context.WithTimeout(ctx, h.opts.Timeout)
+	var o outcome
+	if req.Kind.NoTools {
+		o = h.runSkillSearch(tctx, id, req, model)
+	} else {
+		o = h.runAgent(tctx, id, req, model)
+	}
+	cancel()
+	// How the context ended decides over what the run reported: a cancelled
+	// run may still have returned text.
+	switch {
+	case ctx.Err() != nil:
+		o.exit, o.err = command.Interrupted, errors.New(MsgInterrupted)
+	case o.err != nil && errors.Is(tctx.Err(), context.DeadlineExceeded):
+		o.exit = TimedOut
+		o.err = fmt.Errorf("Task timed out after %s and was stopped. Narrow the task, or raise SYNAPSE_TASK_TIMEOUT (milliseconds)", h.opts.Timeout) //nolint:staticcheck // sentence shown as is
+	}
+	res := h.result(id, o)
+	took := time.Since(start)
+	tr := tool.Result{Output: res.Stdout, IsError: res.ExitCode != 0}
+	if o.err != nil {
+		tr.Message = o.err.Error()
+	}
+	u := o.usage
+	h.emit(agent.Event{Kind: agent.TaskEnd, TaskID: id, TaskType: req.Kind.Name, TaskDescription: req.Description,
+		Result: &tr, Duration: took, ToolCount: o.toolCount, Usage: &u, Err: o.err})
+	return res
+}
+
+// result turns an outcome into what the parent's Bash tool sees.
+func (h *Handler) result(id string, o outcome) command.Result {
+	if o.err == nil {
+		return command.Result{Stdout: h.capText(id, o.text)}
+	}
+	exit := o.exit
+	if exit == 0 {
+		exit = 1
+	}
+	out := ""
+	if o.text != "" {
+		out = h.capText(id, o.text)
+	}
+	msg := o.err.Error()
+	if exit != command.Interrupted && exit != TimedOut {
+		msg = "Task failed: " + msg
+	}
+	return command.Result{Stdout: out, Stderr: msg, ExitCode: exit}
+}
+
+// capText returns text whole when it fits the output cap; otherwise the
+// whole text is saved to a file and the head is returned with the path.
+func (h *Handler) capText(id, text string) string {
+	limit := h.opts.OutputCap
+	runes := []rune(text)
+	if len(runes) <= limit {
+		return text
+	}
+	// Keep the head and the notice inside the cap, so that the parent's
+	// tool does not cut the notice away.
+	keep := max(limit-noticeRoom, limit/2)
+	path, err := h.saveText(id, text)
+	var note string
+	if err != nil {
+		note = fmt.Sprintf("\n\n[The sub-agent's answer is %d characters; only the first %d are shown, and saving the whole answer failed: %v]", len(runes), keep, err)
+	} else {
+		note = fmt.Sprintf("\n\n[The sub-agent's answer is %d characters; the first %d are shown. The whole answer was saved to %s: read the rest with `read %s`.]",
+			len(runes), keep, path, path)
+	}
+	return string(runes[:keep]) + note
+}
+
+func (h *Handler) saveText(id, text string) (string, error) {
+	dir := h.opts.OutputDir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, "synapse-"+id+"-*.md")
+	if err != nil {
+		return "", err
+	}
+	_, err = f.WriteString(text)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
