@@ -1,0 +1,115 @@
+package tool
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/router"
+)
+
+// Decision is the user's answer to a sandbox-blocked command.
+type Decision int
+
+// Decisions.
+const (
+	Deny      Decision = iota // keep it blocked
+	Once                      // allow the resource for this one retry
+	Session                   // allow the resource until the agent exits
+	Permanent                 // allow it now and in sandbox.json
+)
+
+func (d Decision) String() string {
+	switch d {
+	case Once:
+		return "once"
+	case Session:
+		return "session"
+	case Permanent:
+		return "permanent"
+	}
+	return "deny"
+}
+
+// ApprovalRequest describes a command the sandbox blocked.
+type ApprovalRequest struct {
+	Command  string
+	Resource string // the exact path that was refused
+	Reason   string
+}
+
+// Approver asks the user (the REPL's permission prompt) what to do.
+type Approver interface {
+	Approve(ctx context.Context, req ApprovalRequest) Decision
+}
+
+// ApproverFunc adapts a function to Approver.
+type ApproverFunc func(ctx context.Context, req ApprovalRequest) Decision
+
+// Approve calls f.
+func (f ApproverFunc) Approve(ctx context.Context, req ApprovalRequest) Decision { return f(ctx, req) }
+
+// maxApprovals bounds how many distinct resources one command may ask for.
+const maxApprovals = 5
+
+// approval records what the user was asked and answered for one command.
+type approval struct {
+	decisions []string // one per resource asked about
+	note      string   // told to the model after the output
+}
+
+// runApproved dispatches the command; when the sandbox blocks it and an
+// Approver is set, it asks, grants exactly the blocked resource as decided
+// and retries.
+func (b *Bash) runApproved(ctx context.Context, route router.Route, cmd string) (res command.Result, err error, ap approval) {
+	var cwd string
+	if b.opts.Exec != nil && route.Family == router.FamilyNative {
+		cwd = b.opts.Exec.Cwd()
+	}
+	res, err = b.dispatch(ctx, route, cmd, cwd)
+	if b.opts.Approver == nil || b.opts.Whitelist == nil {
+		return res, err, ap
+	}
+	var once []string
+	defer func() {
+		for _, p := range once {
+			if rerr := b.opts.Whitelist.RemoveRuntimeWhitelist(p); rerr != nil {
+				ap.note += fmt.Sprintf("\n(warning: the one-time access to %s could not be withdrawn: %v)", p, rerr)
+			}
+		}
+	}()
+	asked := map[string]bool{}
+	for range maxApprovals {
+		if err != nil || !res.Blocked || res.BlockedResource == "" || ctx.Err() != nil {
+			return res, err, ap
+		}
+		resource := res.BlockedResource
+		if asked[resource] {
+			// Granted, yet blocked again: retrying cannot help.
+			return res, err, ap
+		}
+		asked[resource] = true
+		d := b.opts.Approver.Approve(ctx, ApprovalRequest{Command: cmd, Resource: resource, Reason: res.BlockedReason})
+		ap.decisions = append(ap.decisions, d.String())
+		var gerr error
+		switch d {
+		case Once:
+			if gerr = b.opts.Whitelist.AddRuntimeWhitelist(resource); gerr == nil {
+				once = append(once, resource)
+			}
+		case Session:
+			gerr = b.opts.Whitelist.AddRuntimeWhitelist(resource)
+		case Permanent:
+			gerr = b.opts.Whitelist.AddPermanentWhitelist(resource)
+		default:
+			ap.note = "The user denied access to " + resource + "."
+			return res, err, ap
+		}
+		if gerr != nil {
+			ap.note = fmt.Sprintf("The user allowed access to %s, but it could not be granted: %v", resource, gerr)
+			return res, err, ap
+		}
+		res, err = b.dispatch(ctx, route, cmd, cwd)
+	}
+	return res, err, ap
+}

@@ -1,0 +1,244 @@
+package tool
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/router"
+)
+
+// Name is the tool's name as the model sees it.
+const Name = "Bash"
+
+// Executor runs native command lines in the agent's one shell session: the
+// sandbox manager in production.
+type Executor interface {
+	Execute(ctx context.Context, command, cwd string) (command.Result, error)
+	Cwd() string
+	Restart(ctx context.Context) error
+}
+
+// Whitelister grants access to paths the sandbox refused. The sandbox
+// manager implements it; AddPermanentWhitelist also grants for the session.
+type Whitelister interface {
+	AddRuntimeWhitelist(path string) error
+	RemoveRuntimeWhitelist(path string) error
+	AddPermanentWhitelist(path string) error
+}
+
+// Options configures a Bash tool.
+type Options struct {
+	// Exec runs native commands (and restarts the shell).
+	Exec Executor
+	// Agent runs the Agent Shell builtins: read, write, edit, bash, TodoWrite
+	// (an *agentsh.Shell sharing Exec).
+	Agent command.Handler
+	// Handlers serve the other families: router.FamilyTask, FamilySkill,
+	// FamilySearch, FamilyMCP, FamilySkillScript. A missing one answers
+	// "not available".
+	Handlers map[router.Family]command.Handler
+	// Whitelist grants access after an approval or AllowPermanent; nil means
+	// Exec when it implements Whitelister.
+	Whitelist Whitelister
+	// Approver, when set, is asked about commands the sandbox blocked.
+	Approver Approver
+	// OutputCap is the most characters of output the model sees
+	// (config.Config.OutputCap); the rest is saved to a file.
+	OutputCap int
+	// OutputDir receives full outputs that were cut (default: the system temp dir).
+	OutputDir string
+	// Home expands ~ in AllowPermanent paths (config.Config.UserHome).
+	Home string
+}
+
+// Bash is the one tool the model gets.
+type Bash struct {
+	opts Options
+}
+
+// New returns the Bash tool.
+func New(opts Options) *Bash {
+	if opts.OutputCap <= 0 {
+		opts.OutputCap = config.DefaultOutputCap
+	}
+	if opts.Whitelist == nil {
+		if w, ok := opts.Exec.(Whitelister); ok {
+			opts.Whitelist = w
+		}
+	}
+	return &Bash{opts: opts}
+}
+
+//go:embed description.md
+var description string
+
+// inputSchema is the JSON schema of Input.
+const inputSchema = `{
+  "type": "object",
+  "properties": {
+    "command": {
+      "type": "string",
+      "description": "The command line to run: a native shell command, an Agent Shell command (read, write, edit, bash, TodoWrite, task:<type>, skill:<action>, command:search) or an extension command (mcp:<server>:<tool>, skill:<skill>:<script>)."
+    },
+    "restart": {
+      "type": "boolean",
+      "default": false,
+      "description": "Restart the shell session first (fresh environment, initial directory). Use when the shell is stuck or broken."
+    }
+  },
+  "required": ["command"],
+  "additionalProperties": false
+}`
+
+// Spec describes the tool to the model.
+func (b *Bash) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: Name, Description: description, InputSchema: json.RawMessage(inputSchema)}
+}
+
+// Call runs the tool with the model's raw JSON arguments.
+func (b *Bash) Call(ctx context.Context, input json.RawMessage) Result {
+	in, err := DecodeInput(input)
+	if err != nil {
+		return inputError(err)
+	}
+	return b.Run(ctx, in)
+}
+
+// DecodeInput parses the tool's arguments. Unknown fields are ignored.
+func DecodeInput(raw json.RawMessage) (Input, error) {
+	var in Input
+	trimmed := strings.TrimSpace(string(raw))
+	if trimmed == "" || trimmed == "null" {
+		return in, errors.New("the arguments are empty")
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) {
+			return in, fmt.Errorf("%q must be a %s, not a JSON %s", typ.Field, typeName(typ.Type.Kind().String()), typ.Value)
+		}
+		return in, fmt.Errorf("the arguments are not valid JSON: %v", err)
+	}
+	return in, nil
+}
+
+func typeName(kind string) string {
+	if kind == "bool" {
+		return "boolean"
+	}
+	return kind
+}
+
+func inputError(err error) Result {
+	msg := "Invalid Bash input: " + err.Error() + `. Call it as {"command": "<command line>"}, optionally with "restart": true.`
+	return Result{Output: msg, IsError: true, Message: msg, Extras: map[string]any{"failureCategory": FailureInvalidUsage}}
+}
+
+// Run executes one command line (after restarting the shell when asked).
+func (b *Bash) Run(ctx context.Context, in Input) Result {
+	cmd := in.Command
+	if in.Restart {
+		if b.opts.Exec == nil {
+			return failure(FailureExecution, "Restart failed: there is no shell session in this context.", "restart failed", nil)
+		}
+		if err := b.opts.Exec.Restart(ctx); err != nil {
+			return failure(FailureExecution, "Restart failed: "+err.Error(), "restart failed", nil)
+		}
+		if strings.TrimSpace(cmd) == "" {
+			return Result{Output: "Shell session restarted: fresh environment, current directory " + b.opts.Exec.Cwd() + ".",
+				Extras: map[string]any{"restarted": true}}
+		}
+	}
+	if strings.TrimSpace(cmd) == "" {
+		return inputError(errors.New(`"command" is empty`))
+	}
+	route := router.Classify(cmd)
+	res, err, ap := b.runApproved(ctx, route, cmd)
+	out := b.shape(ctx, route, cmd, res, err)
+	if ap.note != "" {
+		out.Output += "\n" + ap.note
+	}
+	if len(ap.decisions) > 0 {
+		out.Extras["approval"] = ap.decisions
+	}
+	if in.Restart {
+		out.Extras["restarted"] = true
+	}
+	return out
+}
+
+// dispatch sends the command to its layer. Only native commands reach the
+// executor; Agent Shell and extension commands never do (the bash wrapper
+// reaches it through the Agent Shell, on purpose).
+// cwd is the session's directory when the call started: a retry after a
+// grant (which may rebuild the sandbox) runs where the first attempt did.
+func (b *Bash) dispatch(ctx context.Context, route router.Route, cmd, cwd string) (command.Result, error) {
+	switch route.Family {
+	case router.FamilyNative:
+		if b.opts.Exec == nil {
+			return command.Fail("native commands are not available in this context\n"), nil
+		}
+		return b.opts.Exec.Execute(ctx, cmd, cwd)
+	case router.FamilyBuiltin:
+		if b.opts.Agent != nil {
+			return b.opts.Agent.Run(ctx, cmd), nil
+		}
+	}
+	if h := b.opts.Handlers[route.Family]; h != nil {
+		return h.Run(ctx, cmd), nil
+	}
+	return notAvailable(route), nil
+}
+
+// notAvailable answers a command whose layer is not wired in this build or context.
+func notAvailable(route router.Route) command.Result {
+	what := map[router.Family]string{
+		router.FamilyBuiltin:     "Agent Shell commands are",
+		router.FamilyTask:        "sub-agents (task:<type>) are",
+		router.FamilySkill:       "skill management (skill:<action>) is",
+		router.FamilySearch:      "command:search is",
+		router.FamilyMCP:         "MCP tools (mcp:<server>:<tool>) are",
+		router.FamilySkillScript: "skill scripts (skill:<skill>:<script>) are",
+	}[route.Family]
+	return command.Fail(route.Name + ": not available: " + what + " not available in this context. Do this step with other commands.\n")
+}
+
+// AllowPermanent adds path (~ and relative paths resolved against cwd) to
+// the sandbox's permanent whitelist: it is written to sandbox.json and
+// granted to the running session at once.
+func (b *Bash) AllowPermanent(path, cwd string) error {
+	if b.opts.Whitelist == nil {
+		return errors.New("allow permanently: no sandbox manager is configured, so there is no whitelist to update")
+	}
+	p, err := absPath(path, cwd, b.opts.Home)
+	if err != nil {
+		return err
+	}
+	if err := b.opts.Whitelist.AddPermanentWhitelist(p); err != nil {
+		return fmt.Errorf("allow %s permanently: %w", p, err)
+	}
+	return nil
+}
+
+func absPath(path, cwd, home string) (string, error) {
+	if strings.TrimSpace(path) == "" {
+		return "", errors.New("allow: the path is empty")
+	}
+	if home != "" {
+		path = config.ExpandHome(path, home)
+	}
+	if !filepath.IsAbs(path) {
+		if cwd == "" {
+			return "", fmt.Errorf("allow: %q is relative and no directory was given to resolve it", path)
+		}
+		path = filepath.Join(cwd, path)
+	}
+	return filepath.Clean(path), nil
+}

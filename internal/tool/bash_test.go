@@ -1,0 +1,370 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/agentsh"
+	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/router"
+)
+
+func call(t *testing.T, b *Bash, cmd string) Result {
+	t.Helper()
+	raw, err := json.Marshal(Input{Command: cmd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Call(context.Background(), raw)
+}
+
+// Seed 003 "BashTool 失败分类与提示", with the real shell and Agent Shell.
+func TestFailureClassification(t *testing.T) {
+	b, ex := newTool(t, nil)
+	if err := os.WriteFile(filepath.Join(ex.Cwd(), "f.txt"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, cmd, category, hint string
+	}{
+		{"agent usage", "read", FailureInvalidUsage, `Bash(command="read --help")`},
+		{"agent bad flag", "read f.txt --lines 3", FailureInvalidUsage, `Bash(command="read --help")`},
+		{"write unclosed quote", `write "./tmp/a.txt hello`, FailureInvalidUsage, `Bash(command="write --help")`},
+		{"native bad option", "ls --no-such-option", FailureInvalidUsage, `Bash(command="ls --help")`},
+		{"native usage in pipeline", "echo x | grep --no-such-option", FailureInvalidUsage, `Bash(command="grep --help")`},
+		{"native not found", "nosuchcommand_xyz --flag", FailureCommandNotFound, "`nosuchcommand_xyz` is not a command here"},
+		{"case typo", "Read f.txt", FailureCommandNotFound, "Did you mean `read`"},
+		{"agent execution error", "read missing.txt", FailureExecution, ""},
+		{"native execution error", "cat missing.txt", FailureExecution, ""},
+		{"edit text absent", "edit f.txt nothere x", FailureExecution, ""},
+		{"false", "false", FailureExecution, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := call(t, b, tt.cmd)
+			if !r.IsError || category(r) != tt.category {
+				t.Fatalf("got %+v, want ToolError %s", r, tt.category)
+			}
+			mustContain(t, "output", r.Output, "[exit code: ")
+			if tt.hint == "" {
+				if strings.Contains(r.Output, "Self-description") || strings.Contains(r.Message, "Self-description") {
+					t.Errorf("execution error carries a self-description hint: %q", r.Output)
+				}
+				return
+			}
+			mustContain(t, "output", r.Output, tt.hint)
+			if n := strings.Count(r.Output+r.Message, "[Self-description]"); n != 1 {
+				t.Errorf("hint appears %d times in output+message: %q / %q", n, r.Output, r.Message)
+			}
+			if strings.Contains(r.Message, "Bash(command=") {
+				t.Errorf("message duplicates the hint: %q", r.Message)
+			}
+		})
+	}
+}
+
+// Seed 003 scenarios phrased on what the router returned.
+func TestFailureFromRoutedResults(t *testing.T) {
+	tests := []struct {
+		name     string
+		res      command.Result
+		isError  bool
+		category string
+		contains string
+	}{
+		{"invalid usage", command.Result{Stderr: "Usage: read <file_path> [--offset N]", ExitCode: 1}, true, FailureInvalidUsage, `Bash(command="read --help")`},
+		{"command not found", command.Result{Stderr: "bash: line 1: read: command not found", ExitCode: 1}, true, FailureCommandNotFound, "[Self-description]"},
+		{"execution error", command.Result{Stderr: "read: /x: no such file", ExitCode: 1}, true, FailureExecution, "no such file"},
+		{"empty success", command.Result{}, false, "", NoOutput},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := New(Options{Agent: command.HandlerFunc(func(context.Context, string) command.Result { return tt.res })})
+			r := call(t, b, "read")
+			if r.IsError != tt.isError || category(r) != tt.category {
+				t.Fatalf("got %+v", r)
+			}
+			mustContain(t, "output", r.Output, tt.contains)
+			if tt.category == FailureExecution && strings.Contains(r.Output, "Self-description") {
+				t.Errorf("execution error has a hint: %q", r.Output)
+			}
+			if !tt.isError && r.Output != NoOutput {
+				t.Errorf("output = %q, want exactly %q", r.Output, NoOutput)
+			}
+		})
+	}
+}
+
+// Seed 003 "被沙箱拦截时返回结构化 marker 而非错误退出".
+func TestSandboxBlockedIsOK(t *testing.T) {
+	fx := &fakeExec{cwd: "/workspace", answer: func(string) command.Result {
+		return command.Result{Stderr: "cat: /etc/shadow: Permission denied", ExitCode: 1, Blocked: true,
+			BlockedReason: "path is blacklisted", BlockedResource: "/etc/shadow"}
+	}}
+	b := New(Options{Exec: fx})
+	r := call(t, b, "cat /etc/shadow")
+	if r.IsError {
+		t.Fatalf("blocked result is an error: %+v", r)
+	}
+	if r.Extras["type"] != ExtrasTypeSandboxBlocked || r.Extras["reason"] != "path is blacklisted" || r.Extras["resource"] != "/etc/shadow" {
+		t.Errorf("extras = %+v", r.Extras)
+	}
+	mustContain(t, "output", r.Output, "/etc/shadow")
+	mustContain(t, "output", r.Output, "path is blacklisted")
+	mustContain(t, "output", r.Output, "Permission denied")
+}
+
+// A file command blocked in-process has the same shape as a native one.
+func TestAgentShellBlockedIsOK(t *testing.T) {
+	ex := startSession(t)
+	deny := pathDeny{"/etc"}
+	b := New(Options{Exec: ex, Agent: agentsh.New(agentsh.Options{Exec: ex, Paths: deny})})
+	r := call(t, b, "read /etc/hostname")
+	if r.IsError || r.Extras["type"] != ExtrasTypeSandboxBlocked || r.Extras["resource"] != "/etc/hostname" {
+		t.Errorf("got %+v", r)
+	}
+}
+
+type pathDeny struct{ root string }
+
+func (d pathDeny) CheckPath(p string, write bool) (bool, string, string) {
+	if strings.HasPrefix(p, d.root+"/") {
+		return true, "outside the whitelist", p
+	}
+	return false, "", ""
+}
+
+func TestOutputFormat(t *testing.T) {
+	b, _ := newTool(t, nil)
+	tests := []struct{ cmd, want string }{
+		{"echo out; echo err >&2", "out\n[stderr]\nerr"},
+		{"echo err >&2", "[stderr]\nerr"},
+		{"printf 'no newline'", "no newline"},
+		{"true", NoOutput},
+		{"cd /", NoOutput},
+		{"pwd", "/"}, // cd persisted
+		{"export SYNAPSE_T=works", NoOutput},
+		{"bash echo $SYNAPSE_T", "works"}, // the wrapper shares the session
+	}
+	for _, tt := range tests {
+		r := call(t, b, tt.cmd)
+		if r.IsError || r.Output != tt.want {
+			t.Errorf("%q = %+v, want %q", tt.cmd, r, tt.want)
+		}
+		if r.Extras["exitCode"] != 0 {
+			t.Errorf("%q exitCode extra = %v", tt.cmd, r.Extras["exitCode"])
+		}
+	}
+	r := call(t, b, "echo partial; (exit 3)")
+	if !r.IsError || r.Output != "partial\n[exit code: 3]" || r.Extras["exitCode"] != 3 || r.Message != "Command failed with exit code 3 (execution_error)" {
+		t.Errorf("failure = %+v", r)
+	}
+}
+
+func TestCallInput(t *testing.T) {
+	b, _ := newTool(t, nil)
+	tests := []struct {
+		raw     string
+		wantErr string
+	}{
+		{`{"command": "echo hi"}`, ""},
+		{`{"command": "echo hi", "description": "extra fields are ignored"}`, ""},
+		{`{"command": "echo hi", "restart": false}`, ""},
+		{`not json`, "not valid JSON"},
+		{`{"command": 5}`, `"command" must be a string`},
+		{`{"command": "x", "restart": "yes"}`, `"restart" must be a boolean`},
+		{`null`, "the arguments are empty"},
+		{``, "the arguments are empty"},
+		{`{}`, `"command" is empty`},
+		{`{"command": "   "}`, `"command" is empty`},
+	}
+	for _, tt := range tests {
+		r := b.Call(context.Background(), json.RawMessage(tt.raw))
+		if tt.wantErr == "" {
+			if r.IsError || r.Output != "hi" {
+				t.Errorf("%s = %+v", tt.raw, r)
+			}
+			continue
+		}
+		if !r.IsError || category(r) != FailureInvalidUsage || !strings.Contains(r.Output, tt.wantErr) || !strings.Contains(r.Output, `{"command": "<command line>"}`) {
+			t.Errorf("%s = %+v, want ToolError with %q", tt.raw, r, tt.wantErr)
+		}
+	}
+}
+
+func TestRestart(t *testing.T) {
+	b, ex := newTool(t, nil)
+	start := ex.Cwd()
+	for _, c := range []string{"export SYNAPSE_TEST_VAR=works", "cd /"} {
+		if r := call(t, b, c); r.IsError {
+			t.Fatalf("%s: %+v", c, r)
+		}
+	}
+	if r := call(t, b, "echo $SYNAPSE_TEST_VAR"); r.Output != "works" {
+		t.Fatalf("before restart: %q", r.Output)
+	}
+	r := b.Run(context.Background(), Input{Command: "echo \"[$SYNAPSE_TEST_VAR]\"; pwd", Restart: true})
+	if r.IsError || r.Output != "[]\n"+start || r.Extras["restarted"] != true {
+		t.Errorf("restart + command = %+v", r)
+	}
+	r = b.Run(context.Background(), Input{Restart: true})
+	if r.IsError || !strings.Contains(r.Output, "restarted") {
+		t.Errorf("restart alone = %+v", r)
+	}
+}
+
+// Seed 001 "BashRouter 与沙箱分流".
+func TestRoutingReachesExecutorOnlyForNative(t *testing.T) {
+	var handled []string
+	handler := command.HandlerFunc(func(_ context.Context, line string) command.Result {
+		handled = append(handled, line)
+		return command.OK("handled " + line)
+	})
+	tests := []struct {
+		cmd       string
+		wantExec  []execCall
+		handlers  map[router.Family]command.Handler
+		wantOut   string
+		wantError bool
+	}{
+		{"npm test", []execCall{{"npm test", "/workspace"}}, nil, NoOutput, false},
+		{"  ls -la | wc -l", []execCall{{"  ls -la | wc -l", "/workspace"}}, nil, NoOutput, false},
+		{"read ./README.md", nil, nil, "", true},
+		{"mcp:demo:echo --text hi", nil, nil, "not available", true},
+		{"skill:demo:run", nil, nil, "not available", true},
+		{"task:explore --prompt x", nil, nil, "sub-agents (task:<type>) are not available", true},
+		{"command:search pdf", nil, nil, "command:search is not available", true},
+		{"skill:load pdf", nil, nil, "skill management", true},
+		{"mcp:demo:echo --text hi", nil, map[router.Family]command.Handler{router.FamilyMCP: handler}, "handled mcp:demo:echo --text hi", false},
+		{"skill:demo:run a", nil, map[router.Family]command.Handler{router.FamilySkillScript: handler}, "handled skill:demo:run a", false},
+		{"task:explore -p x", nil, map[router.Family]command.Handler{router.FamilyTask: handler}, "handled task:explore -p x", false},
+		{"skill:list", nil, map[router.Family]command.Handler{router.FamilySkill: handler}, "handled skill:list", false},
+		{"command:search pdf", nil, map[router.Family]command.Handler{router.FamilySearch: handler}, "handled command:search pdf", false},
+	}
+	for _, tt := range tests {
+		fx := &fakeExec{cwd: "/workspace"}
+		b := New(Options{Exec: fx, Agent: agentsh.New(agentsh.Options{Exec: fx}), Handlers: tt.handlers})
+		r := call(t, b, tt.cmd)
+		calls := fx.Calls()
+		if len(calls) != len(tt.wantExec) || (len(calls) == 1 && calls[0] != tt.wantExec[0]) {
+			t.Errorf("%q: executor calls %+v, want %+v", tt.cmd, calls, tt.wantExec)
+		}
+		if r.IsError != tt.wantError || !strings.Contains(r.Output, tt.wantOut) {
+			t.Errorf("%q = %+v", tt.cmd, r)
+		}
+	}
+	if len(handled) != 5 {
+		t.Errorf("handlers saw %q", handled)
+	}
+}
+
+func TestOutputCap(t *testing.T) {
+	dir := t.TempDir()
+	b, _ := newTool(t, func(o *Options) { o.OutputCap = 100; o.OutputDir = dir })
+	r := call(t, b, "seq 1 1000")
+	if r.IsError {
+		t.Fatalf("%+v", r)
+	}
+	full := ""
+	for i := 1; i <= 1000; i++ {
+		full += strconv.Itoa(i) + "\n"
+	}
+	full = strings.TrimSuffix(full, "\n")
+	p, _ := r.Extras["fullOutputPath"].(string)
+	if p == "" || filepath.Dir(p) != dir || r.Extras["truncated"] != true {
+		t.Fatalf("extras = %+v", r.Extras)
+	}
+	saved, err := os.ReadFile(p)
+	if err != nil || string(saved) != full {
+		t.Fatalf("saved output differs (%v)", err)
+	}
+	if !strings.HasPrefix(r.Output, full[:50]) || !strings.HasSuffix(r.Output, full[len(full)-50:]) {
+		t.Errorf("head/tail not kept: %q", r.Output)
+	}
+	mustContain(t, "output", r.Output, strconv.Itoa(len(full)-100)+" characters cut here")
+	mustContain(t, "output", r.Output, "saved to "+p)
+	if len(r.Output) > 400 {
+		t.Errorf("output not capped: %d bytes", len(r.Output))
+	}
+	// Multi-byte characters are counted as characters and never split.
+	r = call(t, b, "printf 'é%.0s' $(seq 1 500)")
+	if !strings.HasPrefix(r.Output, strings.Repeat("é", 50)+"\n\n[... 400 characters cut") {
+		t.Errorf("utf-8 cap = %q", r.Output[:120])
+	}
+}
+
+func TestInterrupt(t *testing.T) {
+	b, _ := newTool(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(200 * time.Millisecond) // let the command start; not a speed assertion
+		cancel()
+	}()
+	r := b.Run(ctx, Input{Command: "echo started; sleep 30"})
+	if !r.IsError || r.Extras["interrupted"] != true || r.Extras["exitCode"] != command.Interrupted {
+		t.Fatalf("got %+v, want interrupted", r)
+	}
+	// The session survives.
+	if r := b.Run(context.Background(), Input{Command: "echo alive"}); r.Output != "alive" {
+		t.Errorf("after interrupt: %+v", r)
+	}
+}
+
+func TestSpec(t *testing.T) {
+	s := New(Options{}).Spec()
+	if s.Name != "Bash" {
+		t.Errorf("name = %q", s.Name)
+	}
+	var schema struct {
+		Type       string `json:"type"`
+		Required   []string
+		Properties map[string]struct {
+			Type    string `json:"type"`
+			Default any    `json:"default"`
+		}
+	}
+	if err := json.Unmarshal(s.InputSchema, &schema); err != nil {
+		t.Fatal(err)
+	}
+	if schema.Type != "object" || len(schema.Required) != 1 || schema.Required[0] != "command" ||
+		schema.Properties["command"].Type != "string" || schema.Properties["restart"].Type != "boolean" ||
+		schema.Properties["restart"].Default != false {
+		t.Errorf("schema = %s", s.InputSchema)
+	}
+	for _, want := range []string{"Native commands", "Agent Shell commands", "Extension commands", "read <file>", "mcp:<server>:<tool>", "--help"} {
+		mustContain(t, "description", s.Description, want)
+	}
+}
+
+func BenchmarkBashToolEcho(b *testing.B) {
+	bt, _ := newTool(b, nil)
+	raw := json.RawMessage(`{"command":"echo hi"}`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := bt.Call(ctx, raw); r.Output != "hi" {
+			b.Fatalf("%+v", r)
+		}
+	}
+}
+
+func BenchmarkBashToolRead(b *testing.B) {
+	bt, ex := newTool(b, nil)
+	p := filepath.Join(ex.Cwd(), "f.txt")
+	if err := os.WriteFile(p, []byte(strings.Repeat("some line of text\n", 100)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := bt.Run(ctx, Input{Command: "read f.txt"}); r.IsError {
+			b.Fatalf("%+v", r)
+		}
+	}
+}

@@ -1,0 +1,227 @@
+package tool
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/router"
+)
+
+// NoOutput is the output of a successful command that printed nothing.
+const NoOutput = "(Command executed successfully with no output)"
+
+// hintTag starts every self-repair hint; execution errors carry none.
+const hintTag = "[Self-description]"
+
+// shape turns what a layer returned into what the model sees.
+func (b *Bash) shape(ctx context.Context, route router.Route, cmd string, res command.Result, err error) Result {
+	extras := map[string]any{"layer": route.Layer.String()}
+	if err != nil {
+		if ctx.Err() != nil {
+			return interrupted(extras, "")
+		}
+		msg := "Error: " + err.Error() + "\nIf the shell session is broken, call Bash with \"restart\": true."
+		extras["failureCategory"] = FailureExecution
+		return Result{Output: msg, IsError: true, Message: err.Error(), Extras: extras}
+	}
+	if res.Blocked {
+		return b.blocked(cmd, res, extras)
+	}
+	out := combine(res.Stdout, res.Stderr)
+	out = b.capOutput(out, extras)
+	extras["exitCode"] = res.ExitCode
+	if res.ExitCode == 0 {
+		if out == "" {
+			out = NoOutput
+		}
+		return Result{Output: out, Extras: extras}
+	}
+	if res.ExitCode == command.Interrupted && ctx.Err() != nil {
+		return interrupted(extras, out)
+	}
+	category, hint := classify(route, cmd, res)
+	extras["failureCategory"] = category
+	var o strings.Builder
+	if out != "" {
+		o.WriteString(out)
+		o.WriteString("\n")
+	}
+	fmt.Fprintf(&o, "[exit code: %d]", res.ExitCode)
+	if hint != "" {
+		o.WriteString("\n" + hint)
+	}
+	return Result{Output: o.String(), IsError: true, Message: fmt.Sprintf("Command failed with exit code %d (%s)", res.ExitCode, category), Extras: extras}
+}
+
+func interrupted(extras map[string]any, out string) Result {
+	extras["failureCategory"] = FailureExecution
+	extras["exitCode"] = command.Interrupted
+	extras["interrupted"] = true
+	if out != "" {
+		out += "\n"
+	}
+	return Result{Output: out + "[interrupted: the command was cancelled]", IsError: true, Message: "Command interrupted", Extras: extras}
+}
+
+// combine is stdout followed by a [stderr] block, trailing newlines trimmed.
+func combine(stdout, stderr string) string {
+	stdout = strings.TrimRight(stdout, "\n")
+	stderr = strings.TrimRight(stderr, "\n")
+	switch {
+	case stderr == "":
+		return stdout
+	case stdout == "":
+		return "[stderr]\n" + stderr
+	}
+	return stdout + "\n[stderr]\n" + stderr
+}
+
+// blocked is the marker the model gets for a command the sandbox refused:
+// not an error of the model's command, but information to act on.
+func (b *Bash) blocked(cmd string, res command.Result, extras map[string]any) Result {
+	extras["type"] = ExtrasTypeSandboxBlocked
+	extras["reason"] = res.BlockedReason
+	extras["resource"] = res.BlockedResource
+	extras["command"] = cmd
+	var o strings.Builder
+	o.WriteString("[sandbox blocked] The sandbox policy did not allow this command")
+	if res.BlockedResource != "" {
+		o.WriteString(" to access " + res.BlockedResource)
+	}
+	o.WriteString(".\n")
+	if res.BlockedReason != "" {
+		o.WriteString("Reason: " + res.BlockedReason + "\n")
+	}
+	o.WriteString("Work inside the allowed directories (the project and the temp directory), or ask the user to allow this path.")
+	if out := combine(res.Stdout, res.Stderr); out != "" {
+		o.WriteString("\n\nCommand output:\n" + b.capOutput(out, extras))
+	}
+	return Result{Output: o.String(), Extras: extras}
+}
+
+var (
+	usageRe    = regexp.MustCompile(`(?i)(\busage:|unrecognized option|invalid option|unknown option|unknown flag|illegal option|missing operand|requires an argument|unknown command|unknown shorthand flag)`)
+	notFoundRe = regexp.MustCompile(`([^\s:'"]+): (?:command )?not found`)
+)
+
+// classify names the kind of failure and gives the self-repair hint for the
+// model's own mistakes (invalid usage, unknown command).
+func classify(route router.Route, cmd string, res command.Result) (category, hint string) {
+	if res.ExitCode == 127 || strings.Contains(res.Stderr, "command not found") {
+		name := route.Name
+		if m := notFoundRe.FindStringSubmatch(res.Stderr); m != nil {
+			name = m[1]
+		}
+		return FailureCommandNotFound, notFoundHint(name)
+	}
+	if usageRe.MatchString(res.Stderr) || (res.Stderr == "" && usageRe.MatchString(res.Stdout)) {
+		base := usageBase(route, cmd, res.Stderr+"\n"+res.Stdout)
+		return FailureInvalidUsage, fmt.Sprintf("%s `%s` was called with invalid arguments. Every command describes itself: run Bash(command=\"%s --help\") to see its usage, then retry.", hintTag, base, base)
+	}
+	return FailureExecution, ""
+}
+
+// usageBase is the command whose usage went wrong: the Agent Shell or
+// extension command, or the native command of the line that the error
+// message names (the first one otherwise).
+func usageBase(route router.Route, cmd, text string) string {
+	if route.Layer != router.Native {
+		return route.Name
+	}
+	names := router.Commands(cmd)
+	for _, n := range names {
+		base := path.Base(n)
+		if strings.Contains(text, base+":") || strings.Contains(strings.ToLower(text), "usage: "+strings.ToLower(base)) {
+			return base
+		}
+	}
+	if len(names) > 0 {
+		return names[0]
+	}
+	return route.Name
+}
+
+func notFoundHint(name string) string {
+	var o strings.Builder
+	fmt.Fprintf(&o, "%s `%s` is not a command here.", hintTag, name)
+	for _, b := range []string{"read", "write", "edit", "bash", "TodoWrite"} {
+		if name != b && strings.EqualFold(name, b) {
+			fmt.Fprintf(&o, " Did you mean `%s` (names are case-sensitive)?", b)
+		}
+	}
+	o.WriteString(" Check the spelling, or use another tool. Agent Shell commands: read, write, edit, bash, TodoWrite, task:<type>, skill:<action>, command:search; extensions: mcp:<server>:<tool>, skill:<skill>:<script>. Each explains itself with --help, e.g. Bash(command=\"read --help\").")
+	return o.String()
+}
+
+// capOutput keeps the head and tail of an output longer than the cap and
+// saves the whole of it to a file whose path the cut notice gives.
+func (b *Bash) capOutput(out string, extras map[string]any) string {
+	limit := b.opts.OutputCap
+	n := utf8.RuneCountInString(out)
+	if n <= limit {
+		return out
+	}
+	half := limit / 2
+	head := out[:runeOffset(out, half)]
+	tail := out[runeOffset(out, n-half):]
+	cut := n - 2*half
+	where := "it could not be saved"
+	if p, err := b.saveOutput(out); err == nil {
+		where = "the full output (" + strconv.Itoa(n) + " characters) was saved to " + p + "; inspect it with read, grep or tail"
+		extras["fullOutputPath"] = p
+	} else {
+		where += ": " + err.Error()
+	}
+	extras["truncated"] = true
+	return head + fmt.Sprintf("\n\n[... %d characters cut here; %s ...]\n\n", cut, where) + tail
+}
+
+// runeOffset is the byte offset of the i-th rune of s.
+func runeOffset(s string, i int) int {
+	for off := range s {
+		if i == 0 {
+			return off
+		}
+		i--
+	}
+	return len(s)
+}
+
+func (b *Bash) saveOutput(out string) (string, error) {
+	dir := b.opts.OutputDir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, "bash-output-*.txt")
+	if err != nil {
+		return "", err
+	}
+	_, err = f.WriteString(out)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// failure is a ToolError with a category.
+func failure(category, output, message string, extras map[string]any) Result {
+	if extras == nil {
+		extras = map[string]any{}
+	}
+	extras["failureCategory"] = category
+	return Result{Output: output, IsError: true, Message: message, Extras: extras}
+}
