@@ -596,55 +596,59 @@ func TestRecordUsageRollsUpIntoSession(t *testing.T) {
 
 func TestLimits(t *testing.T) {
 	t.Run("max turns", func(t *testing.T) {
-		turns := []llmtest.Turn{}
-		for i := 0; i < 3; i++ {
-			turns = append(turns, llmtest.BashTurn("m"+string(rune('0'+i)), "echo"))
-		}
-		p := newProvider(t, "fake", turns...)
-		r, _ := newRunner(t, p, newTestTool(nil), func(o *Options) { o.MaxTurns = 3 })
-		res, err := r.Run(context.Background(), "loop")
-		var le *LimitError
-		if !errors.As(err, &le) || le.Reason != StopMaxTurns || res.StopReason != StopMaxTurns || res.Turns != 3 {
-			t.Fatalf("res = %+v, err = %v", res, err)
-		}
-		if !strings.Contains(res.Text, "SYNAPSE_MAX_TOOL_ITERATIONS") {
-			t.Errorf("final message = %q", res.Text)
-		}
-		if d := danglingCalls(r.History()); len(d) != 0 {
-			t.Errorf("dangling %v", d)
-		}
+		forEachFormat(t, func(t *testing.T, format string) {
+			turns := []llmtest.Turn{}
+			for i := 0; i < 3; i++ {
+				turns = append(turns, llmtest.BashTurn("m"+string(rune('0'+i)), "echo"))
+			}
+			p := newProvider(t, format, turns...)
+			r, _ := newRunner(t, p, newTestTool(nil), func(o *Options) { o.MaxTurns = 3 })
+			res, err := r.Run(context.Background(), "loop")
+			var le *LimitError
+			if !errors.As(err, &le) || le.Reason != StopMaxTurns || res.StopReason != StopMaxTurns || res.Turns != 3 {
+				t.Fatalf("res = %+v, err = %v", res, err)
+			}
+			if !strings.Contains(res.Text, "SYNAPSE_MAX_TOOL_ITERATIONS") {
+				t.Errorf("final message = %q", res.Text)
+			}
+			if d := danglingCalls(r.History()); len(d) != 0 {
+				t.Errorf("dangling %v", d)
+			}
+		})
 	})
 	t.Run("consecutive usage failures", func(t *testing.T) {
-		tt := newTestTool(func(ctx context.Context, cmd string) tool.Result {
-			cat := tool.FailureCommandNotFound
-			if cmd == "bad-usage" {
-				cat = tool.FailureInvalidUsage
+		forEachFormat(t, func(t *testing.T, format string) {
+			tt := newTestTool(func(ctx context.Context, cmd string) tool.Result {
+				cat := tool.FailureCommandNotFound
+				if cmd == "bad-usage" {
+					cat = tool.FailureInvalidUsage
+				}
+				if cmd == "works" {
+					return tool.Result{Output: "fine"}
+				}
+				if cmd == "exec-fail" {
+					cat = tool.FailureExecution
+				}
+				return tool.Result{Output: "no", IsError: true, Extras: map[string]any{"failureCategory": cat}}
+			})
+			p := newProvider(t, format,
+				llmtest.BashTurn("a", "nope"),
+				llmtest.BashTurn("b", "works", "nope"), // a success resets the count
+				llmtest.BashTurn("c", "exec-fail"),     // an execution error is not a usage failure
+				llmtest.BashTurn("d", "nope"),
+				llmtest.BashTurn("e", "bad-usage", "nope"),
+				llmtest.BashTurn("f", "nope"),
+			)
+			r, _ := newRunner(t, p, tt, nil)
+			res, err := r.Run(context.Background(), "x")
+			var le *LimitError
+			if !errors.As(err, &le) || le.Reason != StopConsecutiveFailures || res.Turns != 6 {
+				t.Fatalf("res = %+v, err = %v", res, err)
 			}
-			if cmd == "works" {
-				return tool.Result{Output: "fine"}
+			if !strings.Contains(res.Text, "SYNAPSE_MAX_CONSECUTIVE_TOOL_FAILURES") {
+				t.Errorf("final message = %q", res.Text)
 			}
-			if cmd == "exec-fail" {
-				cat = tool.FailureExecution
-			}
-			return tool.Result{Output: "no", IsError: true, Extras: map[string]any{"failureCategory": cat}}
 		})
-		p := newProvider(t, "fake",
-			llmtest.BashTurn("a", "nope"),
-			llmtest.BashTurn("b", "works", "nope"), // a success resets the count
-			llmtest.BashTurn("c", "exec-fail"),     // an execution error is not a usage failure
-			llmtest.BashTurn("d", "nope"),
-			llmtest.BashTurn("e", "bad-usage", "nope"),
-			llmtest.BashTurn("f", "nope"),
-		)
-		r, _ := newRunner(t, p, tt, nil)
-		res, err := r.Run(context.Background(), "x")
-		var le *LimitError
-		if !errors.As(err, &le) || le.Reason != StopConsecutiveFailures || res.Turns != 6 {
-			t.Fatalf("res = %+v, err = %v", res, err)
-		}
-		if !strings.Contains(res.Text, "SYNAPSE_MAX_CONSECUTIVE_TOOL_FAILURES") {
-			t.Errorf("final message = %q", res.Text)
-		}
 	})
 }
 
@@ -661,7 +665,11 @@ func TestProviderErrorIsReturned(t *testing.T) {
 }
 
 func TestUnknownToolNameIsAnErrorResult(t *testing.T) {
-	p := newProvider(t, "fake",
+	forEachFormat(t, func(t *testing.T, format string) { testUnknownToolName(t, format) })
+}
+
+func testUnknownToolName(t *testing.T, format string) {
+	p := newProvider(t, format,
 		llmtest.ToolTurn(llmtest.ToolCall{ID: "z", Name: "Read", Input: map[string]any{"path": "x"}}),
 		llmtest.TextTurn("ok"))
 	r, _ := newRunner(t, p, newTestTool(nil), nil)

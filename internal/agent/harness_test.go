@@ -25,8 +25,7 @@ func newProvider(t *testing.T, format string, turns ...llmtest.Turn) llm.Provide
 	case "fake":
 		return &fakeProvider{turns: turns}
 	}
-	t.Fatalf("unknown wire format %q", format)
-	return nil
+	return newWireProvider(t, format, turns...)
 }
 
 // fakeProvider answers from a script in-process (until the real adapters
