@@ -1,0 +1,158 @@
+package config
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestLoadSettings(t *testing.T) {
+	f := false
+	tests := []struct {
+		name    string
+		content *string // nil: no file
+		want    Settings
+		wantErr []string // substrings of the error
+	}{
+		{name: "missing file is defaults", content: nil, want: Settings{}},
+		{name: "empty file is defaults", content: ptr("  \n"), want: Settings{}},
+		{name: "full", content: ptr(`{"provider":"OpenAI","model":"gpt-4o","env":{"OPENAI_API_KEY":"sk-1"},"enableSkillSearchInstruction":false,"maxTokens":4096,"thinkingBudget":1024}`),
+			want: Settings{Provider: "openai", Model: "gpt-4o", Env: map[string]string{"OPENAI_API_KEY": "sk-1"}, EnableSkillSearchInstruction: &f, MaxTokens: 4096, ThinkingBudget: 1024}},
+		{name: "unknown keys kept", content: ptr(`{"model":"m","theme":"dark","hooks":{"a":[1,2]}}`),
+			want: Settings{Model: "m", Extra: map[string]json.RawMessage{"theme": json.RawMessage(`"dark"`), "hooks": json.RawMessage(`{"a":[1,2]}`)}}},
+		{name: "syntax error names file, line and column", content: ptr("{\n  \"model\": \"m\",\n  \"env\": {,}\n}"),
+			wantErr: []string{"settings.json", "line 3, column 11", "invalid JSON"}},
+		{name: "truncated", content: ptr(`{"model":`), wantErr: []string{"settings.json", "invalid JSON", "unexpected end"}},
+		{name: "wrong type", content: ptr(`{"env":{"OPENAI_API_KEY":123}}`), wantErr: []string{"settings.json", "line 1", "must be a string", "number"}},
+		{name: "bool as string", content: ptr(`{"enableSkillSearchInstruction":"yes"}`), wantErr: []string{"enableSkillSearchInstruction", "true or false"}},
+		{name: "not an object", content: ptr(`[1]`), wantErr: []string{"settings.json"}},
+		{name: "null", content: ptr(`null`), wantErr: []string{"settings.json", "JSON object"}},
+		{name: "unknown provider", content: ptr(`{"provider":"gemini"}`), wantErr: []string{"settings.json", `"gemini"`, `"anthropic" or "openai"`}},
+		{name: "negative maxTokens", content: ptr(`{"maxTokens":-1}`), wantErr: []string{"maxTokens"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "settings.json")
+			if tc.content != nil {
+				if err := os.WriteFile(path, []byte(*tc.content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := LoadSettings(path)
+			if len(tc.wantErr) > 0 {
+				if err == nil {
+					t.Fatalf("want an error, got %+v", got)
+				}
+				for _, w := range tc.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q lacks %q", err, w)
+					}
+				}
+				if !strings.Contains(err.Error(), path) {
+					t.Errorf("error %q does not name the file", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+func TestSkillSearchInstructionDefault(t *testing.T) {
+	on, off := true, false
+	for _, tc := range []struct {
+		v    *bool
+		want bool
+	}{{nil, true}, {&on, true}, {&off, false}} {
+		if got := (Settings{EnableSkillSearchInstruction: tc.v}).SkillSearchInstruction(); got != tc.want {
+			t.Errorf("%v: got %v", tc.v, got)
+		}
+	}
+}
+
+func TestSaveSettingsKeepsUnknownKeysAndRoundTrips(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "home")
+	path := filepath.Join(dir, "settings.json")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	orig := `{"model":"old","theme":"dark","permissions":{"allow":["ls"]},"maxTokens":100}`
+	if err := os.WriteFile(path, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := LoadSettings(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Model = "claude-sonnet-4-5"
+	s.Provider = ProviderAnthropic
+	s.MaxTokens = 0 // removed
+	s.Env = map[string]string{"ANTHROPIC_API_KEY": "k"}
+	if err := SaveSettings(path, s); err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	data, _ := os.ReadFile(path)
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatalf("saved file is not JSON: %v\n%s", err, data)
+	}
+	want := map[string]any{
+		"model": "claude-sonnet-4-5", "provider": "anthropic", "theme": "dark",
+		"permissions": map[string]any{"allow": []any{"ls"}},
+		"env":         map[string]any{"ANTHROPIC_API_KEY": "k"},
+	}
+	if !reflect.DeepEqual(raw, want) {
+		t.Errorf("saved %v, want %v", raw, want)
+	}
+	again, err := LoadSettings(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Model != s.Model || again.Env["ANTHROPIC_API_KEY"] != "k" || string(again.Extra["theme"]) != `"dark"` {
+		t.Errorf("round trip %+v", again)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("temp files left behind: %v", entries)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v: the file may hold keys and must be private", fi.Mode())
+	}
+}
+
+func TestSaveSettingsCreatesDirectory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a", "b", "settings.json")
+	if err := SaveSettings(path, Settings{Model: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := LoadSettings(path); err != nil || s.Model != "m" {
+		t.Fatalf("%+v %v", s, err)
+	}
+}
+
+func TestSettingsLookup(t *testing.T) {
+	s := Settings{Env: map[string]string{"A": "from-settings", "B": "settings-b"}}
+	env := MapEnv(map[string]string{"A": "from-env", "C": "  "})
+	tests := []struct{ name, want, from string }{
+		{"A", "from-env", "environment"},
+		{"B", "settings-b", "settings"},
+		{"C", "", ""}, // blank counts as unset
+		{"D", "", ""},
+	}
+	for _, tc := range tests {
+		v, from := s.Lookup(env, tc.name)
+		if v != tc.want || from != tc.from {
+			t.Errorf("%s: got %q from %q, want %q from %q", tc.name, v, from, tc.want, tc.from)
+		}
+	}
+}
