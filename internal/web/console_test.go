@@ -257,6 +257,9 @@ func TestExitFrameCarriesExitCode(t *testing.T) {
 	if exit["code"] != float64(7) || exit["reason"] != EndExited {
 		t.Fatalf("exit frame = %v", exit)
 	}
+	if want := fmt.Sprintf("[session %s] ended: exited, exit code 7", st.ID); !strings.Contains(c.out.String(), want) {
+		t.Fatalf("terminal lacks %q before the exit frame:\n%q", want, c.out.String())
+	}
 	fs := decodeState(t, exit["session"])
 	if fs.Status != StatusEnded || fs.ExitCode == nil || *fs.ExitCode != 7 {
 		t.Fatalf("final state = %+v", fs)

@@ -221,7 +221,9 @@ func (s *Session) reap(pumpDone <-chan struct{}) {
 	if s.idleTimer != nil {
 		s.idleTimer.Stop()
 	}
+	reason := s.endReason
 	s.mu.Unlock()
+	s.notice(fmt.Sprintf("ended: %s, exit code %d", reason, code))
 	s.out.Close()
 	// Bookkeeping (the manager frees the slot, applies retention) happens
 	// before Done fires, so whoever waits on Done sees it finished.

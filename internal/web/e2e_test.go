@@ -1,0 +1,76 @@
+package web
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBrowserEndToEnd drives the page in headless Chromium with
+// web/e2e.mjs (playwright-core): start an engine, see its drawing rendered by
+// xterm.js, type, resize, get the busy error, stop, see it ended, and no
+// request outside the server. Set SYNAPSE_E2E_SCREENSHOT to keep the
+// screenshot. It skips when node, chromium or web/node_modules is missing,
+// except under CI.
+func TestBrowserEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+	node := requireTool(t, "node")
+	chromium := os.Getenv("CHROMIUM_PATH")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("chromium is required under CI: %v", err)
+		}
+		t.Skipf("chromium is not installed (%v): apt-get install chromium", err)
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(root, "web", "e2e.mjs")
+	if _, err := os.Stat(filepath.Join(root, "web", "node_modules", "playwright-core")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("web/node_modules/playwright-core is missing under CI: run scripts/web-assets.sh: %v", err)
+		}
+		t.Skip("web/node_modules is missing: run scripts/web-assets.sh (npm ci in web/)")
+	}
+	opts := []serverOpt{}
+	if _, err := lookPath("bwrap", os.Getenv("PATH")); err == nil {
+		opts = append(opts, withRealSandbox())
+	}
+	e := newTestEnv(t, opts...)
+	if !e.srv.AssetsPresent() {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("xterm.js was not embedded: run scripts/web-assets.sh before go test")
+		}
+		t.Skip("xterm.js is not embedded in this build: run scripts/web-assets.sh")
+	}
+	shot := os.Getenv("SYNAPSE_E2E_SCREENSHOT")
+	if shot == "" {
+		shot = filepath.Join(t.TempDir(), "console.png")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script, e.ts.URL+"/ui/engines?token="+testToken, shot)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CHROMIUM_PATH="+chromium)
+	out, err := cmd.CombinedOutput()
+	t.Logf("e2e: %s", strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("browser test failed (screenshot: %s): %v", shot, err)
+	}
+	if !strings.Contains(string(out), `"ok":true`) {
+		t.Fatalf("browser test gave no success line")
+	}
+	if st := e.srv.mgr.Latest(); st == nil || st.State().Status != StatusEnded {
+		t.Fatalf("after the browser stopped it, the session is %+v", st)
+	}
+}

@@ -1,0 +1,118 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func pattern(n int, seed byte) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = seed + byte(i%61)
+	}
+	return b
+}
+
+// Without a client, the ring keeps the newest bytes (the replay) and writes never block.
+func TestOutBufReplayKeepsNewest(t *testing.T) {
+	tests := []struct{ size, write int }{{16, 5}, {16, 16}, {16, 17}, {16, 100}, {7, 3}}
+	for _, tt := range tests {
+		b := newOutBuf(tt.size, tt.size)
+		data := pattern(tt.write, 'A')
+		for i := 0; i < len(data); i += 3 {
+			if err := b.Write(context.Background(), data[i:min(i+3, len(data))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := data[max(0, len(data)-tt.size):]
+		if got := b.Snapshot(); !bytes.Equal(got, want) {
+			t.Errorf("size %d, wrote %d: snapshot %q, want %q", tt.size, tt.write, got, want)
+		}
+		c := b.Attach()
+		dst := make([]byte, 64)
+		var got []byte
+		for len(got) < len(want) {
+			n, res, err := b.Next(context.Background(), c, dst, 0)
+			if err != nil || res != readData {
+				t.Fatalf("Next: %v %v", res, err)
+			}
+			got = append(got, dst[:n]...)
+			b.Ack(c, int64(n))
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("size %d, wrote %d: replay %q, want %q", tt.size, tt.write, got, want)
+		}
+	}
+}
+
+// With a client attached, the writer waits instead of overwriting unsent
+// bytes, and the client never holds more than the window unacknowledged.
+func TestOutBufBackpressureAndWindow(t *testing.T) {
+	b := newOutBuf(8, 4)
+	c := b.Attach()
+	if err := b.Write(context.Background(), pattern(8, 'a')); err != nil {
+		t.Fatal(err)
+	}
+	// The ring is full of unsent bytes: another write must wait.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	err := b.Write(ctx, []byte("X"))
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("write into a full ring: %v, want it to wait", err)
+	}
+	dst := make([]byte, 16)
+	n, res, err := b.Next(context.Background(), c, dst, 0)
+	if err != nil || res != readData || n != 4 {
+		t.Fatalf("first read: n=%d res=%v err=%v, want the 4-byte window", n, res, err)
+	}
+	// Window full, nothing acknowledged: the next read stalls.
+	_, res, err = b.Next(context.Background(), c, dst, 30*time.Millisecond)
+	if err != nil || res != readStalled {
+		t.Fatalf("read with a full window: res=%v err=%v, want stalled", res, err)
+	}
+	// 4 bytes were sent, so 4 bytes of room: a writer can proceed.
+	if err := b.Write(context.Background(), []byte("WXYZ")); err != nil {
+		t.Fatal(err)
+	}
+	b.Ack(c, 1000) // acknowledging more than was sent is clamped
+	if c.acked != c.sent {
+		t.Fatalf("acked %d > sent %d", c.acked, c.sent)
+	}
+	var got []byte
+	for len(got) < 8 {
+		n, res, err := b.Next(context.Background(), c, dst, 0)
+		if err != nil || res != readData {
+			t.Fatalf("Next: %v %v", res, err)
+		}
+		got = append(got, dst[:n]...)
+		b.Ack(c, int64(n))
+	}
+	if want := append(pattern(8, 'a')[4:], "WXYZ"...); !bytes.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	b.Close()
+	if _, res, err := b.Next(context.Background(), c, dst, 0); res != readEOF || err != nil {
+		t.Fatalf("after Close: %v %v", res, err)
+	}
+}
+
+// A second attach detaches the first; a detached writer limit no longer applies.
+func TestOutBufTakeover(t *testing.T) {
+	b := newOutBuf(8, 8)
+	c1 := b.Attach()
+	c2 := b.Attach()
+	if _, _, err := b.Next(context.Background(), c1, make([]byte, 4), 0); !errors.Is(err, errDetached) {
+		t.Fatalf("old cursor: %v, want errDetached", err)
+	}
+	b.Detach(c1) // no effect on c2
+	if b.reader != c2 {
+		t.Fatal("detaching the old cursor removed the new one")
+	}
+	b.Detach(c2)
+	if err := b.Write(context.Background(), pattern(100, 'a')); err != nil {
+		t.Fatalf("write with no client: %v", err)
+	}
+}
