@@ -1,0 +1,176 @@
+package app
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/llm/anthropic"
+	"github.com/synapse-agent/synapse/internal/llm/openai"
+)
+
+// ProviderSelection is what the command line asked for; empty fields defer to
+// the environment, then settings.json, then inference and defaults.
+type ProviderSelection struct {
+	Provider string // --provider: anthropic or openai
+	Model    string // --model
+}
+
+// Settings reads $SYNAPSE_HOME/settings.json (missing file: defaults).
+func (a *App) Settings() (config.Settings, error) {
+	return config.LoadSettings(a.Config.SettingsPath())
+}
+
+// Provider builds the model provider and returns it with the model to use.
+// Precedence: flags, then the environment (SYNAPSE_PROVIDER, SYNAPSE_MODEL,
+// ANTHROPIC_*/OPENAI_*), then settings.json ("provider", "model", "env").
+func (a *App) Provider(sel ProviderSelection) (llm.Provider, string, error) {
+	s, err := a.Settings()
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := resolveProvider(s, a.Config.Getenv, a.Config.SettingsPath(), sel)
+	if err != nil {
+		return nil, "", err
+	}
+	return c.build(), c.Model, nil
+}
+
+// providerChoice is a fully resolved provider configuration.
+type providerChoice struct {
+	Name      string
+	Model     string
+	APIKey    string
+	AuthToken string // anthropic only
+	BaseURL   string
+}
+
+func (c providerChoice) build() llm.Provider {
+	if c.Name == config.ProviderOpenAI {
+		return openai.New(openai.Options{APIKey: c.APIKey, BaseURL: c.BaseURL})
+	}
+	return anthropic.New(anthropic.Options{APIKey: c.APIKey, AuthToken: c.AuthToken, BaseURL: c.BaseURL})
+}
+
+func resolveProvider(s config.Settings, getenv config.Getenv, settingsPath string, sel ProviderSelection) (providerChoice, error) {
+	lookup := func(name string) (string, string) { return s.Lookup(getenv, name) }
+	where := func(from string) string {
+		if from == "environment" {
+			return "from the environment"
+		}
+		return `from "env" in ` + settingsPath
+	}
+
+	// Provider: flag > SYNAPSE_PROVIDER > settings "provider" > model name > configured keys > anthropic.
+	name, nameFrom := strings.ToLower(strings.TrimSpace(sel.Provider)), "from --provider"
+	if name == "" {
+		if v, from := lookup("SYNAPSE_PROVIDER"); v != "" {
+			name, nameFrom = strings.ToLower(v), "SYNAPSE_PROVIDER "+where(from)
+		}
+	}
+	if name == "" && s.Provider != "" {
+		name, nameFrom = s.Provider, `"provider" in `+settingsPath
+	}
+	if name != "" && name != config.ProviderAnthropic && name != config.ProviderOpenAI {
+		return providerChoice{}, fmt.Errorf("unknown provider %q (%s): use anthropic or openai", name, nameFrom)
+	}
+
+	// Model: flag > SYNAPSE_MODEL > settings "model" (when it is for this provider).
+	model := strings.TrimSpace(sel.Model)
+	if model == "" {
+		model, _ = lookup("SYNAPSE_MODEL")
+	}
+	if name == "" {
+		name = inferProvider(model, lookup)
+	}
+	if model == "" && s.Model != "" && (s.Provider == "" || s.Provider == name) {
+		model = s.Model
+	}
+	if model == "" {
+		model = anthropic.DefaultModel
+		if name == config.ProviderOpenAI {
+			model = openai.DefaultModel
+		}
+	}
+
+	c := providerChoice{Name: name, Model: model}
+	keyVar, urlVar := "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"
+	if name == config.ProviderOpenAI {
+		keyVar, urlVar = "OPENAI_API_KEY", "OPENAI_BASE_URL"
+	}
+	c.APIKey, _ = lookup(keyVar)
+	if name == config.ProviderAnthropic {
+		c.AuthToken, _ = lookup("ANTHROPIC_AUTH_TOKEN")
+	}
+	base, baseFrom := lookup(urlVar)
+	if base != "" {
+		u, err := url.Parse(base)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return providerChoice{}, fmt.Errorf("%s (%s) is not a usable URL: %q; use a full http(s) URL such as %s",
+				urlVar, where(baseFrom), base, exampleURL(name))
+		}
+		c.BaseURL = base
+	}
+	// A server on this machine (Ollama, vLLM, llama.cpp, a local gateway or a
+	// test server) usually needs no key; anything else does.
+	if c.APIKey == "" && c.AuthToken == "" && !isLoopback(c.BaseURL) {
+		hint := ""
+		if name == config.ProviderOpenAI {
+			hint = "; for a local OpenAI-compatible server (Ollama, vLLM, llama.cpp) set OPENAI_BASE_URL to its address, e.g. http://127.0.0.1:11434/v1, and no key is needed"
+		}
+		return providerChoice{}, fmt.Errorf("no API key for the %s provider: set %s in the environment or in \"env\" of %s (or pick another provider with --provider)%s",
+			name, keyVar, settingsPath, hint)
+	}
+	return c, nil
+}
+
+// inferProvider picks a provider when none is named: from the model name
+// when it is unambiguous, else from which provider is configured, else anthropic.
+func inferProvider(model string, lookup func(string) (string, string)) string {
+	m := strings.ToLower(model)
+	switch {
+	case strings.HasPrefix(m, "claude"):
+		return config.ProviderAnthropic
+	case strings.HasPrefix(m, "gpt-"), strings.HasPrefix(m, "o1"), strings.HasPrefix(m, "o3"), strings.HasPrefix(m, "o4"), strings.HasPrefix(m, "chatgpt"):
+		return config.ProviderOpenAI
+	}
+	configured := func(names ...string) bool {
+		for _, n := range names {
+			if v, _ := lookup(n); v != "" {
+				return true
+			}
+		}
+		return false
+	}
+	if !configured("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL") && configured("OPENAI_API_KEY", "OPENAI_BASE_URL") {
+		return config.ProviderOpenAI
+	}
+	return config.ProviderAnthropic
+}
+
+func exampleURL(provider string) string {
+	if provider == config.ProviderOpenAI {
+		return "https://api.openai.com/v1 or http://127.0.0.1:11434/v1"
+	}
+	return "https://api.anthropic.com"
+}
+
+// isLoopback reports whether a base URL points at this machine.
+func isLoopback(base string) bool {
+	if base == "" {
+		return false
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

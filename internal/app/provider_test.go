@@ -1,0 +1,162 @@
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+)
+
+func TestResolveProvider(t *testing.T) {
+	const path = "/h/.synapse/settings.json"
+	tests := []struct {
+		name     string
+		settings config.Settings
+		env      map[string]string
+		sel      ProviderSelection
+		want     providerChoice
+		wantErr  []string
+	}{
+		{name: "defaults to anthropic with its default model",
+			env:  map[string]string{"ANTHROPIC_API_KEY": "ak"},
+			want: providerChoice{Name: "anthropic", Model: "claude-sonnet-4-5", APIKey: "ak"}},
+		{name: "only OpenAI configured infers openai",
+			env:  map[string]string{"OPENAI_API_KEY": "ok"},
+			want: providerChoice{Name: "openai", Model: "gpt-4o", APIKey: "ok"}},
+		{name: "settings env supplies the key and base URL",
+			settings: config.Settings{Provider: "openai", Model: "qwen3:8b", Env: map[string]string{"OPENAI_API_KEY": "sk", "OPENAI_BASE_URL": "https://gw.example/v1"}},
+			want:     providerChoice{Name: "openai", Model: "qwen3:8b", APIKey: "sk", BaseURL: "https://gw.example/v1"}},
+		{name: "environment beats settings env",
+			settings: config.Settings{Env: map[string]string{"ANTHROPIC_API_KEY": "settings-key", "ANTHROPIC_BASE_URL": "https://settings.example"}},
+			env:      map[string]string{"ANTHROPIC_API_KEY": "env-key", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"},
+			want:     providerChoice{Name: "anthropic", Model: "claude-sonnet-4-5", APIKey: "env-key", BaseURL: "http://127.0.0.1:9"}},
+		{name: "SYNAPSE_MODEL beats settings model",
+			settings: config.Settings{Model: "claude-opus-4-1"},
+			env:      map[string]string{"ANTHROPIC_API_KEY": "k", "SYNAPSE_MODEL": "claude-haiku-4-5"},
+			want:     providerChoice{Name: "anthropic", Model: "claude-haiku-4-5", APIKey: "k"}},
+		{name: "flags beat environment and settings",
+			settings: config.Settings{Provider: "anthropic", Model: "claude-opus-4-1", Env: map[string]string{"OPENAI_API_KEY": "o"}},
+			env:      map[string]string{"SYNAPSE_PROVIDER": "anthropic", "SYNAPSE_MODEL": "claude-x", "ANTHROPIC_API_KEY": "a"},
+			sel:      ProviderSelection{Provider: "OpenAI", Model: "gpt-4.1"},
+			want:     providerChoice{Name: "openai", Model: "gpt-4.1", APIKey: "o"}},
+		{name: "SYNAPSE_PROVIDER beats settings provider",
+			settings: config.Settings{Provider: "anthropic", Model: "claude-opus-4-1"},
+			env:      map[string]string{"SYNAPSE_PROVIDER": "openai", "OPENAI_API_KEY": "o"},
+			want:     providerChoice{Name: "openai", Model: "gpt-4o", APIKey: "o"}}, // the settings model belongs to anthropic
+		{name: "model name picks the provider",
+			env:  map[string]string{"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o"},
+			sel:  ProviderSelection{Model: "gpt-4o-mini"},
+			want: providerChoice{Name: "openai", Model: "gpt-4o-mini", APIKey: "o"}},
+		{name: "auth token counts as a key",
+			env:  map[string]string{"ANTHROPIC_AUTH_TOKEN": "tok"},
+			want: providerChoice{Name: "anthropic", Model: "claude-sonnet-4-5", AuthToken: "tok"}},
+		{name: "loopback OpenAI-compatible server needs no key",
+			env:  map[string]string{"OPENAI_BASE_URL": "http://localhost:11434/v1", "SYNAPSE_MODEL": "llama3.2"},
+			want: providerChoice{Name: "openai", Model: "llama3.2", BaseURL: "http://localhost:11434/v1"}},
+		{name: "missing anthropic key names the variable and the file",
+			wantErr: []string{"ANTHROPIC_API_KEY", path}},
+		{name: "missing openai key on a remote URL",
+			env:     map[string]string{"OPENAI_BASE_URL": "https://api.example.com/v1"},
+			wantErr: []string{"OPENAI_API_KEY", path, "Ollama"}},
+		{name: "unknown provider flag",
+			env: map[string]string{"ANTHROPIC_API_KEY": "a"}, sel: ProviderSelection{Provider: "gemini"},
+			wantErr: []string{`"gemini"`, "--provider", "anthropic or openai"}},
+		{name: "unknown SYNAPSE_PROVIDER",
+			env:     map[string]string{"SYNAPSE_PROVIDER": "bard"},
+			wantErr: []string{"SYNAPSE_PROVIDER", "environment"}},
+		{name: "bad base URL names the variable and where it came from",
+			settings: config.Settings{Env: map[string]string{"ANTHROPIC_API_KEY": "a", "ANTHROPIC_BASE_URL": "api.anthropic.com"}},
+			wantErr:  []string{"ANTHROPIC_BASE_URL", path, "api.anthropic.com"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := resolveProvider(tc.settings, config.MapEnv(tc.env), path, tc.sel)
+			if len(tc.wantErr) > 0 {
+				if err == nil {
+					t.Fatalf("want an error, got %+v", got)
+				}
+				for _, w := range tc.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q lacks %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestProviderTalksToServer builds each provider through App.Provider, from
+// settings.json and the environment, and streams one turn over the real wire.
+func TestProviderTalksToServer(t *testing.T) {
+	for _, format := range []string{llmtest.FormatAnthropic, llmtest.FormatOpenAI} {
+		t.Run(format, func(t *testing.T) {
+			srv := llmtest.New(t, llmtest.TextTurn("hello from "+format))
+			home := t.TempDir()
+			settings := `{"provider":"anthropic","env":{"ANTHROPIC_API_KEY":"from-settings"}}`
+			env := map[string]string{"HOME": home, "SYNAPSE_HOME": home, "ANTHROPIC_BASE_URL": srv.URL()}
+			if format == llmtest.FormatOpenAI {
+				settings = `{"provider":"openai","model":"local-model","env":{"OPENAI_BASE_URL":"http://192.0.2.1/v1"}}`
+				env = map[string]string{"HOME": home, "SYNAPSE_HOME": home, "OPENAI_BASE_URL": srv.OpenAIBaseURL()}
+			}
+			if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte(settings), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			a, err := New(config.MapEnv(env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, model, err := a.Provider(ProviderSelection{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Name() != format {
+				t.Errorf("provider %q, want %q", p.Name(), format)
+			}
+			resp, err := p.Stream(context.Background(), llm.Request{Model: model, Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Message.Text != "hello from "+format {
+				t.Errorf("text %q", resp.Message.Text)
+			}
+			r, _ := srv.LastRequest()
+			switch format {
+			case llmtest.FormatAnthropic:
+				if r.Header.Get("X-Api-Key") != "from-settings" || r.Model != "claude-sonnet-4-5" {
+					t.Errorf("key %q model %q", r.Header.Get("X-Api-Key"), r.Model)
+				}
+			case llmtest.FormatOpenAI:
+				if r.Header.Get("Authorization") != "" || r.Model != "local-model" {
+					t.Errorf("auth %q model %q", r.Header.Get("Authorization"), r.Model)
+				}
+			}
+		})
+	}
+}
+
+func TestProviderReportsBrokenSettings(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, "settings.json")
+	if err := os.WriteFile(path, []byte(`{"provider": }`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(config.MapEnv(map[string]string{"HOME": home, "SYNAPSE_HOME": home, "ANTHROPIC_API_KEY": "k"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Provider(ProviderSelection{}); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("err = %v, want one naming %s", err, path)
+	}
+}
