@@ -1,7 +1,103 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/synapse-agent/synapse/internal/app"
+	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/tool"
+)
 
 func newExecCmd(stdio IO) *cobra.Command {
-	return &cobra.Command{Use: "exec", Short: "Run Bash-tool commands without a model", RunE: notYet("synapse exec")}
+	var asJSON bool
+	var cwd string
+	cmd := &cobra.Command{
+		Use:   "exec [--json] [--cwd DIR] '<command>' ['<command>' ...]",
+		Short: "Run Bash-tool commands without a model",
+		Long: `Run each command through the Bash tool, in order, in one shell session, and print
+what the model would see. Commands are native shell commands ('ls -la', 'cd src'),
+Agent Shell commands ('read main.go', 'write a.txt hello', 'edit a.txt old new')
+or extension commands. Quote each command as one argument.
+
+The exit status is the last command's (1 for a tool error without an exit code).`,
+		Example: `  synapse exec 'read --help'
+  synapse exec 'cd /tmp' 'pwd' 'write notes.txt "hello"' 'read notes.txt'
+  synapse exec --json 'ls /nonexistent'`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return exitCode(2, errors.New("give at least one command, e.g. synapse exec 'ls -la'"))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := app.New(stdio.Getenv)
+			if err != nil {
+				return exitCode(1, err)
+			}
+			if cwd != "" {
+				abs, err := filepath.Abs(cwd)
+				if err != nil {
+					return exitCode(2, fmt.Errorf("--cwd %s: %w", cwd, err))
+				}
+				if info, err := os.Stat(abs); err != nil || !info.IsDir() {
+					return exitCode(2, fmt.Errorf("--cwd %s: not a directory", cwd))
+				}
+				cwd = abs
+			}
+			ctx := cmd.Context()
+			t, err := a.NewTool(ctx, app.ToolSetup{Cwd: cwd})
+			if err != nil {
+				return exitCode(1, err)
+			}
+			defer t.Close()
+			enc := json.NewEncoder(stdio.Out)
+			code := 0
+			for _, line := range args {
+				r := t.Run(ctx, tool.Input{Command: line})
+				if asJSON {
+					if err := enc.Encode(execRecord{Command: line, Result: r}); err != nil {
+						return exitCode(1, fmt.Errorf("write the result: %w", err))
+					}
+				} else {
+					fmt.Fprintln(stdio.Out, r.Output)
+				}
+				code = resultCode(r)
+				if ctx.Err() != nil {
+					return exitCode(command.Interrupted, nil)
+				}
+			}
+			if code != 0 {
+				return exitCode(code, nil)
+			}
+			return nil
+		},
+	}
+	// Everything after the first command is a command, even if it starts with "-".
+	cmd.Flags().SetInterspersed(false)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per command: {command, output, isError, message, extras}")
+	cmd.Flags().StringVar(&cwd, "cwd", "", "directory the shell starts in (default: the current one)")
+	return cmd
+}
+
+// execRecord is one line of `synapse exec --json`.
+type execRecord struct {
+	Command string `json:"command"`
+	tool.Result
+}
+
+// resultCode is the process exit status for one result.
+func resultCode(r tool.Result) int {
+	if c, ok := r.Extras["exitCode"].(int); ok {
+		return c
+	}
+	if r.IsError {
+		return 1
+	}
+	return 0
 }

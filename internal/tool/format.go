@@ -90,6 +90,11 @@ func (b *Bash) blocked(cmd string, res command.Result, extras map[string]any) Re
 	extras["reason"] = res.BlockedReason
 	extras["resource"] = res.BlockedResource
 	extras["command"] = cmd
+	code := res.ExitCode
+	if code == 0 {
+		code = 1 // it did not do what was asked
+	}
+	extras["exitCode"] = code
 	var o strings.Builder
 	o.WriteString("[sandbox blocked] The sandbox policy did not allow this command")
 	if res.BlockedResource != "" {
