@@ -43,9 +43,9 @@ func TestRetryPolicyDelay(t *testing.T) {
 		{0, 0, 80 * time.Millisecond, 100 * time.Millisecond, true},
 		{1, 0, 160 * time.Millisecond, 200 * time.Millisecond, true},
 		{2, 0, 200 * time.Millisecond, 250 * time.Millisecond, true}, // capped
-		{0, 3 * time.Second, 3 * time.Second, 3 * time.Second, true},  // server knows best
-		{0, time.Minute, 0, 0, false},                                 // too long to wait
-		{3, 0, 0, 0, false},                                           // out of retries
+		{0, 3 * time.Second, 3 * time.Second, 3 * time.Second, true}, // server knows best
+		{0, time.Minute, 0, 0, false},                                // too long to wait
+		{3, 0, 0, 0, false},                                          // out of retries
 	}
 	for _, tc := range tests {
 		d, ok := p.Delay(tc.attempt, tc.retryAfter)
