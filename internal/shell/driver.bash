@@ -21,6 +21,8 @@ set -m
 # command and the driver's own writes (plain fds 1 and 2, which saves
 # syscalls per command) still reach Go.
 exec 61>&1 62>&2
+# The driver's own code runs with xtrace off; see __syn_flags below.
+exec 59>/dev/null
 __syn_src=
 # Sourcing the command text (instead of eval) lets the cancel trap abort it
 # with `return`, while `declare` in a command still makes globals.
@@ -36,6 +38,10 @@ while IFS=' ' builtin read -r __syn_id __syn_n; do
 	# nothing after the interrupted part runs. -T makes functions see it.
 	builtin trap 'if [[ -n ${__syn_busy-} ]]; then __syn_cancelled=1; [[ $- == *T* ]] || __syn_untrace=1; builtin set -T; builtin trap "builtin return 130 2>/dev/null" DEBUG; fi' USR1
 	builtin trap '__syn_st=$?; if [[ -n ${__syn_busy-} ]]; then __syn_busy=; builtin printf "%s:end\n" "$__syn_id" >&62; builtin printf "%s:end:%s:exit\n%s\n%s:jobs\n%s:fin\n" "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" >&61; fi' EXIT
+	# Keep a user's `set -x` for their commands only: restore it inside the
+	# command text (same line, so line numbers stay right).
+	__syn_pre=
+	[[ ${__syn_flags-} == *x* ]] && __syn_pre='builtin set -x; '
 	__syn_busy=1
 	builtin printf '%s:start\n' "$__syn_id" >&2
 	builtin printf '%s:start\n' "$__syn_id"
@@ -44,11 +50,12 @@ while IFS=' ' builtin read -r __syn_id __syn_n; do
 		# up to the pipe size in memory), so no temporary file is needed.
 		# The one-pass loop catches a top-level `break`/`continue` of the
 		# command, which would otherwise end the driver's own loop.
-		for __syn_once in 1; do builtin source /dev/fd/63; done 63<<<"$__syn_cmd" </dev/null >&61 2>&62
+		for __syn_once in 1; do builtin source /dev/fd/63; done 63<<<"$__syn_pre$__syn_cmd" </dev/null >&61 2>&62
 	else
-		for __syn_once in 1; do builtin eval "$__syn_cmd"; done </dev/null >&61 2>&62
+		for __syn_once in 1; do builtin eval "$__syn_pre$__syn_cmd"; done </dev/null >&61 2>&62
 	fi
-	__syn_st=$?
+	# Traces of this group go to /dev/null; afterwards xtrace is off.
+	{ __syn_st=$? __syn_flags=$-; builtin set +x; } 2>&59
 	if [[ -n ${__syn_cancelled-} ]]; then
 		builtin trap - DEBUG
 		[[ -n ${__syn_untrace-} ]] && builtin set +T

@@ -533,3 +533,52 @@ func benchEcho(b *testing.B, s *Session) {
 		}
 	}
 }
+
+// The user's shell options apply to their commands and never leak the
+// driver's own workings into the output.
+func TestShellOptionsDoNotDisturbDriver(t *testing.T) {
+	s := startT(t, Options{})
+	steps := []struct{ cmd, stdout, stderr string }{
+		{"set -u -o pipefail; shopt -s expand_aliases; alias echo='echo aliased'", "", ""},
+		{"printf() { echo fake; }; read() { echo fake; }; mapfile() { echo fake; }", "", ""},
+		{"echo plain", "aliased plain\n", ""}, // aliases persist like any shell state
+		{"unalias echo", "", ""},
+		{"set -x", "", ""},
+		{"echo traced", "traced\n", "++ echo traced\n"},
+		{"set +x", "", "++ set +x\n"},
+		{"unset -f printf read mapfile; echo ok", "ok\n", ""},
+	}
+	for _, st := range steps {
+		r := execT(t, s, st.cmd)
+		if r.Stdout != st.stdout || r.Stderr != st.stderr {
+			t.Fatalf("%q: stdout %q stderr %q, want %q %q", st.cmd, r.Stdout, r.Stderr, st.stdout, st.stderr)
+		}
+	}
+	// Like any non-interactive bash, an error that ends a script under
+	// `set -u` ends the session; the command's own result still arrives.
+	r := execT(t, s, "echo $UNSET_VAR_XYZ")
+	if r.ExitCode != 1 || r.Stderr != "bash: line 1: UNSET_VAR_XYZ: unbound variable\n" || s.Alive() {
+		t.Fatalf("unbound variable: %+v alive=%v", r, s.Alive())
+	}
+	if _, err := s.Execute(context.Background(), "echo hi"); !errors.Is(err, ErrNotReady) {
+		t.Fatalf("after fatal error: %v", err)
+	}
+}
+
+func TestRestartDuringCommand(t *testing.T) {
+	s := startT(t, Options{})
+	tg := tag(t)
+	ch := executeAsync(context.Background(), s, "sleep "+tg)
+	waitRunning(t, tg)
+	if err := s.Restart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := recv(t, ch)
+	if !errors.Is(r.err, ErrNotReady) || errors.Is(r.err, ErrCrashed) {
+		t.Fatalf("in-flight command: %+v %v", r.res, r.err)
+	}
+	waitGone(t, tg)
+	if r := execT(t, s, "echo fresh"); r.Stdout != "fresh\n" {
+		t.Fatalf("after restart: %+v", r)
+	}
+}
