@@ -25,6 +25,13 @@ func (r *Runner) Run(ctx context.Context, input string) (Result, error) {
 	sess := r.ensureSession()
 	if sess != nil {
 		sess.SetTitle(input)
+		// Appends write history lines at once; usage and the index are
+		// rewritten at most once a second during the run, and here at its end.
+		defer func() {
+			if err := sess.Flush(); err != nil {
+				r.Emit(Event{Kind: Warning, Err: fmt.Errorf("save session %s: %w", sess.ID(), err)})
+			}
+		}()
 	}
 	text := input
 	if r.skill {

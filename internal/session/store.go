@@ -86,7 +86,15 @@ type Session struct {
 	file        *os.File
 	needNewline bool // the history file ends without '\n' (a torn last line)
 	buf         bytes.Buffer
+	indexed     bool      // the index has an entry for this session
+	lastFlush   time.Time // when usage and index were last written
 }
+
+// FlushInterval bounds how often Append rewrites the usage file and the index
+// during a busy run: the history line is written on every Append, but two
+// atomic rewrites per tool step would dominate the agent's own cost. Flush
+// (called at the end of every run) and Close always write.
+const FlushInterval = time.Second
 
 // Create starts a new session in memory. Nothing touches the disk until the
 // first message is appended, so a session appears only once it has one.
@@ -187,6 +195,9 @@ func (ss *Session) Append(msgs ...llm.Message) error {
 	ss.entry.MessageCount += len(msgs)
 	ss.entry.UpdatedAt = now
 	ss.dirty = true
+	if ss.indexed && now.Sub(ss.lastFlush) < FlushInterval {
+		return nil
+	}
 	return ss.flushLocked()
 }
 
@@ -214,7 +225,7 @@ func (ss *Session) flushLocked() error {
 	if err := ss.store.upsert(e); err != nil {
 		return err
 	}
-	ss.dirty = false
+	ss.dirty, ss.indexed, ss.lastFlush = false, true, ss.store.clock()
 	return nil
 }
 
@@ -281,7 +292,7 @@ func (s *Store) Open(idOrPrefix string) (*Session, []llm.Message, error) {
 	}
 	entry.MessageCount = count
 	usage := s.readUsage(id, entry)
-	ss := &Session{store: s, entry: entry, usage: usage}
+	ss := &Session{store: s, entry: entry, usage: usage, indexed: ok}
 	return ss, Sanitize(msgs), nil
 }
 

@@ -1,0 +1,161 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/llm/anthropic"
+	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+	"github.com/synapse-agent/synapse/internal/tool"
+)
+
+// timedProvider records when each request started and ended, so the time the
+// agent spends between requests (tool dispatch, history, events, session
+// writes) can be told apart from the provider's round trip.
+type timedProvider struct {
+	llm.Provider
+	mu         sync.Mutex
+	start, end []time.Time
+}
+
+func (p *timedProvider) Stream(ctx context.Context, req llm.Request, on func(llm.Event)) (llm.Response, error) {
+	p.mu.Lock()
+	p.start = append(p.start, time.Now())
+	p.mu.Unlock()
+	resp, err := p.Provider.Stream(ctx, req, on)
+	p.mu.Lock()
+	p.end = append(p.end, time.Now())
+	p.mu.Unlock()
+	return resp, err
+}
+
+// BenchmarkAgentToolCalls runs one conversation of b.N tool-call turns (make
+// bench: -benchtime 200x, so 200 calls) through the real Anthropic adapter
+// against llmtest with no added latency, with session persistence on. It
+// reports the agent's own time per call (everything outside the provider's
+// request), that cost at the first and last ten steps, the provider round
+// trip at both ends, and the process's peak RSS.
+func BenchmarkAgentToolCalls(b *testing.B) {
+	n := b.N
+	url := startBenchServer(b, n)
+	output := "total 8\ndrwxr-xr-x 2 user user 4096 Jan  1 00:00 .\n-rw-r--r-- 1 user user  120 Jan  1 00:00 main.go\n"
+	p := &timedProvider{Provider: anthropic.New(anthropic.Options{APIKey: "k", BaseURL: url})}
+	tt := newTestTool(func(ctx context.Context, cmd string) tool.Result { return tool.Result{Output: output} })
+	r, err := New(Options{Provider: p, Model: "claude-sonnet-4-5", Tool: tt, Cwd: b.TempDir(),
+		SessionsDir: benchSessionsDir(b), MaxTurns: n + 10, OnEvent: func(Event) {}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+
+	b.ReportAllocs()
+	b.ResetTimer()
+	began := time.Now()
+	res, err := r.Run(context.Background(), "Do the task step by step.")
+	total := time.Since(began)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if res.Turns != n+1 {
+		b.Fatalf("turns = %d, want %d", res.Turns, n+1)
+	}
+
+	// Agent time of step i: from the end of request i to the start of request i+1.
+	var inProvider time.Duration
+	agentStep := make([]time.Duration, n)
+	providerStep := make([]time.Duration, n+1)
+	for i := 0; i <= n; i++ {
+		providerStep[i] = p.end[i].Sub(p.start[i])
+		inProvider += providerStep[i]
+		if i < n {
+			agentStep[i] = p.start[i+1].Sub(p.end[i])
+		}
+	}
+	// Medians: a periodic session flush or a GC pause in one step should not
+	// read as growth.
+	avg := func(d []time.Duration) float64 {
+		s := append([]time.Duration(nil), d...)
+		slices.Sort(s)
+		return float64(s[len(s)/2].Nanoseconds()) / 1e3
+	}
+	k := min(10, n)
+	b.ReportMetric(float64((total-inProvider).Microseconds())/float64(n), "agent-µs/call")
+	b.ReportMetric(avg(agentStep[:k]), "agent-µs/step-first10-median")
+	b.ReportMetric(avg(agentStep[n-k:]), "agent-µs/step-last10-median")
+	b.ReportMetric(avg(providerStep[:k]), "provider-µs/step-first10-median")
+	b.ReportMetric(avg(providerStep[n-k:n]), "provider-µs/step-last10-median")
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB")
+	}
+}
+
+// startBenchServer runs llmtest in a child process (this test binary), so
+// that the peak RSS measured here is the agent's, not the fake server's.
+func startBenchServer(b *testing.B, turns int) string {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchServerHelper$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("AGENT_BENCH_SERVER_TURNS=%d", turns))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "URL ") {
+		b.Fatalf("bench server did not start: %q %v", line, err)
+	}
+	return strings.TrimSpace(strings.TrimPrefix(line, "URL "))
+}
+
+// TestBenchServerHelper is the child process of startBenchServer; it does
+// nothing in a normal test run.
+func TestBenchServerHelper(t *testing.T) {
+	v := os.Getenv("AGENT_BENCH_SERVER_TURNS")
+	if v == "" {
+		t.Skip("only runs as the benchmark's server process")
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.NewServer()
+	defer srv.Close()
+	srv.Handle(func(req *llmtest.Request) llmtest.Turn {
+		if req.Turns() >= n {
+			return llmtest.TextTurn("All done.")
+		}
+		return llmtest.Turn{Text: "Running the next step.", ToolCalls: []llmtest.ToolCall{
+			llmtest.BashCall(fmt.Sprintf("call-%d", req.Turns()), fmt.Sprintf("ls -la dir%d", req.Turns())),
+		}}
+	})
+	fmt.Printf("URL %s\n", srv.URL())
+	_, _ = io.Copy(io.Discard, os.Stdin) // until the benchmark closes stdin
+}
+
+func benchSessionsDir(b *testing.B) string {
+	if testing.Short() {
+		return ""
+	}
+	return b.TempDir()
+}
