@@ -153,7 +153,7 @@ func startProc(ctx context.Context, program string, args []string, opts Options)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
-		return nil, "", fmt.Errorf("starting shell %q: %w (check the shell command)", program, err)
+		return nil, "", fmt.Errorf("starting shell %q in %q: %w (check the shell command and the working directory)", program, opts.Dir, err)
 	}
 	closeAll(inR, outW, errW)
 	p := &proc{

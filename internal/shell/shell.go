@@ -8,15 +8,24 @@
 // as `bwrap ... /bin/bash` has to pass through.
 //
 // Semantics worth knowing:
-//   - A command that runs `exit N` (or fails under `set -e`) ends the shell:
-//     its Result carries exit status N, and later Execute calls return
-//     ErrNotReady until Restart.
+//   - Commands run in the shell itself (sourced, not in a subshell), so cd,
+//     export, plain variables, `declare`, functions, aliases and set/shopt
+//     options persist. Each command's stdin is empty (EOF).
+//   - A command that ends the shell, by `exit N` or by an error that ends any
+//     non-interactive bash (a failure under `set -e`, an unset variable
+//     under `set -u`, `${x:?}`), gets its Result with that status; later
+//     Execute calls return ErrNotReady until Restart. Nothing restarts
+//     behind the caller's back, because the cwd and environment would be
+//     lost silently.
 //   - Cancelling ctx returns exit 130; Options.Timeout returns 124 (as
 //     coreutils timeout does) with a note on stderr. Both kill the command's
 //     processes, whole process groups included, but keep the shell, its cwd
 //     and environment, and background jobs started by earlier commands.
+//     Background jobs are in their own process groups (job control is on),
+//     so `cmd &` outlives the command that started it until Close/Restart.
 //   - Errors are for the shell itself: ErrBusy, ErrNotReady, and errors
-//     matching ErrCrashed when the process died on its own.
+//     matching ErrCrashed when the process died on its own (when noticed
+//     before a command starts, the error matches ErrNotReady too).
 package shell
 
 import (
@@ -169,8 +178,10 @@ func (s *Session) Execute(ctx context.Context, cmd string) (command.Result, erro
 	p, closed := s.p, s.closed
 	s.mu.Unlock()
 	switch {
-	case closed || p == nil:
+	case closed:
 		return command.Result{}, fmt.Errorf("%w: the session is closed", ErrNotReady)
+	case p == nil:
+		return command.Result{}, fmt.Errorf("%w: the shell is not running (never started, or restarting)", ErrNotReady)
 	case !p.alive():
 		return command.Result{}, p.deadErr()
 	case strings.IndexByte(cmd, 0) >= 0:
