@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"sync"
@@ -67,10 +68,11 @@ type Session struct {
 	started time.Time
 	grace   time.Duration
 
-	cmd  *exec.Cmd
-	ptmx *os.File
-	pgid int
-	out  *outBuf
+	cmd      *exec.Cmd
+	ptmx     *os.File
+	nonblock bool // ptmx is on Go's poller (see pollable)
+	pgid     int
+	out      *outBuf
 
 	ctx    context.Context // ends when the session has ended
 	cancel context.CancelFunc
@@ -114,8 +116,9 @@ func startSession(spec sessionSpec) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", spec.engine.Command, err)
 	}
+	nonblock := false
 	if p, err := pollable(ptmx); err == nil {
-		ptmx = p
+		ptmx, nonblock = p, true
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Session{
@@ -127,6 +130,7 @@ func startSession(spec sessionSpec) (*Session, error) {
 		grace:     spec.limits.StopGrace,
 		cmd:       cmd,
 		ptmx:      ptmx,
+		nonblock:  nonblock,
 		pgid:      cmd.Process.Pid, // pty.Start makes it a session (and group) leader
 		out:       newOutBuf(ringSize, sendWindow),
 		ctx:       ctx,
@@ -186,7 +190,7 @@ func (s *Session) pump(done chan<- struct{}) {
 	defer close(done)
 	buf := make([]byte, frameMax)
 	for {
-		n, err := s.ptmx.Read(buf)
+		n, err := s.readPTY(buf)
 		if n > 0 {
 			if werr := s.out.Write(s.ctx, buf[:n]); werr != nil {
 				return
@@ -196,6 +200,44 @@ func (s *Session) pump(done chan<- struct{}) {
 			return // EIO once every holder of the terminal is gone
 		}
 	}
+}
+
+// readPTY reads what the PTY has, waiting only when it has nothing. The
+// kernel hands out PTY output about 4 KiB at a time; draining it in one go
+// turns a flood into few large frames instead of many small ones.
+func (s *Session) readPTY(buf []byte) (int, error) {
+	if !s.nonblock {
+		return s.ptmx.Read(buf)
+	}
+	raw, err := s.ptmx.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var rerr error
+	err = raw.Read(func(fd uintptr) bool {
+		for n < len(buf) {
+			m, e := unix.Read(int(fd), buf[n:])
+			switch {
+			case m > 0:
+				n += m
+			case e == unix.EINTR:
+			case e == unix.EAGAIN:
+				return n > 0 // nothing yet: let the poller wait
+			case e == nil:
+				rerr = io.EOF
+				return true
+			default:
+				rerr = e
+				return true
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return n, err
+	}
+	return n, rerr
 }
 
 // reap waits for the program, cleans up its process group and ends the session.

@@ -1,0 +1,125 @@
+package web
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// benchEngine installs script as the `codex` engine for a benchmark.
+func benchEngine(b *testing.B, script string, env ...string) *testEnv {
+	b.Helper()
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "codex"), []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	return newTestEnv(b, func(o *Options) {
+		o.Env[0] = "PATH=" + dir + ":/usr/bin:/bin"
+		o.Env = append(o.Env, env...)
+	})
+}
+
+// readFrame reads one frame; output bytes are counted and acknowledged in
+// 64 KiB batches like the page does.
+type benchReader struct {
+	conn    *websocket.Conn
+	pending int
+	got     int
+}
+
+func (r *benchReader) read(ctx context.Context) (websocket.MessageType, []byte, error) {
+	typ, data, err := r.conn.Read(ctx)
+	if err != nil || typ != websocket.MessageBinary {
+		return typ, data, err
+	}
+	r.got += len(data)
+	r.pending += len(data)
+	if r.pending >= 64<<10 {
+		if err := r.conn.Write(ctx, websocket.MessageText, []byte(`{"type":"ack","bytes":`+strconv.Itoa(r.pending)+`}`)); err != nil {
+			return typ, data, err
+		}
+		r.pending = 0
+	}
+	return typ, data, nil
+}
+
+// BenchmarkTerminalThroughput measures PTY → WebSocket output: the program
+// cats a 1 MiB file b.N times in raw mode; the client receives every byte over
+// loopback. Run: go test ./internal/web -run '^$' -bench Throughput -benchtime 100x
+func BenchmarkTerminalThroughput(b *testing.B) {
+	const chunk = 1 << 20
+	file := filepath.Join(b.TempDir(), "chunk")
+	data := make([]byte, chunk)
+	for i := range data {
+		data[i] = byte('a' + i%26)
+		if i%100 == 99 {
+			data[i] = '\n'
+		}
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	e := benchEngine(b, `stty raw -echo
+printf READY
+read go
+i=0
+while [ "$i" -lt "$BENCH_COUNT" ]; do cat "$BENCH_FILE"; i=$((i+1)); done
+`, "BENCH_FILE="+file, "BENCH_COUNT="+strconv.Itoa(b.N))
+	st := e.start("codex-tui")
+	c := e.dial(st.ID)
+	c.waitOutput("READY") // raw mode is on; nothing else comes before the flood
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	r := &benchReader{conn: c.conn}
+	base := 0
+	b.SetBytes(chunk)
+	b.ResetTimer()
+	if err := c.conn.Write(ctx, websocket.MessageBinary, []byte("go\n")); err != nil {
+		b.Fatal(err)
+	}
+	want := b.N * chunk
+	for r.got-base < want {
+		typ, data, err := r.read(ctx)
+		if err != nil {
+			b.Fatalf("after %d of %d bytes: %v", r.got-base, want, err)
+		}
+		if typ == websocket.MessageText {
+			b.Fatalf("unexpected frame %s after %d of %d bytes", data, r.got-base, want)
+		}
+	}
+	b.StopTimer()
+	e.stop(st.ID)
+}
+
+// BenchmarkKeystrokeEcho measures one keystroke's round trip over loopback:
+// WebSocket → server → PTY → program (cat in raw mode) → PTY → WebSocket.
+// Run: go test ./internal/web -run '^$' -bench KeystrokeEcho -benchtime 2000x
+func BenchmarkKeystrokeEcho(b *testing.B) {
+	e := benchEngine(b, "stty raw -echo\nprintf READY\nexec cat\n")
+	st := e.start("codex-tui")
+	c := e.dial(st.ID)
+	c.waitOutput("READY")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	r := &benchReader{conn: c.conn}
+	key := []byte{'k'}
+	b.ResetTimer()
+	for range b.N {
+		if err := c.conn.Write(ctx, websocket.MessageBinary, key); err != nil {
+			b.Fatal(err)
+		}
+		before := r.got
+		for r.got == before {
+			if _, _, err := r.read(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.StopTimer()
+	e.stop(st.ID)
+}
