@@ -56,12 +56,14 @@ while IFS=' ' builtin read -r __syn_id __syn_n; do
 	fi
 	# Traces of this group go to /dev/null; afterwards xtrace is off.
 	{ __syn_st=$? __syn_flags=$-; builtin set +x; } 2>&59
+	# Not busy first: a late USR1 then does nothing, so the check below
+	# cannot miss a DEBUG trap installed after it.
+	__syn_busy=
 	if [[ -n ${__syn_cancelled-} ]]; then
 		builtin trap - DEBUG
 		[[ -n ${__syn_untrace-} ]] && builtin set +T
 		__syn_cancelled= __syn_untrace=
 	fi
-	__syn_busy=
 	builtin unset __syn_cmd
 	builtin printf '%s:end\n' "$__syn_id" >&2
 	builtin printf '%s:end:%s:done\n%s\n%s:jobs\n' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id"
