@@ -13,8 +13,8 @@ import (
 // TestBrowserEndToEnd drives the page in headless Chromium with
 // web/e2e.mjs (playwright-core): start an engine, see its drawing rendered by
 // xterm.js, type, resize, get the busy error, stop, see it ended, and no
-// request outside the server. Set SYNAPSE_E2E_SCREENSHOT to keep the
-// screenshot. It skips when node, chromium or web/node_modules is missing,
+// request outside the server. Set SYNAPSE_E2E_SCREENSHOT_DIR to keep the
+// screenshots. It skips when node, chromium or web/node_modules is missing,
 // except under CI.
 func TestBrowserEndToEnd(t *testing.T) {
 	if testing.Short() {
@@ -42,35 +42,47 @@ func TestBrowserEndToEnd(t *testing.T) {
 		}
 		t.Skip("web/node_modules is missing: run scripts/web-assets.sh (npm ci in web/)")
 	}
-	opts := []serverOpt{}
-	if _, err := lookPath("bwrap", os.Getenv("PATH")); err == nil {
-		opts = append(opts, withRealSandbox())
+	cases := []struct {
+		name string
+		opts []serverOpt
+	}{
+		// The real sandbox where bubblewrap works (the page shows no warning) …
+		{"sandbox", []serverOpt{withRealSandbox()}},
+		// … and a probe that says unsupported (the page must show the warning box).
+		{"unsupported", []serverOpt{withProbe(SandboxUnsupported, "bubblewrap cannot create namespaces here")}},
 	}
-	e := newTestEnv(t, opts...)
-	if !e.srv.AssetsPresent() {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("xterm.js was not embedded: run scripts/web-assets.sh before go test")
-		}
-		t.Skip("xterm.js is not embedded in this build: run scripts/web-assets.sh")
-	}
-	shot := os.Getenv("SYNAPSE_E2E_SCREENSHOT")
-	if shot == "" {
-		shot = filepath.Join(t.TempDir(), "console.png")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script, e.ts.URL+"/ui/engines?token="+testToken, shot)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CHROMIUM_PATH="+chromium)
-	out, err := cmd.CombinedOutput()
-	t.Logf("e2e: %s", strings.TrimSpace(string(out)))
-	if err != nil {
-		t.Fatalf("browser test failed (screenshot: %s): %v", shot, err)
-	}
-	if !strings.Contains(string(out), `"ok":true`) {
-		t.Fatalf("browser test gave no success line")
-	}
-	if st := e.srv.mgr.Latest(); st == nil || st.State().Status != StatusEnded {
-		t.Fatalf("after the browser stopped it, the session is %+v", st)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "sandbox" {
+				requireTool(t, "bwrap")
+			}
+			e := newTestEnv(t, tc.opts...)
+			if !e.srv.AssetsPresent() {
+				if os.Getenv("CI") == "true" {
+					t.Fatal("xterm.js was not embedded: run scripts/web-assets.sh before go test")
+				}
+				t.Skip("xterm.js is not embedded in this build: run scripts/web-assets.sh")
+			}
+			shot := filepath.Join(t.TempDir(), "console.png")
+			if dir := os.Getenv("SYNAPSE_E2E_SCREENSHOT_DIR"); dir != "" {
+				shot = filepath.Join(dir, "console-"+tc.name+".png")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, node, script, e.ts.URL+"/ui/engines?token="+testToken, shot)
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "CHROMIUM_PATH="+chromium)
+			out, err := cmd.CombinedOutput()
+			t.Logf("e2e: %s", strings.TrimSpace(string(out)))
+			if err != nil {
+				t.Fatalf("browser test failed (screenshot: %s): %v", shot, err)
+			}
+			if !strings.Contains(string(out), `"ok":true`) {
+				t.Fatalf("browser test gave no success line")
+			}
+			if st := e.srv.mgr.Latest(); st == nil || st.State().Status != StatusEnded {
+				t.Fatalf("after the browser stopped it, the session is %+v", st)
+			}
+		})
 	}
 }
