@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -38,7 +39,12 @@ func TestServePrintsTokenURLAndRequiresIt(t *testing.T) {
 		t.Fatalf("start-up line = %q", line)
 	}
 	base, token := m[1], m[2]
-	client := &http.Client{Timeout: 10 * time.Second}
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Like a browser: the token URL sets a cookie and redirects to the bare page.
+	client := &http.Client{Timeout: 10 * time.Second, Jar: jar}
 	resp, err := client.Get(base + "/api/engines")
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +59,7 @@ func TestServePrintsTokenURLAndRequiresIt(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "/static/console.js") {
+	if resp.StatusCode != http.StatusOK || resp.Request.URL.RawQuery != "" || !strings.Contains(string(body), "/static/console.js") {
 		t.Fatalf("with the token: HTTP %d %.200s", resp.StatusCode, body)
 	}
 	cancel()
