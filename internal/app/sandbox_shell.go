@@ -2,13 +2,17 @@ package app
 
 import (
 	"context"
-	"errors"
 
 	"github.com/synapse-agent/synapse/internal/sandbox"
+	"github.com/synapse-agent/synapse/internal/shell"
 )
 
-// startShell starts the persistent shell for the sandbox manager.
-// TODO(shell): replace with internal/shell.Start once that package lands.
+// startShell starts the persistent shell for the sandbox manager: the
+// manager decides the argv (bwrap … bash, or plain bash when it is off).
 func startShell(ctx context.Context, opts sandbox.SessionOptions) (sandbox.Session, error) {
-	return nil, errors.New("the persistent shell is not available in this build yet")
+	s, err := shell.Start(ctx, shell.Options{Argv: opts.Argv, Dir: opts.Dir, Env: opts.Env, Timeout: opts.Timeout})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
