@@ -2,17 +2,18 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
-	"github.com/synapse-agent/synapse/internal/agentsh"
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/sandbox"
+	"github.com/synapse-agent/synapse/internal/skills"
 	"github.com/synapse-agent/synapse/internal/subagent"
 	"github.com/synapse-agent/synapse/internal/todo"
-	"github.com/synapse-agent/synapse/internal/tool"
 )
 
 // SubagentSetup is what the task:<type> handler of one parent agent needs.
@@ -28,7 +29,9 @@ type SubagentSetup struct {
 	// mcp:, skill scripts). Each sub-agent gets those its kind allows; never
 	// a task:* handler.
 	Handlers map[router.Family]command.Handler
-	// SkillIndex returns the installed skills' index text (skills.Index.Describe).
+	// SkillIndex returns the installed skills' index text ("" when none).
+	// Nil uses an index over the project's .synapse/skills and the user's
+	// skills directory (SkillExists then checks the same index).
 	SkillIndex func() string
 	// SkillExists reports whether a skill is installed (for skill:search results).
 	SkillExists func(name string) bool
@@ -46,6 +49,9 @@ type SubagentSetup struct {
 //	runner, _ := agent.New(...)
 //	h.Bind(runner)
 func (a *App) NewTaskHandler(s SubagentSetup) *subagent.Handler {
+	if s.SkillIndex == nil {
+		s.SkillIndex, s.SkillExists = a.skillIndex(s.Cwd)
+	}
 	return subagent.New(subagent.Options{
 		Provider:    s.Provider,
 		Model:       s.Model,
@@ -78,22 +84,20 @@ func (a *App) subagentWorkspace(s SubagentSetup) subagent.WorkspaceFunc {
 			}
 		}
 		todos := &todo.Store{}
-		sh := agentsh.New(agentsh.Options{
-			Exec:         mgr,
-			Paths:        mgr, // a read-only kind's policy refuses writes outside the temp dir
-			Todos:        todos,
-			Home:         a.Config.UserHome,
-			ReadLimit:    a.Config.ReadDefaultLimit,
-			TodoMaxItems: a.Config.TodoMaxItems,
+		t, err := a.NewTool(ctx, ToolSetup{
+			Cwd:      s.Cwd,
+			Exec:     mgr,
+			Paths:    mgr, // a read-only kind's policy refuses writes outside the temp directory
+			Todos:    todos,
+			Handlers: subagentHandlers(s.Handlers, k),
 		})
-		bash := tool.New(tool.Options{
-			Exec:      mgr,
-			Agent:     sh,
-			Handlers:  subagentHandlers(s.Handlers, k),
-			OutputCap: a.Config.OutputCap,
-			Home:      a.Config.UserHome,
-		})
-		return subagent.Workspace{Tool: bash, Todos: todos, Close: mgr.Shutdown}, nil
+		if err != nil {
+			_ = mgr.Shutdown()
+			return subagent.Workspace{}, err
+		}
+		return subagent.Workspace{Tool: t, Todos: todos, Close: func() error {
+			return errors.Join(t.Close(), mgr.Shutdown())
+		}}, nil
 	}
 }
 
@@ -141,4 +145,26 @@ func subagentHandlers(parent map[router.Family]command.Handler, k subagent.Kind)
 		}
 	}
 	return out
+}
+
+// skillIndex reads the installed skills for skill:search: the project's
+// .synapse/skills first, then the user's store (the precedence of skills.Index).
+func (a *App) skillIndex(cwd string) (text func() string, exists func(string) bool) {
+	var roots []skills.Root
+	if cwd != "" {
+		roots = append(roots, skills.Root{Dir: filepath.Join(cwd, ".synapse", "skills"), Source: skills.SourceProject})
+	}
+	roots = append(roots, skills.Root{Dir: a.Config.SkillsDir, Source: skills.SourceUser})
+	ix := skills.NewIndex(roots...)
+	text = func() string {
+		if len(ix.Skills()) == 0 {
+			return "" // nothing to search: skill:search answers without a request
+		}
+		return ix.Describe()
+	}
+	exists = func(name string) bool {
+		_, ok := ix.Get(name)
+		return ok
+	}
+	return text, exists
 }

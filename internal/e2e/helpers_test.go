@@ -1,0 +1,199 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/app"
+	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+	"github.com/synapse-agent/synapse/internal/router"
+	"github.com/synapse-agent/synapse/internal/sandbox"
+	"github.com/synapse-agent/synapse/internal/shell"
+	"github.com/synapse-agent/synapse/internal/todo"
+)
+
+// requireBwrap skips without a working bubblewrap, except under CI where it fails.
+func requireBwrap(t testing.TB) {
+	t.Helper()
+	fail := t.Skipf
+	if os.Getenv("CI") == "true" {
+		fail = t.Fatalf
+	}
+	path, err := exec.LookPath("bwrap")
+	if err != nil {
+		fail("bwrap not installed: %v", err)
+		return
+	}
+	out, err := exec.Command(path, "--die-with-parent", "--unshare-all", "--new-session", "--cap-drop", "ALL",
+		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "/bin/true").CombinedOutput()
+	if err != nil {
+		fail("bwrap cannot sandbox here: %v: %s", err, out)
+	}
+}
+
+func requireTool(t testing.TB, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required under CI: %v", name, err)
+		}
+		t.Skipf("%s not installed: %v", name, err)
+	}
+}
+
+// startShell is the production shell under a sandbox manager.
+func startShell(ctx context.Context, o sandbox.SessionOptions) (sandbox.Session, error) {
+	s, err := shell.Start(ctx, shell.Options{Argv: o.Argv, Dir: o.Dir, Env: o.Env, Timeout: o.Timeout})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// world is one configured Synapse: a fake model server, a project directory
+// outside the temp directory (so a read-only sandbox really has no writable
+// workspace), and the app resolved from an environment pointing at both.
+type world struct {
+	srv  *llmtest.Server
+	app  *app.App
+	proj string
+	tmp  string
+	env  map[string]string
+}
+
+func newWorld(t testing.TB, env map[string]string) *world {
+	t.Helper()
+	base := t.TempDir()
+	w := &world{srv: llmtest.NewServer(), proj: filepath.Join(base, "proj"), tmp: filepath.Join(base, "tmp")}
+	t.Cleanup(w.srv.Close)
+	for _, d := range []string{w.proj, w.tmp, filepath.Join(base, "home")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The sandbox keeps the system temp directory writable; move it away
+	// from the project.
+	t.Setenv("TMPDIR", w.tmp)
+	w.env = map[string]string{
+		"HOME":               filepath.Join(base, "home"),
+		"SYNAPSE_HOME":       filepath.Join(base, "home", ".synapse"),
+		"ANTHROPIC_BASE_URL": w.srv.URL(),
+		"ANTHROPIC_API_KEY":  "llmtest-key",
+		"SYNAPSE_MODEL":      "parent-model",
+	}
+	for k, v := range env {
+		w.env[k] = v
+	}
+	a, err := app.New(config.MapEnv(w.env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.app = a
+	return w
+}
+
+// events records a runner's events.
+type events struct {
+	mu  sync.Mutex
+	all []agent.Event
+	// running counts sub-agents between TaskStart and TaskEnd; peak is its maximum.
+	running, peak int
+}
+
+func (e *events) add(ev agent.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.all = append(e.all, ev)
+	switch ev.Kind {
+	case agent.TaskStart:
+		e.running++
+		e.peak = max(e.peak, e.running)
+	case agent.TaskEnd:
+		e.running--
+	}
+}
+
+func (e *events) list() []agent.Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]agent.Event(nil), e.all...)
+}
+
+func (e *events) count(k agent.EventKind) int {
+	n := 0
+	for _, ev := range e.list() {
+		if ev.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+func (e *events) maxRunning() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.peak
+}
+
+// parent is a top-level agent wired like app.NewRunner, except that the
+// sub-agents' shells are started with the real shell explicitly.
+type parent struct {
+	runner *agent.Runner
+	todos  *todo.Store
+	ev     *events
+}
+
+func (w *world) newParent(t testing.TB, persist bool) *parent {
+	t.Helper()
+	a := w.app
+	provider, model, err := a.Provider(app.ProviderSelection{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks := a.NewTaskHandler(app.SubagentSetup{Provider: provider, Model: model, Cwd: w.proj, Start: startShell})
+	todos := &todo.Store{}
+	tl, err := a.NewTool(context.Background(), app.ToolSetup{Cwd: w.proj, Todos: todos,
+		Handlers: map[router.Family]command.Handler{router.FamilyTask: tasks}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tl.Close() })
+	ev := &events{}
+	opts := a.AgentOptions(persist, nil)
+	opts.Provider, opts.Model, opts.Cwd = provider, model, w.proj
+	opts.Tool, opts.Todos, opts.OnEvent = tl, todos, ev.add
+	opts.DisableSkillSearchInstruction = true
+	r, err := agent.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks.Bind(r)
+	t.Cleanup(func() { _ = r.Close() })
+	return &parent{runner: r, todos: todos, ev: ev}
+}
+
+// isSubagent tells sub-agent requests from the parent's by their system prompt.
+func isSubagent(req *llmtest.Request) bool {
+	return strings.Contains(req.System, "sub-agent of Synapse")
+}
+
+// waitFor polls cond until it holds (a check of state, not of speed).
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
