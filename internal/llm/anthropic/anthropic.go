@@ -90,11 +90,16 @@ func (p *Provider) Name() string { return Name }
 // the caller has already shown it.
 func (p *Provider) Stream(ctx context.Context, req llm.Request, onEvent func(llm.Event)) (llm.Response, error) {
 	params := p.params(req)
+	body, err := params.encode()
+	if err != nil {
+		return llm.Response{}, &llm.Error{Kind: llm.ErrBadRequest, Provider: Name, Err: err,
+			Message: "cannot encode the request: " + err.Error()}
+	}
 	if onEvent == nil {
 		onEvent = func(llm.Event) {}
 	}
 	for attempt := 0; ; attempt++ {
-		resp, emitted, err := p.once(ctx, params, onEvent)
+		resp, emitted, err := p.once(ctx, body, params.MaxTokens, onEvent)
 		if err == nil {
 			return resp, nil
 		}
@@ -126,10 +131,10 @@ type attemptError struct {
 
 // once runs one attempt; emitted reports whether any event reached onEvent.
 // A cancelled context is returned as is (not an attemptError) by Stream.
-func (p *Provider) once(ctx context.Context, params sdk.MessageNewParams, onEvent func(llm.Event)) (llm.Response, bool, *attemptError) {
-	stream := p.messages.NewStreaming(ctx, params)
+func (p *Provider) once(ctx context.Context, body []byte, maxTokens int, onEvent func(llm.Event)) (llm.Response, bool, *attemptError) {
+	stream := p.messages.NewStreaming(ctx, sdk.MessageNewParams{}, option.WithRequestBody("application/json", body))
 	defer stream.Close()
-	a := assembler{onEvent: onEvent, maxTokens: params.MaxTokens}
+	a := assembler{onEvent: onEvent, maxTokens: int64(maxTokens)}
 	for stream.Next() {
 		if err := a.add(stream.Current()); err != nil {
 			return llm.Response{}, a.emitted, &attemptError{Error: err}

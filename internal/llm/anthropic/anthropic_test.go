@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -544,5 +545,34 @@ func BenchmarkStreamToolCall(b *testing.B) {
 		if _, err := p.Stream(context.Background(), req, nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkStreamHistory measures one streamed tool call with a history of
+// n earlier tool turns: the request is rebuilt and re-sent each step.
+func BenchmarkStreamHistory(b *testing.B) {
+	for _, n := range []int{1, 200} {
+		b.Run("turns="+strconv.Itoa(n), func(b *testing.B) {
+			// Scripted turns (not Handle): the server then skips decoding
+			// the conversation, so the figure is mostly the client's cost.
+			srv := llmtest.NewServer()
+			defer srv.Close()
+			turn := llmtest.ToolTurn(llmtest.BashCall("c", "ls -la /tmp"))
+			p := New(Options{APIKey: "k", BaseURL: srv.URL()})
+			req := baseRequest()
+			for i := range n {
+				id := "c" + strconv.Itoa(i)
+				req.Messages = append(req.Messages,
+					llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: id, Name: "Bash", Input: json.RawMessage(`{"command":"cat file.go"}`)}}},
+					llm.Message{Role: llm.RoleTool, ToolCallID: id, Text: strings.Repeat("package main // line\n", 20)})
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				srv.Script(turn)
+				if _, err := p.Stream(context.Background(), req, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -1,54 +1,107 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
-
-	sdk "github.com/anthropics/anthropic-sdk-go"
 
 	"github.com/synapse-agent/synapse/internal/llm"
 )
 
-// params translates a provider-neutral request to the SDK's parameters.
-func (p *Provider) params(req llm.Request) sdk.MessageNewParams {
+// The request body is encoded here with plain structs and sent through the
+// SDK with option.WithRequestBody: the SDK's reflective param encoder costs
+// about six times more, which matters because the whole history is re-sent
+// on every step (BenchmarkStreamHistory). The SDK still does transport, auth,
+// headers, SSE decoding and error parsing.
+
+type wireRequest struct {
+	Model     string        `json:"model"`
+	MaxTokens int           `json:"max_tokens"`
+	System    []wireBlock   `json:"system,omitempty"`
+	Messages  []wireMessage `json:"messages"`
+	Tools     []wireTool    `json:"tools,omitempty"`
+	Thinking  *wireThinking `json:"thinking,omitempty"`
+	Stream    bool          `json:"stream"`
+}
+
+type wireThinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens,omitempty"`
+}
+
+type cacheControl struct {
+	Type string `json:"type"`
+}
+
+var ephemeral = &cacheControl{Type: "ephemeral"}
+
+type wireTool struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	CacheControl *cacheControl   `json:"cache_control,omitempty"`
+}
+
+type wireMessage struct {
+	Role    string      `json:"role"`
+	Content []wireBlock `json:"content"`
+}
+
+// wireBlock is any content block; the type decides which fields are sent.
+type wireBlock struct {
+	Type         string          `json:"type"`
+	Text         *string         `json:"text,omitempty"`
+	Thinking     *string         `json:"thinking,omitempty"`
+	Signature    string          `json:"signature,omitempty"`
+	Data         string          `json:"data,omitempty"`
+	ID           string          `json:"id,omitempty"`
+	Name         string          `json:"name,omitempty"`
+	Input        json.RawMessage `json:"input,omitempty"`
+	ToolUseID    string          `json:"tool_use_id,omitempty"`
+	Content      []wireBlock     `json:"content,omitempty"`
+	IsError      bool            `json:"is_error,omitempty"`
+	CacheControl *cacheControl   `json:"cache_control,omitempty"`
+}
+
+func textBlock(s string) wireBlock { return wireBlock{Type: "text", Text: &s} }
+
+// params translates a provider-neutral request to the wire request.
+func (p *Provider) params(req llm.Request) wireRequest {
 	maxTokens := req.MaxTokens
 	if maxTokens <= 0 {
 		maxTokens = llm.MaxOutputTokens(req.Model)
 	}
-	params := sdk.MessageNewParams{
-		Model:     sdk.Model(req.Model),
-		MaxTokens: int64(maxTokens),
+	w := wireRequest{
+		Model:     req.Model,
+		MaxTokens: maxTokens,
 		Messages:  messages(req.Messages),
+		Stream:    true,
 	}
 	if req.ThinkingBudget > 0 {
 		if adaptiveThinking(req.Model) {
-			params.Thinking = sdk.ThinkingConfigParamUnion{OfAdaptive: &sdk.ThinkingConfigAdaptiveParam{}}
+			w.Thinking = &wireThinking{Type: "adaptive"}
 		} else {
-			params.Thinking = sdk.ThinkingConfigParamOfEnabled(int64(req.ThinkingBudget))
+			w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: req.ThinkingBudget}
 			// The budget counts against max_tokens and must stay below it.
-			if int64(req.ThinkingBudget) >= params.MaxTokens {
-				params.MaxTokens = int64(req.ThinkingBudget) + int64(maxTokens)
+			if req.ThinkingBudget >= w.MaxTokens {
+				w.MaxTokens = req.ThinkingBudget + maxTokens
 			}
 		}
 	}
 	if req.System != "" {
-		params.System = []sdk.TextBlockParam{{Text: req.System}}
+		w.System = []wireBlock{textBlock(req.System)}
 	}
 	for _, t := range req.Tools {
-		tp := &sdk.ToolParam{Name: t.Name, InputSchema: inputSchema(t.InputSchema)}
-		if t.Description != "" {
-			tp.Description = sdk.String(t.Description)
-		}
-		params.Tools = append(params.Tools, sdk.ToolUnionParam{OfTool: tp})
+		w.Tools = append(w.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: inputSchema(t.InputSchema)})
 	}
 	if !p.noCache {
-		addCacheBreakpoints(&params)
+		addCacheBreakpoints(&w)
 	}
-	return params
+	return w
 }
 
 // adaptiveThinking reports models that want thinking.type=adaptive instead
-// of a fixed budget (the SDK warns on stderr otherwise).
+// of a fixed budget.
 func adaptiveThinking(model string) bool {
 	return strings.HasPrefix(model, "claude-opus-4-6") || strings.HasPrefix(model, "claude-mythos")
 }
@@ -57,66 +110,50 @@ func adaptiveThinking(model string) bool {
 // the tools (the last tool covers all of them), the system prompt, and the
 // last message, so that each turn reads the previous turn's prefix from cache.
 // Anthropic allows four breakpoints; this uses at most three.
-func addCacheBreakpoints(params *sdk.MessageNewParams) {
-	cc := sdk.NewCacheControlEphemeralParam()
-	if n := len(params.Tools); n > 0 && params.Tools[n-1].OfTool != nil {
-		params.Tools[n-1].OfTool.CacheControl = cc
+func addCacheBreakpoints(w *wireRequest) {
+	if n := len(w.Tools); n > 0 {
+		w.Tools[n-1].CacheControl = ephemeral
 	}
-	if n := len(params.System); n > 0 {
-		params.System[n-1].CacheControl = cc
+	if n := len(w.System); n > 0 {
+		w.System[n-1].CacheControl = ephemeral
 	}
-	if n := len(params.Messages); n > 0 {
-		blocks := params.Messages[n-1].Content
+	if n := len(w.Messages); n > 0 {
+		blocks := w.Messages[n-1].Content
 		for i := len(blocks) - 1; i >= 0; i-- {
-			b := &blocks[i]
-			switch {
-			case b.OfText != nil:
-				b.OfText.CacheControl = cc
-			case b.OfToolResult != nil:
-				b.OfToolResult.CacheControl = cc
-			case b.OfToolUse != nil:
-				b.OfToolUse.CacheControl = cc
-			default:
-				continue // thinking blocks cannot carry cache_control
+			switch blocks[i].Type {
+			case "text", "tool_result", "tool_use":
+				blocks[i].CacheControl = ephemeral
+				return
 			}
-			return
+			// thinking blocks cannot carry cache_control
 		}
 	}
 }
 
-// inputSchema splits a JSON Schema object into the SDK's typed fields.
-func inputSchema(raw json.RawMessage) sdk.ToolInputSchemaParam {
+// inputSchema returns a JSON Schema object for a tool; a missing or invalid
+// one becomes an empty object schema rather than a refused request.
+func inputSchema(raw json.RawMessage) json.RawMessage {
 	var m map[string]any
-	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil {
-		return sdk.ToolInputSchemaParam{Properties: map[string]any{}}
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil || m == nil {
+		return json.RawMessage(`{"type":"object","properties":{}}`)
 	}
-	s := sdk.ToolInputSchemaParam{Properties: m["properties"]}
-	if req, ok := m["required"].([]any); ok {
-		for _, r := range req {
-			if name, ok := r.(string); ok {
-				s.Required = append(s.Required, name)
-			}
+	if _, ok := m["type"]; !ok {
+		m["type"] = "object"
+		b, err := json.Marshal(m)
+		if err == nil {
+			return b
 		}
 	}
-	for k, v := range m {
-		if k == "type" || k == "properties" || k == "required" {
-			continue
-		}
-		if s.ExtraFields == nil {
-			s.ExtraFields = map[string]any{}
-		}
-		s.ExtraFields[k] = v
-	}
-	return s
+	return raw
 }
 
 // messages translates the history. Tool results become tool_result blocks of
 // a user message; consecutive user-side content (several results, then maybe
 // a reminder text) is folded into one user message, as the API expects
 // strictly alternating roles with all results of a turn together.
-func messages(in []llm.Message) []sdk.MessageParam {
-	var out []sdk.MessageParam
-	appendBlocks := func(role sdk.MessageParamRole, blocks ...sdk.ContentBlockParamUnion) {
+func messages(in []llm.Message) []wireMessage {
+	out := make([]wireMessage, 0, len(in))
+	appendBlocks := func(role string, blocks ...wireBlock) {
 		if len(blocks) == 0 {
 			return
 		}
@@ -124,46 +161,56 @@ func messages(in []llm.Message) []sdk.MessageParam {
 			out[n-1].Content = append(out[n-1].Content, blocks...)
 			return
 		}
-		out = append(out, sdk.MessageParam{Role: role, Content: blocks})
+		out = append(out, wireMessage{Role: role, Content: blocks})
 	}
 	for _, m := range in {
 		switch m.Role {
 		case llm.RoleUser:
 			if m.Text != "" { // the API refuses empty text blocks
-				appendBlocks(sdk.MessageParamRoleUser, sdk.NewTextBlock(m.Text))
+				appendBlocks("user", textBlock(m.Text))
 			}
 		case llm.RoleTool:
-			tr := sdk.ToolResultBlockParam{ToolUseID: m.ToolCallID}
+			tr := wireBlock{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
 			if m.Text != "" {
-				tr.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: m.Text}}}
+				tr.Content = []wireBlock{textBlock(m.Text)}
 			}
-			if m.IsError {
-				tr.IsError = sdk.Bool(true)
-			}
-			appendBlocks(sdk.MessageParamRoleUser, sdk.ContentBlockParamUnion{OfToolResult: &tr})
+			appendBlocks("user", tr)
 		case llm.RoleAssistant:
-			var blocks []sdk.ContentBlockParamUnion
+			var blocks []wireBlock
 			for _, th := range m.Thinking {
 				switch {
 				case th.Redacted != "":
-					blocks = append(blocks, sdk.NewRedactedThinkingBlock(th.Redacted))
+					blocks = append(blocks, wireBlock{Type: "redacted_thinking", Data: th.Redacted})
 				case th.Signature != "":
-					blocks = append(blocks, sdk.NewThinkingBlock(th.Signature, th.Text))
+					text := th.Text
+					blocks = append(blocks, wireBlock{Type: "thinking", Thinking: &text, Signature: th.Signature})
 				}
 				// A thinking block without a signature (from another provider) cannot be verified: drop it.
 			}
 			if m.Text != "" {
-				blocks = append(blocks, sdk.NewTextBlock(m.Text))
+				blocks = append(blocks, textBlock(m.Text))
 			}
 			for _, c := range m.ToolCalls {
 				input := c.Input
 				if len(input) == 0 || !json.Valid(input) {
 					input = json.RawMessage(`{}`)
 				}
-				blocks = append(blocks, sdk.NewToolUseBlock(c.ID, input, c.Name))
+				blocks = append(blocks, wireBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: input})
 			}
-			appendBlocks(sdk.MessageParamRoleAssistant, blocks...)
+			appendBlocks("assistant", blocks...)
 		}
 	}
 	return out
+}
+
+// encode returns the JSON body of w (HTML characters left unescaped: the body
+// is read by an API, not a browser, and code is full of < > &).
+func (w wireRequest) encode() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(w); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

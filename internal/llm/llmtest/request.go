@@ -25,6 +25,9 @@ type Request struct {
 	MaxTokens int
 	Header    http.Header
 	Raw       []byte // the request body as received
+	// DecodeError says why the body could not be decoded (the fields above
+	// Header are then partial).
+	DecodeError string
 }
 
 // Message is one message of a received request. Anthropic tool results arrive
@@ -140,12 +143,14 @@ func (r *Request) ToolNames() []string {
 // textOf decodes a content that is either a string or an array of blocks
 // with "text" fields.
 func textOf(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	switch firstByte(raw) {
+	case '"':
+		var s string
+		_ = json.Unmarshal(raw, &s)
 		return s
+	case '[':
+	default:
+		return ""
 	}
 	var blocks []struct {
 		Type string `json:"type"`
@@ -188,9 +193,8 @@ func decodeAnthropic(body []byte) (Request, error) {
 	}
 	for _, m := range in.Messages {
 		msg := Message{Role: m.Role}
-		var s string
-		if json.Unmarshal(m.Content, &s) == nil {
-			msg.Text = s
+		if firstByte(m.Content) != '[' {
+			msg.Text = textOf(m.Content)
 			r.Messages = append(r.Messages, msg)
 			continue
 		}
@@ -289,4 +293,17 @@ func decodeOpenAI(body []byte) (Request, error) {
 	}
 	r.System = strings.Join(system, "\n")
 	return r, nil
+}
+
+// firstByte is the first non-space byte of a JSON value (0 when empty), which
+// tells a string from an array without decoding twice.
+func firstByte(raw json.RawMessage) byte {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c
+	}
+	return 0
 }

@@ -21,6 +21,7 @@ package llmtest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -39,7 +40,7 @@ type Server struct {
 	mu          sync.Mutex
 	script      []Turn
 	handler     func(*Request) Turn
-	requests    []Request
+	requests    []*record
 	unexpected  []string
 	inFlight    int
 	maxInFlight int
@@ -110,11 +111,45 @@ func (s *Server) Remaining() int {
 	return len(s.script)
 }
 
-// Requests returns a copy of every request received so far, in arrival order.
+// record is a received request, decoded in full only when someone looks at
+// it: decoding a long conversation costs far more than answering it, and
+// benchmarks of the agent should not pay for it.
+type record struct {
+	req     Request
+	decoded bool
+}
+
+// full returns the decoded request; the caller holds s.mu.
+func (r *record) full() Request {
+	if !r.decoded {
+		r.decoded = true
+		d, err := decode(r.req.Format, r.req.Raw)
+		if err != nil {
+			r.req.DecodeError = err.Error()
+		} else {
+			d.Index, d.Header, d.Raw = r.req.Index, r.req.Header, r.req.Raw
+			r.req = d
+		}
+	}
+	return r.req
+}
+
+func decode(format string, body []byte) (Request, error) {
+	if format == FormatAnthropic {
+		return decodeAnthropic(body)
+	}
+	return decodeOpenAI(body)
+}
+
+// Requests returns every request received so far, decoded, in arrival order.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
+	out := make([]Request, len(s.requests))
+	for i, r := range s.requests {
+		out[i] = r.full()
+	}
+	return out
 }
 
 // Count is the number of requests received so far.
@@ -131,7 +166,7 @@ func (s *Server) LastRequest() (Request, bool) {
 	if len(s.requests) == 0 {
 		return Request{}, false
 	}
-	return s.requests[len(s.requests)-1], true
+	return s.requests[len(s.requests)-1].full(), true
 }
 
 // InFlight is the number of requests being answered right now.
@@ -170,18 +205,16 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	var req Request
-	if format == FormatAnthropic {
-		req, err = decodeAnthropic(body)
-	} else {
-		req, err = decodeOpenAI(body)
+	// Only what the reply needs is decoded now; the rest when asked for.
+	var light struct {
+		Model  string `json:"model"`
+		Stream bool   `json:"stream"`
 	}
-	if err != nil {
-		writeError(w, format, http.StatusBadRequest, APIError{Message: "llmtest: " + err.Error()}, "", "")
+	if err := json.Unmarshal(body, &light); err != nil {
+		writeError(w, format, http.StatusBadRequest, APIError{Message: "llmtest: request body is not valid JSON: " + err.Error()}, "", "")
 		return
 	}
-	req.Header = r.Header.Clone()
-	req.Raw = body
+	req := Request{Format: format, Model: light.Model, Stream: light.Stream, Header: r.Header.Clone(), Raw: body}
 
 	turn, ok := s.begin(&req)
 	defer s.end()
@@ -190,7 +223,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if turn.Reply != nil {
-		turn = turn.Reply(&req)
+		full := s.decoded(req.Index)
+		if full.DecodeError != "" {
+			writeError(w, format, http.StatusBadRequest, APIError{Message: "llmtest: " + full.DecodeError}, "", "")
+			return
+		}
+		turn = turn.Reply(&full)
 	}
 	if turn.Delay > 0 && !sleep(r.Context(), turn.Delay) {
 		return
@@ -221,7 +259,8 @@ func (s *Server) begin(req *Request) (Turn, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	req.Index = len(s.requests)
-	s.requests = append(s.requests, *req)
+	rec := &record{req: *req}
+	s.requests = append(s.requests, rec)
 	s.inFlight++
 	s.maxInFlight = max(s.maxInFlight, s.inFlight)
 	if len(s.script) > 0 {
@@ -232,8 +271,16 @@ func (s *Server) begin(req *Request) (Turn, bool) {
 	if s.handler != nil {
 		return Turn{Reply: s.handler}, true
 	}
-	s.unexpected = append(s.unexpected, fmt.Sprintf("#%d %s model=%q last user text=%q", req.Index, req.Format, req.Model, truncate(req.LastUserText(), 80)))
+	full := rec.full()
+	s.unexpected = append(s.unexpected, fmt.Sprintf("#%d %s model=%q last user text=%q", req.Index, req.Format, req.Model, truncate(full.LastUserText(), 80)))
 	return Turn{}, false
+}
+
+// decoded returns request i decoded in full.
+func (s *Server) decoded(i int) Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests[i].full()
 }
 
 func (s *Server) end() {
