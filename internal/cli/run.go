@@ -1,7 +1,354 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/app"
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/render"
+	"github.com/synapse-agent/synapse/internal/todo"
+)
+
+// Output formats of `synapse run`.
+const (
+	formatText       = "text"
+	formatJSON       = "json"
+	formatStreamJSON = "stream-json"
+)
+
+type runFlags struct {
+	model, provider, format, resume string
+	cont                            bool
+	allowPaths                      []string
+}
 
 func newRunCmd(stdio IO) *cobra.Command {
-	return &cobra.Command{Use: "run", Short: "Run one task without a REPL", RunE: notYet("synapse run")}
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   `run [flags] "<prompt>" | -`,
+		Short: "Run one task to completion without a REPL (prompt - reads stdin)",
+		Long: "Run one task to completion without a REPL and exit.\n\n" +
+			"The prompt is the arguments joined by spaces, or stdin when it is \"-\".\n" +
+			"--output-format text streams the answer; json prints one result object\n" +
+			"(text, sessionId, usage, turns, stopReason); stream-json prints one JSON\n" +
+			"event per line. Exit status: 0 done, 1 failed (provider error or a limit),\n" +
+			"2 bad usage, 130 interrupted (Ctrl+C or SIGTERM).",
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runTask(cmd, stdio, f, args) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.model, "model", "", "model to use (default: settings.json or SYNAPSE_MODEL)")
+	fl.StringVar(&f.provider, "provider", "", "provider: anthropic or openai (default: settings.json)")
+	fl.StringVar(&f.format, "output-format", formatText, "output format: text, json or stream-json")
+	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the most recently updated session")
+	fl.StringVarP(&f.resume, "resume", "r", "", "resume the session with this id (or unique id prefix)")
+	fl.StringArrayVar(&f.allowPaths, "allow-path", nil, "also allow the sandbox to write this path (repeatable)")
+	return cmd
+}
+
+func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
+	switch f.format {
+	case formatText, formatJSON, formatStreamJSON:
+	default:
+		return exitCode(2, fmt.Errorf("unknown --output-format %q: use text, json or stream-json", f.format))
+	}
+	if f.cont && f.resume != "" {
+		return exitCode(2, errors.New("--continue and --resume cannot be used together: pick one"))
+	}
+	prompt, err := readPrompt(stdio.In, args)
+	if err != nil {
+		return exitCode(2, err)
+	}
+	a, err := app.New(stdio.Getenv)
+	if err != nil {
+		return exitCode(1, err)
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return exitCode(1, fmt.Errorf("cannot find the working directory: %w", err))
+	}
+	resume := f.resume
+	if f.cont {
+		resume = "latest"
+	}
+
+	out := newRunOutput(stdio, f.format, getenvOr(stdio.Getenv))
+	runner, closeRunner, err := a.NewRunner(cmd.Context(), app.RunnerSetup{
+		Provider:   f.provider,
+		Model:      f.model,
+		Cwd:        cwd,
+		Persist:    true,
+		ResumeID:   resume,
+		AllowPaths: f.allowPaths,
+		OnEvent:    out.event,
+		Warn:       out.warn,
+	})
+	if err != nil {
+		return exitCode(1, err)
+	}
+	start := time.Now()
+	res, runErr := runner.Run(cmd.Context(), prompt)
+	if cerr := closeRunner(); cerr != nil && runErr == nil {
+		out.warn(cerr)
+	}
+	out.finish(runner, res, runErr, time.Since(start))
+	switch {
+	case runErr == nil:
+		return nil
+	case errors.Is(runErr, agent.ErrInterrupted):
+		return exitCode(130, errors.New("interrupted"))
+	default:
+		return exitCode(1, runErr)
+	}
+}
+
+// readPrompt joins args, or reads stdin for "-".
+func readPrompt(in io.Reader, args []string) (string, error) {
+	if len(args) == 1 && args[0] == "-" {
+		if in == nil {
+			return "", errors.New("no stdin to read the prompt from")
+		}
+		data, err := io.ReadAll(in)
+		if err != nil {
+			return "", fmt.Errorf("read the prompt from stdin: %w", err)
+		}
+		args = []string{string(data)}
+	}
+	p := strings.TrimSpace(strings.Join(args, " "))
+	if p == "" {
+		return "", errors.New(`no prompt: use synapse run "<prompt>", or synapse run - to read it from stdin`)
+	}
+	return p, nil
+}
+
+func getenvOr(g func(string) string) func(string) string {
+	if g == nil {
+		return os.Getenv
+	}
+	return g
+}
+
+// runOutput renders events in one of the three formats. Events arrive
+// serialised from the runner; the mutex also orders the final result after them.
+type runOutput struct {
+	mu     sync.Mutex
+	format string
+	out    io.Writer
+	errw   io.Writer
+	enc    *json.Encoder
+	rend   *render.Renderer // text format: tools, tasks, notices
+	text   io.Writer        // text format: where answer text goes (nil: the renderer)
+	todos  []todo.Item
+	// lastNL tracks whether the raw text stream ends with a newline.
+	lastNL bool
+	wrote  bool
+}
+
+func newRunOutput(stdio IO, format string, getenv func(string) string) *runOutput {
+	o := &runOutput{format: format, out: stdio.Out, errw: stdio.Err, lastNL: true}
+	switch format {
+	case formatJSON, formatStreamJSON:
+		o.enc = json.NewEncoder(stdio.Out)
+		o.enc.SetEscapeHTML(false)
+	default:
+		color := getenv("NO_COLOR") == ""
+		if isTTY(stdio.Out) {
+			// One terminal: the renderer owns it, text included.
+			w, h := termSize(stdio.Out)
+			o.rend = render.New(render.Options{Out: stdio.Out, TTY: true, Color: color, Width: w, Height: h})
+		} else {
+			// Piped: stdout carries only the answer; progress goes to stderr.
+			o.text = stdio.Out
+			tty := isTTY(stdio.Err)
+			w, h := termSize(stdio.Err)
+			o.rend = render.New(render.Options{Out: stdio.Err, TTY: tty, Color: color && tty, Width: w, Height: h})
+		}
+	}
+	return o
+}
+
+func isTTY(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func termSize(w io.Writer) (int, int) {
+	if f, ok := w.(*os.File); ok {
+		if cw, ch, err := term.GetSize(int(f.Fd())); err == nil {
+			return cw, ch
+		}
+	}
+	return 0, 0
+}
+
+func (o *runOutput) warn(err error) { o.event(agent.Event{Kind: agent.Warning, Err: err}) }
+
+func (o *runOutput) event(e agent.Event) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch o.format {
+	case formatStreamJSON:
+		_ = o.enc.Encode(eventJSON(e))
+	case formatJSON:
+		if e.Kind == agent.Warning {
+			fmt.Fprintln(o.errw, "synapse: warning:", e.Err)
+		}
+	default:
+		o.textEvent(e)
+	}
+}
+
+func (o *runOutput) textEvent(e agent.Event) {
+	r := o.rend
+	switch e.Kind {
+	case agent.TextDelta:
+		if o.text == nil {
+			r.TextDelta(e.Text)
+			return
+		}
+		if e.Text != "" {
+			_, _ = io.WriteString(o.text, e.Text)
+			o.lastNL = strings.HasSuffix(e.Text, "\n")
+			o.wrote = true
+		}
+	case agent.TurnEnd:
+		if o.text == nil {
+			r.EndText()
+		} else if !o.lastNL {
+			_, _ = io.WriteString(o.text, "\n")
+			o.lastNL = true
+		}
+	case agent.ToolStart:
+		if o.text == nil {
+			r.EndText()
+		}
+		r.ToolStart(e.CallID, e.Command)
+	case agent.ToolEnd:
+		meta := render.ToolMeta{}
+		ok := true
+		out := ""
+		if e.Result != nil {
+			ok, out, meta.Message = !e.Result.IsError, e.Result.Output, e.Result.Message
+		}
+		if strings.HasPrefix(strings.TrimSpace(e.Command), "TodoWrite") && ok {
+			meta.Todos = append([]todo.Item{}, o.todos...)
+		}
+		r.ToolEnd(e.CallID, ok, out, meta)
+	case agent.TodoChange:
+		o.todos = e.Todos
+	case agent.TaskStart:
+		r.TaskStart(e.TaskID, e.TaskType, e.TaskDescription)
+	case agent.TaskToolStart:
+		r.TaskToolStart(e.TaskID, e.Command)
+	case agent.TaskToolEnd:
+		r.TaskToolEnd(e.TaskID, e.Command, e.Result == nil || !e.Result.IsError)
+	case agent.TaskEnd:
+		errText := ""
+		if e.Err != nil {
+			errText = e.Err.Error()
+		}
+		r.TaskEnd(e.TaskID, e.Err == nil && (e.Result == nil || !e.Result.IsError), e.Duration, e.ToolCount, errText)
+	case agent.Reminder:
+		r.Notice("todo list unfinished: reminding the model to continue")
+	case agent.Warning:
+		if e.Err != nil {
+			r.Notice("warning: " + e.Err.Error())
+		}
+	}
+}
+
+// finish writes the run's outcome. Errors themselves are printed by Main.
+func (o *runOutput) finish(runner *agent.Runner, res agent.Result, runErr error, took time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch o.format {
+	case formatJSON, formatStreamJSON:
+		_ = o.enc.Encode(resultJSON(runner, res, runErr, took))
+	default:
+		if errors.Is(runErr, agent.ErrInterrupted) {
+			o.rend.Abort("interrupted")
+		}
+		if o.text == nil {
+			o.rend.EndText()
+		} else if o.wrote && !o.lastNL {
+			_, _ = io.WriteString(o.text, "\n")
+		}
+	}
+}
+
+type resultOut struct {
+	Type       string    `json:"type"`
+	Text       string    `json:"text"`
+	SessionID  string    `json:"sessionId,omitempty"`
+	Usage      llm.Usage `json:"usage"`
+	Turns      int       `json:"turns"`
+	StopReason string    `json:"stopReason"`
+	IsError    bool      `json:"isError"`
+	Error      string    `json:"error,omitempty"`
+	DurationMs int64     `json:"durationMs"`
+	CostUSD    *float64  `json:"sessionCostUSD,omitempty"`
+}
+
+func resultJSON(runner *agent.Runner, res agent.Result, runErr error, took time.Duration) resultOut {
+	r := resultOut{Type: "result", Text: res.Text, SessionID: runner.SessionID(), Usage: res.Usage, Turns: res.Turns,
+		StopReason: res.StopReason, DurationMs: took.Milliseconds()}
+	if runErr != nil {
+		r.IsError, r.Error = true, runErr.Error()
+	}
+	if u := runner.SessionUsage(); u != nil && u.Priced {
+		c := u.CostUSD
+		r.CostUSD = &c
+	}
+	return r
+}
+
+type eventOut struct {
+	Type            string         `json:"type"`
+	Text            string         `json:"text,omitempty"`
+	CallID          string         `json:"callId,omitempty"`
+	Command         string         `json:"command,omitempty"`
+	Output          *string        `json:"output,omitempty"`
+	IsError         *bool          `json:"isError,omitempty"`
+	Message         string         `json:"message,omitempty"`
+	Extras          map[string]any `json:"extras,omitempty"`
+	DurationMs      *int64         `json:"durationMs,omitempty"`
+	Usage           *llm.Usage     `json:"usage,omitempty"`
+	Todos           *[]todo.Item   `json:"todos,omitempty"`
+	TaskID          string         `json:"taskId,omitempty"`
+	TaskType        string         `json:"taskType,omitempty"`
+	TaskDescription string         `json:"taskDescription,omitempty"`
+	ToolCount       int            `json:"toolCount,omitempty"`
+	Error           string         `json:"error,omitempty"`
+}
+
+func eventJSON(e agent.Event) eventOut {
+	o := eventOut{Type: e.Kind.String(), Text: e.Text, CallID: e.CallID, Command: e.Command, Usage: e.Usage,
+		TaskID: e.TaskID, TaskType: e.TaskType, TaskDescription: e.TaskDescription, ToolCount: e.ToolCount}
+	if e.Result != nil {
+		out, isErr := e.Result.Output, e.Result.IsError
+		o.Output, o.IsError, o.Message, o.Extras = &out, &isErr, e.Result.Message, e.Result.Extras
+	}
+	if e.Kind == agent.ToolEnd || e.Kind == agent.TaskToolEnd || e.Kind == agent.TaskEnd {
+		ms := e.Duration.Milliseconds()
+		o.DurationMs = &ms
+	}
+	if e.Kind == agent.TodoChange {
+		items := append([]todo.Item{}, e.Todos...)
+		o.Todos = &items
+	}
+	if e.Err != nil {
+		o.Error = e.Err.Error()
+	}
+	return o
 }

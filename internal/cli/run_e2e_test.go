@@ -1,0 +1,326 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+	"github.com/synapse-agent/synapse/internal/session"
+)
+
+// runEnv is a private HOME/SYNAPSE_HOME with the provider pointed at srv.
+type runEnv struct {
+	dir, home string
+	env       []string
+}
+
+func newRunEnv(t *testing.T, srv *llmtest.Server, format string) runEnv {
+	t.Helper()
+	home := t.TempDir()
+	e := runEnv{dir: t.TempDir(), home: filepath.Join(home, ".synapse")}
+	e.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SYNAPSE_HOME=" + e.home, "LC_ALL=C"}
+	if format == llmtest.FormatOpenAI {
+		e.env = append(e.env, srv.OpenAIEnv()...)
+		e.env = append(e.env, "SYNAPSE_PROVIDER=openai", "SYNAPSE_MODEL=gpt-4o")
+	} else {
+		e.env = append(e.env, srv.AnthropicEnv()...)
+		e.env = append(e.env, "SYNAPSE_MODEL=claude-sonnet-4-5")
+	}
+	return e
+}
+
+func (e runEnv) run(t *testing.T, stdin string, args ...string) runResult {
+	t.Helper()
+	c := exec.Command(synapseBin, args...)
+	c.Dir, c.Env = e.dir, e.env
+	c.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	err := c.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return runResult{out.String(), errb.String(), code}
+}
+
+func (e runEnv) sessions(t *testing.T) (*session.Store, []session.Entry) {
+	t.Helper()
+	store := session.NewStore(filepath.Join(e.home, "sessions"), nil, func(err error) { t.Errorf("session warning: %v", err) })
+	list, err := store.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, list
+}
+
+func todoCmd(statuses ...string) string {
+	names := []string{"Create the notes", "Copy them", "Check the copy"}
+	var items []string
+	for i, s := range statuses {
+		items = append(items, `{"content":"`+names[i]+`","activeForm":"Working on it","status":"`+s+`"}`)
+	}
+	return `TodoWrite '{"todos":[` + strings.Join(items, ",") + `]}'`
+}
+
+var formats = []string{llmtest.FormatAnthropic, llmtest.FormatOpenAI}
+
+// The bar of issue 4: the built binary completes a scripted task of several
+// tool calls (shell, read, write, TodoWrite) and leaves a correct session.
+func TestRunCompletesScriptedTask(t *testing.T) {
+	for _, format := range formats {
+		t.Run(format, func(t *testing.T) {
+			srv := llmtest.New(t,
+				llmtest.BashTurn("a", todoCmd("in_progress", "pending", "pending")),
+				llmtest.BashTurn("b", "mkdir -p notes && printf 'alpha\\nbeta\\n' > notes/one.txt && ls notes"),
+				llmtest.BashTurn("c", "read notes/one.txt", todoCmd("completed", "in_progress", "pending")),
+				llmtest.BashTurn("d", `write notes/two.txt "copied: alpha beta"`),
+				llmtest.BashTurn("e", "cat notes/two.txt", todoCmd("completed", "completed", "completed")),
+				llmtest.TextTurn("Done: notes/two.txt holds the copy."),
+			)
+			e := newRunEnv(t, srv, format)
+			r := e.run(t, "", "run", "Copy the notes")
+			if r.code != 0 {
+				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stdout, "Done: notes/two.txt holds the copy.") {
+				t.Errorf("stdout = %q", r.stdout)
+			}
+			if data, err := os.ReadFile(filepath.Join(e.dir, "notes", "two.txt")); err != nil || string(data) != "copied: alpha beta" {
+				t.Errorf("two.txt = %q, %v", data, err)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 6 {
+				t.Fatalf("requests = %d", len(reqs))
+			}
+			checks := map[string]string{"b-1": "one.txt", "c-1": "beta", "e-1": "copied: alpha beta"}
+			for id, want := range checks {
+				tr, ok := reqs[5].ToolResult(id)
+				if !ok || tr.IsError || !strings.Contains(tr.Content, want) {
+					t.Errorf("result %s = %+v, want it to contain %q", id, tr, want)
+				}
+			}
+			if !strings.Contains(reqs[0].FirstUserText(), "Skill Search Priority") || !strings.HasSuffix(reqs[0].FirstUserText(), "Copy the notes") {
+				t.Errorf("first user text = %q", reqs[0].FirstUserText())
+			}
+
+			store, list := e.sessions(t)
+			if len(list) != 1 {
+				t.Fatalf("sessions = %+v", list)
+			}
+			ent := list[0]
+			if !strings.HasPrefix(ent.ID, "session-") || ent.Title != "Copy the notes" || ent.MessageCount != 14 || ent.Cwd != e.dir {
+				t.Errorf("index entry = %+v", ent)
+			}
+			if ent.Usage.InputTokens == 0 || ent.Usage.RoundCount != 6 {
+				t.Errorf("usage = %+v", ent.Usage)
+			}
+			hist, err := store.History(ent.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var roles []string
+			for _, m := range hist {
+				roles = append(roles, string(m.Role))
+			}
+			want := "user assistant tool assistant tool assistant tool tool assistant tool assistant tool tool assistant"
+			if strings.Join(roles, " ") != want {
+				t.Errorf("roles = %v", roles)
+			}
+			if last := hist[len(hist)-1]; last.Text != "Done: notes/two.txt holds the copy." {
+				t.Errorf("last message = %+v", last)
+			}
+		})
+	}
+}
+
+func TestRunOutputFormats(t *testing.T) {
+	t.Run("json", func(t *testing.T) {
+		srv := llmtest.New(t, llmtest.BashTurn("x", "echo hi"), llmtest.TextTurn("The answer."))
+		e := newRunEnv(t, srv, llmtest.FormatAnthropic)
+		r := e.run(t, "", "run", "--output-format", "json", "question")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		var res struct {
+			Type, Text, SessionID, StopReason string
+			Turns                             int
+			IsError                           bool
+			Usage                             llm.Usage
+		}
+		dec := json.NewDecoder(strings.NewReader(r.stdout))
+		if err := dec.Decode(&res); err != nil {
+			t.Fatalf("%v in %q", err, r.stdout)
+		}
+		if dec.More() {
+			t.Errorf("more than one JSON value: %q", r.stdout)
+		}
+		if res.Type != "result" || res.Text != "The answer." || !strings.HasPrefix(res.SessionID, "session-") ||
+			res.Turns != 2 || res.StopReason != "end_turn" || res.IsError || res.Usage.InputTokens == 0 {
+			t.Errorf("result = %+v", res)
+		}
+	})
+	t.Run("stream-json", func(t *testing.T) {
+		srv := llmtest.New(t, llmtest.BashTurn("x", "echo streamed"), llmtest.TextTurn("Fin."))
+		e := newRunEnv(t, srv, llmtest.FormatOpenAI)
+		r := e.run(t, "", "run", "--output-format", "stream-json", "question")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		var types []string
+		var toolEnd map[string]any
+		sc := bufio.NewScanner(strings.NewReader(r.stdout))
+		for sc.Scan() {
+			var ev map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+				t.Fatalf("line %q: %v", sc.Text(), err)
+			}
+			types = append(types, ev["type"].(string))
+			if ev["type"] == "tool_end" {
+				toolEnd = ev
+			}
+		}
+		joined := strings.Join(types, ",")
+		for _, want := range []string{"tool_start", "tool_end", "usage", "turn_end", "text_delta"} {
+			if !strings.Contains(joined, want) {
+				t.Errorf("no %s event in %v", want, types)
+			}
+		}
+		if types[len(types)-1] != "result" {
+			t.Errorf("last event = %s", types[len(types)-1])
+		}
+		if toolEnd["command"] != "echo streamed" || !strings.Contains(toolEnd["output"].(string), "streamed") || toolEnd["isError"] != false {
+			t.Errorf("tool_end = %v", toolEnd)
+		}
+	})
+	t.Run("bad format", func(t *testing.T) {
+		e := newRunEnv(t, llmtest.New(t), llmtest.FormatAnthropic)
+		r := e.run(t, "", "run", "--output-format", "yaml", "x")
+		if r.code != 2 || !strings.Contains(r.stderr, "text, json or stream-json") {
+			t.Errorf("exit %d: %s", r.code, r.stderr)
+		}
+	})
+}
+
+func TestRunPromptFromStdinAndContinue(t *testing.T) {
+	srv := llmtest.New(t, llmtest.TextTurn("first answer"), llmtest.TextTurn("second answer"), llmtest.TextTurn("third answer"))
+	e := newRunEnv(t, srv, llmtest.FormatAnthropic)
+	r := e.run(t, "prompt from stdin\n", "run", "-")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "first answer" {
+		t.Fatalf("exit %d, stdout %q, stderr %s", r.code, r.stdout, r.stderr)
+	}
+	if got := srv.Requests()[0].FirstUserText(); !strings.HasSuffix(got, "\nprompt from stdin") {
+		t.Errorf("first user text = %q", got)
+	}
+	_, list := e.sessions(t)
+	id := list[0].ID
+
+	r = e.run(t, "", "run", "--continue", "and then?")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	req := srv.Requests()[1]
+	if req.Turns() != 1 || !strings.Contains(req.FirstUserText(), "prompt from stdin") {
+		t.Errorf("--continue did not send the earlier conversation: %+v", req.Messages)
+	}
+	r = e.run(t, "", "run", "--resume", strings.TrimPrefix(id, "session-")[:15], "once more")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if srv.Requests()[2].Turns() != 2 {
+		t.Errorf("--resume did not send the earlier conversation")
+	}
+	if _, list = e.sessions(t); len(list) != 1 || list[0].MessageCount != 6 {
+		t.Errorf("sessions = %+v", list)
+	}
+
+	r = e.run(t, "", "run", "--resume", "session-nope", "x")
+	if r.code != 1 || !strings.Contains(r.stderr, "no session matches") {
+		t.Errorf("exit %d: %s", r.code, r.stderr)
+	}
+	r = e.run(t, "", "run")
+	if r.code != 2 || !strings.Contains(r.stderr, "no prompt") {
+		t.Errorf("exit %d: %s", r.code, r.stderr)
+	}
+}
+
+func TestRunFailuresExitNonZero(t *testing.T) {
+	t.Run("provider error", func(t *testing.T) {
+		srv := llmtest.New(t, llmtest.ErrorTurn(401, "invalid x-api-key"))
+		e := newRunEnv(t, srv, llmtest.FormatAnthropic)
+		r := e.run(t, "", "run", "hi")
+		if r.code != 1 || !strings.Contains(r.stderr, "synapse:") || r.stderr == "" {
+			t.Errorf("exit %d: %s", r.code, r.stderr)
+		}
+	})
+	t.Run("turn limit", func(t *testing.T) {
+		srv := llmtest.New(t, llmtest.BashTurn("a", "true"), llmtest.BashTurn("b", "true"))
+		e := newRunEnv(t, srv, llmtest.FormatAnthropic)
+		e.env = append(e.env, "SYNAPSE_MAX_TOOL_ITERATIONS=2")
+		r := e.run(t, "", "run", "--output-format", "json", "loop")
+		if r.code != 1 || !strings.Contains(r.stderr, "SYNAPSE_MAX_TOOL_ITERATIONS") {
+			t.Errorf("exit %d: %s", r.code, r.stderr)
+		}
+		if !strings.Contains(r.stdout, `"stopReason":"max_turns"`) {
+			t.Errorf("stdout = %s", r.stdout)
+		}
+	})
+}
+
+// Ctrl+C / SIGTERM cancel the run: exit 130, nothing dangling on disk.
+func TestRunInterruptExits130(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			srv := llmtest.New(t, llmtest.BashTurn("s", "touch started; sleep 30"))
+			e := newRunEnv(t, srv, llmtest.FormatAnthropic)
+			c := exec.Command(synapseBin, "run", "wait for it")
+			c.Dir, c.Env = e.dir, e.env
+			var out, errb bytes.Buffer
+			c.Stdout, c.Stderr = &out, &errb
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Wait until the command is running (it leaves a marker file).
+			deadline := time.Now().Add(20 * time.Second)
+			for time.Now().Before(deadline) {
+				if _, err := os.Stat(filepath.Join(e.dir, "started")); err == nil {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			_ = c.Process.Signal(sig)
+			err := c.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+				t.Fatalf("exit = %v\nstderr: %s", err, errb.String())
+			}
+			if !strings.Contains(errb.String(), "interrupted") {
+				t.Errorf("stderr = %s", errb.String())
+			}
+			store, list := e.sessions(t)
+			if len(list) != 1 {
+				t.Fatalf("sessions = %+v", list)
+			}
+			hist, err := store.History(list[0].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(hist) != 1 || hist[0].Role != llm.RoleUser {
+				t.Errorf("history after interrupt = %+v", hist)
+			}
+		})
+	}
+}
