@@ -247,6 +247,16 @@ func TestRunPromptFromStdinAndContinue(t *testing.T) {
 		t.Errorf("sessions = %+v", list)
 	}
 
+	r = e.run(t, "", "sessions")
+	if r.code != 0 || !strings.Contains(r.stdout, id) || !strings.Contains(r.stdout, "prompt from stdin") {
+		t.Errorf("sessions: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = e.run(t, "", "sessions", "--json")
+	var listed []session.Entry
+	if err := json.Unmarshal([]byte(r.stdout), &listed); err != nil || len(listed) != 1 || listed[0].ID != id {
+		t.Errorf("sessions --json = %s (%v)", r.stdout, err)
+	}
+
 	r = e.run(t, "", "run", "--resume", "session-nope", "x")
 	if r.code != 1 || !strings.Contains(r.stderr, "no session matches") {
 		t.Errorf("exit %d: %s", r.code, r.stderr)
