@@ -48,18 +48,19 @@ type Options struct {
 	MaxReminders int
 
 	DisableSkillSearchInstruction bool
-	MaxTokens                     int // 0 → DefaultMaxTokens
+	// MaxTokens caps each reply; 0 lets the provider pick the model's limit.
+	MaxTokens int
+	// ThinkingBudget > 0 enables extended thinking where the provider supports it.
+	ThinkingBudget int
 
 	// OnEvent receives every event, never concurrently.
 	OnEvent func(Event)
 	Pricing session.Pricing
 }
 
-// Defaults the config package does not own.
-const (
-	DefaultMaxReminders = 3
-	DefaultMaxTokens    = 16384
-)
+// DefaultMaxReminders bounds the todo reminders of one run, so a model that
+// keeps stopping with unfinished items cannot loop forever.
+const DefaultMaxReminders = 3
 
 // Stop reasons beyond the provider's (llm.Stop*).
 const (
@@ -111,7 +112,7 @@ type Runner struct {
 }
 
 type limits struct {
-	maxTurns, maxFailures, maxParallel, maxReminders, maxTokens int
+	maxTurns, maxFailures, maxParallel, maxReminders, maxTokens, thinking int
 }
 
 // New builds a runner (and resumes opts.ResumeID when set).
@@ -142,7 +143,8 @@ func New(opts Options) (*Runner, error) {
 			maxFailures:  orDefault(opts.MaxConsecutiveFailures, config.DefaultMaxConsecutiveFailures),
 			maxParallel:  orDefault(opts.MaxParallelTasks, config.DefaultMaxParallelTasks),
 			maxReminders: orDefault(opts.MaxReminders, DefaultMaxReminders),
-			maxTokens:    orDefault(opts.MaxTokens, DefaultMaxTokens),
+			maxTokens:    max(opts.MaxTokens, 0),
+			thinking:     max(opts.ThinkingBudget, 0),
 		},
 	}
 	if r.todos == nil {

@@ -165,6 +165,8 @@ func (r *Runner) stream(ctx context.Context) (llm.Response, error) {
 		Messages:  r.history[:len(r.history):len(r.history)],
 		Tools:     r.tools,
 		MaxTokens: r.limits.maxTokens,
+		// Thinking budget as configured; 0 leaves thinking off.
+		ThinkingBudget: r.limits.thinking,
 	}
 	r.mu.Unlock()
 	return r.provider.Stream(ctx, req, func(ev llm.Event) {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -292,9 +293,11 @@ func TestRunFailuresExitNonZero(t *testing.T) {
 
 // Ctrl+C / SIGTERM cancel the run: exit 130, nothing dangling on disk.
 func TestRunInterruptExits130(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+	for i, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			srv := llmtest.New(t, llmtest.BashTurn("s", "touch started; sleep 30"))
+			// A sleep no other process runs, so we can tell it was killed.
+			sleep := fmt.Sprintf("sleep %d.%d", 40+i, os.Getpid())
+			srv := llmtest.New(t, llmtest.BashTurn("s", "touch started; "+sleep))
 			e := newRunEnv(t, srv, llmtest.FormatAnthropic)
 			c := exec.Command(synapseBin, "run", "wait for it")
 			c.Dir, c.Env = e.dir, e.env
@@ -320,6 +323,16 @@ func TestRunInterruptExits130(t *testing.T) {
 			if !strings.Contains(errb.String(), "interrupted") {
 				t.Errorf("stderr = %s", errb.String())
 			}
+			// The cancelled command was killed, not left running.
+			gone := false
+			for end := time.Now().Add(10 * time.Second); !gone && time.Now().Before(end); {
+				if gone = !processRunning(sleep); !gone {
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+			if !gone {
+				t.Errorf("%q still runs after the interrupt", sleep)
+			}
 			store, list := e.sessions(t)
 			if len(list) != 1 {
 				t.Fatalf("sessions = %+v", list)
@@ -333,4 +346,17 @@ func TestRunInterruptExits130(t *testing.T) {
 			}
 		})
 	}
+}
+
+// processRunning reports whether a process with exactly this command line exists.
+func processRunning(cmdline string) bool {
+	want := strings.ReplaceAll(cmdline, " ", "\x00")
+	dirs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range dirs {
+		data, err := os.ReadFile(p)
+		if err == nil && strings.TrimRight(string(data), "\x00") == want {
+			return true
+		}
+	}
+	return false
 }
