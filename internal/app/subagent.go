@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/llm"
@@ -70,8 +71,9 @@ func (a *App) NewTaskHandler(s SubagentSetup) *subagent.Handler {
 // list and Bash tool. The tool has no task:* handler: a sub-agent cannot
 // start another even if a command slipped past the restricted tool's check.
 func (a *App) subagentWorkspace(s SubagentSetup) subagent.WorkspaceFunc {
+	probe := &probeCache{}
 	return func(ctx context.Context, k subagent.Kind) (subagent.Workspace, error) {
-		mgr, err := a.subagentSandbox(s, k)
+		mgr, err := a.subagentSandbox(s, k, probe)
 		if err != nil {
 			return subagent.Workspace{}, err
 		}
@@ -105,29 +107,69 @@ func (a *App) subagentWorkspace(s SubagentSetup) subagent.WorkspaceFunc {
 // kind's sandbox is always on, whatever sandbox.json says: being read-only is
 // a permission rule, not a preference, so where the OS sandbox cannot run its
 // native commands are refused (file reads with `read` still work).
-func (a *App) subagentSandbox(s SubagentSetup, k subagent.Kind) (*sandbox.Manager, error) {
-	if !k.ReadOnly {
-		return a.NewSandbox(SandboxOptions{Cwd: s.Cwd, Start: s.Start})
-	}
-	cfg, _, err := sandbox.LoadConfig(a.Config.SandboxPath())
-	if err != nil {
-		return nil, err
-	}
-	cfg.Enabled = true
+func (a *App) subagentSandbox(s SubagentSetup, k subagent.Kind, probe *probeCache) (*sandbox.Manager, error) {
 	start := s.Start
 	if start == nil {
 		start = startShell
 	}
-	return sandbox.NewManager(sandbox.ManagerOptions{
+	opts := sandbox.ManagerOptions{
 		ConfigPath:     a.Config.SandboxPath(),
-		Config:         cfg,
 		Cwd:            s.Cwd,
 		Env:            os.Environ(),
 		Home:           a.Config.UserHome,
 		CommandTimeout: a.Config.CommandTimeout,
-		ReadOnly:       true,
+		ReadOnly:       k.ReadOnly,
 		StartSession:   start,
-	})
+	}
+	if k.ReadOnly {
+		cfg, _, err := sandbox.LoadConfig(a.Config.SandboxPath())
+		if err != nil {
+			return nil, err
+		}
+		cfg.Enabled = true
+		opts.Config = cfg
+	}
+	opts.Probe = probe.cached()
+	m, err := sandbox.NewManager(opts)
+	if err != nil {
+		return nil, err
+	}
+	if !k.ReadOnly {
+		probe.learn(m)
+	}
+	return m, nil
+}
+
+// probeCache remembers whether the platform sandbox works, so that each
+// sub-agent does not pay for another probe run of bwrap (about 10 ms).
+type probeCache struct {
+	mu    sync.Mutex
+	known bool
+	err   error
+}
+
+// cached is the probe to use: nil (the real one) until a result is known.
+func (p *probeCache) cached() func(context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.known {
+		return nil
+	}
+	err := p.err
+	return func(context.Context) error { return err }
+}
+
+// learn records what a manager built with the real probe decided.
+func (p *probeCache) learn(m *sandbox.Manager) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.known {
+		return
+	}
+	p.known = true
+	if !m.Enabled() {
+		p.err = errors.New("the platform sandbox did not work on an earlier attempt in this process; run `synapse sandbox status` for details")
+	}
 }
 
 // subagentHandlers picks the parent's handlers a kind may use. Read-only

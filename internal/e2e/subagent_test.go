@@ -274,8 +274,12 @@ func TestGeneralWritesButCannotNest(t *testing.T) {
 		{cmd: `echo x > g1.txt && cat g1.txt`, want: "x"},
 		{cmd: `write g2.txt hello`},
 		{cmd: `./writer.sh`},
+		{cmd: "echo x > " + filepath.Join(w.env["HOME"], "outside.txt")},
 	}, nestingAttempts...)
 	runSubagentAttempts(t, w, "general", attempts)
+	if _, err := os.Stat(filepath.Join(w.env["HOME"], "outside.txt")); err == nil {
+		t.Error("general wrote outside the project: its shell is not sandboxed")
+	}
 	for _, f := range []string{"g1.txt", "g2.txt", "script-out.txt"} {
 		if _, err := os.Stat(filepath.Join(w.proj, f)); err != nil {
 			t.Errorf("general could not write %s: %v", f, err)
