@@ -243,7 +243,17 @@ func (r *REPL) cmdResume(_ context.Context, args string) error {
 		r.o.Sink.Reset()
 	}
 	hist := r.o.Agent.History()
-	r.println(fmt.Sprintf("Resumed session %s (%d messages).", r.o.Agent.SessionID(), len(hist)))
+	id = r.o.Agent.SessionID()
+	title := ""
+	if entries, err := r.o.Sessions.List(); err == nil {
+		for _, e := range entries {
+			if e.ID == id {
+				title = e.Title
+				break
+			}
+		}
+	}
+	r.println(fmt.Sprintf("Resumed session %s: %s (%d messages).", id, orUntitled(title), len(hist)))
 	if last := lastText(hist, llm.RoleUser); last != "" {
 		r.println("Last prompt: " + truncateLine(last, 100))
 	}

@@ -61,8 +61,14 @@ type Options struct {
 
 	Version string
 	Cwd     string
-	// SandboxStatus describes what is enforced (banner and /sandbox).
+	// SandboxStatus describes what is enforced (/sandbox; its first line is
+	// the banner's unless SandboxSummary is set).
 	SandboxStatus func() string
+	// SandboxSummary is the banner's one-line sandbox state (cheaper than
+	// the full status).
+	SandboxSummary func() string
+	// Notices are shown once, after the banner (start-up warnings).
+	Notices []string
 	// ToolsText describes what the agent can call, by layer (/tools).
 	ToolsText func() string
 	// ContextWindow gives the model's window in tokens (0: unknown).
@@ -200,7 +206,10 @@ func (r *REPL) banner() {
 		sess = "new"
 	}
 	sandbox := "unknown"
-	if r.o.SandboxStatus != nil {
+	switch {
+	case r.o.SandboxSummary != nil:
+		sandbox = r.o.SandboxSummary()
+	case r.o.SandboxStatus != nil:
 		sandbox = firstLine(r.o.SandboxStatus())
 	}
 	r.println(
@@ -208,6 +217,9 @@ func (r *REPL) banner() {
 		fmt.Sprintf("cwd %s · session %s · sandbox %s", r.o.Cwd, sess, sandbox),
 		"Type /help for commands, !cmd to run a shell command, \\ at the end of a line to continue it, Ctrl+D to exit.",
 	)
+	for _, n := range r.o.Notices {
+		r.r.Notice(n)
+	}
 }
 
 func firstLine(s string) string {

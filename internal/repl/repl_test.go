@@ -180,7 +180,7 @@ func TestClearCostContextResume(t *testing.T) {
 	rd := render.New(render.Options{Out: &out})
 	sink := NewSink(rd)
 	sink.Handle(agent.Event{Kind: agent.Usage, Usage: &llm.Usage{InputTokens: 500, CacheReadTokens: 49500}})
-	r, err := New(Options{In: strings.NewReader("/cost\n/context\n/resume\n2\n/resume --latest\n/resume abc\n/clear\n"),
+	r, err := New(Options{In: strings.NewReader("/cost\n/context\n/resume\n1\n/resume --latest\n/resume abc\n/clear\n"),
 		Out: &out, Renderer: rd, Sink: sink, Agent: fa, Sessions: sessions, Now: func() time.Time { return now },
 		ContextWindow: func(string) int { return 200000 }})
 	if err != nil {
@@ -198,7 +198,7 @@ func TestClearCostContextResume(t *testing.T) {
 		"Messages: 2 · tool calls: 2",
 		"1. abcdef012345  fix the parser  (3h ago, 7 messages)",
 		"2. older  (untitled)  (3d ago, 2 messages)",
-		"Resumed session older",
+		"Resumed session abcdef0123456789: fix the parser (2 messages).",
 		"Started a new conversation.",
 	} {
 		if !strings.Contains(s, w) {
@@ -208,7 +208,7 @@ func TestClearCostContextResume(t *testing.T) {
 	if strings.Contains(s, "current  (") {
 		t.Errorf("/resume offers the current session:\n%s", s)
 	}
-	if fmt.Sprint(fa.resumed) != "[older latest abc]" || fa.resets != 1 {
+	if fmt.Sprint(fa.resumed) != "[abcdef0123456789 latest abc]" || fa.resets != 1 {
 		t.Errorf("resumed %q, resets %d", fa.resumed, fa.resets)
 	}
 }

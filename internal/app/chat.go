@@ -1,0 +1,337 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"runtime"
+	"syscall"
+
+	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/render"
+	"github.com/synapse-agent/synapse/internal/repl"
+	"github.com/synapse-agent/synapse/internal/router"
+	"github.com/synapse-agent/synapse/internal/sandbox"
+	"github.com/synapse-agent/synapse/internal/subagent"
+	"github.com/synapse-agent/synapse/internal/todo"
+	"github.com/synapse-agent/synapse/internal/tool"
+)
+
+// HistoryFile is the REPL's prompt history inside $SYNAPSE_HOME.
+const HistoryFile = "prompt_history.jsonl"
+
+// ChatSetup is what an interactive session (synapse / synapse chat) is built from.
+type ChatSetup struct {
+	Provider, Model string // --provider, --model ("" defers to env and settings)
+	ResumeID        string // --resume ID, or "latest" for --continue
+	Cwd             string
+
+	In  io.Reader
+	Out io.Writer
+	// TTY: In and Out are one terminal, already in raw mode (the caller
+	// restores it). Otherwise input is read line by line, as from a pipe.
+	TTY bool
+	// RenderTTY: Out is a terminal (in-place status lines, markdown).
+	RenderTTY bool
+	// Color enables colours (false when NO_COLOR is set or Out is no terminal).
+	Color         bool
+	Width, Height int
+	Version       string
+
+	// Handlers serve skill:, command:search, mcp: and skill scripts; the
+	// task:* handler is added here.
+	Handlers map[router.Family]command.Handler
+}
+
+// Chat is a ready interactive session. Run it with Chat.REPL.Run, then Close it.
+type Chat struct {
+	REPL     *repl.REPL
+	Runner   *agent.Runner
+	Renderer *render.Renderer
+	Sandbox  *sandbox.Manager
+
+	closers []func() error
+}
+
+// Close stops the shell and flushes the session.
+func (c *Chat) Close() error {
+	var errs []error
+	for i := len(c.closers) - 1; i >= 0; i-- {
+		errs = append(errs, c.closers[i]())
+	}
+	c.closers = nil
+	return errors.Join(errs...)
+}
+
+// NewChat builds the interactive agent: provider (a missing key or a broken
+// settings.json fails here, before anything else starts), renderer and event
+// sink, sandbox manager, Bash tool whose sandbox-blocked commands ask the
+// user through the REPL, sub-agents, the runner and the REPL.
+func (a *App) NewChat(ctx context.Context, s ChatSetup) (*Chat, error) {
+	settings, err := a.Settings()
+	if err != nil {
+		return nil, err
+	}
+	provider, model, err := a.Provider(ProviderSelection{Provider: s.Provider, Model: s.Model})
+	if err != nil {
+		return nil, err
+	}
+	cwd := s.Cwd
+	if cwd == "" {
+		if cwd, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("cannot find the working directory: %w", err)
+		}
+	}
+
+	rend := render.New(render.Options{
+		Out: s.Out, TTY: s.RenderTTY, Color: s.Color, Width: s.Width, Height: s.Height,
+		MaxRecentTools: a.Config.MaxRecentTools,
+	})
+	sink := repl.NewSink(rend)
+	var notices []string
+	warn := func(err error) {
+		if err != nil {
+			sink.Handle(agent.Event{Kind: agent.Warning, Err: err})
+		}
+	}
+
+	mgr, err := a.NewSandbox(SandboxOptions{Cwd: cwd})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range mgr.Warnings() {
+		notices = append(notices, "warning: "+w)
+	}
+	c := &Chat{Renderer: rend, Sandbox: mgr, closers: []func() error{mgr.Shutdown}}
+
+	// The REPL is built last (it needs the runner); blocked commands can only
+	// happen during a turn, after it exists.
+	asker := &permissionAsker{}
+	handlers := map[router.Family]command.Handler{}
+	for fam, h := range s.Handlers {
+		handlers[fam] = h
+	}
+	tasks := a.NewTaskHandler(SubagentSetup{Provider: provider, Model: model, Cwd: cwd, Handlers: s.Handlers})
+	handlers[router.FamilyTask] = tasks
+	todos := &todo.Store{}
+	t, err := a.NewTool(ctx, ToolSetup{Cwd: cwd, Exec: mgr, Todos: todos, Handlers: handlers, Approver: asker})
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	c.closers = append(c.closers, t.Close)
+
+	opts := a.AgentOptions(true, warn)
+	opts.Provider, opts.Model, opts.Cwd = provider, model, cwd
+	opts.Tool, opts.Todos, opts.OnEvent = t, todos, sink.Handle
+	opts.ResumeID = s.ResumeID
+	opts.DisableSkillSearchInstruction = !settings.SkillSearchInstruction()
+	opts.MaxTokens, opts.ThinkingBudget = settings.MaxTokens, settings.ThinkingBudget
+	runner, err := agent.New(opts)
+	if err != nil {
+		_ = c.Close()
+		if s.ResumeID != "" {
+			return nil, fmt.Errorf("cannot resume: %w (list sessions with `synapse sessions`)", err)
+		}
+		return nil, err
+	}
+	tasks.Bind(runner)
+	c.Runner = runner
+	c.closers = append(c.closers, runner.Close)
+
+	r, err := repl.New(repl.Options{
+		In: s.In, Out: s.Out, TTY: s.TTY, Width: s.Width,
+		Renderer:    rend,
+		Sink:        sink,
+		Agent:       runner,
+		Sessions:    a.SessionStore(warn),
+		HistoryPath: filepath.Join(a.Config.Home, HistoryFile),
+		Shell:       userShell(mgr.Cwd),
+		Version:     s.Version,
+		Cwd:         cwd,
+		SandboxSummary: func() string {
+			return sandboxSummary(mgr)
+		},
+		SandboxStatus: func() string {
+			return strings.TrimPrefix(mgr.Status().String(), "Sandbox: ")
+		},
+		ToolsText:     func() string { return toolsText(mgr, handlers) },
+		ContextWindow: llm.ContextWindow,
+		Notices:       notices,
+	})
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	asker.set(r)
+	c.REPL = r
+	return c, nil
+}
+
+// permissionAsker is the Bash tool's Approver: it asks through the REPL's
+// permission prompt. The tool itself grants exactly the blocked resource
+// and retries, or tells the model the user denied it.
+type permissionAsker struct {
+	mu sync.Mutex
+	r  *repl.REPL
+}
+
+func (p *permissionAsker) set(r *repl.REPL) {
+	p.mu.Lock()
+	p.r = r
+	p.mu.Unlock()
+}
+
+// Approve implements tool.Approver.
+func (p *permissionAsker) Approve(ctx context.Context, req tool.ApprovalRequest) tool.Decision {
+	p.mu.Lock()
+	r := p.r
+	p.mu.Unlock()
+	if r == nil {
+		return tool.Deny
+	}
+	d := r.AskPermission(ctx, repl.PermissionRequest{Command: req.Command, Resource: req.Resource, Reason: req.Reason})
+	return toolDecision(d)
+}
+
+// toolDecision maps the REPL's answer onto the tool's.
+func toolDecision(d repl.Decision) tool.Decision {
+	switch d {
+	case repl.AllowOnce:
+		return tool.Once
+	case repl.AllowSession:
+		return tool.Session
+	case repl.AllowPermanent:
+		return tool.Permanent
+	}
+	return tool.Deny
+}
+
+// sandboxSummary is the banner's one-line sandbox state.
+func sandboxSummary(m *sandbox.Manager) string {
+	if !m.Enabled() {
+		if len(m.Warnings()) > 0 {
+			return "OFF (see the warning below; /sandbox explains)"
+		}
+		return "OFF (/sandbox explains)"
+	}
+	switch runtime.GOOS {
+	case "linux":
+		return "ON (bubblewrap)"
+	case "darwin":
+		return "ON (sandbox-exec)"
+	}
+	return "ON"
+}
+
+// toolsText answers /tools: what the agent can call, by layer.
+func toolsText(m *sandbox.Manager, handlers map[router.Family]command.Handler) string {
+	var b strings.Builder
+	b.WriteString("The model has one tool, Bash(command, restart); every capability is a command (each takes -h).\n")
+	state := "without an OS sandbox"
+	if m.Enabled() {
+		state = "inside the OS sandbox"
+	}
+	fmt.Fprintf(&b, "Native:      any shell command (ls, git, go test, pipelines) in one persistent bash, %s\n", state)
+	b.WriteString("Agent Shell: read, write, edit, bash <cmd>, TodoWrite\n")
+	var kinds []string
+	for _, k := range subagent.Kinds() {
+		kinds = append(kinds, "task:"+k.Name)
+	}
+	sort.Strings(kinds)
+	fmt.Fprintf(&b, "Sub-agents:  %s\n", strings.Join(kinds, ", "))
+	family := func(fam router.Family, label, cmds string) {
+		avail := ""
+		if handlers[fam] == nil {
+			avail = " (not available in this session)"
+		}
+		fmt.Fprintf(&b, "%-12s %s%s\n", label, cmds, avail)
+	}
+	family(router.FamilySkill, "Skills:", "skill:load|list|info|import|rollback|delete")
+	family(router.FamilySearch, "Search:", "command:search <words>")
+	family(router.FamilySkillScript, "Extensions:", "skill:<skill>:<script>")
+	family(router.FamilyMCP, "", "mcp:<server>:<tool>")
+	return b.String()
+}
+
+// userShellOutputCap bounds what a `!` command keeps of each stream.
+const userShellOutputCap = 1 << 20
+
+// userShell runs a `!` command for the user: bash -c in the agent shell's
+// current directory, stdin from /dev/null (the REPL owns the terminal), the
+// whole process group killed on Ctrl+C. It is the user's own command, so it
+// is not sandboxed and never enters the conversation.
+func userShell(cwd func() string) func(ctx context.Context, cmd string) (command.Result, error) {
+	return func(ctx context.Context, line string) (command.Result, error) {
+		c := exec.Command("/bin/bash", "-c", line)
+		c.Dir = cwd()
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		stdout, stderr := &capped{max: userShellOutputCap}, &capped{max: userShellOutputCap}
+		c.Stdout, c.Stderr = stdout, stderr
+		if err := c.Start(); err != nil {
+			return command.Result{}, fmt.Errorf("start bash: %w", err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- c.Wait() }()
+		var err error
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+			err = <-done
+		}
+		res := command.Result{Stdout: stdout.String(), Stderr: stderr.String()}
+		var ee *exec.ExitError
+		switch {
+		case ctx.Err() != nil:
+			res.ExitCode = command.Interrupted
+		case err == nil:
+		case errors.As(err, &ee):
+			res.ExitCode = ee.ExitCode()
+			if res.ExitCode < 0 {
+				res.ExitCode = 128 + int(syscall.SIGKILL)
+			}
+		default:
+			return res, err
+		}
+		return res, nil
+	}
+}
+
+// capped keeps the first max bytes written and counts the rest.
+type capped struct {
+	buf     bytes.Buffer
+	max     int
+	dropped int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	room := c.max - c.buf.Len()
+	switch {
+	case room >= len(p):
+		c.buf.Write(p)
+	case room > 0:
+		c.buf.Write(p[:room])
+		c.dropped += len(p) - room
+	default:
+		c.dropped += len(p)
+	}
+	return len(p), nil
+}
+
+func (c *capped) String() string {
+	if c.dropped == 0 {
+		return c.buf.String()
+	}
+	return fmt.Sprintf("%s\n… (%d more bytes not shown)\n", c.buf.String(), c.dropped)
+}
