@@ -12,12 +12,8 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/app"
-	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/config"
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
-	"github.com/synapse-agent/synapse/internal/router"
-	"github.com/synapse-agent/synapse/internal/sandbox"
-	"github.com/synapse-agent/synapse/internal/shell"
 	"github.com/synapse-agent/synapse/internal/todo"
 )
 
@@ -48,15 +44,6 @@ func requireTool(t testing.TB, name string) {
 		}
 		t.Skipf("%s not installed: %v", name, err)
 	}
-}
-
-// startShell is the production shell under a sandbox manager.
-func startShell(ctx context.Context, o sandbox.SessionOptions) (sandbox.Session, error) {
-	s, err := shell.Start(ctx, shell.Options{Argv: o.Argv, Dir: o.Dir, Env: o.Env, Timeout: o.Timeout})
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
 }
 
 // world is one configured Synapse: a fake model server, a project directory
@@ -144,8 +131,7 @@ func (e *events) maxRunning() int {
 	return e.peak
 }
 
-// parent is a top-level agent wired like app.NewRunner, except that the
-// sub-agents' shells are started with the real shell explicitly.
+// parent is a top-level agent built by app.NewRunner, the production wiring.
 type parent struct {
 	runner *agent.Runner
 	todos  *todo.Store
@@ -154,31 +140,15 @@ type parent struct {
 
 func (w *world) newParent(t testing.TB, persist bool) *parent {
 	t.Helper()
-	a := w.app
-	provider, model, err := a.Provider(app.ProviderSelection{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tasks := a.NewTaskHandler(app.SubagentSetup{Provider: provider, Model: model, Cwd: w.proj, Start: startShell})
-	todos := &todo.Store{}
-	tl, err := a.NewTool(context.Background(), app.ToolSetup{Cwd: w.proj, Todos: todos,
-		Handlers: map[router.Family]command.Handler{router.FamilyTask: tasks}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tl.Close() })
 	ev := &events{}
-	opts := a.AgentOptions(persist, nil)
-	opts.Provider, opts.Model, opts.Cwd = provider, model, w.proj
-	opts.Tool, opts.Todos, opts.OnEvent = tl, todos, ev.add
-	opts.DisableSkillSearchInstruction = true
-	r, err := agent.New(opts)
+	r, closeRunner, err := w.app.NewRunner(context.Background(), app.RunnerSetup{
+		Cwd: w.proj, Persist: persist, OnEvent: ev.add, DisableSkillSearchInstruction: true,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tasks.Bind(r)
-	t.Cleanup(func() { _ = r.Close() })
-	return &parent{runner: r, todos: todos, ev: ev}
+	t.Cleanup(func() { _ = closeRunner() })
+	return &parent{runner: r, todos: r.Todos(), ev: ev}
 }
 
 // isSubagent tells sub-agent requests from the parent's by their system prompt.

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/synapse-agent/synapse/internal/agent"
-	"github.com/synapse-agent/synapse/internal/app"
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 )
 
@@ -82,15 +81,9 @@ func runParallel(t *testing.T, env map[string]string, n, width int) (serverPeak,
 	requireBwrap(t)
 	w := newWorld(t, env)
 	scriptParallel(w.srv, n, &gate{total: n, width: width})
-	ev := &events{}
-	runner, closeRunner, err := w.app.NewRunner(context.Background(), app.RunnerSetup{
-		Cwd: w.proj, OnEvent: ev.add, DisableSkillSearchInstruction: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeRunner()
-	res, err := runner.Run(context.Background(), "explore everything")
+	p := w.newParent(t, false)
+	ev := p.ev
+	res, err := p.runner.Run(context.Background(), "explore everything")
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
