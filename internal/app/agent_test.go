@@ -1,0 +1,68 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/synapse-agent/synapse/internal/config"
+)
+
+func TestAgentOptionsFromConfig(t *testing.T) {
+	home := t.TempDir()
+	cases := []struct {
+		name                     string
+		env                      map[string]string
+		parallel, turns, failure int
+	}{
+		{"defaults", map[string]string{}, 5, config.DefaultMaxToolIterations, 3},
+		{"overrides", map[string]string{"SYNAPSE_MAX_PARALLEL_TASKS": "3", "SYNAPSE_MAX_TOOL_ITERATIONS": "7", "SYNAPSE_MAX_CONSECUTIVE_TOOL_FAILURES": "2"}, 3, 7, 2},
+		{"invalid falls back", map[string]string{"SYNAPSE_MAX_PARALLEL_TASKS": "-1"}, 5, config.DefaultMaxToolIterations, 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			env := map[string]string{"HOME": home, "SYNAPSE_HOME": filepath.Join(home, ".synapse")}
+			for k, v := range c.env {
+				env[k] = v
+			}
+			a, err := New(config.MapEnv(env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := a.AgentOptions(false, nil)
+			if o.MaxParallelTasks != c.parallel || o.MaxTurns != c.turns || o.MaxConsecutiveFailures != c.failure || o.SessionsDir != "" {
+				t.Errorf("options = %+v", o)
+			}
+			if p := a.AgentOptions(true, nil); p.SessionsDir != filepath.Join(home, ".synapse", "sessions") {
+				t.Errorf("sessions dir = %q", p.SessionsDir)
+			}
+		})
+	}
+}
+
+func TestBrokenPricingIsAWarning(t *testing.T) {
+	home := t.TempDir()
+	syn := filepath.Join(home, ".synapse")
+	if err := os.MkdirAll(syn, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(syn, "pricing.json"), []byte("{broken"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(config.MapEnv(map[string]string{"HOME": home, "SYNAPSE_HOME": syn}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warned []string
+	o := a.AgentOptions(true, func(err error) { warned = append(warned, err.Error()) })
+	if o.Pricing != nil || len(warned) != 1 || !strings.Contains(warned[0], "pricing.json") {
+		t.Errorf("pricing = %v, warnings = %v", o.Pricing, warned)
+	}
+	if err := os.WriteFile(filepath.Join(syn, "pricing.json"), []byte(`{"models":{"claude-sonnet-4-5":{"input":3,"output":15}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if o := a.AgentOptions(true, nil); o.Pricing["claude-sonnet-4-5"].Output != 15 {
+		t.Errorf("pricing = %v", o.Pricing)
+	}
+}
