@@ -63,6 +63,7 @@ func (a *App) NewTaskHandler(s SubagentSetup) *subagent.Handler {
 		Cwd:         s.Cwd,
 		Timeout:     a.Config.TaskTimeout,
 		OutputCap:   a.Config.OutputCap,
+		OutputDir:   filepath.Join(os.TempDir(), "synapse-output"),
 	})
 }
 

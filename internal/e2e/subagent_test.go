@@ -383,3 +383,41 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// Seed 004 with SYNAPSE_TASK_TIMEOUT: in a batch, the task that outlives the
+// timeout fails alone (exit 124) and the fast ones still succeed.
+func TestTaskTimeoutFailsOnlyTheSlowTask(t *testing.T) {
+	requireBwrap(t)
+	w := newWorld(t, map[string]string{"SYNAPSE_TASK_TIMEOUT": "500"})
+	p := w.newParent(t, false)
+	w.srv.Handle(func(req *llmtest.Request) llmtest.Turn {
+		switch {
+		case !isSubagent(req) && req.Turns() == 0:
+			return llmtest.BashTurn("t", `task:general -p "fast one" -d a`, `task:general -p "slow one" -d b`, `task:explore -p "fast two" -d c`)
+		case !isSubagent(req):
+			return llmtest.TextTurn("done")
+		case strings.Contains(req.FirstUserText(), "slow"):
+			return llmtest.Turn{Text: "too late", Delay: time.Minute}
+		}
+		return llmtest.TextTurn("quick answer")
+	})
+	if _, err := p.runner.Run(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	last, _ := w.srv.LastRequest()
+	for id, want := range map[string]string{"t-1": "quick answer", "t-2": "SYNAPSE_TASK_TIMEOUT", "t-3": "quick answer"} {
+		tr, ok := last.ToolResult(id)
+		if !ok || !strings.Contains(tr.Content, want) || tr.IsError != (id == "t-2") {
+			t.Errorf("%s = %+v, want %q", id, tr, want)
+		}
+	}
+	var order []string
+	for _, e := range p.ev.list() {
+		if e.Kind == agent.ToolEnd {
+			order = append(order, e.CallID)
+		}
+	}
+	if len(order) != 3 || order[2] != "t-2" {
+		t.Errorf("tool results in order %v, want the slow task last", order)
+	}
+}
