@@ -141,7 +141,7 @@ func (a *App) NewChat(ctx context.Context, s ChatSetup) (*Chat, error) {
 	if err != nil {
 		_ = c.Close()
 		if s.ResumeID != "" {
-			return nil, fmt.Errorf("cannot resume: %w (list sessions with `synapse sessions`)", err)
+			return nil, fmt.Errorf("cannot resume: %w", err)
 		}
 		return nil, err
 	}

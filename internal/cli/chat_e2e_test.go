@@ -429,6 +429,8 @@ func TestChatPermissionPrompt(t *testing.T) {
 	p.expect("resource: " + files["deny.txt"])
 	p.send("4")
 	p.expect("deny: " + files["deny.txt"])
+	p.expect("✗ echo nope >> " + files["deny.txt"])
+	p.expect("blocked by the sandbox")
 	p.expect("All three answered.")
 	p.expect(prompt)
 	p.send("/sandbox\r")

@@ -495,6 +495,32 @@ func TestSinkTodoWriteSummary(t *testing.T) {
 	}
 }
 
+func TestSinkToolMarks(t *testing.T) {
+	tests := []struct {
+		name   string
+		result *tool.Result
+		want   []string
+	}{
+		{"success", &tool.Result{Output: "hi"}, []string{"✓ echo x", "hi"}},
+		{"failure", &tool.Result{Output: "boom\n[exit code: 2]", IsError: true, Message: "Command failed with exit code 2"}, []string{"✗ echo x", "Command failed", "boom"}},
+		{"sandbox refusal is not shown as a success", &tool.Result{Output: "[sandbox blocked] The sandbox policy did not allow this command",
+			Extras: map[string]any{"type": tool.ExtrasTypeSandboxBlocked}}, []string{"✗ echo x", "blocked by the sandbox", "[sandbox blocked]"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			sink := NewSink(render.New(render.Options{Out: &out}))
+			sink.Handle(agent.Event{Kind: agent.ToolStart, CallID: "1", Command: "echo x"})
+			sink.Handle(agent.Event{Kind: agent.ToolEnd, CallID: "1", Command: "echo x", Result: tt.result})
+			for _, w := range tt.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, out.String())
+				}
+			}
+		})
+	}
+}
+
 func TestHistoryFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "history")
 	h, err := LoadHistory(path, nil)

@@ -8,6 +8,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/todo"
+	"github.com/synapse-agent/synapse/internal/tool"
 )
 
 // Sink turns agent events into renderer calls. It also remembers what the
@@ -57,6 +58,12 @@ func (s *Sink) Handle(e agent.Event) {
 		ok, out, meta := true, "", render.ToolMeta{}
 		if e.Result != nil {
 			ok, out, meta.Message = !e.Result.IsError, e.Result.Output, e.Result.Message
+			// A refusal is information for the model, not a failed command,
+			// but the user should see at a glance that it did not run.
+			if e.Result.Extras["type"] == tool.ExtrasTypeSandboxBlocked {
+				ok = false
+				meta.Message = "blocked by the sandbox"
+			}
 		}
 		meta.Todos = e.Todos
 		if meta.Todos == nil {

@@ -1,0 +1,159 @@
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/repl"
+	"github.com/synapse-agent/synapse/internal/tool"
+)
+
+func TestToolDecision(t *testing.T) {
+	tests := []struct {
+		in   repl.Decision
+		want tool.Decision
+	}{
+		{repl.Deny, tool.Deny},
+		{repl.AllowOnce, tool.Once},
+		{repl.AllowSession, tool.Session},
+		{repl.AllowPermanent, tool.Permanent},
+		{repl.Decision(42), tool.Deny},
+	}
+	for _, tt := range tests {
+		if got := toolDecision(tt.in); got != tt.want {
+			t.Errorf("toolDecision(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestPermissionAskerWithoutREPLDenies(t *testing.T) {
+	var p permissionAsker
+	if d := p.Approve(context.Background(), tool.ApprovalRequest{Command: "touch /x", Resource: "/x"}); d != tool.Deny {
+		t.Errorf("got %v, want deny", d)
+	}
+}
+
+func TestUserShell(t *testing.T) {
+	dir := t.TempDir()
+	run := userShell(func() string { return dir })
+	tests := []struct {
+		name           string
+		cmd            string
+		code           int
+		stdout, stderr string
+	}{
+		{"output and status", "echo out; echo err >&2; exit 3", 3, "out\n", "err\n"},
+		{"runs in the agent's directory", "pwd", 0, dir + "\n", ""},
+		{"stdin is empty, never the terminal", "cat; echo after", 0, "after\n", ""},
+		{"unknown command", "no-such-command-xyz", 127, "", "no-such-command-xyz: command not found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := run(context.Background(), tt.cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.ExitCode != tt.code || res.Stdout != tt.stdout || !strings.Contains(res.Stderr, tt.stderr) {
+				t.Errorf("got %+v, want code %d stdout %q stderr containing %q", res, tt.code, tt.stdout, tt.stderr)
+			}
+		})
+	}
+}
+
+func TestUserShellCapsOutput(t *testing.T) {
+	run := userShell(func() string { return t.TempDir() })
+	res, err := run(context.Background(), "head -c 3000000 /dev/zero | tr '\\0' a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Stdout) > userShellOutputCap+100 || !strings.Contains(res.Stdout, "more bytes not shown") {
+		t.Errorf("stdout is %d bytes, tail %q", len(res.Stdout), res.Stdout[max(0, len(res.Stdout)-60):])
+	}
+}
+
+func TestUserShellCancelKillsTheProcessGroup(t *testing.T) {
+	dir := t.TempDir()
+	run := userShell(func() string { return dir })
+	ctx, cancel := context.WithCancel(context.Background())
+	pidFile := filepath.Join(dir, "bg.pid")
+	done := make(chan command.Result, 1)
+	go func() {
+		res, _ := run(ctx, "sleep 30 & echo $! > bg.pid; wait")
+		done <- res
+	}()
+	var pid int
+	deadline := time.Now().Add(10 * time.Second)
+	for pid == 0 {
+		if data, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(data), "\n") {
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the background command did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case res := <-done:
+		if res.ExitCode != command.Interrupted {
+			t.Errorf("exit code %d, want %d", res.ExitCode, command.Interrupted)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("cancel did not stop the command")
+	}
+	for {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			return // gone, or dead and waiting to be reaped
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the background sleep (pid %d) outlived the cancel", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestNewChatFailsBeforeStarting(t *testing.T) {
+	tests := []struct {
+		name     string
+		settings string
+		env      map[string]string
+		want     string
+	}{
+		{name: "no key", want: "ANTHROPIC_API_KEY"},
+		{name: "broken settings", settings: "{", env: map[string]string{"ANTHROPIC_API_KEY": "k"}, want: "settings.json"},
+		{name: "unknown session", env: map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}, want: "cannot resume"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			home := t.TempDir()
+			env := map[string]string{"HOME": home, "SYNAPSE_HOME": filepath.Join(home, ".synapse")}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			if tt.settings != "" {
+				if err := os.MkdirAll(env["SYNAPSE_HOME"], 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(env["SYNAPSE_HOME"], "settings.json"), []byte(tt.settings), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a, err := New(config.MapEnv(env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = a.NewChat(context.Background(), ChatSetup{Cwd: t.TempDir(), ResumeID: "nope", In: strings.NewReader("")})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want one mentioning %q", err, tt.want)
+			}
+		})
+	}
+}
