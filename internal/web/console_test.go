@@ -461,7 +461,7 @@ func TestWriteBoundary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newTestEnv(t, withRealSandbox())
+	e := newTestEnvAt(t, outsideTmp(t), withRealSandbox())
 	if r := e.srv.mgr.sandboxStatus(context.Background()); r.Status != SandboxSupported {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("sandbox probe under CI: %+v", r)
@@ -478,9 +478,10 @@ func TestWriteBoundary(t *testing.T) {
 	}
 	c := e.dial(st.ID)
 	c.waitOutput("CHILDREN-STARTED")
+	hostTmp := filepath.Join("/tmp", fmt.Sprintf("synapse-boundary-%d", time.Now().UnixNano()))
 	cases := []struct {
 		path  string
-		allow bool
+		allow bool // the program's write succeeds and lands on the host
 	}{
 		{filepath.Join(st.SessionDir, "notes.txt"), true},
 		{filepath.Join(st.SessionDir, ".tmp", "scratch"), true},
@@ -489,15 +490,22 @@ func TestWriteBoundary(t *testing.T) {
 		{filepath.Join(e.sessionsDir(), other.ID, "intrude.txt"), false},
 		{filepath.Join(e.home, "dotfile"), false},
 		{filepath.Join(project, "testdata", "planted.txt"), false},
-		{filepath.Join(os.TempDir(), fmt.Sprintf("synapse-boundary-%d", time.Now().UnixNano())), false},
+		{"/etc/synapse-boundary", false},
+		{"/usr/local/bin/synapse-boundary", false},
 	}
 	for _, tc := range cases {
 		c.typeLine("write " + tc.path)
-		verdict := "WRITE-DENIED "
-		if tc.allow {
-			verdict = "WRITE-OK "
+		switch {
+		case tc.allow:
+			c.waitOutput("WRITE-OK " + tc.path)
+		case within(tc.path, "/tmp"):
+			// Under /tmp (where the tests keep their data dir) the program
+			// writes into its private tmpfs: it may succeed, but the host
+			// file must not appear.
+			c.waitOutputAny("WRITE-OK "+tc.path, "WRITE-DENIED "+tc.path)
+		default:
+			c.waitOutput("WRITE-DENIED " + tc.path)
 		}
-		c.waitOutput(verdict + tc.path)
 		_, err := os.Stat(tc.path)
 		if exists := err == nil; exists != tc.allow {
 			t.Errorf("%s: file exists on the host = %v, want %v", tc.path, exists, tc.allow)
@@ -505,6 +513,14 @@ func TestWriteBoundary(t *testing.T) {
 		if !tc.allow {
 			_ = os.Remove(tc.path)
 		}
+	}
+	// /tmp is the program's own tmpfs: writing there works (CLIs need it)
+	// but nothing reaches the host's /tmp.
+	c.typeLine("write " + hostTmp)
+	c.waitOutput("WRITE-OK " + hostTmp)
+	if _, err := os.Stat(hostTmp); err == nil {
+		_ = os.Remove(hostTmp)
+		t.Errorf("a write to /tmp inside the sandbox reached the host: %s", hostTmp)
 	}
 	// The TUI keeps its terminal inside the sandbox: resize still reaches it.
 	c.send(map[string]any{"type": "resize", "cols": 90, "rows": 30})

@@ -66,6 +66,19 @@ func withRealSandbox() serverOpt {
 	}
 }
 
+// outsideTmp returns a base directory under /var/tmp rather than /tmp, which
+// the sandbox replaces with a private tmpfs: there, writes outside the
+// boundary must fail outright, not just miss the host.
+func outsideTmp(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "synapse-web-test-")
+	if err != nil {
+		return t.TempDir()
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}
+
 func withEnv(kv ...string) serverOpt {
 	return func(o *Options) { o.Env = append(o.Env, kv...) }
 }
@@ -79,7 +92,12 @@ func withLimits(f func(*Limits)) serverOpt {
 // unconfined (fast); tests of the boundary use withRealSandbox.
 func newTestEnv(t testing.TB, opts ...serverOpt) *testEnv {
 	t.Helper()
-	base := t.TempDir()
+	return newTestEnvAt(t, t.TempDir(), opts...)
+}
+
+// newTestEnvAt is newTestEnv with the home and data directories under base.
+func newTestEnvAt(t testing.TB, base string, opts ...serverOpt) *testEnv {
+	t.Helper()
 	home := filepath.Join(base, "home")
 	dataDir := filepath.Join(base, "data")
 	if err := os.MkdirAll(home, 0o755); err != nil {
@@ -240,6 +258,23 @@ func (c *termClient) waitOutput(want string) {
 	for !strings.Contains(c.out.String(), want) {
 		if _, _, err := c.next(ctx); err != nil {
 			c.t.Fatalf("waiting for %q: %v; output so far:\n%q", want, err, c.out.String())
+		}
+	}
+}
+
+// waitOutputAny reads until the output contains one of wants.
+func (c *termClient) waitOutputAny(wants ...string) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		for _, w := range wants {
+			if strings.Contains(c.out.String(), w) {
+				return
+			}
+		}
+		if _, _, err := c.next(ctx); err != nil {
+			c.t.Fatalf("waiting for one of %q: %v; output so far:\n%q", wants, err, c.out.String())
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -10,10 +11,10 @@ import (
 // SandboxWrap returns the WrapFunc the console uses on Linux: bubblewrap via
 // internal/sandbox with the whole filesystem read-only except the writable
 // paths, the host network kept (the CLIs talk to their APIs), the PTY kept as
-// controlling terminal (job control, resize), and the user's well-known
-// secret directories (~/.ssh, ~/.aws, …, under userHome) hidden. Glob entries
-// of the default blacklist are left out: they would also hide the engines'
-// own credential files inside agent_home.
+// controlling terminal (job control, resize), the user's well-known secret
+// directories (~/.ssh, ~/.aws, …, under userHome) hidden, and a private /tmp.
+// Glob entries of the default blacklist are left out: they would also hide
+// the engines' own credential files inside agent_home.
 func SandboxWrap(userHome string, env []string) WrapFunc {
 	var hidden []string
 	for _, e := range sandbox.DefaultBlacklist() {
@@ -29,6 +30,35 @@ func SandboxWrap(userHome string, env []string) WrapFunc {
 			AllowNetwork: true,
 			Home:         userHome,
 		}
-		return sandbox.WrapArgv(p, argv, sandbox.WrapOptions{Cwd: cwd, AllowTTY: true, Env: env})
+		out, err := sandbox.WrapArgv(p, argv, sandbox.WrapOptions{Cwd: cwd, AllowTTY: true, Env: env})
+		if err != nil {
+			return nil, err
+		}
+		if len(argv) > 0 && !within(argv[0], "/tmp") {
+			out = privateTmp(out)
+		}
+		return out, nil
 	}
+}
+
+// privateTmp gives the sandboxed program an empty tmpfs /tmp of its own,
+// mounted right after the read-only root so that writable paths under /tmp
+// are bound on top of it. Writes there never reach the host, so the write
+// boundary holds, and CLIs that insist on /tmp (codex puts its daemon's
+// socket directory there, whatever TMPDIR says) work. An argv that does not
+// have the expected shape is returned unchanged.
+func privateTmp(argv []string) []string {
+	for i := 0; i+2 < len(argv) && argv[i] != "--"; i++ {
+		if argv[i] == "--ro-bind" && argv[i+1] == "/" && argv[i+2] == "/" {
+			out := append(slices.Clone(argv[:i+3]), "--tmpfs", "/tmp")
+			return append(out, argv[i+3:]...)
+		}
+	}
+	return argv
+}
+
+// within reports whether path is dir or below it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
