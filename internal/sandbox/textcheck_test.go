@@ -87,6 +87,7 @@ func TestViolationDetection(t *testing.T) {
 		{stderr: "PermissionError: [Errno 13] Permission denied: '/etc/shadow'\n", blocked: true, resource: "/etc/shadow"},
 		{stderr: "cat: /root/private: Permission denied\n"}, // ordinary unix permissions, not the policy
 		{stderr: "ls: cannot access 'x': No such file or directory\n"},
+		{stderr: "cat: /home/u/.aws/credentials: No such file or directory\n", blocked: true, resource: "~/.aws"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.stderr, func(t *testing.T) {

@@ -11,12 +11,14 @@ import (
 const (
 	msgDenied   = "Permission denied"
 	msgReadOnly = "Read-only file system"
+	// A hidden (blacklisted) directory is an empty one: its files "do not exist".
+	msgMissing = "No such file or directory"
 )
 
 var (
 	quotedInLine = regexp.MustCompile("['‘`\"]([^'’`\"]+)['’`\"]")
 	// `cat: /x: Permission denied`, `bash: line 1: /x: Read-only file system`
-	colonPath = regexp.MustCompile(`(?:^|: )([^:]*/[^:]*|[^: ]+): (?:` + msgDenied + `|` + msgReadOnly + `)`)
+	colonPath = regexp.MustCompile(`(?:^|: )([^:]*/[^:]*|[^: ]+): (?:` + msgDenied + `|` + msgReadOnly + `|` + msgMissing + `)`)
 )
 
 // detectViolation marks a failed result as blocked when its stderr shows the
@@ -29,6 +31,14 @@ func detectViolation(res command.Result, cwd string, p Policy, rules []rule) com
 	for _, line := range strings.Split(res.Stderr, "\n") {
 		ro := strings.Contains(line, msgReadOnly)
 		if !ro && !strings.Contains(line, msgDenied) {
+			if strings.Contains(line, msgMissing) {
+				if path := deniedPath(line); path != "" {
+					if e, ok := matchRules(rules, absPath(expandHome(path, p.Home), cwd)); ok {
+						res.Blocked, res.BlockedReason, res.BlockedResource = true, "path is on the sandbox blacklist ("+e+") and hidden inside the sandbox", e
+						return res
+					}
+				}
+			}
 			continue
 		}
 		path := deniedPath(line)
