@@ -7,8 +7,8 @@ import (
 	"github.com/synapse-agent/synapse/internal/shell"
 )
 
-// startShell starts the persistent shell for the sandbox manager: the
-// manager decides the argv (bwrap … bash, or plain bash when it is off).
+// startShell starts the persistent shell the sandbox manager runs commands
+// in; opts.Argv is the exact (possibly bwrap-wrapped) program to spawn.
 func startShell(ctx context.Context, opts sandbox.SessionOptions) (sandbox.Session, error) {
 	s, err := shell.Start(ctx, shell.Options{Argv: opts.Argv, Dir: opts.Dir, Env: opts.Env, Timeout: opts.Timeout})
 	if err != nil {
@@ -16,3 +16,5 @@ func startShell(ctx context.Context, opts sandbox.SessionOptions) (sandbox.Sessi
 	}
 	return s, nil
 }
+
+var _ sandbox.StartSession = startShell
