@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -119,6 +120,21 @@ func (p *ptyProc) send(s string) {
 	}
 }
 
+// rss reports the process's resident memory (figures for the report, not assertions).
+func (p *ptyProc) rss() string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/status")
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	var parts []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && (k == "VmRSS" || k == "VmHWM") {
+			parts = append(parts, k+" "+strings.Join(strings.Fields(v), " "))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 // wait returns the exit status once the process ends.
 func (p *ptyProc) wait() int {
 	p.t.Helper()
@@ -164,6 +180,7 @@ func TestChatPTYTurnInterruptResumeExit(t *testing.T) {
 	p.expect("session new")
 	p.expect("sandbox ")
 	p.expect(prompt)
+	t.Logf("idle at the first prompt: %s", p.rss())
 
 	p.send("What is the answer?\r")
 	p.expect("Let me check the shell first.")
@@ -171,6 +188,7 @@ func TestChatPTYTurnInterruptResumeExit(t *testing.T) {
 	p.expect("tool-says-42")             // its output
 	p.expect("The answer is forty-two, streamed.")
 	p.expect(prompt)
+	t.Logf("idle after a turn with a tool call: %s", p.rss())
 
 	p.send("Now run the long one\r")
 	p.expect("sleep 30")
