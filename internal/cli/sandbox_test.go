@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// buildSynapse builds the binary once per test run.
+func buildSynapse(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "synapse")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/synapse-agent/synapse/cmd/synapse").CombinedOutput()
+	if err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func TestSandboxExecAndStatusBinary(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("bwrap is required under CI")
+		}
+		t.Skip("bwrap not installed")
+	}
+	bin := buildSynapse(t)
+	home := t.TempDir()
+	ws := filepath.Join(t.TempDir(), "work space")
+	outside := t.TempDir()
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".env"), []byte("TOPSECRET"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "sandbox.json"), []byte(`{"enabled": true, "future": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The system temp dir is writable inside; give the binary its own so
+	// that `outside` (under /tmp) is outside the policy.
+	tmp := t.TempDir()
+	run := func(args ...string) (string, string, int) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = ws
+		cmd.Env = append(os.Environ(), "SYNAPSE_HOME="+home, "HOME="+home, "TMPDIR="+tmp)
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return o.String(), e.String(), code
+	}
+
+	out, errOut, code := run("sandbox", "exec", "--", "sh", "-c", "echo inside; cat .env; echo x > '"+outside+"/f'; echo ok > in.txt; exit 7")
+	if code != 7 || !strings.Contains(out, "inside") || strings.Contains(out+errOut, "TOPSECRET") {
+		t.Fatalf("code=%d out=%q err=%q", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "f")); err == nil {
+		t.Fatal("sandbox exec wrote outside the whitelist")
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "in.txt")); string(b) != "ok\n" {
+		t.Fatalf("workspace write failed: %q", b)
+	}
+
+	out, _, code = run("sandbox", "status")
+	for _, want := range []string{"Sandbox: ON (bubblewrap", "enabled in", ws, "Network: blocked", "**/.env"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("status lacks %q (code %d):\n%s", want, code, out)
+		}
+	}
+	out, _, _ = run("sandbox", "status", "--json")
+	var st struct {
+		Enabled bool   `json:"enabled"`
+		Reason  string `json:"reason"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil || !st.Enabled {
+		t.Fatalf("json status: %v %s", err, out)
+	}
+
+	// Broken sandbox.json: a warning naming file and field, defaults used, file kept.
+	if err := os.WriteFile(filepath.Join(home, "sandbox.json"), []byte(`{"enabled": "yes"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, _ = run("sandbox", "status")
+	if !strings.Contains(out, "sandbox.json") || !strings.Contains(out, `"enabled"`) {
+		t.Fatalf("no warning for a wrong type:\n%s", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, "sandbox.json")); string(b) != `{"enabled": "yes"}` {
+		t.Fatalf("sandbox.json rewritten: %s", b)
+	}
+
+	// No bwrap on PATH: exec refuses, nothing runs.
+	cmd := exec.Command(bin, "sandbox", "exec", "--", "/bin/sh", "-c", "touch ran")
+	cmd.Dir = ws
+	cmd.Env = []string{"SYNAPSE_HOME=" + home, "HOME=" + home, "PATH=" + t.TempDir()}
+	b, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(b), "bwrap is required") {
+		t.Fatalf("err=%v out=%s", err, b)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+		t.Fatal("the command ran without bwrap")
+	}
+}
