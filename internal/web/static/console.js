@@ -72,7 +72,7 @@
       scrollback: 5000,
       fontFamily: 'ui-monospace, "DejaVu Sans Mono", Menlo, monospace',
       fontSize: 14,
-      lineHeight: 1.2, // at 1.0 some monospace fonts lose the underscore below the cell
+      lineHeight: 1.1, // at 1.0 the DOM renderer clips underscores below the cell
       theme: { background: '#000000' },
     });
     ui.term = term;
