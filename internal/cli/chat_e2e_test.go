@@ -476,3 +476,59 @@ func TestChatPermissionPrompt(t *testing.T) {
 		t.Errorf("sandbox.json whitelist = %q, want exactly [%s]", cfg.Policy.Whitelist, files["perm.txt"])
 	}
 }
+
+// TestChatPTYNoColorAndResize checks that NO_COLOR turns colours off on a
+// terminal, and that a resize (SIGWINCH) reaches the renderer: the same
+// tool line is cut to the new, narrower width.
+func TestChatPTYNoColorAndResize(t *testing.T) {
+	long := "printf %s done-wide # " + strings.Repeat("x", 60) + " TAILMARK"
+	srv := llmtest.New(t,
+		llmtest.ToolTurn(llmtest.BashCall("w1", long)),
+		llmtest.TextTurn("wide done"),
+		llmtest.ToolTurn(llmtest.BashCall("w2", long)),
+		llmtest.TextTurn("narrow done"),
+	)
+	p := startPTY(t, t.TempDir(), append(chatEnv(t, srv), "NO_COLOR=1"))
+	p.expect(prompt)
+	p.send("wide\r")
+	p.expect("wide done")
+	p.expect(prompt)
+	if err := pty.Setsize(p.tty, &pty.Winsize{Cols: 50, Rows: 40}); err != nil {
+		t.Fatal(err)
+	}
+	p.send("narrow\r")
+	p.expect("narrow done")
+	p.expect(prompt)
+	p.send("/exit\r")
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+
+	var toolLines []string
+	for _, l := range strings.Split(p.screen(), "\n") {
+		if strings.HasPrefix(l, "✓ printf") {
+			toolLines = append(toolLines, l)
+		}
+	}
+	if len(toolLines) != 2 {
+		t.Fatalf("want 2 finished tool lines, got %q", toolLines)
+	}
+	if !strings.HasSuffix(toolLines[0], "TAILMARK") {
+		t.Errorf("at 120 columns the tool line is cut: %q", toolLines[0])
+	}
+	if n := len([]rune(toolLines[1])); n > 50 || strings.Contains(toolLines[1], "TAILMARK") {
+		t.Errorf("after resizing to 50 columns the tool line is %d cells: %q", n, toolLines[1])
+	}
+	p.mu.Lock()
+	raw := p.raw.String()
+	p.mu.Unlock()
+	if m := regexp.MustCompile(`\x1b\[[0-9;]*m`).FindAllString(raw, -1); len(m) > 0 {
+		// The line editor's own sequences move the cursor; none set colours.
+		for _, s := range m {
+			if s != "\x1b[0m" {
+				t.Errorf("NO_COLOR output has the SGR sequence %q", s)
+				break
+			}
+		}
+	}
+}
