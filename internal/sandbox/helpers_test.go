@@ -47,11 +47,11 @@ func newFixture(t testing.TB, mutate func(*ManagerOptions)) *fixture {
 	}
 	f.cfgPath = filepath.Join(f.home, ".synapse", "sandbox.json")
 	opts := ManagerOptions{
-		ConfigPath: f.cfgPath,
-		Config:     Config{Enabled: true, Provider: "local"},
-		Cwd:        f.ws,
-		Env:        []string{"HOME=" + f.home, "PATH=" + os.Getenv("PATH"), "LANG=C"},
-		TempDir:    f.tmp,
+		ConfigPath:   f.cfgPath,
+		Config:       Config{Enabled: true, Provider: "local"},
+		Cwd:          f.ws,
+		Env:          []string{"HOME=" + f.home, "PATH=" + os.Getenv("PATH"), "LANG=C"},
+		TempDir:      f.tmp,
 		StartSession: realShell,
 	}
 	if mutate != nil {
