@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 	"github.com/synapse-agent/synapse/internal/sandbox"
@@ -530,5 +531,57 @@ func TestChatPTYNoColorAndResize(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// TestChatPTYKeysAndBang covers the keys that leave (Ctrl+C clears the line,
+// a second one exits; Ctrl+D exits) and `!` commands, which never reach the model.
+func TestChatPTYKeysAndBang(t *testing.T) {
+	tests := []struct {
+		name string
+		keys func(p *ptyProc)
+	}{
+		{"Ctrl+C clears, a second Ctrl+C exits", func(p *ptyProc) {
+			p.send("half a prompt")
+			p.send("\x03")
+			p.expect("press Ctrl+C again or Ctrl+D to exit")
+			p.send("\x03")
+		}},
+		{"Ctrl+D exits", func(p *ptyProc) { p.send("\x04") }},
+		{"/quit exits", func(p *ptyProc) { p.send("/quit\r") }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.New(t) // any request would fail the test
+			p := startPTY(t, t.TempDir(), chatEnv(t, srv))
+			p.expect(prompt)
+			p.send("!echo bang-$((2+3)); exit 4\r")
+			p.expect("bang-5")
+			p.expect("exit code 4")
+			p.expect(prompt)
+			p.send("!\r")
+			p.expect("Usage: !<command>")
+			p.expect(prompt)
+			p.send("/nosuch\r")
+			p.expect("unknown command /nosuch: type /help")
+			p.expect(prompt)
+			p.send("\r") // empty input does nothing
+			p.expect(prompt)
+			tt.keys(p)
+			if code := p.wait(); code != 0 {
+				t.Fatalf("exit %d, want 0; screen:\n%s", code, p.screen())
+			}
+			if n := srv.Count(); n != 0 {
+				t.Errorf("the model got %d requests", n)
+			}
+			// The terminal is left as it was found: cooked, echoing.
+			tio, err := unix.IoctlGetTermios(int(p.tty.Fd()), unix.TCGETS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tio.Lflag&(unix.ICANON|unix.ECHO|unix.ISIG) != unix.ICANON|unix.ECHO|unix.ISIG {
+				t.Errorf("terminal left in raw mode: lflag %#x", tio.Lflag)
+			}
+		})
 	}
 }
