@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -584,4 +585,80 @@ func TestChatPTYKeysAndBang(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestChatSignalAtIdlePrompt: SIGTERM at an idle prompt (and SIGINT in plain
+// mode, where Ctrl+C is a signal) ends synapse with 130, terminal restored.
+func TestChatSignalAtIdlePrompt(t *testing.T) {
+	t.Run("SIGTERM on a terminal", func(t *testing.T) {
+		p := startPTY(t, t.TempDir(), chatEnv(t, llmtest.New(t)))
+		p.expect(prompt)
+		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if code := p.wait(); code != 130 {
+			t.Fatalf("exit %d, want 130", code)
+		}
+		tio, err := unix.IoctlGetTermios(int(p.tty.Fd()), unix.TCGETS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tio.Lflag&unix.ICANON == 0 {
+			t.Errorf("terminal left in raw mode: lflag %#x", tio.Lflag)
+		}
+	})
+	t.Run("SIGINT with stdin from a pipe", func(t *testing.T) {
+		c := exec.Command(synapseBin)
+		c.Dir = t.TempDir()
+		c.Env = chatEnv(t, llmtest.New(t))
+		stdin, err := c.StdinPipe() // kept open: no end of input
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stdin.Close()
+		out := &syncWriter{}
+		c.Stdout = out
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(ptyDeadline); !strings.Contains(out.String(), "Ctrl+D to exit."); {
+			if time.Now().After(deadline) {
+				_ = c.Process.Kill()
+				t.Fatalf("no banner: %q", out.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err := c.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- c.Wait() }()
+		select {
+		case err := <-exited:
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+				t.Errorf("exit = %v, want status 130", err)
+			}
+		case <-time.After(ptyDeadline):
+			_ = c.Process.Kill()
+			t.Fatal("SIGINT did not end synapse waiting on a pipe")
+		}
+	})
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }

@@ -48,17 +48,31 @@ type editorInput struct {
 	mu        sync.Mutex
 	lastCtrlC time.Time
 	onCtrlC   func(exiting bool) // shows a hint; called outside the editor's lock
+	done      <-chan struct{}    // ends a wait for keys (the REPL's context)
+}
+
+func (e *editorInput) setDone(done <-chan struct{}) {
+	e.mu.Lock()
+	e.done = done
+	e.mu.Unlock()
 }
 
 const exitWindow = 2 * time.Second
 
 func (e *editorInput) Read(p []byte) (int, error) {
+	e.mu.Lock()
+	done := e.done
+	e.mu.Unlock()
 	for len(e.pending) == 0 {
-		b, ok := <-e.k.ch
-		if !ok {
+		select {
+		case b, ok := <-e.k.ch:
+			if !ok {
+				return 0, io.EOF
+			}
+			e.pending = e.translate(b)
+		case <-done:
 			return 0, io.EOF
 		}
-		e.pending = e.translate(b)
 	}
 	n := copy(p, e.pending)
 	e.pending = e.pending[n:]

@@ -86,7 +86,10 @@ type REPL struct {
 
 	keys   *keys
 	editor *term.Terminal
-	lines  *bufio.Reader
+	input  *editorInput
+	lines  chan lineRead // non-TTY input, read ahead by one goroutine
+	done   <-chan struct{}
+	stop   chan struct{} // closed when Run returns: the line reader quits
 
 	mu     sync.Mutex
 	watch  *turnWatch // the running turn's key watcher, nil between turns
@@ -114,6 +117,7 @@ func New(o Options) (*REPL, error) {
 	if o.TTY {
 		r.keys = startKeys(o.In)
 		in := &editorInput{k: r.keys, now: r.now}
+		r.input = in
 		r.editor = term.NewTerminal(struct {
 			io.Reader
 			io.Writer
@@ -129,7 +133,8 @@ func New(o Options) (*REPL, error) {
 			_ = r.editor.SetSize(o.Width, 24)
 		}
 	} else {
-		r.lines = bufio.NewReader(o.In)
+		r.stop = make(chan struct{})
+		r.lines = readLines(o.In, r.stop)
 	}
 	return r, nil
 }
@@ -172,14 +177,55 @@ func (r *REPL) println(lines ...string) {
 // errExit ends the loop with status 0 (/exit, Ctrl+D, double Ctrl+C).
 var errExit = errors.New("exit")
 
-// Run reads prompts until the user exits or ctx ends. It returns the exit status.
+// lineRead is one line of non-TTY input.
+type lineRead struct {
+	s   string
+	err error
+}
+
+// readLines reads in from its own goroutine, so that a wait for input can
+// end when the context does (SIGTERM, or SIGINT in plain mode).
+func readLines(in io.Reader, stop <-chan struct{}) chan lineRead {
+	ch := make(chan lineRead)
+	go func() {
+		defer close(ch)
+		br := bufio.NewReader(in)
+		for {
+			s, err := br.ReadString('\n')
+			select {
+			case ch <- lineRead{s, err}:
+			case <-stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+// Run reads prompts until the user exits or ctx ends. It returns the exit
+// status: 0 for /exit, Ctrl+D or end of input, 130 when ctx ended.
 func (r *REPL) Run(ctx context.Context) int {
+	r.done = ctx.Done()
+	if r.stop != nil {
+		defer close(r.stop)
+	}
+	if r.input != nil {
+		r.input.setDone(ctx.Done())
+	}
 	r.banner()
 	for {
 		if ctx.Err() != nil {
+			r.println("")
 			return 130
 		}
 		input, err := r.readInput()
+		if ctx.Err() != nil {
+			r.println("")
+			return 130
+		}
 		if errors.Is(err, errExit) || errors.Is(err, io.EOF) {
 			if r.o.TTY {
 				r.println("")
@@ -230,11 +276,20 @@ func firstLine(s string) string {
 // readLine reads one physical line; pasted reports bracketed-paste lines.
 func (r *REPL) readLine(prompt string) (line string, pasted bool, err error) {
 	if r.editor == nil {
-		s, err := r.lines.ReadString('\n')
-		if err != nil && (s == "" || !errors.Is(err, io.EOF)) {
-			return "", false, err
+		var l lineRead
+		var ok bool
+		select {
+		case l, ok = <-r.lines:
+			if !ok {
+				return "", false, io.EOF
+			}
+		case <-r.done:
+			return "", false, io.EOF
 		}
-		return strings.TrimRight(s, "\r\n"), false, nil
+		if l.err != nil && (l.s == "" || !errors.Is(l.err, io.EOF)) {
+			return "", false, l.err
+		}
+		return strings.TrimRight(l.s, "\r\n"), false, nil
 	}
 	r.editor.SetPrompt(prompt)
 	line, err = r.editor.ReadLine()

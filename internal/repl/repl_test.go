@@ -521,6 +521,57 @@ func TestSinkToolMarks(t *testing.T) {
 	}
 }
 
+// TestContextEndsWaitForInput: SIGTERM (or SIGINT in plain mode) cancels
+// the context while the REPL waits at the prompt; it must return 130 rather
+// than wait for a key or a line that may never come.
+func TestContextEndsWaitForInput(t *testing.T) {
+	for _, tty := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tty=%v", tty), func(t *testing.T) {
+			var in io.Reader
+			var out io.Writer
+			shown := &syncBuffer{}
+			if tty {
+				master, slave, err := pty.Open()
+				if err != nil {
+					t.Fatalf("open pty: %v", err)
+				}
+				defer master.Close()
+				defer slave.Close()
+				go func() { _, _ = io.Copy(shown, master) }()
+				in, out = slave, slave
+			} else {
+				pr, pw := io.Pipe() // open, never written: input that never comes
+				defer pw.Close()
+				in, out = pr, shown
+			}
+			rd := render.New(render.Options{Out: out, TTY: tty})
+			r, err := New(Options{In: in, Out: out, TTY: tty, Renderer: rd, Agent: &fakeAgent{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan int, 1)
+			go func() { done <- r.Run(ctx) }()
+			for deadline := time.Now().Add(10 * time.Second); !strings.Contains(shown.String(), "Ctrl+D to exit."); {
+				if time.Now().After(deadline) {
+					t.Fatalf("no banner: %q", shown.String())
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			time.Sleep(50 * time.Millisecond) // let Run reach its wait for input (ordering, not speed)
+			cancel()
+			select {
+			case code := <-done:
+				if code != 130 {
+					t.Errorf("status %d, want 130", code)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Run kept waiting for input after its context ended")
+			}
+		})
+	}
+}
+
 func TestHistoryFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "history")
 	h, err := LoadHistory(path, nil)
