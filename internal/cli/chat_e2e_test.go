@@ -280,9 +280,9 @@ func TestChatPipedStdinIsPlain(t *testing.T) {
 		llmtest.ToolTurn(llmtest.BashCall("c1", "echo piped-$((1+1))")),
 		llmtest.TextTurn("Plain answer."),
 	)
+	dir, env := t.TempDir(), chatEnv(t, srv)
 	c := exec.Command(synapseBin)
-	c.Dir = t.TempDir()
-	c.Env = chatEnv(t, srv)
+	c.Dir, c.Env = dir, env
 	c.Stdin = strings.NewReader("hello from a pipe\n/cost\n/exit\n")
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
@@ -297,6 +297,19 @@ func TestChatPipedStdinIsPlain(t *testing.T) {
 	}
 	if strings.ContainsAny(s, "\x1b\r") {
 		t.Errorf("plain mode wrote escape sequences or carriage returns:\n%q", s)
+	}
+
+	// --continue picks the conversation up again.
+	c = exec.Command(synapseBin, "chat", "--continue")
+	c.Dir, c.Env = dir, env
+	c.Stdin = strings.NewReader("/context\n")
+	out.Reset()
+	c.Stdout = &out
+	if err := c.Run(); err != nil {
+		t.Fatalf("synapse chat --continue: %v\n%s", err, out.String())
+	}
+	if s := out.String(); strings.Contains(s, "session new") || !strings.Contains(s, "Messages: 4 · tool calls: 1") {
+		t.Errorf("--continue did not resume the conversation:\n%s", s)
 	}
 }
 
