@@ -1,0 +1,211 @@
+// Package mcp connects Synapse to Model Context Protocol servers through the
+// official Go SDK and turns their tools into shell commands:
+// `mcp:<server>:<tool> [--name=value | --name value | positional …]`, with
+// arguments mapped onto the tool's JSON schema and -h/--help generated from it.
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Transport kinds.
+const (
+	KindStdio = "stdio"
+	KindHTTP  = "http" // streamable HTTP
+	KindSSE   = "sse"
+)
+
+// ServerConfig is one entry of "mcpServers". A stdio server has Command (and
+// optional Args, Env, Cwd); a remote one has URL (and optional Headers).
+type ServerConfig struct {
+	Name    string            `json:"-"`
+	Type    string            `json:"type,omitempty"` // "stdio", "http"/"streamable-http", "sse"; inferred when empty
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Cwd     string            `json:"cwd,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	// Sandbox holds per-server sandbox settings for stdio servers. The process
+	// runs under the session's sandbox policy with the network cut off unless
+	// "sandbox": {"network": true}.
+	Sandbox  SandboxConfig `json:"sandbox,omitzero"`
+	Disabled bool          `json:"disabled,omitempty"`
+	// Timeout bounds one tool call in seconds (0: the command timeout).
+	Timeout float64 `json:"timeout,omitempty"`
+
+	File string `json:"-"` // the file the entry came from
+}
+
+// SandboxConfig is the "sandbox" object of a server entry.
+type SandboxConfig struct {
+	Network bool `json:"network"`
+}
+
+// Kind is the transport the server uses.
+func (c ServerConfig) Kind() string {
+	switch strings.ToLower(c.Type) {
+	case "stdio":
+		return KindStdio
+	case "sse":
+		return KindSSE
+	case "http", "streamable-http", "streamable_http", "streamablehttp":
+		return KindHTTP
+	}
+	if c.Command != "" {
+		return KindStdio
+	}
+	if strings.HasSuffix(strings.TrimRight(c.URL, "/"), "/sse") {
+		return KindSSE
+	}
+	return KindHTTP
+}
+
+var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+func (c ServerConfig) validate() error {
+	if !serverNameRE.MatchString(c.Name) {
+		return fmt.Errorf("invalid server name %q: use letters, digits, '.', '_' or '-' (it becomes mcp:<server>:<tool>)", c.Name)
+	}
+	switch t := strings.ToLower(c.Type); t {
+	case "", "stdio", "sse", "http", "streamable-http", "streamable_http", "streamablehttp":
+	default:
+		return fmt.Errorf("server %q: unknown type %q: use stdio, http or sse", c.Name, c.Type)
+	}
+	switch {
+	case c.Command != "" && c.URL != "":
+		return fmt.Errorf("server %q has both command and url: keep one", c.Name)
+	case c.Command == "" && c.URL == "":
+		return fmt.Errorf("server %q needs either \"command\" (stdio) or \"url\" (HTTP)", c.Name)
+	case c.Kind() == KindStdio && c.Command == "":
+		return fmt.Errorf("server %q is type stdio but has no command", c.Name)
+	case c.Kind() != KindStdio && c.URL == "":
+		return fmt.Errorf("server %q is type %s but has no url", c.Name, c.Kind())
+	}
+	if c.URL != "" && !strings.HasPrefix(c.URL, "http://") && !strings.HasPrefix(c.URL, "https://") {
+		return fmt.Errorf("server %q: url %q must start with http:// or https://", c.Name, c.URL)
+	}
+	return nil
+}
+
+// ConfigFiles are the files read, lowest precedence first: the user's
+// $SYNAPSE_HOME/mcp/mcp_servers.json, then the working directory's .mcp.json
+// (the format other agent CLIs write) and ./mcp_servers.json. A later file
+// replaces a server of the same name.
+func ConfigFiles(userFile, cwd string) []string {
+	return []string{userFile, filepath.Join(cwd, ".mcp.json"), filepath.Join(cwd, "mcp_servers.json")}
+}
+
+// LoadConfig reads files (missing ones are skipped) and returns the servers
+// by name plus one line per problem: a broken file or entry is reported and
+// skipped, the rest still load. ${VAR} and ${VAR:-default} in command, args,
+// env, cwd, url and headers are expanded from getenv.
+func LoadConfig(files []string, getenv func(string) string) (map[string]ServerConfig, []string) {
+	servers := map[string]ServerConfig{}
+	var problems []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) || f == "" {
+			continue
+		}
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("MCP config %s: %v (skipped)", f, err))
+			continue
+		}
+		got, probs := parseConfig(f, data, getenv)
+		problems = append(problems, probs...)
+		for name, c := range got {
+			servers[name] = c
+		}
+	}
+	return servers, problems
+}
+
+func parseConfig(file string, data []byte, getenv func(string) string) (map[string]ServerConfig, []string) {
+	var top struct {
+		MCPServers map[string]json.RawMessage `json:"mcpServers"`
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil
+	}
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, []string{fmt.Sprintf("MCP config %s: invalid JSON: %s (file skipped; fix it or remove it)", file, jsonErr(data, err))}
+	}
+	if top.MCPServers == nil {
+		return nil, []string{fmt.Sprintf(`MCP config %s: no "mcpServers" object (file skipped; expected {"mcpServers": {"<name>": {...}}})`, file)}
+	}
+	names := make([]string, 0, len(top.MCPServers))
+	for n := range top.MCPServers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := map[string]ServerConfig{}
+	var problems []string
+	for _, name := range names {
+		var c ServerConfig
+		dec := json.NewDecoder(bytes.NewReader(top.MCPServers[name]))
+		if err := dec.Decode(&c); err != nil {
+			problems = append(problems, fmt.Sprintf("MCP server %q in %s: %v (skipped)", name, file, err))
+			continue
+		}
+		c.Name, c.File = name, file
+		c.expand(getenv)
+		if err := c.validate(); err != nil {
+			problems = append(problems, fmt.Sprintf("MCP config %s: %v (skipped)", file, err))
+			continue
+		}
+		if c.Disabled {
+			continue
+		}
+		out[name] = c
+	}
+	return out, problems
+}
+
+// jsonErr adds a line number to a JSON syntax error.
+func jsonErr(data []byte, err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
+		return fmt.Sprintf("line %d: %v", line, err)
+	}
+	return err.Error()
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+func expandEnv(s string, getenv func(string) string) string {
+	if getenv == nil || !strings.Contains(s, "${") {
+		return s
+	}
+	return envRef.ReplaceAllStringFunc(s, func(m string) string {
+		sub := envRef.FindStringSubmatch(m)
+		if v := getenv(sub[1]); v != "" {
+			return v
+		}
+		return sub[3]
+	})
+}
+
+func (c *ServerConfig) expand(getenv func(string) string) {
+	c.Command = expandEnv(c.Command, getenv)
+	c.Cwd = expandEnv(c.Cwd, getenv)
+	c.URL = expandEnv(c.URL, getenv)
+	for i, a := range c.Args {
+		c.Args[i] = expandEnv(a, getenv)
+	}
+	for k, v := range c.Env {
+		c.Env[k] = expandEnv(v, getenv)
+	}
+	for k, v := range c.Headers {
+		c.Headers[k] = expandEnv(v, getenv)
+	}
+}

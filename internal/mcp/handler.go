@@ -1,0 +1,179 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/cmdline"
+	"github.com/synapse-agent/synapse/internal/command"
+)
+
+// Handler runs `mcp:` command lines:
+//
+//	mcp:<server>:<tool> [args…]   call a tool (-h/--help: generated help)
+//	mcp:<server>                  list the server's tools
+//	mcp:                          list the configured servers
+type Handler struct {
+	M *Manager
+	// Timeout bounds one call when the server entry sets none (0: only ctx).
+	Timeout time.Duration
+}
+
+// Run implements command.Handler.
+func (h *Handler) Run(ctx context.Context, line string) command.Result {
+	line = strings.TrimSpace(line)
+	head, rest, _ := strings.Cut(line, " ")
+	if i := strings.IndexAny(head, "\t\n"); i >= 0 {
+		head, rest = head[:i], head[i+1:]+" "+rest
+	}
+	if !strings.HasPrefix(head, "mcp:") && head != "mcp" {
+		return command.Fail(fmt.Sprintf("not an MCP command: %q; use mcp:<server>:<tool> [args…]", head))
+	}
+	server, tool, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(head, "mcp"), ":"), ":")
+	words, err := cmdline.Split(rest)
+	if err != nil {
+		return command.Fail(err.Error())
+	}
+	if server == "" {
+		return h.listServers()
+	}
+	cfg, ok := h.M.Config(server)
+	if !ok {
+		return command.Fail(h.unknownServer(server))
+	}
+	if tool == "" {
+		return h.listTools(ctx, server)
+	}
+	tools, err := h.M.ServerTools(ctx, server)
+	if err != nil {
+		return h.failure(ctx, server, err)
+	}
+	var info *ToolInfo
+	for i := range tools {
+		if tools[i].Name == tool {
+			info = &tools[i]
+		}
+	}
+	if info == nil {
+		names := make([]string, len(tools))
+		for i, t := range tools {
+			names[i] = t.Name
+		}
+		return command.Fail(fmt.Sprintf("MCP server %q has no tool %q. Its tools: %s\nRun mcp:%s:<tool> --help for a tool's arguments.", server, tool, strings.Join(names, ", "), server))
+	}
+	if len(words) == 1 && (words[0] == "-h" || words[0] == "--help") {
+		return command.OK(ToolHelp(server, tool, info.Description, info.Schema))
+	}
+	args, err := BuildArgs(info.Schema, words)
+	if err != nil {
+		return command.Fail(fmt.Sprintf("%s: invalid arguments (nothing was sent):\n%v\nRun %s --help for the arguments.", head, err, head))
+	}
+	timeout := h.Timeout
+	if cfg.Timeout > 0 {
+		timeout = time.Duration(cfg.Timeout * float64(time.Second))
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	res, err := h.M.Call(ctx, server, tool, args)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+			return command.Result{Stderr: fmt.Sprintf("%s timed out after %s", head, timeout), ExitCode: 124}
+		}
+		return h.failure(ctx, server, err)
+	}
+	out := FormatResult(res.CallToolResult)
+	r := command.Result{}
+	if res.Reconnected {
+		r.Stderr = fmt.Sprintf("note: MCP server %q had stopped and was restarted before this call\n", server)
+	}
+	if res.IsError {
+		r.Stderr += out
+		r.ExitCode = 1
+		return r
+	}
+	r.Stdout = out
+	return r
+}
+
+func (h *Handler) failure(ctx context.Context, server string, err error) command.Result {
+	if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
+		return command.Result{Stderr: "MCP call interrupted", ExitCode: command.Interrupted}
+	}
+	var down *ServerDownError
+	var rejected *RejectedError
+	if errors.As(err, &down) || errors.As(err, &rejected) {
+		return command.Fail(err.Error())
+	}
+	return command.Fail(fmt.Sprintf("MCP server %q is not available: %v\nCheck its entry in %s; it is retried on the next call.", server, err, h.configFile(server)))
+}
+
+func (h *Handler) configFile(server string) string {
+	if c, ok := h.M.Config(server); ok && c.File != "" {
+		return c.File
+	}
+	return "the MCP configuration"
+}
+
+func (h *Handler) unknownServer(server string) string {
+	names := h.M.Names()
+	if len(names) == 0 {
+		return fmt.Sprintf("Unknown MCP server %q: no MCP servers are configured. Add them to $SYNAPSE_HOME/mcp/mcp_servers.json or ./mcp_servers.json as {\"mcpServers\": {\"<name>\": {\"command\": …}}}.", server)
+	}
+	return fmt.Sprintf("Unknown MCP server %q. Configured servers: %s. Run mcp:<server> to list a server's tools.", server, strings.Join(names, ", "))
+}
+
+func (h *Handler) listServers() command.Result {
+	st := h.M.Status()
+	if len(st) == 0 {
+		return command.OK("No MCP servers are configured.\n")
+	}
+	var b strings.Builder
+	b.WriteString("MCP servers:\n")
+	for _, s := range st {
+		state := fmt.Sprintf("connected, %d tools", s.Tools)
+		if !s.Connected {
+			state = "not connected"
+			if s.Err != "" {
+				state += ": " + s.Err
+			}
+		}
+		fmt.Fprintf(&b, "  %s (%s) — %s\n", s.Name, s.Kind, state)
+	}
+	b.WriteString("Run mcp:<server> to list its tools, mcp:<server>:<tool> --help for a tool's arguments.\n")
+	return command.OK(b.String())
+}
+
+func (h *Handler) listTools(ctx context.Context, server string) command.Result {
+	tools, err := h.M.ServerTools(ctx, server)
+	if err != nil {
+		return h.failure(ctx, server, err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "MCP server %q has %d tools:\n", server, len(tools))
+	width := 0
+	for _, t := range tools {
+		width = max(width, len(t.Command()))
+	}
+	for _, t := range tools {
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, t.Command(), firstLine(t.Description))
+	}
+	fmt.Fprintf(&b, "Run mcp:%s:<tool> --help for a tool's arguments.\n", server)
+	return command.OK(b.String())
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if r := []rune(s); len(r) > 120 {
+		s = string(r[:119]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,635 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Wrapper turns a stdio server's argv into the argv that runs it inside the
+// sandbox with the session's policy; network says whether the server may use
+// the network. nil means no sandbox (unit tests only).
+type Wrapper func(argv []string, cwd string, network bool) ([]string, error)
+
+// Defaults for Options.
+const (
+	DefaultStartTimeout   = 10 * time.Second
+	DefaultConnectTimeout = 30 * time.Second
+)
+
+// Options configure a Manager.
+type Options struct {
+	Wrap Wrapper
+	// Env is the base environment of stdio servers (nil: the process
+	// environment); each server's "env" is added to it.
+	Env []string
+	// Cwd is where stdio servers run unless their entry says otherwise, and
+	// what a relative "cwd" is resolved against.
+	Cwd string
+	// StartTimeout bounds Start: a server not ready by then is reported and
+	// keeps connecting in the background.
+	StartTimeout time.Duration
+	// ConnectTimeout bounds one connection attempt (handshake and tool list).
+	ConnectTimeout time.Duration
+	// HTTPClient is the base client for remote servers (nil: a default one).
+	HTTPClient *http.Client
+	// ClientName and ClientVersion identify Synapse to servers.
+	ClientName, ClientVersion string
+}
+
+// Manager owns one connection per configured server, opened once and reused
+// for the session, reopened when it fails.
+type Manager struct {
+	opts    Options
+	servers map[string]*server
+	names   []string
+	life    context.Context
+	stop    context.CancelFunc
+}
+
+// NewManager prepares servers; nothing connects until Start or first use.
+func NewManager(cfgs map[string]ServerConfig, opts Options) *Manager {
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = DefaultStartTimeout
+	}
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = DefaultConnectTimeout
+	}
+	if opts.ClientName == "" {
+		opts.ClientName = "synapse"
+	}
+	if opts.ClientVersion == "" {
+		opts.ClientVersion = "dev"
+	}
+	life, stop := context.WithCancel(context.Background())
+	m := &Manager{opts: opts, servers: map[string]*server{}, life: life, stop: stop}
+	for name, c := range cfgs {
+		m.servers[name] = &server{m: m, cfg: c}
+		m.names = append(m.names, name)
+	}
+	sort.Strings(m.names)
+	return m
+}
+
+// StartReport summarises start-up.
+type StartReport struct {
+	Servers  int // servers connected
+	Tools    int // tools loaded from them
+	Failures []string
+}
+
+// Lines is the report as one line per fact: the count, then each failure.
+func (r StartReport) Lines() []string {
+	lines := []string{fmt.Sprintf("MCP: loaded %d tools from %d servers", r.Tools, r.Servers)}
+	return append(lines, r.Failures...)
+}
+
+// Start connects to every server concurrently and returns once all are ready
+// or StartTimeout has passed, whichever is first (ctx can end it sooner).
+func (m *Manager) Start(ctx context.Context) StartReport {
+	ctx, cancel := context.WithTimeout(ctx, m.opts.StartTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, len(m.names))
+	for i, name := range m.names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _, errs[i] = m.servers[name].session(ctx)
+		}()
+	}
+	wg.Wait()
+	var rep StartReport
+	for i, name := range m.names {
+		s := m.servers[name]
+		if errs[i] == nil {
+			rep.Servers++
+			rep.Tools += len(s.toolList())
+			continue
+		}
+		msg := errs[i].Error()
+		if errors.Is(errs[i], context.DeadlineExceeded) {
+			msg = fmt.Sprintf("not ready after %s (still connecting in the background; its tools appear when it answers)", m.opts.StartTimeout)
+		}
+		rep.Failures = append(rep.Failures, fmt.Sprintf("MCP server %q failed to start: %s", name, oneLine(msg)))
+	}
+	return rep
+}
+
+// Close ends every session and stops every server process.
+func (m *Manager) Close() error {
+	m.stop()
+	var wg sync.WaitGroup
+	for _, s := range m.servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.shutdown()
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// Names lists the configured servers.
+func (m *Manager) Names() []string { return append([]string(nil), m.names...) }
+
+// Config returns a server's configuration.
+func (m *Manager) Config(name string) (ServerConfig, bool) {
+	s, ok := m.servers[name]
+	if !ok {
+		return ServerConfig{}, false
+	}
+	return s.cfg, true
+}
+
+// ServerStatus describes one server for listings.
+type ServerStatus struct {
+	Name      string
+	Kind      string
+	Connected bool
+	Tools     int
+	Err       string
+}
+
+// Status lists every server and its state, without connecting.
+func (m *Manager) Status() []ServerStatus {
+	out := make([]ServerStatus, 0, len(m.names))
+	for _, n := range m.names {
+		s := m.servers[n]
+		s.mu.Lock()
+		st := ServerStatus{Name: n, Kind: s.cfg.Kind(), Connected: s.sess != nil, Tools: len(s.tools)}
+		if s.lastErr != nil {
+			st.Err = oneLine(s.lastErr.Error())
+		}
+		s.mu.Unlock()
+		out = append(out, st)
+	}
+	return out
+}
+
+// ToolInfo is one tool of one server.
+type ToolInfo struct {
+	Server      string
+	Name        string
+	Description string
+	Schema      *Schema
+}
+
+// Command is the shell command that runs the tool.
+func (t ToolInfo) Command() string { return "mcp:" + t.Server + ":" + t.Name }
+
+// Tools lists the tools of every connected server (no connection is made).
+func (m *Manager) Tools() []ToolInfo {
+	var out []ToolInfo
+	for _, n := range m.names {
+		for _, t := range m.servers[n].toolList() {
+			out = append(out, ToolInfo{Server: n, Name: t.Name, Description: t.Description, Schema: ParseSchema(t.InputSchema)})
+		}
+	}
+	return out
+}
+
+// ErrUnknownServer is returned for a server name that is not configured.
+var ErrUnknownServer = errors.New("unknown MCP server")
+
+// ServerTools connects to server if needed and returns its tools.
+func (m *Manager) ServerTools(ctx context.Context, server string) ([]ToolInfo, error) {
+	s, ok := m.servers[server]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownServer, server)
+	}
+	if _, _, err := s.session(ctx); err != nil {
+		return nil, err
+	}
+	var out []ToolInfo
+	for _, t := range s.toolList() {
+		out = append(out, ToolInfo{Server: server, Name: t.Name, Description: t.Description, Schema: ParseSchema(t.InputSchema)})
+	}
+	return out, nil
+}
+
+// CallResult is a tool result plus whether the server had to be restarted first.
+type CallResult struct {
+	*sdk.CallToolResult
+	Reconnected bool
+}
+
+// ServerDownError reports a server that stopped during a call.
+type ServerDownError struct {
+	Server string
+	Err    error
+	Stderr string // the tail of a stdio server's stderr
+}
+
+func (e *ServerDownError) Error() string {
+	msg := fmt.Sprintf("MCP server %q stopped responding during the call (%v); it will be restarted on the next call", e.Server, e.Err)
+	if e.Stderr != "" {
+		msg += "\nserver stderr (last lines):\n" + e.Stderr
+	}
+	return msg
+}
+
+func (e *ServerDownError) Unwrap() error { return e.Err }
+
+// RejectedError is a JSON-RPC error answer: the server is fine, the request was not.
+type RejectedError struct {
+	Server, Tool, Message string
+}
+
+func (e *RejectedError) Error() string {
+	return fmt.Sprintf("MCP server %q rejected the call to %s: %s", e.Server, e.Tool, e.Message)
+}
+
+// Call runs a tool with already-mapped arguments. A server that exited since
+// the last call is restarted first; one that fails during the call is
+// reported (the call may have had effects, so it is not repeated) and
+// restarted on the next call. A request the server never saw (its HTTP session
+// expired) is retried once on a fresh session.
+func (m *Manager) Call(ctx context.Context, server, tool string, args map[string]any) (CallResult, error) {
+	s, ok := m.servers[server]
+	if !ok {
+		return CallResult{}, fmt.Errorf("%w %q", ErrUnknownServer, server)
+	}
+	for attempt := 0; ; attempt++ {
+		sess, _, err := s.session(ctx)
+		if err != nil {
+			return CallResult{}, err
+		}
+		res, err := sess.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		if err == nil {
+			s.mu.Lock()
+			reconnected := s.restarted
+			s.restarted = false
+			s.mu.Unlock()
+			return CallResult{CallToolResult: res, Reconnected: reconnected}, nil
+		}
+		if ctx.Err() != nil {
+			return CallResult{}, ctx.Err()
+		}
+		var wire *jsonrpc.Error
+		if errors.As(err, &wire) {
+			return CallResult{}, &RejectedError{Server: server, Tool: tool, Message: wire.Message}
+		}
+		tail := s.drop(sess, err)
+		if errors.Is(err, sdk.ErrSessionMissing) && attempt == 0 {
+			continue
+		}
+		return CallResult{}, &ServerDownError{Server: server, Err: err, Stderr: tail}
+	}
+}
+
+// server is one configured server and its current session.
+type server struct {
+	m   *Manager
+	cfg ServerConfig
+
+	mu        sync.Mutex
+	sess      *sdk.ClientSession
+	proc      *exec.Cmd // the stdio process behind sess
+	stderr    *tail
+	tools     []*sdk.Tool
+	lastErr   error
+	dialing   chan struct{}
+	connected bool // a session existed before: the next dial is a restart
+	restarted bool // a restart happened that no call has reported yet
+}
+
+func (s *server) toolList() []*sdk.Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sess == nil {
+		return nil
+	}
+	return append([]*sdk.Tool(nil), s.tools...)
+}
+
+// session returns the live session, dialing when there is none; concurrent
+// callers share one dial. redialed is true when a previous session was lost.
+func (s *server) session(ctx context.Context) (_ *sdk.ClientSession, redialed bool, _ error) {
+	s.mu.Lock()
+	if s.sess != nil {
+		sess := s.sess
+		s.mu.Unlock()
+		return sess, false, nil
+	}
+	if s.m.life.Err() != nil {
+		s.mu.Unlock()
+		return nil, false, errors.New("MCP manager is closed")
+	}
+	wasConnected := s.connected
+	if s.dialing == nil {
+		s.dialing = make(chan struct{})
+		go s.dial(s.dialing)
+	}
+	ch := s.dialing
+	s.mu.Unlock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sess != nil {
+		return s.sess, wasConnected, nil
+	}
+	return nil, false, s.lastErr
+}
+
+func (s *server) dial(done chan struct{}) {
+	ctx, cancel := context.WithTimeout(s.m.life, s.m.opts.ConnectTimeout)
+	defer cancel()
+	sess, proc, errTail, tools, err := s.connect(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer close(done)
+	s.dialing = nil
+	if err != nil {
+		if ctx.Err() != nil && s.m.life.Err() == nil {
+			err = fmt.Errorf("no answer within %s: %w", s.m.opts.ConnectTimeout, err)
+		}
+		if t := errTail.String(); t != "" {
+			err = fmt.Errorf("%w\nserver stderr (last lines):\n%s", err, t)
+		}
+		s.lastErr = err
+		return
+	}
+	if s.m.life.Err() != nil { // closed while dialing
+		go closeSession(sess, proc)
+		s.lastErr = errors.New("MCP manager is closed")
+		return
+	}
+	s.restarted = s.restarted || s.connected
+	s.sess, s.proc, s.stderr, s.tools, s.lastErr, s.connected = sess, proc, errTail, tools, nil, true
+	go func() {
+		// A stdio session ends when the process exits: forget it so the next
+		// call starts a new one.
+		_ = sess.Wait()
+		s.drop(sess, errors.New("the server closed the connection"))
+	}()
+}
+
+// drop forgets sess (if current) and stops it; it returns the stderr tail.
+func (s *server) drop(sess *sdk.ClientSession, why error) string {
+	s.mu.Lock()
+	var proc *exec.Cmd
+	tailText := ""
+	if s.stderr != nil {
+		tailText = s.stderr.String()
+	}
+	if s.sess == sess {
+		proc = s.proc
+		s.sess, s.proc, s.tools = nil, nil, nil
+		s.lastErr = fmt.Errorf("the server stopped: %v", why)
+		if tailText != "" {
+			s.lastErr = fmt.Errorf("%w\nserver stderr (last lines):\n%s", s.lastErr, tailText)
+		}
+	}
+	s.mu.Unlock()
+	go closeSession(sess, proc)
+	return tailText
+}
+
+func (s *server) shutdown() {
+	s.mu.Lock()
+	sess, proc := s.sess, s.proc
+	s.sess, s.proc, s.tools = nil, nil, nil
+	s.mu.Unlock()
+	if sess != nil {
+		closeSession(sess, proc)
+	}
+}
+
+func closeSession(sess *sdk.ClientSession, proc *exec.Cmd) {
+	if sess != nil {
+		_ = sess.Close()
+	}
+	killGroup(proc)
+}
+
+// killGroup ends whatever is left of a stdio server's process group.
+func killGroup(proc *exec.Cmd) {
+	if proc != nil && proc.Process != nil {
+		_ = syscall.Kill(-proc.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *exec.Cmd, *tail, []*sdk.Tool, error) {
+	errTail := &tail{max: 4096}
+	transport, proc, err := s.transport(errTail)
+	if err != nil {
+		return nil, nil, errTail, nil, err
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: s.m.opts.ClientName, Version: s.m.opts.ClientVersion}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(ctx context.Context, req *sdk.ToolListChangedRequest) {
+			go s.refreshTools(req.Session)
+		},
+	})
+	sess, err := client.Connect(ctx, transport, nil)
+	if err != nil {
+		killGroup(proc)
+		return nil, nil, errTail, nil, fmt.Errorf("connect: %w", err)
+	}
+	tools, err := listTools(ctx, sess)
+	if err != nil {
+		closeSession(sess, proc)
+		return nil, nil, errTail, nil, fmt.Errorf("list tools: %w", err)
+	}
+	return sess, proc, errTail, tools, nil
+}
+
+func listTools(ctx context.Context, sess *sdk.ClientSession) ([]*sdk.Tool, error) {
+	var tools []*sdk.Tool
+	for t, err := range sess.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		tools = append(tools, t)
+	}
+	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
+	return tools, nil
+}
+
+func (s *server) refreshTools(sess *sdk.ClientSession) {
+	ctx, cancel := context.WithTimeout(s.m.life, s.m.opts.ConnectTimeout)
+	defer cancel()
+	tools, err := listTools(ctx, sess)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	if s.sess == sess {
+		s.tools = tools
+	}
+	s.mu.Unlock()
+}
+
+func (s *server) transport(errTail *tail) (sdk.Transport, *exec.Cmd, error) {
+	c := s.cfg
+	switch c.Kind() {
+	case KindStdio:
+		return s.stdioTransport(errTail)
+	case KindSSE:
+		return &detachedTransport{t: &sdk.SSEClientTransport{Endpoint: c.URL, HTTPClient: s.httpClient()}, life: s.m.life}, nil, nil
+	default:
+		return &sdk.StreamableClientTransport{Endpoint: c.URL, HTTPClient: s.httpClient()}, nil, nil
+	}
+}
+
+func (s *server) stdioTransport(errTail *tail) (sdk.Transport, *exec.Cmd, error) {
+	c := s.cfg
+	if !strings.ContainsRune(c.Command, '/') {
+		if _, err := exec.LookPath(c.Command); err != nil {
+			return nil, nil, fmt.Errorf("command %q not found on PATH: install it or fix \"command\" in %s", c.Command, c.File)
+		}
+	}
+	cwd := s.m.opts.Cwd
+	if c.Cwd != "" {
+		cwd = c.Cwd
+		if !filepath.IsAbs(cwd) && s.m.opts.Cwd != "" {
+			cwd = filepath.Join(s.m.opts.Cwd, cwd)
+		}
+	}
+	argv := append([]string{c.Command}, c.Args...)
+	if s.m.opts.Wrap != nil {
+		wrapped, err := s.m.opts.Wrap(argv, cwd, c.Sandbox.Network)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cannot run the server in the sandbox: %w", err)
+		}
+		argv = wrapped
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = cwd
+	env := s.m.opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = append([]string(nil), env...)
+	keys := make([]string, 0, len(c.Env))
+	for k := range c.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+c.Env[k])
+	}
+	cmd.Env = env
+	cmd.Stderr = errTail
+	// Own process group, so stopping the server also stops what it spawned.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, cmd, nil
+}
+
+func (s *server) httpClient() *http.Client {
+	base := s.m.opts.HTTPClient
+	if base == nil {
+		base = &http.Client{}
+	}
+	if len(s.cfg.Headers) == 0 {
+		return base
+	}
+	rt := base.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	c := *base
+	c.Transport = &headerTransport{base: rt, headers: s.cfg.Headers}
+	return &c
+}
+
+// headerTransport adds the configured headers to every request.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range h.headers {
+		req.Header.Set(k, v)
+	}
+	return h.base.RoundTrip(req)
+}
+
+// detachedTransport connects with a context that lives as long as the manager
+// (the SSE transport ties its event stream to the Connect context), while
+// still giving up when the caller's context ends.
+type detachedTransport struct {
+	t      sdk.Transport
+	life   context.Context
+	cancel context.CancelFunc // of the stream's context; it also ends with life
+}
+
+func (d *detachedTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	type result struct {
+		c   sdk.Connection
+		err error
+	}
+	ch := make(chan result, 1)
+	cctx, cancel := context.WithCancel(d.life)
+	go func() {
+		c, err := d.t.Connect(cctx)
+		ch <- result{c, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			cancel()
+			return nil, r.err
+		}
+		// On success cctx stays alive with the stream; it ends with the manager
+		// or when the connection closes its body.
+		d.cancel = cancel
+		return r.c, nil
+	case <-ctx.Done():
+		cancel()
+		return nil, ctx.Err()
+	}
+}
+
+// tail keeps the last max bytes written (a server's stderr).
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append([]byte(nil), t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	if t == nil {
+		return ""
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}

@@ -1,0 +1,126 @@
+// Package mcptest is a small MCP server built with the official Go SDK, used by
+// the tests and benchmarks of internal/mcp (over stdio, streamable HTTP and
+// SSE) and runnable by hand through ./mcptestserver.
+package mcptest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TypedSchema exercises every argument type the client maps.
+const TypedSchema = `{
+  "type": "object",
+  "properties": {
+    "name":    {"type": "string", "description": "Who to greet."},
+    "count":   {"type": "integer", "description": "How many times.", "default": 1},
+    "ratio":   {"type": "number", "description": "A fraction."},
+    "verbose": {"type": "boolean", "description": "Print more."},
+    "tags":    {"type": "array", "items": {"type": "string"}, "description": "Labels to attach."},
+    "sizes":   {"type": "array", "items": {"type": "integer"}},
+    "options": {"type": "object", "description": "Free-form settings."},
+    "mode":    {"type": "string", "enum": ["fast", "slow"], "default": "fast", "description": "Speed."},
+    "note":    {"type": ["string", "null"]}
+  },
+  "required": ["name", "count"]
+}`
+
+// NewServer returns the test server. crash decides what the "crash" tool does
+// (nil: exit the process, for stdio servers).
+func NewServer(crash func()) *sdk.Server {
+	if crash == nil {
+		crash = func() { os.Exit(3) }
+	}
+	s := sdk.NewServer(&sdk.Implementation{Name: "synapse-mcptest", Version: "1.0.0"}, nil)
+	add := func(name, desc, schema string, h func(args map[string]any) (*sdk.CallToolResult, error)) {
+		s.AddTool(&sdk.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(schema)},
+			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				var args map[string]any
+				if len(req.Params.Arguments) > 0 {
+					if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+						return nil, err
+					}
+				}
+				return h(args)
+			})
+	}
+	text := func(s string) *sdk.CallToolResult {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
+	}
+	add("echo", "Echo the given text back.", `{"type":"object","properties":{"text":{"type":"string","description":"Text to echo."}},"required":["text"]}`,
+		func(a map[string]any) (*sdk.CallToolResult, error) { return text(fmt.Sprint(a["text"])), nil })
+	add("add", "Add two integers and return the sum.", `{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]}`,
+		func(a map[string]any) (*sdk.CallToolResult, error) {
+			x, _ := a["a"].(float64)
+			y, _ := a["b"].(float64)
+			return text(fmt.Sprint(int64(x + y))), nil
+		})
+	add("typed", "Return the arguments it received as JSON.\nSecond line of the description.", TypedSchema,
+		func(a map[string]any) (*sdk.CallToolResult, error) {
+			b, _ := json.Marshal(a)
+			return text(string(b)), nil
+		})
+	add("image", "Return a small image and a caption.", `{"type":"object"}`,
+		func(map[string]any) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{
+				&sdk.TextContent{Text: "caption"},
+				&sdk.ImageContent{MIMEType: "image/png", Data: []byte("\x89PNG....")},
+				&sdk.ResourceLink{URI: "file:///tmp/report.pdf", Name: "report"},
+				&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "mem://note", MIMEType: "text/plain", Text: "embedded text"}},
+			}}, nil
+		})
+	add("fail", "Always report a tool error.", `{"type":"object"}`,
+		func(map[string]any) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "it failed on purpose"}}}, nil
+		})
+	add("pdf_to_text", "Convert a PDF document to plain text.", `{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`,
+		func(a map[string]any) (*sdk.CallToolResult, error) {
+			return text("text of " + fmt.Sprint(a["path"])), nil
+		})
+	add("pid", "Return the server's process id.", `{"type":"object"}`,
+		func(map[string]any) (*sdk.CallToolResult, error) { return text(fmt.Sprint(os.Getpid())), nil })
+	add("env", "Return an environment variable and the working directory.", `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`,
+		func(a map[string]any) (*sdk.CallToolResult, error) {
+			wd, _ := os.Getwd()
+			return text(os.Getenv(fmt.Sprint(a["name"])) + "|" + wd), nil
+		})
+	add("dial", "Try a TCP connection and report whether it worked.", `{"type":"object","properties":{"addr":{"type":"string"}},"required":["addr"]}`,
+		func(a map[string]any) (*sdk.CallToolResult, error) {
+			c, err := net.DialTimeout("tcp", fmt.Sprint(a["addr"]), 2*time.Second)
+			if err != nil {
+				return text("dial failed: " + err.Error()), nil
+			}
+			c.Close()
+			return text("dial ok"), nil
+		})
+	add("crash", "Terminate the server abruptly.", `{"type":"object"}`,
+		func(map[string]any) (*sdk.CallToolResult, error) {
+			crash()
+			return text("crashed"), nil
+		})
+	return s
+}
+
+// ServeStdio serves the test server on stdin/stdout until the client leaves.
+func ServeStdio(ctx context.Context) error {
+	return NewServer(nil).Run(ctx, &sdk.StdioTransport{})
+}
+
+// HTTPHandler serves the test server over streamable HTTP.
+func HTTPHandler(crash func()) http.Handler {
+	s := NewServer(crash)
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
+}
+
+// SSEHandler serves the test server over the older HTTP+SSE transport.
+func SSEHandler(crash func()) http.Handler {
+	s := NewServer(crash)
+	return sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s }, nil)
+}
