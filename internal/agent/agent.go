@@ -109,6 +109,11 @@ type Runner struct {
 	model   string
 	history []llm.Message
 	sess    *session.Session
+	// total is every request's usage over the runner's life, its own and
+	// its sub-agents'; runSub is the sub-agents' share since the current
+	// run started. Both are kept with or without a session.
+	total  llm.Usage
+	runSub llm.Usage
 }
 
 type limits struct {
@@ -208,9 +213,21 @@ func (r *Runner) SessionUsage() *session.Usage {
 	return sess.Usage()
 }
 
-// RecordUsage adds a sub-agent's usage to the session totals and rounds.
+// TotalUsage is the usage of every request this runner made or rolled up
+// (sub-agents included) since it was built, with or without a session.
+func (r *Runner) TotalUsage() llm.Usage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.total
+}
+
+// RecordUsage adds a sub-agent's usage to the runner's totals, to the
+// current run's Result.Usage, and (with a session) to the session's totals
+// and rounds. It may be called from any goroutine.
 func (r *Runner) RecordUsage(u llm.Usage, model string) {
 	r.mu.Lock()
+	r.total = r.total.Add(u)
+	r.runSub = r.runSub.Add(u)
 	sess := r.sess
 	r.mu.Unlock()
 	if sess == nil {

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -592,6 +593,59 @@ func TestRecordUsageRollsUpIntoSession(t *testing.T) {
 			t.Errorf("persisted usage = %+v, want %+v", got, after)
 		}
 	})
+}
+
+// Sub-agent usage reported while a run is going is part of that run's
+// Result.Usage and of the runner's totals, with or without a session
+// (synapse run --output-format json prints Result.Usage).
+func TestRecordUsageCountsInRunResult(t *testing.T) {
+	sub := llm.Usage{InputTokens: 100, OutputTokens: 40, CacheReadTokens: 7, CacheCreationTokens: 3}
+	for _, persist := range []bool{false, true} {
+		t.Run(fmt.Sprintf("persist=%v", persist), func(t *testing.T) {
+			var r *Runner
+			tt := newTestTool(func(ctx context.Context, cmd string) tool.Result {
+				r.RecordUsage(sub, "sub-model") // what a task:* sub-agent does per request
+				return tool.Result{Output: "task done"}
+			})
+			p := newProvider(t, "fake", llmtest.ToolTurn(taskCall("t1", "explore", "look")), llmtest.TextTurn("done"))
+			r, _ = newRunner(t, p, tt, func(o *Options) {
+				if persist {
+					o.SessionsDir = t.TempDir()
+				}
+			})
+			res, err := r.Run(context.Background(), "go")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The fake provider reports 10 in / 5 out per request; two requests.
+			want := llm.Usage{InputTokens: 20 + 100, OutputTokens: 10 + 40, CacheReadTokens: 7, CacheCreationTokens: 3}
+			if res.Usage != want {
+				t.Errorf("Result.Usage = %+v, want %+v", res.Usage, want)
+			}
+			if got := r.TotalUsage(); got != want {
+				t.Errorf("TotalUsage = %+v, want %+v", got, want)
+			}
+			if u := r.SessionUsage(); persist && (u == nil || u.Totals() != want) {
+				t.Errorf("SessionUsage = %+v, want totals %+v", u, want)
+			}
+
+			// A second run reports only its own usage; the totals keep growing.
+			p2 := p.(*fakeProvider)
+			p2.mu.Lock()
+			p2.turns = append(p2.turns, llmtest.TextTurn("again"))
+			p2.mu.Unlock()
+			res, err = r.Run(context.Background(), "again")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if one := (llm.Usage{InputTokens: 10, OutputTokens: 5}); res.Usage != one {
+				t.Errorf("second Result.Usage = %+v, want %+v", res.Usage, one)
+			}
+			if got := r.TotalUsage(); got != want.Add(llm.Usage{InputTokens: 10, OutputTokens: 5}) {
+				t.Errorf("TotalUsage after two runs = %+v", got)
+			}
+		})
+	}
 }
 
 func TestLimits(t *testing.T) {

@@ -16,7 +16,20 @@ import (
 // limit is hit, the provider fails or ctx is cancelled (ErrInterrupted).
 // The history only ever gains whole steps: an assistant message is kept (and
 // persisted) together with one result per tool call, or not at all.
+// Result.Usage counts the run's own requests and the usage its sub-agents
+// reported through RecordUsage while it ran.
 func (r *Runner) Run(ctx context.Context, input string) (Result, error) {
+	r.mu.Lock()
+	r.runSub = llm.Usage{}
+	r.mu.Unlock()
+	res, err := r.run(ctx, input)
+	r.mu.Lock()
+	res.Usage = res.Usage.Add(r.runSub)
+	r.mu.Unlock()
+	return res, err
+}
+
+func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 	var res Result
 	if ctx.Err() != nil {
 		res.StopReason = StopInterrupted
@@ -59,6 +72,9 @@ func (r *Runner) Run(ctx context.Context, input string) (Result, error) {
 			model = r.Model()
 		}
 		res.Usage = res.Usage.Add(resp.Usage)
+		r.mu.Lock()
+		r.total = r.total.Add(resp.Usage)
+		r.mu.Unlock()
 		u := resp.Usage
 		r.Emit(Event{Kind: Usage, Usage: &u})
 		if sess != nil {

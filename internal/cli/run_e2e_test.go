@@ -360,3 +360,62 @@ func processRunning(cmdline string) bool {
 	}
 	return false
 }
+
+// requireBwrap skips without bubblewrap, except under CI where it fails.
+func requireBwrap(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("bwrap is required under CI")
+		}
+		t.Skip("bwrap not installed")
+	}
+}
+
+// The JSON result's usage includes what the sub-agents spent (issue 5:
+// usage rolled up through RecordUsage reaches synapse run --output-format json).
+func TestRunJSONUsageIncludesSubagents(t *testing.T) {
+	requireBwrap(t)
+	srv := llmtest.New(t)
+	srv.Handle(func(req *llmtest.Request) llmtest.Turn {
+		sub := strings.Contains(req.System, "sub-agent of Synapse")
+		switch {
+		case !sub && req.Turns() == 0:
+			turn := llmtest.BashTurn("p", `task:explore -p "look at the project" -d "look"`)
+			turn.Usage = llmtest.Usage{InputTokens: 1, OutputTokens: 2, Exact: true}
+			return turn
+		case !sub:
+			return llmtest.Turn{Text: "parent done", Usage: llmtest.Usage{InputTokens: 3, OutputTokens: 4, Exact: true}}
+		case req.Turns() == 0:
+			turn := llmtest.BashTurn("s", "ls")
+			turn.Usage = llmtest.Usage{InputTokens: 100, OutputTokens: 10, CacheReadTokens: 5, Exact: true}
+			return turn
+		default:
+			return llmtest.Turn{Text: "explored", Usage: llmtest.Usage{InputTokens: 200, OutputTokens: 20, CacheCreationTokens: 7, Exact: true}}
+		}
+	})
+	e := newRunEnv(t, srv, llmtest.FormatAnthropic)
+	r := e.run(t, "", "run", "--output-format", "json", "explore it")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s\n%s", r.code, r.stderr, r.stdout)
+	}
+	var res struct {
+		Text  string
+		Usage llm.Usage
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatalf("%v in %q", err, r.stdout)
+	}
+	want := llm.Usage{InputTokens: 1 + 3 + 100 + 200, OutputTokens: 2 + 4 + 10 + 20, CacheReadTokens: 5, CacheCreationTokens: 7}
+	if res.Text != "parent done" || res.Usage != want {
+		t.Errorf("result text %q usage %+v, want usage %+v", res.Text, res.Usage, want)
+	}
+	// The sub-agent really ran its command (the explore sandbox works).
+	if got := srv.Requests(); len(got) != 4 {
+		t.Errorf("requests = %d, want 4", len(got))
+	}
+	_, list := e.sessions(t)
+	if len(list) != 1 || list[0].Usage.Totals() != want || list[0].Usage.RoundCount != 4 {
+		t.Errorf("session usage = %+v, want %+v over 4 rounds", list, want)
+	}
+}
