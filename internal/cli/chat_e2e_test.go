@@ -209,9 +209,18 @@ func TestChatPTYTurnInterruptResumeExit(t *testing.T) {
 		t.Fatalf("/exit: status %d, want 0; screen:\n%s", code, p.screen())
 	}
 
+	hist, err := os.ReadFile(filepath.Join(envValue(env, "SYNAPSE_HOME"), "prompt_history.jsonl"))
+	if err != nil || !strings.Contains(string(hist), `"What is the answer?"`) || !strings.Contains(string(hist), `"/exit"`) {
+		t.Errorf("prompt history = %q, %v", hist, err)
+	}
+
 	// A second process resumes the conversation from the sessions directory.
 	srv.Script(llmtest.TextTurn("Still here after the resume."))
 	p2 := startPTY(t, dir, env)
+	p2.expect(prompt)
+	p2.send("\x1b[A\x1b[A") // history from the first run: Up twice
+	p2.expect("Now run the long one")
+	p2.send("\x03") // clear the line
 	p2.expect(prompt)
 	p2.send("/resume\r")
 	p2.expect("Recent sessions:")
