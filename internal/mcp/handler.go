@@ -55,6 +55,7 @@ func (h *Handler) Run(ctx context.Context, line string) command.Result {
 	for i := range tools {
 		if tools[i].Name == tool {
 			info = &tools[i]
+			break
 		}
 	}
 	if info == nil {

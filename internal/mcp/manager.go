@@ -195,9 +195,7 @@ func (t ToolInfo) Command() string { return "mcp:" + t.Server + ":" + t.Name }
 func (m *Manager) Tools() []ToolInfo {
 	var out []ToolInfo
 	for _, n := range m.names {
-		for _, t := range m.servers[n].toolList() {
-			out = append(out, ToolInfo{Server: n, Name: t.Name, Description: t.Description, Schema: ParseSchema(t.InputSchema)})
-		}
+		out = append(out, m.servers[n].toolList()...)
 	}
 	return out
 }
@@ -214,11 +212,7 @@ func (m *Manager) ServerTools(ctx context.Context, server string) ([]ToolInfo, e
 	if _, _, err := s.session(ctx); err != nil {
 		return nil, err
 	}
-	var out []ToolInfo
-	for _, t := range s.toolList() {
-		out = append(out, ToolInfo{Server: server, Name: t.Name, Description: t.Description, Schema: ParseSchema(t.InputSchema)})
-	}
-	return out, nil
+	return s.toolList(), nil
 }
 
 // CallResult is a tool result plus whether the server had to be restarted first.
@@ -300,20 +294,28 @@ type server struct {
 	sess      *sdk.ClientSession
 	proc      *exec.Cmd // the stdio process behind sess
 	stderr    *tail
-	tools     []*sdk.Tool
+	tools     []ToolInfo // parsed once per tool list
 	lastErr   error
 	dialing   chan struct{}
 	connected bool // a session existed before: the next dial is a restart
 	restarted bool // a restart happened that no call has reported yet
 }
 
-func (s *server) toolList() []*sdk.Tool {
+func (s *server) toolList() []ToolInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sess == nil {
 		return nil
 	}
-	return append([]*sdk.Tool(nil), s.tools...)
+	return s.tools // never modified in place: replaced as a whole
+}
+
+func (s *server) infos(tools []*sdk.Tool) []ToolInfo {
+	out := make([]ToolInfo, len(tools))
+	for i, t := range tools {
+		out[i] = ToolInfo{Server: s.cfg.Name, Name: t.Name, Description: t.Description, Schema: ParseSchema(t.InputSchema)}
+	}
+	return out
 }
 
 // session returns the live session, dialing when there is none; concurrent
@@ -427,7 +429,7 @@ func killGroup(proc *exec.Cmd) {
 	}
 }
 
-func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *exec.Cmd, *tail, []*sdk.Tool, error) {
+func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *exec.Cmd, *tail, []ToolInfo, error) {
 	errTail := &tail{max: 4096}
 	transport, proc, err := s.transport(errTail)
 	if err != nil {
@@ -448,7 +450,7 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *exec.Cmd, *t
 		closeSession(sess, proc)
 		return nil, nil, errTail, nil, fmt.Errorf("list tools: %w", err)
 	}
-	return sess, proc, errTail, tools, nil
+	return sess, proc, errTail, s.infos(tools), nil
 }
 
 func listTools(ctx context.Context, sess *sdk.ClientSession) ([]*sdk.Tool, error) {
@@ -470,9 +472,10 @@ func (s *server) refreshTools(sess *sdk.ClientSession) {
 	if err != nil {
 		return
 	}
+	infos := s.infos(tools)
 	s.mu.Lock()
 	if s.sess == sess {
-		s.tools = tools
+		s.tools = infos
 	}
 	s.mu.Unlock()
 }
