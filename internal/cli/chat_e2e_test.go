@@ -684,3 +684,31 @@ func (w *syncWriter) String() string {
 	defer w.mu.Unlock()
 	return w.b.String()
 }
+
+// BenchmarkChatStartupToExit is a whole process: start, build the agent,
+// show the banner, read /exit, shut down (no model request is made).
+//
+//	go test ./internal/cli -run '^$' -bench ChatStartup -benchtime 30x
+func BenchmarkChatStartupToExit(b *testing.B) {
+	home := b.TempDir()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SYNAPSE_HOME=" + filepath.Join(home, ".synapse"),
+		"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=http://127.0.0.1:9"}
+	dir := b.TempDir()
+	for b.Loop() {
+		c := exec.Command(synapseBin)
+		c.Dir, c.Env = dir, env
+		c.Stdin = strings.NewReader("/exit\n")
+		if out, err := c.CombinedOutput(); err != nil {
+			b.Fatalf("%v\n%s", err, out)
+		}
+	}
+}
+
+// BenchmarkVersion is `synapse --version`, the floor of any start.
+func BenchmarkVersion(b *testing.B) {
+	for b.Loop() {
+		if out, err := exec.Command(synapseBin, "--version").CombinedOutput(); err != nil {
+			b.Fatalf("%v\n%s", err, out)
+		}
+	}
+}
