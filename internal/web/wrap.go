@@ -34,10 +34,17 @@ func SandboxWrap(userHome string, env []string) WrapFunc {
 		if err != nil {
 			return nil, err
 		}
-		if len(argv) > 0 && !within(argv[0], "/tmp") {
-			out = privateTmp(out)
+		var keep []string
+		if len(argv) > 0 {
+			// An engine installed under /tmp would vanish under the private
+			// tmpfs: bind its directory back, read-only.
+			for _, p := range []string{argv[0], resolved(argv[0])} {
+				if within(p, "/tmp") {
+					keep = append(keep, filepath.Dir(p))
+				}
+			}
 		}
-		return out, nil
+		return privateTmp(out, keep...), nil
 	}
 }
 
@@ -46,15 +53,27 @@ func SandboxWrap(userHome string, env []string) WrapFunc {
 // are bound on top of it. Writes there never reach the host, so the write
 // boundary holds, and CLIs that insist on /tmp (codex puts its daemon's
 // socket directory there, whatever TMPDIR says) work. An argv that does not
-// have the expected shape is returned unchanged.
-func privateTmp(argv []string) []string {
+// have the expected shape is returned unchanged. Directories in keep (below
+// /tmp) are bound back read-only on top of the tmpfs.
+func privateTmp(argv []string, keep ...string) []string {
 	for i := 0; i+2 < len(argv) && argv[i] != "--"; i++ {
 		if argv[i] == "--ro-bind" && argv[i+1] == "/" && argv[i+2] == "/" {
 			out := append(slices.Clone(argv[:i+3]), "--tmpfs", "/tmp")
+			for _, d := range keep {
+				out = append(out, "--ro-bind", d, d)
+			}
 			return append(out, argv[i+3:]...)
 		}
 	}
 	return argv
+}
+
+// resolved is path with symlinks resolved, or path itself when that fails.
+func resolved(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return path
 }
 
 // within reports whether path is dir or below it.
