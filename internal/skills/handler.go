@@ -341,6 +341,9 @@ func (h *Handler) userOnly(name string) *command.Result {
 		r := command.Fail("no user skill store is configured")
 		return &r
 	}
+	if isDir(h.Store.skillDir(name)) {
+		return nil // in the store, even if a project skill of that name shadows it
+	}
 	if s, ok := h.Index.Get(name); ok && s.Source != SourceUser {
 		r := command.Fail(fmt.Sprintf("skill %q is a project skill in %s; skill:rollback and skill:delete manage only %s. Change it in the project instead.", name, s.Dir, h.Store.Dir))
 		return &r

@@ -30,6 +30,19 @@ type Index struct {
 	problems []string
 }
 
+// DefaultRoots are the skill folders Synapse reads, in precedence order: the
+// project's .synapse/skills (when cwd is set), then the user store. A project
+// skill replaces a user skill of the same name, as ./mcp_servers.json
+// replaces a user MCP server: the project knows best what it needs.
+// skill:import/rollback/delete manage only the user store.
+func DefaultRoots(userDir, cwd string) []Root {
+	var roots []Root
+	if cwd != "" {
+		roots = append(roots, Root{Dir: filepath.Join(cwd, ".synapse", "skills"), Source: SourceProject})
+	}
+	return append(roots, Root{Dir: userDir, Source: SourceUser})
+}
+
 // NewIndex returns an index over roots (missing directories are fine).
 func NewIndex(roots ...Root) *Index { return &Index{roots: roots} }
 

@@ -171,13 +171,21 @@ func TestImportFromGitURL(t *testing.T) {
 }
 
 func TestProjectSkillsAreReadOnly(t *testing.T) {
-	h, _ := newTestHandler(t)
-	project := t.TempDir()
-	writeSkill(t, filepath.Join(project, "proj"), "proj", "project skill", "")
-	h.Index = NewIndex(append(h.Index.Roots(), Root{Dir: project, Source: SourceProject})...)
+	h, cwd := newTestHandler(t)
+	writeSkill(t, filepath.Join(cwd, ".synapse", "skills", "proj"), "proj", "project skill", "")
+	writeSkill(t, filepath.Join(cwd, ".synapse", "skills", "hello"), "hello", "project hello", "")
+	h.Index = NewIndex(DefaultRoots(h.Store.Dir, cwd)...)
 	out := run(t, h, "skill:delete proj", 1)
 	if !strings.Contains(out, "is a project skill") {
 		t.Errorf("output: %s", out)
 	}
 	run(t, h, "skill:load proj", 0)
+	if descOf(t, h, "hello") != "project hello" {
+		t.Errorf("project skill should replace the user skill of the same name")
+	}
+	// The shadowed user skill can still be managed.
+	run(t, h, "skill:delete hello", 0)
+	if _, err := os.Stat(filepath.Join(h.Store.Dir, "hello")); err == nil {
+		t.Error("user hello not deleted")
+	}
 }
