@@ -63,7 +63,7 @@ func (a *App) NewTaskHandler(s SubagentSetup) *subagent.Handler {
 		Cwd:         s.Cwd,
 		Timeout:     a.Config.TaskTimeout,
 		OutputCap:   a.Config.OutputCap,
-		OutputDir:   filepath.Join(os.TempDir(), "synapse-output"),
+		OutputDir:   outputDir(),
 	})
 }
 
@@ -77,6 +77,17 @@ func (a *App) subagentWorkspace(s SubagentSetup) subagent.WorkspaceFunc {
 		mgr, err := a.subagentSandbox(s, k, probe)
 		if err != nil {
 			return subagent.Workspace{}, err
+		}
+		if k.ReadOnly {
+			// A read-only sandbox replaces the host temp dir with a private
+			// /tmp; keep the saved outputs of cut commands readable there
+			// (read-only), since the notice tells the agent to grep or tail them.
+			if dir := outputDir(); os.MkdirAll(dir, 0o700) == nil {
+				if err := mgr.AddRuntimeWhitelist(dir); err != nil {
+					_ = mgr.Shutdown()
+					return subagent.Workspace{}, fmt.Errorf("show saved outputs to the sub-agent: %w", err)
+				}
+			}
 		}
 		if k.WritesSkills {
 			if err := os.MkdirAll(a.Config.SkillsDir, 0o755); err != nil {

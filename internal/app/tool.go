@@ -77,11 +77,15 @@ func (a *App) NewTool(ctx context.Context, s ToolSetup) (*Tool, error) {
 		Handlers:  s.Handlers,
 		Approver:  s.Approver,
 		OutputCap: a.Config.OutputCap,
-		OutputDir: filepath.Join(os.TempDir(), "synapse-output"),
+		OutputDir: outputDir(),
 		Home:      a.Config.UserHome,
 	})
 	return t, nil
 }
+
+// outputDir receives command outputs and sub-agent answers too long to
+// return whole.
+func outputDir() string { return filepath.Join(os.TempDir(), "synapse-output") }
 
 // sessionExecutor runs native commands straight in a persistent shell, for
 // contexts without a sandbox manager.

@@ -257,6 +257,44 @@ func TestExploreCannotWriteOrNest(t *testing.T) {
 	}
 }
 
+// A project under the host temp directory is no more writable by explore:
+// its sandbox replaces the host temp dir with a private /tmp.
+func TestExploreCannotWriteProjectUnderTempDir(t *testing.T) {
+	requireBwrap(t)
+	w := newWorld(t, nil)
+	hostTmp := filepath.Dir(w.proj)
+	t.Setenv("TMPDIR", hostTmp) // the project now lives under the temp dir
+	must(t, os.WriteFile(filepath.Join(w.proj, "existing.txt"), []byte("original\n"), 0o644))
+	must(t, os.MkdirAll(filepath.Join(hostTmp, "synapse-output"), 0o700))
+	must(t, os.WriteFile(filepath.Join(hostTmp, "synapse-output", "probe.txt"), []byte("saved output\n"), 0o600))
+	attempts := []attempt{
+		{cmd: `echo x > f1.txt`},
+		{cmd: `sed -i 's/original/changed/' existing.txt`},
+		{cmd: `touch f2.txt`},
+		{cmd: "echo x > " + filepath.Join(hostTmp, "planted.txt")},
+		{cmd: `cat existing.txt`, want: "original"},
+		// Cut outputs are saved on the host; their directory stays readable.
+		{cmd: "cat " + filepath.Join(hostTmp, "synapse-output", "probe.txt"), want: "saved output"},
+		{cmd: "echo x > " + filepath.Join(hostTmp, "synapse-output", "probe.txt")},
+		{cmd: `echo "$TMPDIR" && echo scratch > "$TMPDIR/s.txt" && cat "$TMPDIR/s.txt"`, want: "/tmp\nscratch"},
+	}
+	runSubagentAttempts(t, w, "explore", attempts)
+	entries, err := os.ReadDir(w.proj)
+	must(t, err)
+	if len(entries) != 1 || entries[0].Name() != "existing.txt" {
+		t.Errorf("the project changed: %v", entries)
+	}
+	if data, err := os.ReadFile(filepath.Join(w.proj, "existing.txt")); err != nil || string(data) != "original\n" {
+		t.Errorf("existing.txt = %q, %v", data, err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(hostTmp, "synapse-output", "probe.txt")); string(data) != "saved output\n" {
+		t.Errorf("explore changed a saved output: %q", data)
+	}
+	if _, err := os.Stat(filepath.Join(hostTmp, "planted.txt")); err == nil {
+		t.Error("explore wrote into the host temp directory")
+	}
+}
+
 // task:general may change files (its sandbox has the project writable) but
 // cannot start sub-agents either.
 func TestGeneralWritesButCannotNest(t *testing.T) {

@@ -50,7 +50,13 @@ func planMounts(p Policy, env []string) mountPlan {
 			mp.missing = append(mp.missing, w)
 			continue
 		}
-		if p.ReadOnly && !(p.TempDir != "" && w == resolvePath(p.TempDir, "/", p.Home)) {
+		if p.ReadOnly {
+			// The host temp dir is replaced by the private /tmp, and the root
+			// is read-only already; binding either would only hide the
+			// private /tmp.
+			if w == "/" || p.TempDir != "" && w == resolvePath(p.TempDir, "/", p.Home) {
+				continue
+			}
 			mp.readonly = append(mp.readonly, w)
 			continue
 		}
@@ -58,6 +64,7 @@ func planMounts(p Policy, env []string) mountPlan {
 	}
 	// Parents before children so a nested bind is not covered by its parent.
 	slices.SortStableFunc(mp.writable, func(a, b string) int { return len(a) - len(b) })
+	slices.SortStableFunc(mp.readonly, func(a, b string) int { return len(a) - len(b) })
 
 	hide := func(path string) {
 		st, err := os.Stat(path)
@@ -87,17 +94,23 @@ func planMounts(p Policy, env []string) mountPlan {
 	}
 
 	budget := maxScanEntries
-	roots := append(slices.Clone(mp.writable), mp.readonly...)
-	for _, root := range roots {
-		mp.scan(root, rules, &budget, hide)
+	for _, root := range mp.writable {
+		mp.scan(root, rules, &budget, hide, true)
+	}
+	for _, root := range mp.readonly {
+		mp.scan(root, rules, &budget, hide, false)
 	}
 	return mp
 }
 
 // scan walks one root within the bounds, hiding blacklisted entries and
-// sockets and protecting git metadata.
-func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(string)) {
+// sockets and protecting git metadata. A read-only root needs no protection
+// and is left exactly as it is (no hooks directory is created in it).
+func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(string), writable bool) {
 	protectGit := func(gitPath string, isDir bool) {
+		if !writable {
+			return
+		}
 		common := gitPath
 		if !isDir {
 			common = gitCommonDir(gitPath)
@@ -228,6 +241,11 @@ func bwrapArgs(bwrap string, p Policy, mp mountPlan, opts WrapOptions, emptyFile
 	}
 	if p.AllowNetwork && exists("/run/systemd/resolve") {
 		a = append(a, "--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve")
+	}
+	if p.ReadOnly {
+		// A private scratch /tmp before the binds: a workspace under the
+		// host /tmp is bound (read-only) on top of it and stays visible.
+		a = append(a, "--perms", "01777", "--tmpfs", PrivateTmp, "--setenv", "TMPDIR", PrivateTmp)
 	}
 	for _, w := range mp.writable {
 		a = append(a, "--bind", w, w)

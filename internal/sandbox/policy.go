@@ -20,14 +20,22 @@ type Policy struct {
 	// network namespace with only its own loopback.
 	AllowNetwork bool `json:"allowNetwork"`
 	// ReadOnly mounts every whitelisted path read-only too (explore
-	// sub-agents); only the temp directory stays writable.
+	// sub-agents), and gives the process a private, empty tmpfs at /tmp
+	// (TMPDIR=/tmp) in place of the host's: nothing of the host is writable,
+	// not even a project that lives under the host temp directory.
 	ReadOnly bool `json:"readOnly,omitempty"`
-	// TempDir is the system temp directory (also in Whitelist); it stays
-	// writable in ReadOnly mode.
+	// TempDir is the system temp directory (also in Whitelist). It is
+	// writable in a normal sandbox; a ReadOnly one does not mount it.
 	TempDir string `json:"tempDir,omitempty"`
 	// Home expands `~` in blacklist entries.
 	Home string `json:"home,omitempty"`
 }
+
+// PrivateTmp is where a ReadOnly sandbox mounts its own scratch tmpfs.
+const PrivateTmp = "/tmp"
+
+// readOnlyReason explains a refused write in a ReadOnly sandbox.
+const readOnlyReason = "this agent's sandbox is read-only: it can read files and run commands but cannot create, change or delete files (only its private " + PrivateTmp + " is writable, and that is not shared with the host); report what should change instead"
 
 // DefaultBlacklist is always part of the blacklist; sandbox.json entries add to
 // it and cannot remove from it.
@@ -198,10 +206,9 @@ func (p Policy) check(path string, write bool, rules []rule) (blocked bool, reas
 		return false, "", ""
 	}
 	if p.ReadOnly {
-		if p.TempDir != "" && within(path, p.TempDir) {
-			return false, "", ""
-		}
-		return true, "this sandbox is read-only: writes are allowed only in the temp directory", path
+		// The private /tmp lives only inside the sandbox; in-process file
+		// commands act on the host, where nothing is writable.
+		return true, readOnlyReason, path
 	}
 	for _, w := range p.Whitelist {
 		if within(path, w) {

@@ -18,12 +18,12 @@ func seatbeltProfile(p Policy) string {
 	b.WriteString("(allow sysctl-read)\n(allow mach-lookup)\n(allow ipc-posix-shm)\n")
 	b.WriteString("(allow file-read*)\n")
 	b.WriteString("(allow file-write-data (literal \"/dev/null\") (literal \"/dev/zero\") (literal \"/dev/dtracehelper\") (regex #\"^/dev/tty\"))\n")
+	// Seatbelt cannot give a private /tmp: a ReadOnly profile allows no
+	// file writes at all (the host temp dir included).
 	if !p.ReadOnly {
 		for _, w := range p.Whitelist {
 			fmt.Fprintf(&b, "(allow file-write* (subpath %s))\n", sbString(w))
 		}
-	} else if p.TempDir != "" {
-		fmt.Fprintf(&b, "(allow file-write* (subpath %s))\n", sbString(p.TempDir))
 	}
 	if p.AllowNetwork {
 		b.WriteString("(allow network*)\n")

@@ -73,10 +73,19 @@ func (s Status) String() string {
 		return b.String()
 	}
 	b.WriteString("Writable:\n")
+	if s.Policy.ReadOnly && s.Platform == "bubblewrap" {
+		fmt.Fprintf(&b, "  %s (a private, empty tmpfs; TMPDIR points at it)\n", PrivateTmp)
+	}
 	for _, w := range s.Policy.Whitelist {
 		note := ""
-		if s.Policy.ReadOnly && w != s.Policy.TempDir {
+		if s.Policy.ReadOnly {
 			note = " (read-only: this sandbox is read-only)"
+			if w == s.Policy.TempDir {
+				note = " (not writable: this sandbox is read-only)"
+				if s.Platform == "bubblewrap" {
+					note = " (not mounted: replaced by the private " + PrivateTmp + ")"
+				}
+			}
 		}
 		for _, m := range s.MissingWhitelist {
 			if m == w {

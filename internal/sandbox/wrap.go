@@ -127,8 +127,11 @@ func (pl *platform) wrap(p Policy, argv []string, opts WrapOptions) ([]string, e
 	}
 	mp := planMounts(p, opts.Env)
 	// The state directory sits in the writable temp dir: keep it read-only
-	// inside so the empty file stays empty.
-	mp.protect = append(mp.protect, pl.stateDir)
+	// inside so the empty file stays empty. (A ReadOnly sandbox does not
+	// mount the host temp dir at all.)
+	if !p.ReadOnly {
+		mp.protect = append(mp.protect, pl.stateDir)
+	}
 	pl.lastPlan = mp
 	return append(bwrapArgs(bwrap, p, mp, opts, filepath.Join(pl.stateDir, "empty")), argv...), nil
 }
