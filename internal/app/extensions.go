@@ -1,0 +1,208 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/cmdsearch"
+	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/mcp"
+	"github.com/synapse-agent/synapse/internal/router"
+	"github.com/synapse-agent/synapse/internal/sandbox"
+	"github.com/synapse-agent/synapse/internal/skills"
+)
+
+// PolicySource is the sandbox that extension processes (skill scripts, stdio
+// MCP servers) run under: the same policy as native commands. The agent's
+// *sandbox.Manager implements it.
+type PolicySource interface {
+	Enabled() bool
+	BuildPolicy(cwd string) sandbox.Policy
+}
+
+// ExtensionOptions tune Extensions.
+type ExtensionOptions struct {
+	// Sandbox supplies the policy; nil loads sandbox.json into a manager of its
+	// own (no shell is started). Bind replaces it with the agent's manager.
+	Sandbox PolicySource
+	// StartTimeout bounds MCP start-up (default mcp.DefaultStartTimeout).
+	StartTimeout time.Duration
+	// Env is the base environment of scripts and servers (nil: the process's).
+	Env []string
+	// ClientVersion is sent to MCP servers (the synapse version).
+	ClientVersion string
+}
+
+// Extensions are the skill, MCP and command:search handlers of one session.
+type Extensions struct {
+	Index  *skills.Index
+	Skills *skills.Handler
+	MCP    *mcp.Manager
+	Tools  *mcp.Handler
+	Search *cmdsearch.Handler
+	// Report is the start-up report, one line per fact: the MCP tool count,
+	// then each broken MCP file or server and each skill that did not load.
+	Report []string
+
+	mu     sync.Mutex
+	cwd    func() string
+	policy PolicySource
+	env    []string
+}
+
+// Extensions loads skills ($SYNAPSE_HOME/skills and cwd/.synapse/skills) and
+// MCP configuration ($SYNAPSE_HOME/mcp/mcp_servers.json, cwd/.mcp.json,
+// cwd/mcp_servers.json), starts the MCP servers concurrently (bounded by
+// StartTimeout) and returns the handlers. Close stops the servers.
+func (a *App) Extensions(ctx context.Context, cwd string, opts ExtensionOptions) (*Extensions, error) {
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("cannot find the working directory: %w", err)
+		}
+		cwd = wd
+	}
+	env := opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	e := &Extensions{policy: opts.Sandbox, env: env}
+	e.cwd = func() string { return cwd }
+	if e.policy == nil {
+		mgr, err := a.NewSandbox(SandboxOptions{Cwd: cwd})
+		if err != nil {
+			return nil, fmt.Errorf("extensions: %w", err)
+		}
+		e.policy = mgr
+	}
+
+	e.Index = skills.NewIndex(skills.DefaultRoots(a.Config.SkillsDir, cwd)...)
+	e.Skills = &skills.Handler{
+		Index:   e.Index,
+		Store:   &skills.Store{Dir: a.Config.SkillsDir},
+		Cwd:     e.sessionCwd,
+		Home:    a.Config.UserHome,
+		Timeout: a.Config.CommandTimeout,
+		Scripts: skills.RunOptions{Wrap: e.wrapScript, Env: env},
+	}
+
+	servers, problems := mcp.LoadConfig(mcp.ConfigFiles(a.Config.MCPServersPath(), cwd), a.Config.Getenv)
+	e.MCP = mcp.NewManager(servers, mcp.Options{
+		Wrap:          e.wrapServer,
+		Env:           env,
+		Cwd:           cwd,
+		StartTimeout:  opts.StartTimeout,
+		ClientName:    "synapse",
+		ClientVersion: opts.ClientVersion,
+	})
+	e.Tools = &mcp.Handler{M: e.MCP, Timeout: a.Config.CommandTimeout}
+	e.Search = &cmdsearch.Handler{Sources: []cmdsearch.Source{e.skillEntries, e.toolEntries}}
+
+	rep := e.MCP.Start(ctx)
+	e.Report = append(rep.Lines(), problems...)
+	for _, p := range e.Index.Problems() {
+		e.Report = append(e.Report, "skills: "+extFirstLine(p))
+	}
+	return e, nil
+}
+
+// Handlers maps the router's families to the extension handlers, ready for
+// ToolSetup.Handlers (the task:* handler is added by the agent builders).
+func (e *Extensions) Handlers() map[router.Family]command.Handler {
+	return map[router.Family]command.Handler{
+		router.FamilySkill:       e.Skills,
+		router.FamilySkillScript: e.Skills,
+		router.FamilyMCP:         e.Tools,
+		router.FamilySearch:      e.Search,
+	}
+}
+
+// Session is what Bind needs from an agent's sandbox manager.
+type Session interface {
+	PolicySource
+	Cwd() string
+}
+
+// Bind makes skill scripts run in the agent shell's current directory under
+// its sandbox manager's policy (runtime whitelist included). MCP servers keep
+// the policy they started with.
+func (e *Extensions) Bind(s Session) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.cwd, e.policy = s.Cwd, s
+}
+
+// Close stops the MCP servers.
+func (e *Extensions) Close() error { return e.MCP.Close() }
+
+func (e *Extensions) sessionCwd() string {
+	e.mu.Lock()
+	f := e.cwd
+	e.mu.Unlock()
+	return f()
+}
+
+func (e *Extensions) currentPolicy() PolicySource {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.policy
+}
+
+// wrapScript runs a skill script under the session policy as it is.
+func (e *Extensions) wrapScript(argv []string, cwd string) ([]string, error) {
+	ps := e.currentPolicy()
+	if !ps.Enabled() {
+		return argv, nil
+	}
+	return sandbox.WrapArgv(ps.BuildPolicy(cwd), argv, sandbox.WrapOptions{Cwd: cwd, Env: e.env})
+}
+
+// wrapServer runs a stdio MCP server under the session policy, with the
+// network only when its entry has "sandbox": {"network": true}.
+func (e *Extensions) wrapServer(argv []string, cwd string, network bool) ([]string, error) {
+	ps := e.currentPolicy()
+	if !ps.Enabled() {
+		return argv, nil
+	}
+	p := ps.BuildPolicy(cwd)
+	p.AllowNetwork = network
+	return sandbox.WrapArgv(p, argv, sandbox.WrapOptions{Cwd: cwd, Env: e.env})
+}
+
+// skillEntries lists every skill (run as skill:load <name>) and every script
+// for command:search.
+func (e *Extensions) skillEntries() []cmdsearch.Entry {
+	var out []cmdsearch.Entry
+	for _, s := range e.Index.Skills() {
+		kw := append([]string{s.Name}, s.Tags...)
+		out = append(out, cmdsearch.Entry{Command: "skill:load " + s.Name, Type: cmdsearch.Skill, Description: s.Description, Keywords: kw})
+		for _, sc := range s.Scripts {
+			desc := skills.OneLine(sc.Doc(), 0)
+			if desc == "" {
+				desc = fmt.Sprintf("Script %s of skill %s.", sc.Name, s.Name)
+			}
+			out = append(out, cmdsearch.Entry{Command: "skill:" + s.Name + ":" + sc.Name, Type: cmdsearch.Skill,
+				Description: desc, Keywords: append(kw, skills.OneLine(s.Description, 0))})
+		}
+	}
+	return out
+}
+
+// toolEntries lists the tools of the connected MCP servers.
+func (e *Extensions) toolEntries() []cmdsearch.Entry {
+	var out []cmdsearch.Entry
+	for _, t := range e.MCP.Tools() {
+		out = append(out, cmdsearch.Entry{Command: t.Command(), Type: cmdsearch.MCP, Description: t.Description, Keywords: []string{t.Server}})
+	}
+	return out
+}
+
+func extFirstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+

@@ -1,0 +1,239 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/synapse-agent/synapse/internal/mcp/mcptest"
+	"github.com/synapse-agent/synapse/internal/router"
+	"github.com/synapse-agent/synapse/internal/sandbox"
+)
+
+func requireTool(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required under CI", name)
+		}
+		t.Skipf("%s not installed", name)
+	}
+}
+
+// copyDir copies the skills package's test skills (real folders with Python
+// and shell scripts) into dst.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, info.Mode().Perm())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// buildTestServer builds the stdio MCP test server (internal/mcp/mcptest).
+func buildTestServer(t *testing.T) string {
+	t.Helper()
+	requireTool(t, "go")
+	bin := filepath.Join(t.TempDir(), "mcptestserver")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/synapse-agent/synapse/internal/mcp/mcptest/mcptestserver").CombinedOutput()
+	if err != nil {
+		t.Fatalf("build the MCP test server: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func writeTestFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testApp(t *testing.T, home string) *App {
+	t.Helper()
+	a, err := New(func(k string) string {
+		switch k {
+		case "SYNAPSE_HOME", "HOME":
+			return home
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestExtensionsUnderTheRealSandbox wires everything from files as a user
+// would: skills in $SYNAPSE_HOME/skills, MCP servers in mcp_servers.json (an
+// HTTP one and stdio ones run under bubblewrap through sandbox.WrapArgv), a
+// broken server and a broken project file, sandbox.json enabled.
+func TestExtensionsUnderTheRealSandbox(t *testing.T) {
+	requireTool(t, "bwrap")
+	requireTool(t, "python3")
+	bin := buildTestServer(t)
+	home := t.TempDir()
+	cwd := t.TempDir()
+	writeTestFile(t, filepath.Join(home, "sandbox.json"), `{"enabled": true}`)
+	copyDir(t, filepath.Join("..", "skills", "testdata", "skills"), filepath.Join(home, "skills"))
+
+	hs := httptest.NewServer(mcptest.HTTPHandler(func() {}))
+	defer hs.Close()
+	writeTestFile(t, filepath.Join(home, "mcp", "mcp_servers.json"), fmt.Sprintf(`{"mcpServers": {
+		"web": {"url": %q},
+		"local": {"command": %q},
+		"localnet": {"command": %q, "sandbox": {"network": true}},
+		"broken": {"command": "synapse-no-such-server"}
+	}}`, hs.URL, bin, bin))
+	writeTestFile(t, filepath.Join(cwd, "mcp_servers.json"), `{"mcpServers": {`)
+
+	a := testApp(t, home)
+	ctx := context.Background()
+	ext, err := a.Extensions(ctx, cwd, ExtensionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ext.Close()
+	report := strings.Join(ext.Report, "\n")
+	for _, want := range []string{
+		"MCP: loaded 30 tools from 3 servers",
+		`MCP server "broken" failed to start: command "synapse-no-such-server" not found on PATH`,
+		filepath.Join(cwd, "mcp_servers.json") + ": invalid JSON",
+		"skills: ",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+	h := ext.Handlers()
+	run := func(fam router.Family, line string) string {
+		t.Helper()
+		r := h[fam].Run(ctx, line)
+		if r.ExitCode != 0 {
+			t.Fatalf("%s: exit %d\n%s%s", line, r.ExitCode, r.Stdout, r.Stderr)
+		}
+		return r.Stdout
+	}
+
+	out := run(router.FamilySearch, "command:search pdf")
+	for _, want := range []string{"skill:load pdf-tools", "skill:pdf-tools:extract", "mcp:web:pdf_to_text", "mcp:local:pdf_to_text"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("command:search pdf lacks %s:\n%s", want, out)
+		}
+	}
+	if out := run(router.FamilySearch, "command:search --type=mcp pdf"); strings.Contains(out, "skill:") {
+		t.Errorf("--type=mcp shows skills:\n%s", out)
+	}
+
+	marker := filepath.Join(cwd, "pwned")
+	_ = os.Remove("/tmp/pwned")
+	out = run(router.FamilySkillScript, "skill:pdf-tools:count '$(touch /tmp/pwned)' \"`touch "+marker+"`\"")
+	if want := "arg=$(touch /tmp/pwned)\narg=`touch " + marker + "`\n" + cwd + "\n"; out != want {
+		t.Errorf("script output %q, want %q", out, want)
+	}
+	for _, p := range []string{marker, "/tmp/pwned"} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s exists: an argument was executed", p)
+		}
+	}
+	outside := fmt.Sprintf("/etc/synapse-ext-probe-%d", os.Getpid())
+	writeTestFile(t, filepath.Join(home, "skills", "hello", "scripts", "probe.sh"), "touch inside && echo ok-inside\ntouch "+outside+" 2>/dev/null || echo blocked-outside\n")
+	if out := run(router.FamilySkillScript, "skill:hello:probe"); out != "ok-inside\nblocked-outside\n" {
+		t.Errorf("probe: %q", out)
+	}
+	if _, err := os.Stat(outside); err == nil {
+		os.Remove(outside)
+		t.Error("a skill script wrote outside the sandbox")
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	if out := run(router.FamilyMCP, "mcp:local:dial "+ln.Addr().String()); !strings.HasPrefix(out, "dial failed") {
+		t.Errorf("stdio server without \"network\" reached the network: %q", out)
+	}
+	if out := run(router.FamilyMCP, "mcp:localnet:dial "+ln.Addr().String()); out != "dial ok\n" {
+		t.Errorf("stdio server with network: %q", out)
+	}
+	if out := run(router.FamilyMCP, "mcp:web:add 40 2"); out != "42\n" {
+		t.Errorf("add = %q", out)
+	}
+	if out := run(router.FamilySkill, "skill:list"); !strings.Contains(out, "pdf-tools (1.2.0)") {
+		t.Errorf("skill:list:\n%s", out)
+	}
+}
+
+// TestExtensionsBindFollowsTheSessionCwd checks that skill scripts run in the
+// agent shell's current directory once bound to its sandbox manager, and that
+// project skills in .synapse/skills are found.
+func TestExtensionsBindFollowsTheSessionCwd(t *testing.T) {
+	home := t.TempDir()
+	cwd := t.TempDir()
+	writeTestFile(t, filepath.Join(home, "sandbox.json"), `{"enabled": false}`)
+	writeTestFile(t, filepath.Join(cwd, ".synapse", "skills", "where", "SKILL.md"), "---\nname: where\ndescription: Print the directory\n---\n")
+	writeTestFile(t, filepath.Join(cwd, ".synapse", "skills", "where", "scripts", "pwd.sh"), "# Print the working directory.\npwd\n")
+	a := testApp(t, home)
+	ext, err := a.Extensions(context.Background(), cwd, ExtensionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ext.Close()
+	if len(ext.Report) != 1 || ext.Report[0] != "MCP: loaded 0 tools from 0 servers" {
+		t.Errorf("report = %q", ext.Report)
+	}
+	h := ext.Handlers()[router.FamilySkillScript]
+	if r := h.Run(context.Background(), "skill:where:pwd"); r.Stdout != cwd+"\n" {
+		t.Errorf("before Bind: %q %q", r.Stdout, r.Stderr)
+	}
+	other := t.TempDir()
+	mgr, err := sandbox.NewManager(sandbox.ManagerOptions{Config: sandbox.Config{Enabled: false}, Cwd: other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext.Bind(mgr)
+	if r := h.Run(context.Background(), "skill:where:pwd"); r.Stdout != other+"\n" {
+		t.Errorf("after Bind: %q %q", r.Stdout, r.Stderr)
+	}
+	if r := ext.Handlers()[router.FamilySearch].Run(context.Background(), "command:search directory"); !strings.Contains(r.Stdout, "skill:where:pwd") {
+		t.Errorf("search: %s", r.Stdout)
+	}
+}
