@@ -35,9 +35,26 @@ func (a *App) NewSandbox(opts SandboxOptions) (*sandbox.Manager, error) {
 		ConfigPath:     a.Config.SandboxPath(),
 		Cwd:            opts.Cwd,
 		Env:            os.Environ(),
+		HideEnv:        a.hiddenEnv(),
 		Home:           a.Config.UserHome,
 		CommandTimeout: timeout,
 		ReadOnly:       opts.ReadOnly,
 		StartSession:   start,
 	})
+}
+
+// hiddenEnv names the variables of settings.json "env": they configure the
+// agent (keys, base URLs, models), so the commands it runs do not see them
+// (the sandbox manager always hides the provider credentials too). A broken
+// settings file hides nothing more here; provider selection reports it.
+func (a *App) hiddenEnv() []string {
+	s, err := a.Settings()
+	if err != nil {
+		return nil
+	}
+	names := make([]string, 0, len(s.Env))
+	for k := range s.Env {
+		names = append(names, k)
+	}
+	return names
 }

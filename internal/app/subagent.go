@@ -128,6 +128,7 @@ func (a *App) subagentSandbox(s SubagentSetup, k subagent.Kind, probe *probeCach
 		ConfigPath:     a.Config.SandboxPath(),
 		Cwd:            s.Cwd,
 		Env:            os.Environ(),
+		HideEnv:        a.hiddenEnv(),
 		Home:           a.Config.UserHome,
 		CommandTimeout: a.Config.CommandTimeout,
 		ReadOnly:       k.ReadOnly,

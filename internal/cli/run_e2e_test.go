@@ -419,3 +419,49 @@ func TestRunJSONUsageIncludesSubagents(t *testing.T) {
 		t.Errorf("session usage = %+v, want %+v over 4 rounds", list, want)
 	}
 }
+
+// Commands chosen by the model never see the agent's own credentials (the
+// provider keys, and every variable named in settings.json "env"), through
+// the Bash tool, `bash <cmd>` or `synapse sandbox exec`; the agent still
+// authenticates with them.
+func TestShellDoesNotSeeAgentCredentials(t *testing.T) {
+	requireBwrap(t)
+	const probe = `echo "a=$ANTHROPIC_API_KEY t=$ANTHROPIC_AUTH_TOKEN o=$OPENAI_API_KEY g=$MY_GATEWAY_KEY k=$KEEP_ME"`
+	srv := llmtest.New(t,
+		llmtest.BashTurn("x", probe, "bash "+probe, "env | grep -c -e llmtest-key -e secret || true"),
+		llmtest.TextTurn("checked"),
+	)
+	e := newRunEnv(t, srv, llmtest.FormatAnthropic)
+	e.env = append(e.env, "OPENAI_API_KEY=sk-oai-secret", "MY_GATEWAY_KEY=gw-secret", "KEEP_ME=visible")
+	if err := os.MkdirAll(e.home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	settings := `{"env": {"MY_GATEWAY_KEY": "gw-secret"}}`
+	if err := os.WriteFile(filepath.Join(e.home, "settings.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := e.run(t, "", "run", "check the environment")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("requests = %d", len(reqs))
+	}
+	if got := reqs[0].Header.Get("X-Api-Key"); got != "llmtest-key" {
+		t.Errorf("the agent sent x-api-key %q, want llmtest-key", got)
+	}
+	for id, want := range map[string]string{"x-1": "a= t= o= g= k=visible", "x-2": "a= t= o= g= k=visible", "x-3": "0"} {
+		tr, ok := reqs[1].ToolResult(id)
+		if !ok || strings.TrimSpace(tr.Content) != want {
+			t.Errorf("result %s = %+v, want %q", id, tr, want)
+		}
+	}
+
+	c := exec.Command(synapseBin, "sandbox", "exec", "--", "sh", "-c", probe)
+	c.Dir, c.Env = e.dir, e.env
+	out, err := c.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "a= t= o= g= k=visible" {
+		t.Errorf("synapse sandbox exec saw: %q (%v)", out, err)
+	}
+}

@@ -50,11 +50,13 @@ func newSandboxExecCmd(stdio IO) *cobra.Command {
 			if err != nil {
 				return exitCode(1, fmt.Errorf("cannot find the working directory: %w", err))
 			}
-			argv, err := sandbox.WrapArgv(m.BuildPolicy(cwd), args, sandbox.WrapOptions{Cwd: cwd, Env: os.Environ()})
+			env := m.Env() // without the agent's credentials, as in the agent's shell
+			argv, err := sandbox.WrapArgv(m.BuildPolicy(cwd), args, sandbox.WrapOptions{Cwd: cwd, Env: env})
 			if err != nil {
 				return exitCode(1, fmt.Errorf("the command was not run: %w", err))
 			}
 			c := exec.CommandContext(cmd.Context(), argv[0], argv[1:]...)
+			c.Env = env
 			c.Stdin, c.Stdout, c.Stderr = stdio.In, stdio.Out, stdio.Err
 			err = c.Run()
 			var ee *exec.ExitError

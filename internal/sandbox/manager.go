@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,8 +25,12 @@ type ManagerOptions struct {
 	Config Config
 	// Cwd is the initial working directory (default: the process's).
 	Cwd string
-	// Env is the environment of the shell (default: the process's).
+	// Env is the environment of the shell (default: the process's). The
+	// agent's provider credentials and the HideEnv names are removed from it.
 	Env []string
+	// HideEnv names more variables the shell must not see (the names in
+	// settings.json "env"); ProviderCredentials are always hidden.
+	HideEnv []string
 	// CommandTimeout is the shell's per-command timeout.
 	CommandTimeout time.Duration
 	// ReadOnly gives a sandbox without a writable workspace (explore agents).
@@ -70,6 +75,9 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 	if opts.Env == nil {
 		opts.Env = os.Environ()
 	}
+	// The one place the shell's environment is built: commands chosen by
+	// the model never see the agent's own credentials.
+	opts.Env = scrubEnv(opts.Env, append(ProviderCredentials(), opts.HideEnv...))
 	if opts.Home == "" {
 		opts.Home = envValue(opts.Env, "HOME")
 	}
@@ -187,6 +195,29 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// providerCredentials are the agent's own model credentials.
+var providerCredentials = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY"}
+
+// ProviderCredentials names the variables holding the agent's own model
+// credentials, which no sandboxed command sees.
+func ProviderCredentials() []string { return slices.Clone(providerCredentials) }
+
+// scrubEnv returns env without the variables named in hide.
+func scrubEnv(env, hide []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(hide, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// Env is the environment commands get (the shell's, and `synapse sandbox
+// exec`'s): the configured one without the hidden variables.
+func (m *Manager) Env() []string { return slices.Clone(m.opts.Env) }
 
 // Enabled reports whether commands run under the OS sandbox.
 func (m *Manager) Enabled() bool { return m.enabled }
