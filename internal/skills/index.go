@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -24,7 +25,7 @@ type Index struct {
 	roots []Root
 
 	mu       sync.Mutex
-	stamp    string
+	stamp    []int64
 	skills   []*Skill
 	byName   map[string]*Skill
 	problems []string
@@ -52,7 +53,7 @@ func (ix *Index) Roots() []Root { return append([]Root(nil), ix.roots...) }
 // Invalidate forces the next read to rescan.
 func (ix *Index) Invalidate() {
 	ix.mu.Lock()
-	ix.stamp = ""
+	ix.stamp = nil
 	ix.mu.Unlock()
 }
 
@@ -88,38 +89,36 @@ func (ix *Index) Problems() []string {
 	return append([]string(nil), ix.problems...)
 }
 
-// stampOf is a cheap fingerprint of everything the index depends on: a few
-// stat calls per skill, no file reads.
-func (ix *Index) stampOf() string {
-	var b strings.Builder
-	for _, r := range ix.roots {
-		fi, err := os.Stat(r.Dir)
-		if err != nil {
-			b.WriteString("-|")
-			continue
+// stampOf is a cheap fingerprint of everything the index depends on: the
+// roots' and each skill's SKILL.md and scripts/ modification times (two stat
+// calls per skill, no file reads).
+func (ix *Index) stampOf() []int64 {
+	var st []int64
+	add := func(p string) {
+		if fi, err := os.Stat(p); err == nil {
+			st = append(st, fi.ModTime().UnixNano(), fi.Size())
+		} else {
+			st = append(st, -1, -1)
 		}
-		fmt.Fprintf(&b, "%s:%d|", r.Dir, fi.ModTime().UnixNano())
+	}
+	for _, r := range ix.roots {
+		add(r.Dir)
 		entries, _ := os.ReadDir(r.Dir)
 		for _, e := range entries {
-			if strings.HasPrefix(e.Name(), ".") {
+			if strings.HasPrefix(e.Name(), ".") || !(e.IsDir() || e.Type()&os.ModeSymlink != 0) {
 				continue
 			}
 			d := filepath.Join(r.Dir, e.Name())
-			for _, p := range []string{filepath.Join(d, SkillFile), filepath.Join(d, "scripts"), d} {
-				if fi, err := os.Stat(p); err == nil {
-					fmt.Fprintf(&b, "%d.%d,", fi.ModTime().UnixNano(), fi.Size())
-				} else {
-					b.WriteString("-,")
-				}
-			}
+			add(filepath.Join(d, SkillFile))
+			add(filepath.Join(d, "scripts"))
 		}
 	}
-	return b.String()
+	return st
 }
 
 func (ix *Index) refreshLocked() {
 	stamp := ix.stampOf()
-	if stamp == ix.stamp && ix.byName != nil {
+	if ix.byName != nil && ix.stamp != nil && slices.Equal(stamp, ix.stamp) {
 		return
 	}
 	ix.stamp = stamp

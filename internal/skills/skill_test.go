@@ -165,7 +165,7 @@ func TestIndexPrecedenceAndReload(t *testing.T) {
 	}
 }
 
-func writeSkill(t *testing.T, dir, name, desc, version string) {
+func writeSkill(t testing.TB, dir, name, desc, version string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
