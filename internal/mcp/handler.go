@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/synapse-agent/synapse/internal/cmdline"
 	"github.com/synapse-agent/synapse/internal/command"
@@ -25,9 +26,9 @@ type Handler struct {
 // Run implements command.Handler.
 func (h *Handler) Run(ctx context.Context, line string) command.Result {
 	line = strings.TrimSpace(line)
-	head, rest, _ := strings.Cut(line, " ")
-	if i := strings.IndexAny(head, "\t\n"); i >= 0 {
-		head, rest = head[:i], head[i+1:]+" "+rest
+	head, rest := line, ""
+	if i := strings.IndexFunc(line, unicode.IsSpace); i >= 0 {
+		head, rest = line[:i], line[i+1:]
 	}
 	if !strings.HasPrefix(head, "mcp:") && head != "mcp" {
 		return command.Fail(fmt.Sprintf("not an MCP command: %q; use mcp:<server>:<tool> [args…]", head))

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/synapse-agent/synapse/internal/cmdline"
 	"github.com/synapse-agent/synapse/internal/command"
@@ -60,8 +61,7 @@ func Valid() string {
 
 // Run implements command.Handler.
 func (h *Handler) Run(ctx context.Context, line string) command.Result {
-	line = strings.TrimSpace(line)
-	head, rest, _ := strings.Cut(line, " ")
+	head, rest := splitHead(line)
 	if !strings.HasPrefix(head, "skill:") {
 		return command.Fail(fmt.Sprintf("not a skill command: %q\nValid commands:\n%s", head, Valid()))
 	}
@@ -106,6 +106,15 @@ func (h *Handler) Run(ctx context.Context, line string) command.Result {
 		msg += "\n"
 	}
 	return command.Fail(msg)
+}
+
+// splitHead separates the command word from its arguments at the first whitespace.
+func splitHead(line string) (head, rest string) {
+	line = strings.TrimSpace(line)
+	if i := strings.IndexFunc(line, unicode.IsSpace); i >= 0 {
+		return line[:i], line[i+1:]
+	}
+	return line, ""
 }
 
 func oneName(cmd string, args []string) (string, *command.Result) {

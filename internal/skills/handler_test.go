@@ -252,3 +252,23 @@ func TestScriptUnderBubblewrap(t *testing.T) {
 		t.Error("write outside the sandbox succeeded")
 	}
 }
+
+func TestTabsAndOddCommandWords(t *testing.T) {
+	h, _ := newTestHandler(t)
+	for _, tt := range []struct {
+		line string
+		exit int
+		want string
+	}{
+		{"skill:load\tpdf-tools", 0, "Skill: pdf-tools"},
+		{"  skill:list  ", 0, "2 skill(s)"},
+		{"skill:", 1, "Valid commands"},
+		{"skill::", 1, `Unknown skill ""`},
+		{"skill:hello:", 1, `no script ""`},
+	} {
+		r := h.Run(context.Background(), tt.line)
+		if r.ExitCode != tt.exit || !strings.Contains(r.Stdout+r.Stderr, tt.want) {
+			t.Errorf("%q: exit %d, output %q", tt.line, r.ExitCode, r.Stdout+r.Stderr)
+		}
+	}
+}
