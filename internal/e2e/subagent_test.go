@@ -268,8 +268,9 @@ func TestExploreCannotWriteProjectUnderTempDir(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(hostTmp, "synapse-output"), 0o700))
 	must(t, os.WriteFile(filepath.Join(hostTmp, "synapse-output", "probe.txt"), []byte("saved output\n"), 0o600))
 	attempts := []attempt{
-		{cmd: `echo x > f1.txt`},
-		{cmd: `sed -i 's/original/changed/' existing.txt`},
+		{cmd: `echo x > f1.txt`, want: "This agent works read-only"},
+		// Reported on the project directory, not on sed's temporary file.
+		{cmd: `sed -i 's/original/changed/' existing.txt`, want: "did not allow this command to access " + w.proj + ".\nReason: this agent's sandbox is read-only"},
 		{cmd: `touch f2.txt`},
 		{cmd: "echo x > " + filepath.Join(hostTmp, "planted.txt")},
 		{cmd: `cat existing.txt`, want: "original"},

@@ -85,3 +85,14 @@ func writeFile(t testing.TB, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// requireTool skips without a program, except under CI where it fails.
+func requireTool(t testing.TB, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required under CI: %v", name, err)
+		}
+		t.Skipf("%s not installed: %v", name, err)
+	}
+}

@@ -219,6 +219,9 @@ func scrubEnv(env, hide []string) []string {
 // exec`'s): the configured one without the hidden variables.
 func (m *Manager) Env() []string { return slices.Clone(m.opts.Env) }
 
+// ReadOnly reports whether this sandbox allows no writes (explore agents).
+func (m *Manager) ReadOnly() bool { return m.opts.ReadOnly }
+
 // Enabled reports whether commands run under the OS sandbox.
 func (m *Manager) Enabled() bool { return m.enabled }
 

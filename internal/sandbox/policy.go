@@ -35,7 +35,7 @@ type Policy struct {
 const PrivateTmp = "/tmp"
 
 // readOnlyReason explains a refused write in a ReadOnly sandbox.
-const readOnlyReason = "this agent's sandbox is read-only: it can read files and run commands but cannot create, change or delete files (only its private " + PrivateTmp + " is writable, and that is not shared with the host); report what should change instead"
+const readOnlyReason = "this agent's sandbox is read-only: it cannot create, change or delete files anywhere on the host"
 
 // DefaultBlacklist is always part of the blacklist; sandbox.json entries add to
 // it and cannot remove from it.
@@ -212,10 +212,31 @@ func (p Policy) check(path string, write bool, rules []rule) (blocked bool, reas
 	}
 	for _, w := range p.Whitelist {
 		if within(path, w) {
+			if gitProtected(path) {
+				return true, gitProtectedReason, path
+			}
 			return false, "", ""
 		}
 	}
-	return true, "path is outside the sandbox write whitelist", path
+	return true, outsideReason, path
+}
+
+// Reasons for refused writes.
+const (
+	outsideReason      = "path is outside the sandbox write whitelist"
+	gitProtectedReason = "git hooks and .git/config are read-only inside the sandbox, even in the project (a change there could run code outside it); ask the user to make this change"
+)
+
+// gitProtected reports whether p is a repository's hooks directory (or
+// inside it) or its config file, which the sandbox mounts read-only even
+// inside writable roots.
+func gitProtected(p string) bool {
+	i := strings.LastIndex(p, "/.git/")
+	if i < 0 {
+		return false
+	}
+	rest := p[i+len("/.git/"):]
+	return rest == "config" || rest == "hooks" || strings.HasPrefix(rest, "hooks/")
 }
 
 // Check resolves path against cwd (symlinks too) and reports whether the

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,16 +50,24 @@ func TestReadOnlySandboxPrivateTmp(t *testing.T) {
 	}
 	// Writes to the project fail: files, new files, directories, sed -i,
 	// git metadata.
-	for _, c := range []string{
-		"echo x > README",
-		"echo x > new.txt",
-		"mkdir " + proj + "/d",
-		"sed -i s/hello/bye/ README",
-		"echo x >> .git/config",
-		"echo x > " + home + "/planted",
+	for _, tt := range []struct{ cmd, resource string }{
+		{"echo x > README", filepath.Join(proj, "README")},
+		{"echo x > new.txt", filepath.Join(proj, "new.txt")},
+		{"mkdir " + proj + "/d", filepath.Join(proj, "d")},
+		{"sed -i s/hello/bye/ README", proj}, // sed names its temp file; the directory is the resource
+		{"echo x >> .git/config", filepath.Join(proj, ".git", "config")},
+		{"echo x > " + home + "/planted", ""}, // not in the sandbox at all (under the private /tmp): no such directory
 	} {
-		if _, errOut, code, _ := run(c); code == 0 {
-			t.Errorf("%q succeeded in a read-only sandbox (stderr %q)", c, errOut)
+		res, err := m.Execute(t.Context(), tt.cmd, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case res.ExitCode == 0:
+			t.Errorf("%q succeeded in a read-only sandbox", tt.cmd)
+		case tt.resource != "" && (!res.Blocked || res.BlockedResource != tt.resource || !strings.Contains(res.BlockedReason, "read-only")):
+			t.Errorf("%q: blocked=%v resource %q reason %q (stderr %q); want blocked on %s as read-only",
+				tt.cmd, res.Blocked, res.BlockedResource, res.BlockedReason, res.Stderr, tt.resource)
 		}
 	}
 	// The private /tmp is writable, TMPDIR points at it, and the host's
@@ -104,4 +113,50 @@ func hostOnly(snap map[string]string) map[string]string {
 		}
 	}
 	return snap
+}
+
+// Writes to git hooks and config fail inside a writable workspace (read-only
+// mounts; renames over the bind-mounted config fail with EBUSY) and are
+// reported as blocked with reason and resource; in-process writes agree.
+func TestGitMetadataWritesReportedBlocked(t *testing.T) {
+	requireTool(t, "git")
+	f := newFixture(t, nil)
+	if out, err := exec.Command("git", "init", "-q", f.ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	cfg := filepath.Join(f.ws, ".git", "config")
+	hook := filepath.Join(f.ws, ".git", "hooks", "pre-commit")
+	before, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ cmd, resource string }{
+		{"git config core.hooksPath /tmp/evil", cfg},
+		{"echo '[x]' >> .git/config", cfg},
+		{"sed -i s/core/evil/ .git/config", cfg},
+		{"echo x > f && mv f .git/config", cfg},
+		{"rm .git/config", cfg},
+		{"printf '#!/bin/sh\\n' > .git/hooks/pre-commit", hook},
+	}
+	for _, tt := range tests {
+		res := f.run(t, tt.cmd)
+		if res.ExitCode == 0 || !res.Blocked || res.BlockedResource != tt.resource || !strings.Contains(res.BlockedReason, "git hooks and .git/config") {
+			t.Errorf("%q: exit %d blocked=%v resource %q reason %q (stderr %q); want blocked on %s",
+				tt.cmd, res.ExitCode, res.Blocked, res.BlockedResource, res.BlockedReason, res.Stderr, tt.resource)
+		}
+	}
+	if after, _ := os.ReadFile(cfg); string(after) != string(before) {
+		t.Errorf(".git/config changed:\n%s", after)
+	}
+	for _, p := range []string{".git/config", ".git/hooks/pre-commit", cfg} {
+		if blocked, reason, _ := f.m.CheckPath(p, true); !blocked || !strings.Contains(reason, "git hooks") {
+			t.Errorf("CheckPath(%s, write) = %v %q, want blocked", p, blocked, reason)
+		}
+	}
+	if blocked, _, _ := f.m.CheckPath(".git/HEAD", true); blocked {
+		t.Error("CheckPath refused .git/HEAD: only hooks and config are protected")
+	}
+	if res := f.run(t, "git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m ok && echo committed"); res.Stdout != "committed" {
+		t.Errorf("ordinary git work failed: %+v", res)
+	}
 }

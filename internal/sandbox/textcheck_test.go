@@ -2,6 +2,9 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/synapse-agent/synapse/internal/command"
@@ -73,30 +76,68 @@ func TestBlacklistedCommandDoesNotReachSession(t *testing.T) {
 }
 
 func TestViolationDetection(t *testing.T) {
-	p := Policy{Whitelist: []string{"/w", "/tmp"}, Blacklist: DefaultBlacklist(), Home: "/home/u"}
-	rules := compileRules(p.Blacklist, p.Home)
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, ".git", "config"), "[core]")
+	p := Policy{Whitelist: []string{ws, "/tmp"}, Blacklist: DefaultBlacklist(), Home: "/home/u", TempDir: "/tmp"}
+	ro := p
+	ro.ReadOnly = true
+	const (
+		outside  = "outside the sandbox write whitelist"
+		git      = "git hooks and .git/config are read-only"
+		readOnly = "sandbox is read-only"
+	)
 	tests := []struct {
 		stderr   string
+		readOnly bool
 		blocked  bool
 		resource string
+		reason   string
 	}{
-		{stderr: "touch: cannot touch '/etc/x': Read-only file system\n", blocked: true, resource: "/etc/x"},
-		{stderr: "bash: line 1: /usr/bin/evil: Read-only file system\n", blocked: true, resource: "/usr/bin/evil"},
+		{stderr: "touch: cannot touch '/etc/x': Read-only file system\n", blocked: true, resource: "/etc/x", reason: outside},
+		{stderr: "bash: line 1: /usr/bin/evil: Read-only file system\n", blocked: true, resource: "/usr/bin/evil", reason: outside},
 		{stderr: "cat: .env: Permission denied\n", blocked: true, resource: "**/.env"},
 		{stderr: "cat: /home/u/.ssh/id_rsa: Permission denied\n", blocked: true, resource: "~/.ssh"},
 		{stderr: "PermissionError: [Errno 13] Permission denied: '/etc/shadow'\n", blocked: true, resource: "/etc/shadow"},
 		{stderr: "cat: /root/private: Permission denied\n"}, // ordinary unix permissions, not the policy
 		{stderr: "ls: cannot access 'x': No such file or directory\n"},
 		{stderr: "cat: /home/u/.aws/credentials: No such file or directory\n", blocked: true, resource: "~/.aws"},
+		// sed -i names its temporary file: the directory is the resource.
+		{stderr: "sed: couldn't open temporary file /usr/share/doc/bash/sedqWTg21: Read-only file system\n", blocked: true, resource: "/usr/share/doc/bash", reason: outside},
+		{stderr: "sed: couldn't open temporary file ./sedXr4Tq1: Read-only file system\n", readOnly: true, blocked: true, resource: ws, reason: readOnly},
+		// Prose around the path, paths with spaces, curly quotes, the path after the message.
+		{stderr: "mkdir: cannot create directory ‘/usr/y’: Read-only file system\n", blocked: true, resource: "/usr/y", reason: outside},
+		{stderr: "OSError: [Errno 30] Read-only file system: '/usr/z'\n", blocked: true, resource: "/usr/z", reason: outside},
+		{stderr: "cannot open /usr/z: Read-only file system at -e line 1.\n", blocked: true, resource: "/usr/z", reason: outside},
+		{stderr: "bash: line 1: /srv/work space/f: Read-only file system\n", blocked: true, resource: "/srv/work space/f", reason: outside},
+		{stderr: "mv: cannot move 'f' to '/usr/bin/x': Read-only file system\n", blocked: true, resource: "/usr/bin/x", reason: outside},
+		// .git/config and hooks: read-only mounts (EROFS) and bind-mounted files (EBUSY).
+		{stderr: "bash: line 3: .git/config: Read-only file system\n", blocked: true, resource: ws + "/.git/config", reason: git},
+		{stderr: "bash: line 8: .git/hooks/pre-commit: Read-only file system\n", blocked: true, resource: ws + "/.git/hooks/pre-commit", reason: git},
+		{stderr: "error: could not write config file .git/config: Device or resource busy\n", blocked: true, resource: ws + "/.git/config", reason: git},
+		{stderr: "sed: cannot rename .git/sedWw9ucw: Device or resource busy\n", blocked: true, resource: ws + "/.git/config", reason: git},
+		{stderr: "mv: cannot move 'f' to '.git/config': Device or resource busy\n", blocked: true, resource: ws + "/.git/config", reason: git},
+		{stderr: "rm: cannot remove '.git/config': Device or resource busy\n", blocked: true, resource: ws + "/.git/config", reason: git},
+		{stderr: "rm: cannot remove '.env': Device or resource busy\n", blocked: true, resource: "**/.env"},
+		{stderr: "rm: cannot remove 'busy.txt': Device or resource busy\n"}, // a real busy file in the workspace
+		// A read-only sandbox words its reason for what it is.
+		{stderr: "touch: cannot touch 'x': Read-only file system\n", readOnly: true, blocked: true, resource: ws + "/x", reason: readOnly},
+		{stderr: "cp: cannot create regular file '/tmp/y': Read-only file system\n", readOnly: true, blocked: true, resource: "/tmp/y", reason: readOnly},
+		// No path in the message: the policy root that denied it.
+		{stderr: "tool: Read-only file system\n", readOnly: true, blocked: true, resource: ws, reason: readOnly},
+		{stderr: "tool: Read-only file system\n", blocked: true, resource: "", reason: outside},
 	}
 	for _, tt := range tests {
-		t.Run(tt.stderr, func(t *testing.T) {
-			res := detectViolation(command.Result{Stderr: tt.stderr, ExitCode: 1}, "/w", p, rules)
+		t.Run(fmt.Sprintf("ro=%v %s", tt.readOnly, tt.stderr), func(t *testing.T) {
+			pol := p
+			if tt.readOnly {
+				pol = ro
+			}
+			res := detectViolation(command.Result{Stderr: tt.stderr, ExitCode: 1}, ws, pol, compileRules(pol.Blacklist, pol.Home))
 			if res.Blocked != tt.blocked {
 				t.Fatalf("blocked = %v, want %v: %+v", res.Blocked, tt.blocked, res)
 			}
-			if tt.blocked && (res.BlockedResource != tt.resource || res.BlockedReason == "") {
-				t.Fatalf("res = %+v, want resource %q", res, tt.resource)
+			if tt.blocked && (res.BlockedResource != tt.resource || res.BlockedReason == "" || !strings.Contains(res.BlockedReason, tt.reason)) {
+				t.Fatalf("resource %q, reason %q; want resource %q, reason with %q", res.BlockedResource, res.BlockedReason, tt.resource, tt.reason)
 			}
 			if res.Stderr != tt.stderr || res.ExitCode != 1 {
 				t.Fatal("the original output must be kept")

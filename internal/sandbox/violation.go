@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -13,68 +15,198 @@ const (
 	msgReadOnly = "Read-only file system"
 	// A hidden (blacklisted) directory is an empty one: its files "do not exist".
 	msgMissing = "No such file or directory"
+	// Renaming over or removing a bind-mounted file (.git/config, a hidden
+	// .env) fails with EBUSY rather than EROFS.
+	msgBusy = "Device or resource busy"
 )
 
-var (
-	quotedInLine = regexp.MustCompile("['‘`\"]([^'’`\"]+)['’`\"]")
-	// `cat: /x: Permission denied`, `bash: line 1: /x: Read-only file system`
-	colonPath = regexp.MustCompile(`(?:^|: )([^:]*/[^:]*|[^: ]+): (?:` + msgDenied + `|` + msgReadOnly + `|` + msgMissing + `)`)
-)
+// sedTemp matches the temporary file `sed -i` creates beside its target.
+var sedTemp = regexp.MustCompile(`^sed[A-Za-z0-9]{6}$`)
 
 // detectViolation marks a failed result as blocked when its stderr shows the
-// kernel refusing a path the policy protects: a read-only file system error
-// outside the write whitelist, or a permission error on a blacklisted path.
+// kernel refusing a path the policy protects: a read-only file system (or a
+// busy mount point) where the policy forbids writing, or a permission error
+// or missing file on a blacklisted path.
 func detectViolation(res command.Result, cwd string, p Policy, rules []rule) command.Result {
 	if res.Blocked || res.ExitCode == 0 && res.Stderr == "" {
 		return res
 	}
 	for _, line := range strings.Split(res.Stderr, "\n") {
-		ro := strings.Contains(line, msgReadOnly)
-		if !ro && !strings.Contains(line, msgDenied) {
-			if strings.Contains(line, msgMissing) {
-				if path := deniedPath(line); path != "" {
-					if e, ok := matchRules(rules, absPath(expandHome(path, p.Home), cwd)); ok {
-						res.Blocked, res.BlockedReason, res.BlockedResource = true, "path is on the sandbox blacklist ("+e+") and hidden inside the sandbox", e
-						return res
-					}
-				}
-			}
+		msg := denial(line)
+		if msg == "" {
 			continue
 		}
-		path := deniedPath(line)
-		if path == "" {
-			if ro {
+		raw := deniedPath(line, msg)
+		if raw == "" {
+			if msg == msgReadOnly {
 				res.Blocked = true
-				res.BlockedReason = "the sandbox allows writes only inside the whitelist"
-				res.BlockedResource = line
+				res.BlockedReason, res.BlockedResource = p.unnamedWriteDenial(cwd)
 				return res
 			}
 			continue
 		}
-		abs := absPath(expandHome(path, p.Home), cwd)
-		if blocked, reason, resource := p.check(resolvePath(abs, "/", p.Home), ro, rules); blocked {
-			res.Blocked, res.BlockedReason, res.BlockedResource = true, reason, resource
-			return res
+		abs := absPath(expandHome(raw, p.Home), cwd)
+		write := msg == msgReadOnly || msg == msgBusy
+		if write {
+			abs = writeTarget(abs, msg)
 		}
 		if e, ok := matchRules(rules, abs); ok {
-			res.Blocked, res.BlockedReason, res.BlockedResource = true, "path is on the sandbox blacklist ("+e+")", e
+			reason := "path is on the sandbox blacklist (" + e + ")"
+			if msg == msgMissing {
+				reason += " and hidden inside the sandbox"
+			}
+			res.Blocked, res.BlockedReason, res.BlockedResource = true, reason, e
 			return res
 		}
-		if ro {
-			res.Blocked, res.BlockedReason, res.BlockedResource = true, "path is outside the sandbox write whitelist", abs
+		if !write {
+			// Permission denied / missing outside the blacklist: ordinary
+			// unix permissions or a real missing file, not the policy.
+			continue
+		}
+		blocked, reason, resource := p.check(resolvePath(abs, "/", p.Home), true, rules)
+		switch {
+		case blocked:
+			res.Blocked, res.BlockedReason, res.BlockedResource = true, reason, resource
+			return res
+		case msg == msgReadOnly:
+			// Allowed by the whitelist, yet mounted read-only: a mount the
+			// sandbox placed inside a writable root.
+			res.Blocked, res.BlockedReason, res.BlockedResource = true, "path is mounted read-only inside the sandbox", abs
 			return res
 		}
+		// EBUSY on a path the policy allows is a real busy resource.
 	}
 	return res
 }
 
-// deniedPath extracts the path a denial line names.
-func deniedPath(line string) string {
-	if m := quotedInLine.FindStringSubmatch(line); m != nil && strings.Contains(m[1], "/") {
+// denial returns the refusal message line holds ("" when none).
+func denial(line string) string {
+	for _, m := range []string{msgReadOnly, msgBusy, msgDenied, msgMissing} {
+		if strings.Contains(line, m) {
+			return m
+		}
+	}
+	return ""
+}
+
+// writeTarget turns the path a failed write names into the path it was
+// after: `sed -i` names its temporary file (the directory is what matters),
+// and a rename over .git/config from .git/ names only the directory.
+func writeTarget(abs, msg string) string {
+	if sedTemp.MatchString(filepath.Base(abs)) {
+		abs = filepath.Dir(abs)
+	}
+	if msg == msgBusy && filepath.Base(abs) == ".git" {
+		if st, err := os.Stat(abs); err == nil && st.IsDir() {
+			abs = filepath.Join(abs, "config")
+		}
+	}
+	return abs
+}
+
+// unnamedWriteDenial explains a refused write whose error names no path:
+// the resource is the policy root that denied it, when it is known.
+func (p Policy) unnamedWriteDenial(cwd string) (reason, resource string) {
+	if p.ReadOnly {
+		root := cwd
+		for _, w := range p.Whitelist {
+			if within(cwd, w) && len(w) < len(root) && w != p.TempDir {
+				root = w
+			}
+		}
+		return readOnlyReason, root
+	}
+	if blocked, reason, _ := p.check(resolvePath(cwd, "/", p.Home), true, nil); blocked {
+		return reason, cwd
+	}
+	// The current directory is writable, so the write went elsewhere; no
+	// resource is named (granting "/" would allow everything).
+	return "a write outside the sandbox write whitelist was refused (the error did not name the path)", ""
+}
+
+// deniedPath extracts the path a denial line names, or "".
+func deniedPath(line, msg string) string {
+	i := strings.Index(line, msg)
+	before := strings.TrimRight(line[:i], " :")
+	after := line[i+len(msg):]
+	// `touch: cannot touch '/x'`, `mv: cannot move 'a' to ‘b’`
+	if q, ok := trailingQuoted(before); ok {
+		return q
+	}
+	// `bash: line 1: /x`, `sed: couldn't open temporary file ./sedAbc123`
+	if j := strings.LastIndex(before, ": "); j >= 0 {
+		if p := pathIn(before[j+2:]); p != "" {
+			return p
+		}
+	} else if strings.ContainsAny(before, " \t") {
+		// A line's first segment is usually the program's name (`tool: …`);
+		// only prose naming a path counts (Perl's `cannot open /x: …`).
+		if p := pathIn(before); strings.Contains(p, "/") {
+			return p
+		}
+	}
+	// Python: `PermissionError: [Errno 13] Permission denied: '/x'`
+	if q := firstQuoted(after); q != "" {
+		return q
+	}
+	return ""
+}
+
+// quotePairs maps a closing quote to the openings it may pair with.
+var quotePairs = map[rune]string{'\'': "'`‘", '’': "‘'", '"': `"`, '”': "“"}
+
+// trailingQuoted returns the quoted text s ends with.
+func trailingQuoted(s string) (string, bool) {
+	rs := []rune(s)
+	if len(rs) < 2 {
+		return "", false
+	}
+	opens, ok := quotePairs[rs[len(rs)-1]]
+	if !ok {
+		return "", false
+	}
+	for j := len(rs) - 2; j >= 0; j-- {
+		if strings.ContainsRune(opens, rs[j]) {
+			if q := string(rs[j+1 : len(rs)-1]); q != "" {
+				return q, true
+			}
+			return "", false
+		}
+	}
+	return "", false
+}
+
+var quotedRe = regexp.MustCompile("['‘`\"“]([^'’`\"”]+)['’`\"”]")
+
+func firstQuoted(s string) string {
+	if m := quotedRe.FindStringSubmatch(s); m != nil {
 		return m[1]
 	}
-	if m := colonPath.FindStringSubmatch(line); m != nil {
-		return strings.TrimSpace(m[1])
+	return ""
+}
+
+// pathIn picks the path out of an error message's last segment.
+func pathIn(seg string) string {
+	seg = strings.TrimSpace(seg)
+	switch {
+	case seg == "":
+		return ""
+	case strings.HasPrefix(seg, "/"), strings.HasPrefix(seg, "~"), strings.HasPrefix(seg, "./"), strings.HasPrefix(seg, "../"):
+		return seg // paths may hold spaces: the whole segment
+	case !strings.ContainsAny(seg, " \t"):
+		return seg // a bare relative name
+	}
+	// Prose before the path: "couldn't open temporary file /a b/sedX".
+	for _, pre := range []string{" /", " ~/"} {
+		if j := strings.Index(seg, pre); j >= 0 {
+			return seg[j+1:]
+		}
+	}
+	fields := strings.Fields(seg)
+	for j := len(fields) - 1; j >= 0; j-- {
+		if strings.Contains(fields[j], "/") {
+			return fields[j]
+		}
 	}
 	return ""
 }

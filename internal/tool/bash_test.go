@@ -120,6 +120,33 @@ func TestSandboxBlockedIsOK(t *testing.T) {
 	mustContain(t, "output", r.Output, "Permission denied")
 }
 
+// A read-only agent is not told to work in the project: it cannot write there.
+func TestSandboxBlockedWordingReadOnly(t *testing.T) {
+	answer := func(string) command.Result {
+		return command.Result{Stderr: "touch: cannot touch 'x': Read-only file system", ExitCode: 1, Blocked: true,
+			BlockedReason: "this agent's sandbox is read-only", BlockedResource: "/workspace/x"}
+	}
+	for _, ro := range []bool{false, true} {
+		b := New(Options{Exec: &readOnlyExec{fakeExec: fakeExec{cwd: "/workspace", answer: answer}, ro: ro}})
+		r := call(t, b, "touch x")
+		if r.IsError || r.Extras["type"] != ExtrasTypeSandboxBlocked || r.Extras["resource"] != "/workspace/x" {
+			t.Fatalf("read-only=%v: %+v", ro, r)
+		}
+		project := strings.Contains(r.Output, "Work inside the allowed directories")
+		readOnly := strings.Contains(r.Output, "This agent works read-only")
+		if project == ro || readOnly != ro {
+			t.Errorf("read-only=%v: wrong advice in\n%s", ro, r.Output)
+		}
+	}
+}
+
+type readOnlyExec struct {
+	fakeExec
+	ro bool
+}
+
+func (e *readOnlyExec) ReadOnly() bool { return e.ro }
+
 // A file command blocked in-process has the same shape as a native one.
 func TestAgentShellBlockedIsOK(t *testing.T) {
 	ex := startSession(t)

@@ -104,11 +104,25 @@ func (b *Bash) blocked(cmd string, res command.Result, extras map[string]any) Re
 	if res.BlockedReason != "" {
 		o.WriteString("Reason: " + res.BlockedReason + "\n")
 	}
-	o.WriteString("Work inside the allowed directories (the project and the temp directory), or ask the user to allow this path.")
+	if b.readOnly() {
+		o.WriteString("This agent works read-only: it cannot create or change files anywhere (only /tmp inside its sandbox is private scratch space). " +
+			"Keep exploring with read, cat, grep and find, and put what should change in your answer.")
+	} else {
+		o.WriteString("Work inside the allowed directories (the project and the temp directory), or ask the user to allow this path.")
+	}
 	if out := combine(res.Stdout, res.Stderr); out != "" {
 		o.WriteString("\n\nCommand output:\n" + b.capOutput(out, extras))
 	}
 	return Result{Output: o.String(), Extras: extras}
+}
+
+// readOnlyExecutor is an Executor that can say its sandbox allows no writes
+// (the sandbox manager of an explore sub-agent).
+type readOnlyExecutor interface{ ReadOnly() bool }
+
+func (b *Bash) readOnly() bool {
+	ro, ok := b.opts.Exec.(readOnlyExecutor)
+	return ok && ro.ReadOnly()
 }
 
 var (
