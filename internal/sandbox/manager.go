@@ -450,8 +450,31 @@ func (m *Manager) CheckPath(path string, write bool) (blocked bool, reason, reso
 	if !m.enabled {
 		return false, "", ""
 	}
-	cwd := m.Cwd()
-	return m.BuildPolicy(cwd).Check(path, cwd, write)
+	p, cwd := m.activePolicy()
+	return p.Check(path, cwd, write)
+}
+
+// activePolicy is the policy commands run under now (the live sandbox's, or
+// the one the next sandbox gets) and the shell's current directory, against
+// which relative paths resolve. The policy is not rebuilt from the shell's
+// current directory: a `cd` elsewhere must not make that place writable.
+func (m *Manager) activePolicy() (Policy, string) {
+	m.mu.Lock()
+	b, root := m.backend, m.cwd
+	var p Policy
+	if b != nil {
+		p = b.Policy()
+	} else {
+		p = m.buildPolicyLocked(root)
+	}
+	m.mu.Unlock()
+	cwd := root
+	if b != nil {
+		if c := b.Cwd(); c != "" {
+			cwd = c
+		}
+	}
+	return p, cwd
 }
 
 // Shutdown destroys the sandbox; a later GetSandbox creates a new one.

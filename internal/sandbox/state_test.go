@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -108,5 +109,31 @@ func TestPathsWithSpacesSymlinksAndMissingEntries(t *testing.T) {
 	st := f.m.Status()
 	if !strings.Contains(strings.Join(st.MissingWhitelist, "\n"), "does not exist") || !strings.Contains(st.String(), "missing: skipped") {
 		t.Fatalf("missing entry not reported: %+v", st.MissingWhitelist)
+	}
+}
+
+// The in-process check follows the policy the shell runs under, not the
+// shell's current directory: after `cd` out of the workspace, file commands
+// may not write there (as native commands may not), and relative paths
+// resolve against the new directory.
+func TestCheckPathAfterCdOutsideWorkspace(t *testing.T) {
+	f := newFixture(t, nil)
+	outside := t.TempDir()
+	if res := f.run(t, "cd '"+outside+"' && pwd"); res.Stdout != outside {
+		t.Fatalf("cd: %+v", res)
+	}
+	if res := f.run(t, "touch native.txt"); !res.Blocked {
+		t.Errorf("native write after cd was not blocked: %+v", res)
+	}
+	for _, p := range []string{"rel.txt", filepath.Join(outside, "abs.txt")} {
+		if blocked, _, resource := f.m.CheckPath(p, true); !blocked || resource != filepath.Join(outside, filepath.Base(p)) {
+			t.Errorf("CheckPath(%s, write) after cd = %v %q, want blocked on %s", p, blocked, resource, filepath.Join(outside, filepath.Base(p)))
+		}
+	}
+	if blocked, _, _ := f.m.CheckPath(filepath.Join(f.ws, "in.txt"), true); blocked {
+		t.Error("CheckPath refused the workspace")
+	}
+	if st := f.m.Status(); !slices.Contains(st.Policy.Whitelist, f.ws) || slices.Contains(st.Policy.Whitelist, outside) {
+		t.Errorf("status whitelist follows the cd: %v", st.Policy.Whitelist)
 	}
 }

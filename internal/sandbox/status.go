@@ -25,10 +25,9 @@ type Status struct {
 	ScanTruncated bool `json:"scanTruncated,omitempty"`
 }
 
-// Status reports the current decision and policy for the shell's cwd.
+// Status reports the current decision and the policy commands run under.
 func (m *Manager) Status() Status {
-	cwd := m.Cwd()
-	p := m.BuildPolicy(cwd)
+	p, _ := m.activePolicy()
 	s := Status{
 		Enabled:    m.enabled,
 		Provider:   m.cfg.Provider,
