@@ -80,12 +80,9 @@ func (a *App) NewRunner(ctx context.Context, s RunnerSetup) (*agent.Runner, func
 	if err != nil {
 		return nil, nil, err
 	}
-	mgr, err := a.NewSandbox(SandboxOptions{Cwd: s.Cwd})
+	mgr, err := a.AgentSandbox(s.Cwd, s.AllowPaths, warn)
 	if err != nil {
 		return nil, nil, err
-	}
-	for _, w := range mgr.Warnings() {
-		warn(errors.New(w))
 	}
 	closers := []func() error{mgr.Shutdown}
 	closeAll := func() error {
@@ -94,12 +91,6 @@ func (a *App) NewRunner(ctx context.Context, s RunnerSetup) (*agent.Runner, func
 			errs = append(errs, closers[i]())
 		}
 		return errors.Join(errs...)
-	}
-	for _, p := range s.AllowPaths {
-		if err := mgr.AddRuntimeWhitelist(p); err != nil {
-			_ = closeAll()
-			return nil, nil, fmt.Errorf("--allow-path %s: %w", p, err)
-		}
 	}
 	handlers := map[router.Family]command.Handler{}
 	for fam, h := range s.Handlers {

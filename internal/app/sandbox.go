@@ -1,6 +1,8 @@
 package app
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"time"
 
@@ -57,4 +59,27 @@ func (a *App) hiddenEnv() []string {
 		names = append(names, k)
 	}
 	return names
+}
+
+// AgentSandbox builds the sandbox manager a top-level agent's commands run
+// under (synapse run, synapse exec): sandbox.json's policy for cwd, its
+// warnings sent to warn, and the extra writable paths (--allow-path) granted
+// for this process. The caller shuts it down.
+func (a *App) AgentSandbox(cwd string, allow []string, warn func(error)) (*sandbox.Manager, error) {
+	mgr, err := a.NewSandbox(SandboxOptions{Cwd: cwd})
+	if err != nil {
+		return nil, err
+	}
+	if warn != nil {
+		for _, w := range mgr.Warnings() {
+			warn(errors.New(w))
+		}
+	}
+	for _, p := range allow {
+		if err := mgr.AddRuntimeWhitelist(p); err != nil {
+			_ = mgr.Shutdown()
+			return nil, fmt.Errorf("--allow-path %s: %w", p, err)
+		}
+	}
+	return mgr, nil
 }

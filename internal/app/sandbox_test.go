@@ -70,3 +70,20 @@ func TestSandboxWithRealShell(t *testing.T) {
 		t.Fatalf("res=%+v err=%v", res, err)
 	}
 }
+
+// Every Bash tool runs its native commands through an executor (the sandbox
+// manager): there is no unsandboxed fallback shell to build one without.
+func TestNewToolNeedsAnExecutor(t *testing.T) {
+	a, err := New(func(k string) string {
+		if k == "HOME" {
+			return t.TempDir()
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tl, err := a.NewTool(context.Background(), ToolSetup{Cwd: t.TempDir()}); err == nil || tl != nil {
+		t.Fatalf("NewTool without Exec = %v, %v; want an error", tl, err)
+	}
+}

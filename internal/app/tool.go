@@ -2,25 +2,25 @@ package app
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/synapse-agent/synapse/internal/agentsh"
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/router"
-	"github.com/synapse-agent/synapse/internal/shell"
 	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
 
 // ToolSetup is what one agent's Bash tool is built from.
 type ToolSetup struct {
-	// Cwd is where the shell starts (default: the process's directory).
+	// Cwd is the agent's directory. NewTool does not use it: the shell starts
+	// where Exec was built to start it (SandboxOptions.Cwd).
 	Cwd string
-	// Exec runs native commands: the agent's sandbox manager. Nil starts a
-	// plain persistent shell (no OS sandbox) owned by the returned Tool.
+	// Exec runs native commands: the agent's sandbox manager (required:
+	// there is no path that runs a model's or a user's commands unsandboxed
+	// behind the policy's back).
 	Exec tool.Executor
 	// Paths checks file commands against the policy; nil uses Exec when it
 	// implements agentsh.PathChecker (the sandbox manager does).
@@ -38,27 +38,20 @@ type Tool struct {
 	*tool.Bash
 	Agent *agentsh.Shell
 	Exec  tool.Executor
-	close func() error
 }
 
-// Close stops the shell the Tool started (not an Exec passed in).
-func (t *Tool) Close() error {
-	if t.close == nil {
-		return nil
+// Close releases what the Tool itself holds: nothing today, since the shell
+// belongs to Exec (shut the sandbox manager down to stop it). Kept so that
+// owners can treat every part they built alike.
+func (t *Tool) Close() error { return nil }
+
+// NewTool builds the Bash tool with its Agent Shell over the executor's one
+// shell session.
+func (a *App) NewTool(_ context.Context, s ToolSetup) (*Tool, error) {
+	if s.Exec == nil {
+		return nil, errors.New("app: the Bash tool needs an executor: build the sandbox manager with NewSandbox and pass it as Exec")
 	}
-	return t.close()
-}
-
-// NewTool builds the Bash tool with its Agent Shell over one shell session.
-func (a *App) NewTool(ctx context.Context, s ToolSetup) (*Tool, error) {
 	t := &Tool{Exec: s.Exec}
-	if t.Exec == nil {
-		sess, err := shell.Start(ctx, shell.Options{Dir: s.Cwd, Env: os.Environ(), Timeout: a.Config.CommandTimeout})
-		if err != nil {
-			return nil, fmt.Errorf("start the shell: %w", err)
-		}
-		t.Exec, t.close = sessionExecutor{sess}, sess.Close
-	}
 	paths := s.Paths
 	if paths == nil {
 		paths, _ = t.Exec.(agentsh.PathChecker)
@@ -86,20 +79,3 @@ func (a *App) NewTool(ctx context.Context, s ToolSetup) (*Tool, error) {
 // outputDir receives command outputs and sub-agent answers too long to
 // return whole.
 func outputDir() string { return filepath.Join(os.TempDir(), "synapse-output") }
-
-// sessionExecutor runs native commands straight in a persistent shell, for
-// contexts without a sandbox manager.
-type sessionExecutor struct{ s *shell.Session }
-
-func (e sessionExecutor) Execute(ctx context.Context, cmd, cwd string) (command.Result, error) {
-	if cwd != "" && cwd != e.s.Cwd() {
-		res, err := e.s.Execute(ctx, "cd -- '"+strings.ReplaceAll(cwd, "'", `'\''`)+"'")
-		if err != nil || res.ExitCode != 0 {
-			return res, err
-		}
-	}
-	return e.s.Execute(ctx, cmd)
-}
-
-func (e sessionExecutor) Cwd() string                       { return e.s.Cwd() }
-func (e sessionExecutor) Restart(ctx context.Context) error { return e.s.Restart(ctx) }

@@ -17,13 +17,18 @@ import (
 func newExecCmd(stdio IO) *cobra.Command {
 	var asJSON bool
 	var cwd string
+	var allowPaths []string
 	cmd := &cobra.Command{
-		Use:   "exec [--json] [--cwd DIR] '<command>' ['<command>' ...]",
+		Use:   "exec [--json] [--cwd DIR] [--allow-path DIR] '<command>' ['<command>' ...]",
 		Short: "Run Bash-tool commands without a model",
 		Long: `Run each command through the Bash tool, in order, in one shell session, and print
 what the model would see. Commands are native shell commands ('ls -la', 'cd src'),
 Agent Shell commands ('read main.go', 'write a.txt hello', 'edit a.txt old new')
 or extension commands. Quote each command as one argument.
+
+Commands run under the same sandbox as synapse run: the policy of sandbox.json,
+with the workspace (--cwd, default the current directory) and the temp directory
+writable; 'synapse sandbox status' shows what is enforced.
 
 The exit status is the last command's (1 for a tool error without an exit code).`,
 		Example: `  synapse exec 'read --help'
@@ -49,13 +54,21 @@ The exit status is the last command's (1 for a tool error without an exit code).
 					return exitCode(2, fmt.Errorf("--cwd %s: not a directory", cwd))
 				}
 				cwd = abs
+			} else if cwd, err = os.Getwd(); err != nil {
+				return exitCode(1, fmt.Errorf("cannot find the working directory: %w", err))
 			}
 			ctx := cmd.Context()
-			t, err := a.NewTool(ctx, app.ToolSetup{Cwd: cwd})
+			// The same sandbox as synapse run: sandbox.json's policy with the
+			// workspace (--cwd) writable, on by default where it can run.
+			mgr, err := a.AgentSandbox(cwd, allowPaths, func(err error) { fmt.Fprintln(stdio.Err, "synapse: warning:", err) })
 			if err != nil {
 				return exitCode(1, err)
 			}
-			defer t.Close()
+			defer mgr.Shutdown()
+			t, err := a.NewTool(ctx, app.ToolSetup{Cwd: cwd, Exec: mgr})
+			if err != nil {
+				return exitCode(1, err)
+			}
 			enc := json.NewEncoder(stdio.Out)
 			code := 0
 			for _, line := range args {
@@ -81,7 +94,8 @@ The exit status is the last command's (1 for a tool error without an exit code).
 	// Everything after the first command is a command, even if it starts with "-".
 	cmd.Flags().SetInterspersed(false)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per command: {command, output, isError, message, extras}")
-	cmd.Flags().StringVar(&cwd, "cwd", "", "directory the shell starts in (default: the current one)")
+	cmd.Flags().StringVar(&cwd, "cwd", "", "directory the shell starts in, writable in the sandbox (default: the current one)")
+	cmd.Flags().StringArrayVar(&allowPaths, "allow-path", nil, "also allow the sandbox to write this path (repeatable)")
 	return cmd
 }
 

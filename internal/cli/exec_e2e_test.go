@@ -62,9 +62,12 @@ func synapse(t *testing.T, dir string, args ...string) runResult {
 	return runResult{out.String(), errb.String(), code}
 }
 
+// testEnv is a private HOME and SYNAPSE_HOME; TMPDIR stays the test's, whose
+// directories (t.TempDir) the sandbox then keeps writable.
 func testEnv(t *testing.T) []string {
 	home := t.TempDir()
-	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SYNAPSE_HOME=" + filepath.Join(home, ".synapse"), "LC_ALL=C"}
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SYNAPSE_HOME=" + filepath.Join(home, ".synapse"), "LC_ALL=C",
+		"TMPDIR=" + os.TempDir()}
 }
 
 func TestExecRunsCommandsInOneSession(t *testing.T) {
@@ -197,5 +200,107 @@ func TestExecInterrupt(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "[interrupted") || strings.Contains(out.String(), "not-reached") {
 		t.Errorf("stdout = %q", out.String())
+	}
+}
+
+// synapse exec runs native and file commands under the same sandbox as
+// synapse run: writes outside the workspace fail (and are reported as
+// blocked), --cwd is the writable workspace, sandbox.json is honoured.
+func TestExecIsSandboxed(t *testing.T) {
+	requireBwrap(t)
+	ws, outside, tmp := t.TempDir(), t.TempDir(), t.TempDir()
+	// A temp dir of its own (writable in the sandbox) that does not hold outside.
+	var env []string
+	home := ""
+	for _, kv := range testEnv(t) {
+		if v, ok := strings.CutPrefix(kv, "SYNAPSE_HOME="); ok {
+			home = v
+		}
+		if !strings.HasPrefix(kv, "TMPDIR=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "TMPDIR="+tmp)
+	exec1 := func(args ...string) runResult {
+		t.Helper()
+		c := exec.Command(synapseBin, append([]string{"exec"}, args...)...)
+		c.Dir, c.Env = t.TempDir(), env
+		var out, errb bytes.Buffer
+		c.Stdout, c.Stderr = &out, &errb
+		err := c.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return runResult{out.String(), errb.String(), code}
+	}
+	type rec struct {
+		Command string         `json:"command"`
+		Output  string         `json:"output"`
+		Extras  map[string]any `json:"extras"`
+	}
+	records := func(r runResult) []rec {
+		t.Helper()
+		var out []rec
+		for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			var x rec
+			if err := json.Unmarshal([]byte(line), &x); err != nil {
+				t.Fatalf("line %q: %v (stderr %s)", line, err, r.stderr)
+			}
+			out = append(out, x)
+		}
+		return out
+	}
+
+	planted := filepath.Join(outside, "planted.txt")
+	r := exec1("--json", "--cwd", ws,
+		"echo inside > in.txt && cat in.txt",
+		"echo x > "+planted,
+		"cd "+outside+" && touch planted2.txt",
+		"write "+filepath.Join(outside, "planted3.txt")+" x",
+	)
+	recs := records(r)
+	if len(recs) != 4 {
+		t.Fatalf("got %d records: %s %s", len(recs), r.stdout, r.stderr)
+	}
+	if recs[0].Output != "inside" {
+		t.Errorf("workspace write: %+v", recs[0])
+	}
+	for _, x := range recs[1:] {
+		if x.Extras["type"] != "sandbox_blocked" || !strings.HasPrefix(x.Extras["resource"].(string), outside) {
+			t.Errorf("%s: not reported as blocked on %s: %+v", x.Command, outside, x)
+		}
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Errorf("synapse exec wrote outside the workspace: %v", entries)
+	}
+	if data, err := os.ReadFile(filepath.Join(ws, "in.txt")); err != nil || string(data) != "inside\n" {
+		t.Errorf("in.txt = %q, %v", data, err)
+	}
+
+	// sandbox.json is honoured: a whitelisted directory is writable...
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(home, "sandbox.json")
+	if err := os.WriteFile(cfg, []byte(`{"enabled": true, "policy": {"filesystem": {"whitelist": ["`+outside+`"]}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := exec1("--cwd", ws, "echo ok > "+planted+" && cat "+planted); r.code != 0 || r.stdout != "ok\n" {
+		t.Errorf("whitelisted write: %+v", r)
+	}
+	// ...and so is "enabled": false (commands then run without the sandbox).
+	if err := os.WriteFile(cfg, []byte(`{"enabled": false}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "unsandboxed.txt")
+	if r := exec1("--cwd", ws, "echo free > "+other); r.code != 0 {
+		t.Errorf("sandbox off: %+v", r)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("with the sandbox off the write should happen: %v", err)
 	}
 }
