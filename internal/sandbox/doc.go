@@ -10,6 +10,13 @@
 // macOS (a generated Seatbelt profile). A text check of the command line gives
 // a friendly early refusal; the mounts are the real guard.
 //
+// A ReadOnly manager (task:explore) mounts every whitelisted path read-only
+// and gives the shell a private, empty tmpfs at /tmp (TMPDIR=/tmp) in place of
+// the host temp directory, so nothing of the host is writable; CheckPath
+// refuses every write. The shell's environment never holds the agent's own
+// provider credentials (ProviderCredentials) nor the variables named in
+// ManagerOptions.HideEnv (the app passes settings.json "env" names).
+//
 // # On by default
 //
 // The sandbox is on by default wherever it can run. When sandbox.json does not

@@ -22,7 +22,7 @@ type Kind struct {
 	// an exact command word).
 	Exclude []string
 	// ReadOnly asks for a shell under a sandbox without a writable
-	// workspace (only the temp directory is writable).
+	// workspace (only a private, empty /tmp inside the sandbox is writable).
 	ReadOnly bool
 	// NoTools runs one model request without any tool (skill:search).
 	NoTools bool
