@@ -30,8 +30,8 @@ vet:
 test: deps web-assets fmt vet
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
-bench: deps build
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200x $(PKGS)
+bench: deps web-assets
+	./scripts/bench.sh
 
 clean:
 	rm -rf bin
