@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/fsutil"
 )
 
 // write creates or replaces a file with literal content.
@@ -153,24 +154,5 @@ func atomicWrite(path string, data []byte) error {
 	if info, err := os.Stat(path); err == nil {
 		mode = info.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("cannot write in %s: %w", dir, err)
-	}
-	name := tmp.Name()
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(mode)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(name, path)
-	}
-	if err != nil {
-		os.Remove(name)
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	return nil
+	return fsutil.WriteFileAtomic(path, data, mode)
 }

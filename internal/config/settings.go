@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/synapse-agent/synapse/internal/fsutil"
 )
 
 // Provider names accepted in settings.json, SYNAPSE_PROVIDER and --provider.
@@ -198,39 +200,12 @@ func SaveSettings(path string, s Settings) error {
 	return WriteFileAtomic(path, append(data, '\n'), 0o600)
 }
 
-// WriteFileAtomic writes data to a temporary file next to path, syncs it and
-// renames it over path, so a crash leaves either the old or the new content.
+// WriteFileAtomic creates path's directory (private) if needed and replaces
+// path atomically with data (see fsutil.WriteFileAtomic).
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("cannot create %s: %w", dir, err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := f.Chmod(perm); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	return nil
+	return fsutil.WriteFileAtomic(path, data, perm)
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/synapse-agent/synapse/internal/fsutil"
 )
 
 // ConfigPolicy is the policy part of sandbox.json.
@@ -190,7 +192,10 @@ func addWhitelistToFile(configPath, path string) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", configPath, err)
 	}
-	return writeFileAtomic(configPath, append(out, '\n'), mode)
+	if err := os.MkdirAll(filepath.Dir(configPath), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(configPath), err)
+	}
+	return fsutil.WriteFileAtomic(configPath, append(out, '\n'), mode)
 }
 
 func childObject(m map[string]any, key, file string) (map[string]any, error) {
@@ -204,35 +209,4 @@ func childObject(m map[string]any, key, file string) (map[string]any, error) {
 	default:
 		return nil, fmt.Errorf("%s: field %q is not an object: fix it by hand; the file was not changed", file, key)
 	}
-}
-
-// writeFileAtomic writes data to a temp file beside path and renames it over.
-func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp, mode)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, werr)
-	}
-	return nil
 }

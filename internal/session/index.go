@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/synapse-agent/synapse/internal/fsutil"
 )
 
 // IndexFile lists the sessions, one JSON entry per line, so that one damaged
@@ -93,7 +95,7 @@ func (s *Store) upsert(e Entry) error {
 			return fmt.Errorf("encode session index: %w", err)
 		}
 	}
-	return writeFileAtomic(s.indexPath(), buf.Bytes())
+	return fsutil.WriteFileAtomic(s.indexPath(), buf.Bytes(), 0o600)
 }
 
 // Delete removes a session's files and its index entry.
@@ -118,36 +120,13 @@ func (s *Store) Delete(id string) error {
 			return fmt.Errorf("encode session index: %w", err)
 		}
 	}
-	if err := writeFileAtomic(s.indexPath(), buf.Bytes()); err != nil {
+	if err := fsutil.WriteFileAtomic(s.indexPath(), buf.Bytes(), 0o600); err != nil {
 		return err
 	}
 	for _, p := range []string{s.historyPath(id), s.usagePath(id)} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("delete session file: %w", err)
 		}
-	}
-	return nil
-}
-
-// writeFileAtomic writes data to a temp file next to path and renames it over path.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	name := tmp.Name()
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/synapse-agent/synapse/internal/fsutil"
 	"github.com/synapse-agent/synapse/internal/llm"
 )
 
@@ -216,7 +217,7 @@ func (ss *Session) flushLocked() error {
 	if err != nil {
 		return fmt.Errorf("encode session usage: %w", err)
 	}
-	if err := writeFileAtomic(ss.store.usagePath(ss.entry.ID), append(data, '\n')); err != nil {
+	if err := fsutil.WriteFileAtomic(ss.store.usagePath(ss.entry.ID), append(data, '\n'), 0o600); err != nil {
 		return err
 	}
 	e := ss.entry

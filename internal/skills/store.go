@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/synapse-agent/synapse/internal/fsutil"
 )
 
 // DefaultMaxVersions is how many snapshots per skill the store keeps.
@@ -126,7 +128,7 @@ func (st *Store) snapshotLocked(name, reason string) (Snapshot, error) {
 		return Snapshot{}, fmt.Errorf("create snapshot: %w", err)
 	}
 	meta, _ := json.MarshalIndent(snap, "", "  ")
-	if err := writeFileAtomic(filepath.Join(snap.dir, "meta.json"), meta); err != nil {
+	if err := fsutil.WriteFileAtomic(filepath.Join(snap.dir, "meta.json"), meta, 0o600); err != nil {
 		return Snapshot{}, err
 	}
 	if err := os.Rename(cur, filepath.Join(snap.dir, "skill")); err != nil {
@@ -148,7 +150,7 @@ func (st *Store) nextNumber(name string) (int, error) {
 		n = vs[len(vs)-1].Number
 	}
 	n++
-	if err := writeFileAtomic(seqFile, []byte(strconv.Itoa(n)+"\n")); err != nil {
+	if err := fsutil.WriteFileAtomic(seqFile, []byte(strconv.Itoa(n)+"\n"), 0o600); err != nil {
 		return 0, err
 	}
 	return n, nil
@@ -437,25 +439,4 @@ func copyFile(src, dst string, perm os.FileMode) error {
 		return err
 	}
 	return out.Close()
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }
