@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/fsutil"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
@@ -259,24 +259,5 @@ func (h *Handler) capText(id, text string) string {
 }
 
 func (h *Handler) saveText(id, text string) (string, error) {
-	dir := h.opts.OutputDir
-	if dir == "" {
-		dir = os.TempDir()
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	f, err := os.CreateTemp(dir, "synapse-"+id+"-*.md")
-	if err != nil {
-		return "", err
-	}
-	_, err = f.WriteString(text)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
+	return fsutil.SaveTemp(h.opts.OutputDir, "synapse-"+id+"-*.md", text)
 }

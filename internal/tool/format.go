@@ -3,7 +3,6 @@ package tool
 import (
 	"context"
 	"fmt"
-	"os"
 	"path"
 	"regexp"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/fsutil"
 	"github.com/synapse-agent/synapse/internal/router"
 )
 
@@ -214,26 +214,7 @@ func runeOffset(s string, i int) int {
 }
 
 func (b *Bash) saveOutput(out string) (string, error) {
-	dir := b.opts.OutputDir
-	if dir == "" {
-		dir = os.TempDir()
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	f, err := os.CreateTemp(dir, "bash-output-*.txt")
-	if err != nil {
-		return "", err
-	}
-	_, err = f.WriteString(out)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
+	return fsutil.SaveTemp(b.opts.OutputDir, "bash-output-*.txt", out)
 }
 
 // failure is a ToolError with a category.
