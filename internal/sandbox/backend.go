@@ -225,6 +225,16 @@ func (LocalProvider) Create(ctx context.Context, opts CreateOptions) (Backend, e
 // Destroy disposes the backend.
 func (LocalProvider) Destroy(b Backend) error { return b.Dispose() }
 
+// bindsOnlyExisting: bubblewrap makes a path writable by bind-mounting it,
+// which needs the path to exist; a Seatbelt profile names paths as rules.
+func (LocalProvider) bindsOnlyExisting(goos string) bool { return goos == "linux" }
+
+// existingPathBinder is implemented by providers that can only make a path
+// writable once it exists (see Manager.createGrantedFileLocked).
+type existingPathBinder interface {
+	bindsOnlyExisting(goos string) bool
+}
+
 // newUnsandboxed runs the shell directly (sandbox disabled).
 func newUnsandboxed(ctx context.Context, opts CreateOptions) (Backend, error) {
 	if opts.StartSession == nil {

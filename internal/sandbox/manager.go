@@ -367,6 +367,8 @@ func (m *Manager) Restart(ctx context.Context) error {
 
 // AddRuntimeWhitelist makes path writable for the rest of this manager's
 // life; the sandbox is rebuilt (shell state is reset) on the next command.
+// A path that does not exist yet is created as an empty file first (see
+// createGrantedFile): a grant is for exactly that file, never its directory.
 func (m *Manager) AddRuntimeWhitelist(path string) error {
 	abs, err := m.absArg(path)
 	if err != nil {
@@ -374,6 +376,9 @@ func (m *Manager) AddRuntimeWhitelist(path string) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.createGrantedFileLocked(abs); err != nil {
+		return err
+	}
 	if !slices.Contains(m.runtimeW, abs) {
 		m.runtimeW = append(m.runtimeW, abs)
 	}
@@ -406,6 +411,12 @@ func (m *Manager) AddPermanentWhitelist(path string) error {
 	if m.opts.ConfigPath == "" {
 		return errors.New("sandbox: no sandbox.json path is configured, so the grant cannot be saved")
 	}
+	m.mu.Lock()
+	err = m.createGrantedFileLocked(abs)
+	m.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	if err := addWhitelistToFile(m.opts.ConfigPath, abs); err != nil {
 		return err
 	}
@@ -418,6 +429,59 @@ func (m *Manager) AddPermanentWhitelist(path string) error {
 		m.runtimeW = append(m.runtimeW, abs)
 	}
 	return m.rebuildLocked()
+}
+
+// createGrantedFileLocked makes a grant of a path that does not exist yet
+// enforceable. bubblewrap can only bind what exists, so a missing whitelist
+// entry is skipped and the command the user just allowed (`echo hi >
+// /opt/x/new.txt`) would be blocked again. When the path is missing, its
+// parent is an existing directory, it is not already writable through
+// another root and not on the blacklist, the path is created here, on the
+// host and as the user who granted it, as an empty file (O_EXCL: no
+// symlink followed; mode 0666 less the umask); the next sandbox binds
+// exactly that file read-write. The directory around it stays read-only.
+//
+// The grant is taken to be for a file: that is what a blocked redirection,
+// touch, cp or tee names. A directory that does not exist yet (mkdir) cannot
+// be granted this way; create it first, then allow it. The file is left in
+// place when an "allow once" grant is withdrawn: the allowed command may
+// have meant to create it, even empty. Nothing is created while the sandbox
+// is off or read-only (a grant changes no mount), nor for a provider that
+// does not bind paths (Seatbelt on macOS allows a path that is yet to exist).
+func (m *Manager) createGrantedFileLocked(abs string) error {
+	if !m.enabled || m.opts.ReadOnly {
+		return nil
+	}
+	if b, ok := m.provider.(existingPathBinder); !ok || !b.bindsOnlyExisting(m.opts.GOOS) {
+		return nil
+	}
+	target := resolvePath(abs, "/", m.opts.Home)
+	if _, err := os.Lstat(target); !errors.Is(err, os.ErrNotExist) {
+		return nil // it exists (or cannot be examined): bind it as it is
+	}
+	if st, err := os.Stat(filepath.Dir(target)); err != nil || !st.IsDir() {
+		return nil // no parent directory: nothing to bind, the grant stays a rule
+	}
+	p := m.buildPolicyLocked("")
+	for _, w := range p.Whitelist {
+		if w != target && within(target, w) && exists(w) {
+			return nil // already writable: creating it would be a side effect only
+		}
+	}
+	if _, hidden := matchRules(compileRules(p.Blacklist, m.opts.Home), target); hidden {
+		return nil
+	}
+	f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666) // O_EXCL: never through a symlink
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil // created meanwhile: bind what is there
+		}
+		return fmt.Errorf("sandbox: cannot create %s so that the sandbox can allow writing exactly that file: %w", target, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("sandbox: create %s: %w", target, err)
+	}
+	return nil
 }
 
 // rebuildLocked drops the backend so the next command gets one built from

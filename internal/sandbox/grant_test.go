@@ -1,0 +1,104 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestGrantOfANewFileMakesExactlyThatFileWritable covers the permission
+// prompt's retry for a file that does not exist yet: the grant creates it
+// empty, the rebuilt sandbox binds it, and the directory around it stays
+// read-only.
+func TestGrantOfANewFileMakesExactlyThatFileWritable(t *testing.T) {
+	for _, permanent := range []bool{false, true} {
+		name := "runtime"
+		if permanent {
+			name = "permanent"
+		}
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			outside := t.TempDir() // neither the workspace nor the sandbox's temp dir
+			target := filepath.Join(outside, "new.txt")
+
+			res := f.run(t, "echo hi > '"+target+"'")
+			if !res.Blocked || res.BlockedResource != target {
+				t.Fatalf("first write: blocked=%v resource=%q, want blocked on %s (%+v)", res.Blocked, res.BlockedResource, target, res)
+			}
+			grant := f.m.AddRuntimeWhitelist
+			if permanent {
+				grant = f.m.AddPermanentWhitelist
+			}
+			if err := grant(res.BlockedResource); err != nil {
+				t.Fatal(err)
+			}
+			if st, err := os.Stat(target); err != nil || !st.Mode().IsRegular() || st.Size() != 0 {
+				t.Fatalf("after the grant %s should be an empty file: %v %v", target, st, err)
+			}
+			if res := f.run(t, "echo hi > '"+target+"' && cat '"+target+"'"); res.ExitCode != 0 || res.Stdout != "hi" {
+				t.Fatalf("retry after the grant: %+v", res)
+			}
+			sibling := filepath.Join(outside, "sibling.txt")
+			if res := f.run(t, "echo x > '"+sibling+"'"); !res.Blocked || res.BlockedResource != sibling {
+				t.Fatalf("a sibling of the granted file was not blocked: %+v", res)
+			}
+			if _, err := os.Stat(sibling); err == nil {
+				t.Fatal("the grant widened to the directory: the sibling was written")
+			}
+			if res := f.run(t, "mkdir '"+filepath.Join(outside, "sub")+"'"); res.ExitCode == 0 {
+				t.Fatal("the grant widened to the directory: mkdir beside the file worked")
+			}
+		})
+	}
+}
+
+// TestGrantCreatesNothingWhenItNeedNot checks the cases where a grant of a
+// missing path must not create anything.
+func TestGrantCreatesNothingWhenItNeedNot(t *testing.T) {
+	f := newFixture(t, nil)
+	outside := t.TempDir()
+	tests := []struct {
+		name string
+		path string
+	}{
+		{"no parent directory", filepath.Join(outside, "missing", "new.txt")},
+		{"already writable in the workspace", filepath.Join(f.ws, "new.txt")},
+		{"already writable in the temp dir", filepath.Join(f.tmp, "new.txt")},
+		{"blacklisted", filepath.Join(outside, ".env")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := f.m.AddRuntimeWhitelist(tt.path); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Lstat(tt.path); err == nil {
+				t.Errorf("%s was created", tt.path)
+			}
+		})
+	}
+
+	t.Run("sandbox off", func(t *testing.T) {
+		off := newFixture(t, func(o *ManagerOptions) { o.Config, o.ConfigPath = Config{Enabled: false}, "" })
+		p := filepath.Join(t.TempDir(), "new.txt")
+		if err := off.m.AddRuntimeWhitelist(p); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s was created with the sandbox off", p)
+		}
+	})
+
+	t.Run("dangling symlink", func(t *testing.T) {
+		link := filepath.Join(outside, "link.txt")
+		aim := filepath.Join(t.TempDir(), "aim.txt")
+		if err := os.Symlink(aim, link); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.m.AddRuntimeWhitelist(link); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Lstat(aim); err == nil {
+			t.Errorf("the grant created the symlink's target %s", aim)
+		}
+	})
+}
