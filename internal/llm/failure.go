@@ -1,0 +1,85 @@
+package llm
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// APIFailure is what an adapter read from an error response, or from an
+// error event inside a stream, in provider-neutral terms. Adapters decide the
+// kind from their wire format; Typed builds the error with the common parts.
+type APIFailure struct {
+	Provider   string
+	Status     int    // HTTP status; 0 for an error event inside a stream
+	Detail     string // the server's message, or the status text
+	RetryAfter time.Duration
+	Err        error // the SDK's error, kept for errors.As
+}
+
+// NewAPIFailure reads a failure: a status below 400 (an error event in a 200
+// stream) counts as none, an empty detail becomes the status text, and the
+// retry-after headers (header may be nil) set RetryAfter.
+func NewAPIFailure(provider string, status int, detail string, header http.Header, err error) APIFailure {
+	if status < 400 {
+		status = 0
+	}
+	if detail == "" && status != 0 {
+		detail = http.StatusText(status)
+	}
+	f := APIFailure{Provider: provider, Status: status, Detail: detail, Err: err}
+	if d, ok := ParseRetryAfter(header.Get("Retry-After-Ms"), header.Get("Retry-After"), time.Now()); ok {
+		f.RetryAfter = d
+	}
+	return f
+}
+
+// Typed returns the failure as an *Error of kind whose message is what went
+// wrong, the server's detail, then hint (what to do; may be empty).
+func (f APIFailure) Typed(kind ErrorKind, what, hint string) *Error {
+	msg := what
+	if f.Detail != "" {
+		msg += ": " + f.Detail
+	}
+	if hint != "" {
+		msg += "; " + hint
+	}
+	return &Error{Kind: kind, Provider: f.Provider, StatusCode: f.Status, RetryAfter: f.RetryAfter, Message: msg, Err: f.Err}
+}
+
+// TransportMessages are an adapter's words for failures that came with no
+// API response; they name its endpoint and the settings to check.
+type TransportMessages struct {
+	Undecodable string // the stream is not the wire format
+	Closed      string // the connection ended before the response did
+	Unreachable string // any other failure to talk to the server
+}
+
+// TransportError classifies err, which came with no API response. A stream
+// the client cannot decode is ErrProtocol and not worth retrying; a
+// connection that closed early or never got through is ErrConnection and is.
+func TransportError(provider string, err error, m TransportMessages) (*Error, bool) {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &syn) || errors.As(err, &typ) || errors.Is(err, bufio.ErrTooLong) {
+		return &Error{Kind: ErrProtocol, Provider: provider, Err: err, Message: m.Undecodable}, false
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return &Error{Kind: ErrConnection, Provider: provider, Err: err, Message: m.Closed}, true
+	}
+	return &Error{Kind: ErrConnection, Provider: provider, Err: err, Message: m.Unreachable}, true
+}
+
+// Excerpt trims a raw error body for a message: at most 200 bytes, marked
+// with an ellipsis when cut.
+func Excerpt(raw string) string {
+	raw = strings.TrimSpace(raw)
+	if len(raw) > 200 {
+		raw = raw[:200] + "…"
+	}
+	return raw
+}
