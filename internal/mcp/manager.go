@@ -16,6 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/synapse-agent/synapse/internal/sandbox"
 )
 
 // Wrapper turns a stdio server's argv into the argv that runs it inside the
@@ -32,8 +34,11 @@ const (
 // Options configure a Manager.
 type Options struct {
 	Wrap Wrapper
-	// Env is the base environment of stdio servers (nil: the process
-	// environment); each server's "env" is added to it.
+	// Env is the base environment of stdio servers: the app passes the
+	// sandbox manager's Env(), without the agent's credentials. nil means the
+	// process environment without the provider credentials
+	// (sandbox.ProviderCredentials). Each server's own "env" entries are
+	// added to it explicitly, whatever their names.
 	Env []string
 	// Cwd is where stdio servers run unless their entry says otherwise, and
 	// what a relative "cwd" is resolved against.
@@ -518,7 +523,7 @@ func (s *server) stdioTransport(errTail *tail) (sdk.Transport, *exec.Cmd, error)
 	cmd.Dir = cwd
 	env := s.m.opts.Env
 	if env == nil {
-		env = os.Environ()
+		env = sandbox.ScrubEnv(os.Environ())
 	}
 	env = append([]string(nil), env...)
 	keys := make([]string, 0, len(c.Env))

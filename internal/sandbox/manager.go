@@ -203,6 +203,13 @@ var providerCredentials = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", 
 // credentials, which no sandboxed command sees.
 func ProviderCredentials() []string { return slices.Clone(providerCredentials) }
 
+// ScrubEnv returns env without the agent's provider credentials and the
+// variables named in hide: the environment for a process the agent starts
+// on the model's behalf when no manager's Env() is at hand.
+func ScrubEnv(env []string, hide ...string) []string {
+	return scrubEnv(env, append(ProviderCredentials(), hide...))
+}
+
 // scrubEnv returns env without the variables named in hide.
 func scrubEnv(env, hide []string) []string {
 	out := make([]string, 0, len(env))

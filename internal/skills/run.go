@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/sandbox"
 )
 
 // Wrapper turns a command's argv into the argv that runs it inside the sandbox
@@ -20,8 +21,11 @@ type Wrapper func(argv []string, cwd string) ([]string, error)
 
 // RunOptions control how a skill script runs.
 type RunOptions struct {
-	Wrap      Wrapper
-	Env       []string      // base environment; nil means the process environment
+	Wrap Wrapper
+	// Env is the script's base environment: the app passes the sandbox
+	// manager's Env(). nil means the process environment without the agent's
+	// provider credentials (sandbox.ProviderCredentials).
+	Env       []string
 	Timeout   time.Duration // 0 means no limit beyond ctx
 	MaxOutput int           // bytes kept per stream; 0 means 1 MiB
 }
@@ -56,7 +60,7 @@ func (sc Script) Run(ctx context.Context, skillDir string, args []string, cwd st
 	cmd.Dir = cwd
 	env := opts.Env
 	if env == nil {
-		env = os.Environ()
+		env = sandbox.ScrubEnv(os.Environ())
 	}
 	cmd.Env = append(append([]string(nil), env...), "SYNAPSE_SKILL_DIR="+skillDir)
 	stdout, stderr := &capped{max: max}, &capped{max: max}
