@@ -86,3 +86,44 @@ func ParseRetryAfter(retryAfterMs, retryAfter string, now time.Time) (time.Durat
 	}
 	return 0, false
 }
+
+// AttemptError is the error of one attempt at a request and whether another
+// attempt may succeed.
+type AttemptError struct {
+	*Error
+	Retry bool
+}
+
+// Do runs try until it succeeds, then returns its response. It stops with
+// ctx's error once ctx is done, and with try's error when output already
+// reached the caller (emitted: a retry would show it twice), when the error
+// is not retryable, or when the policy gives up (the message then says after
+// how many retries).
+func (p RetryPolicy) Do(ctx context.Context, try func() (resp Response, emitted bool, err *AttemptError)) (Response, error) {
+	for attempt := 0; ; attempt++ {
+		resp, emitted, err := try()
+		if err == nil {
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return Response{}, ctx.Err()
+		}
+		if emitted || !err.Retry {
+			return Response{}, err.Error
+		}
+		d, ok := p.Delay(attempt, err.RetryAfter)
+		if !ok {
+			if attempt > 0 {
+				retries := "1 retry"
+				if attempt > 1 {
+					retries = strconv.Itoa(attempt) + " retries"
+				}
+				err.Message += " (gave up after " + retries + ")"
+			}
+			return Response{}, err.Error
+		}
+		if werr := p.Wait(ctx, d); werr != nil {
+			return Response{}, werr
+		}
+	}
+}

@@ -7,7 +7,6 @@ package anthropic
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
@@ -98,63 +97,30 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onEvent func(llm
 	if onEvent == nil {
 		onEvent = func(llm.Event) {}
 	}
-	for attempt := 0; ; attempt++ {
-		resp, emitted, err := p.once(ctx, body, params.MaxTokens, onEvent)
-		if err == nil {
-			return resp, nil
-		}
-		if ctx.Err() != nil {
-			return llm.Response{}, ctx.Err()
-		}
-		le := err
-		if emitted || !le.retry {
-			return llm.Response{}, le.Error
-		}
-		d, ok := p.retry.Delay(attempt, le.RetryAfter)
-		if !ok {
-			if attempt > 0 {
-				le.Message += " (gave up after " + plural(attempt, "retry", "retries") + ")"
-			}
-			return llm.Response{}, le.Error
-		}
-		if err := p.retry.Wait(ctx, d); err != nil {
-			return llm.Response{}, err
-		}
-	}
-}
-
-// attemptError is the error of one attempt and whether it may be retried.
-type attemptError struct {
-	*llm.Error
-	retry bool
+	return p.retry.Do(ctx, func() (llm.Response, bool, *llm.AttemptError) {
+		return p.once(ctx, body, params.MaxTokens, onEvent)
+	})
 }
 
 // once runs one attempt; emitted reports whether any event reached onEvent.
-// A cancelled context is returned as is (not an attemptError) by Stream.
-func (p *Provider) once(ctx context.Context, body []byte, maxTokens int, onEvent func(llm.Event)) (llm.Response, bool, *attemptError) {
+// A cancelled context is returned as is (not an AttemptError) by Stream.
+func (p *Provider) once(ctx context.Context, body []byte, maxTokens int, onEvent func(llm.Event)) (llm.Response, bool, *llm.AttemptError) {
 	stream := p.messages.NewStreaming(ctx, sdk.MessageNewParams{}, option.WithRequestBody("application/json", body))
 	defer stream.Close()
 	a := assembler{onEvent: onEvent, maxTokens: int64(maxTokens)}
 	for stream.Next() {
 		if err := a.add(stream.Current()); err != nil {
-			return llm.Response{}, a.emitted, &attemptError{Error: err}
+			return llm.Response{}, a.emitted, &llm.AttemptError{Error: err}
 		}
 	}
 	if err := stream.Err(); err != nil {
 		le, retry := p.classify(err)
-		return llm.Response{}, a.emitted, &attemptError{Error: le, retry: retry}
+		return llm.Response{}, a.emitted, &llm.AttemptError{Error: le, Retry: retry}
 	}
 	resp, err := a.finish(p.baseURL)
 	if err != nil {
 		// An incomplete stream is a connection failure and may be retried.
-		return llm.Response{}, a.emitted, &attemptError{Error: err, retry: err.Kind == llm.ErrConnection}
+		return llm.Response{}, a.emitted, &llm.AttemptError{Error: err, Retry: err.Kind == llm.ErrConnection}
 	}
 	return resp, a.emitted, nil
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
 }

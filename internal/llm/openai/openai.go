@@ -11,7 +11,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -85,36 +84,12 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onEvent func(llm
 	if onEvent == nil {
 		onEvent = func(llm.Event) {}
 	}
-	for attempt := 0; ; attempt++ {
-		resp, emitted, err := p.once(ctx, params, onEvent)
-		if err == nil {
-			return resp, nil
-		}
-		if ctx.Err() != nil {
-			return llm.Response{}, ctx.Err()
-		}
-		if emitted || !err.retry {
-			return llm.Response{}, err.Error
-		}
-		d, ok := p.retry.Delay(attempt, err.RetryAfter)
-		if !ok {
-			if attempt > 0 {
-				err.Message += " (gave up after " + plural(attempt) + ")"
-			}
-			return llm.Response{}, err.Error
-		}
-		if werr := p.retry.Wait(ctx, d); werr != nil {
-			return llm.Response{}, werr
-		}
-	}
+	return p.retry.Do(ctx, func() (llm.Response, bool, *llm.AttemptError) {
+		return p.once(ctx, params, onEvent)
+	})
 }
 
-type attemptError struct {
-	*llm.Error
-	retry bool
-}
-
-func (p *Provider) once(ctx context.Context, params sdk.ChatCompletionNewParams, onEvent func(llm.Event)) (llm.Response, bool, *attemptError) {
+func (p *Provider) once(ctx context.Context, params sdk.ChatCompletionNewParams, onEvent func(llm.Event)) (llm.Response, bool, *llm.AttemptError) {
 	stream := p.chat.NewStreaming(ctx, params)
 	defer stream.Close()
 	a := assembler{onEvent: onEvent, maxTokens: maxTokensOf(params)}
@@ -123,11 +98,11 @@ func (p *Provider) once(ctx context.Context, params sdk.ChatCompletionNewParams,
 	}
 	if err := stream.Err(); err != nil {
 		le, retry := p.classify(err)
-		return llm.Response{}, a.emitted, &attemptError{Error: le, retry: retry}
+		return llm.Response{}, a.emitted, &llm.AttemptError{Error: le, Retry: retry}
 	}
 	resp, err := a.finish(p.baseURL)
 	if err != nil {
-		return llm.Response{}, a.emitted, &attemptError{Error: err, retry: err.Kind == llm.ErrConnection}
+		return llm.Response{}, a.emitted, &llm.AttemptError{Error: err, Retry: err.Kind == llm.ErrConnection}
 	}
 	return resp, a.emitted, nil
 }
@@ -140,11 +115,4 @@ func maxTokensOf(p sdk.ChatCompletionNewParams) int64 {
 		return p.MaxTokens.Value
 	}
 	return 0
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return "1 retry"
-	}
-	return strconv.Itoa(n) + " retries"
 }
