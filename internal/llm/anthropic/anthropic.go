@@ -5,6 +5,7 @@
 package anthropic
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"strings"
@@ -50,16 +51,9 @@ type Provider struct {
 
 // New builds a Provider.
 func New(opts Options) *Provider {
-	base := opts.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	hc := opts.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
+	base := cmp.Or(opts.BaseURL, DefaultBaseURL)
 	ro := []option.RequestOption{
-		option.WithHTTPClient(hc),
+		option.WithHTTPClient(cmp.Or(opts.HTTPClient, &http.Client{})),
 		option.WithBaseURL(base),
 		option.WithMaxRetries(0), // retries are ours: they also cover errors inside the stream
 	}

@@ -8,6 +8,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"net/url"
@@ -47,16 +48,9 @@ type Provider struct {
 
 // New builds a Provider.
 func New(opts Options) *Provider {
-	base := opts.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	hc := opts.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
+	base := cmp.Or(opts.BaseURL, DefaultBaseURL)
 	ro := []option.RequestOption{
-		option.WithHTTPClient(hc),
+		option.WithHTTPClient(cmp.Or(opts.HTTPClient, &http.Client{})),
 		option.WithBaseURL(base),
 		option.WithMaxRetries(0),
 	}
