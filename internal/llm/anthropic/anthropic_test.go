@@ -18,31 +18,8 @@ import (
 
 var bashSchema = json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"},"restart":{"type":"boolean"}},"required":["command"]}`)
 
-// waits records the retry waits a provider asked for, instead of sleeping.
-type waits struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (w *waits) sleep(_ context.Context, d time.Duration) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.d = append(w.d, d)
-	return nil
-}
-
-func (w *waits) list() []time.Duration {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]time.Duration(nil), w.d...)
-}
-
-func newProvider(srv *llmtest.Server, w *waits, maxRetries int) *Provider {
-	rp := llm.RetryPolicy{MaxRetries: maxRetries, BaseDelay: 10 * time.Millisecond, MaxDelay: 40 * time.Millisecond, MaxRetryAfter: time.Minute}
-	if w != nil {
-		rp.Sleep = w.sleep
-	}
-	return New(Options{APIKey: "test-key", BaseURL: srv.URL(), Retry: &rp})
+func newProvider(srv *llmtest.Server, w *llmtest.Waits, maxRetries int) *Provider {
+	return New(Options{APIKey: "test-key", BaseURL: srv.URL(), Retry: llmtest.RetryPolicy(maxRetries, w)})
 }
 
 func baseRequest(msgs ...llm.Message) llm.Request {
@@ -54,25 +31,6 @@ func baseRequest(msgs ...llm.Message) llm.Request {
 		System:   "You are a test.",
 		Messages: msgs,
 		Tools:    []llm.ToolSpec{{Name: "Bash", Description: "Run a command", InputSchema: bashSchema}},
-	}
-}
-
-type collected struct {
-	text, thinking string
-	calls          []llm.ToolCall
-	usage          []llm.Usage
-}
-
-func (c *collected) on(e llm.Event) {
-	switch e.Type {
-	case llm.EventTextDelta:
-		c.text += e.Text
-	case llm.EventThinkingDelta:
-		c.thinking += e.Text
-	case llm.EventToolCall:
-		c.calls = append(c.calls, *e.ToolCall)
-	case llm.EventUsage:
-		c.usage = append(c.usage, *e.Usage)
 	}
 }
 
@@ -135,23 +93,23 @@ func TestStreamAssemblesToolCalls(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmtest.New(t, tc.turn)
-			var c collected
-			resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.on)
+			var c llmtest.Events
+			resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.On)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.text != tc.wantText || resp.Message.Text != tc.wantText {
-				t.Errorf("text: events %q, message %q, want %q", c.text, resp.Message.Text, tc.wantText)
+			if c.Text != tc.wantText || resp.Message.Text != tc.wantText {
+				t.Errorf("text: events %q, message %q, want %q", c.Text, resp.Message.Text, tc.wantText)
 			}
 			if resp.StopReason != tc.wantStop {
 				t.Errorf("stop %q, want %q", resp.StopReason, tc.wantStop)
 			}
-			if len(c.calls) != len(tc.wantCalls) || len(resp.Message.ToolCalls) != len(tc.wantCalls) {
-				t.Fatalf("calls: events %v, message %v, want %v", c.calls, resp.Message.ToolCalls, tc.wantCalls)
+			if len(c.Calls) != len(tc.wantCalls) || len(resp.Message.ToolCalls) != len(tc.wantCalls) {
+				t.Fatalf("calls: events %v, message %v, want %v", c.Calls, resp.Message.ToolCalls, tc.wantCalls)
 			}
 			for i, want := range tc.wantCalls {
 				parts := strings.SplitN(want, ":", 3)
-				for _, got := range []llm.ToolCall{c.calls[i], resp.Message.ToolCalls[i]} {
+				for _, got := range []llm.ToolCall{c.Calls[i], resp.Message.ToolCalls[i]} {
 					if got.ID != parts[0] || got.Name != parts[1] {
 						t.Errorf("call %d = %s/%s, want %s/%s", i, got.ID, got.Name, parts[0], parts[1])
 					}
@@ -172,15 +130,15 @@ func TestThinkingSignatureRoundTripAndToolResultsFolded(t *testing.T) {
 		llmtest.TextTurn("two results seen"),
 	)
 	p := newProvider(srv, nil, 0)
-	var c collected
+	var c llmtest.Events
 	req := baseRequest()
 	req.ThinkingBudget = 2048
-	resp, err := p.Stream(context.Background(), req, c.on)
+	resp, err := p.Stream(context.Background(), req, c.On)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.thinking != "I should list files first." {
-		t.Errorf("thinking events %q", c.thinking)
+	if c.Thinking != "I should list files first." {
+		t.Errorf("thinking events %q", c.Thinking)
 	}
 	wantThinking := []llm.Thinking{{Text: "I should list files first.", Signature: "sig-XYZ"}, {Redacted: "opaque=="}}
 	if !reflect.DeepEqual(resp.Message.Thinking, wantThinking) {
@@ -227,8 +185,8 @@ func TestThinkingSignatureRoundTripAndToolResultsFolded(t *testing.T) {
 
 func TestUsageIncludesCacheTokens(t *testing.T) {
 	srv := llmtest.New(t, llmtest.Turn{Text: "ok", Usage: llmtest.Usage{InputTokens: 12, OutputTokens: 34, CacheReadTokens: 5600, CacheCreationTokens: 780}})
-	var c collected
-	resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.on)
+	var c llmtest.Events
+	resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.On)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,8 +194,8 @@ func TestUsageIncludesCacheTokens(t *testing.T) {
 	if resp.Usage != want {
 		t.Errorf("usage %+v, want %+v", resp.Usage, want)
 	}
-	if len(c.usage) != 1 || c.usage[0] != want {
-		t.Errorf("usage events %+v", c.usage)
+	if len(c.Usage) != 1 || c.Usage[0] != want {
+		t.Errorf("usage events %+v", c.Usage)
 	}
 }
 
@@ -318,14 +276,14 @@ func TestStopReasonsAndTruncation(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmtest.New(t, tc.turn)
-			var c collected
-			resp, err := newProvider(srv, nil, 3).Stream(context.Background(), baseRequest(), c.on)
+			var c llmtest.Events
+			resp, err := newProvider(srv, nil, 3).Stream(context.Background(), baseRequest(), c.On)
 			if tc.wantKind != "" {
 				if llm.KindOf(err) != tc.wantKind || !strings.Contains(err.Error(), tc.wantMsg) {
 					t.Fatalf("err = %v, want kind %s containing %q", err, tc.wantKind, tc.wantMsg)
 				}
-				if len(c.calls) != 0 {
-					t.Errorf("a broken call was emitted: %+v", c.calls)
+				if len(c.Calls) != 0 {
+					t.Errorf("a broken call was emitted: %+v", c.Calls)
 				}
 				if srv.Count() != 1 {
 					t.Errorf("%d requests: a truncated reply must not be retried", srv.Count())
@@ -393,7 +351,7 @@ func TestRetriesAndErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmtest.New(t, tc.script...)
-			var w waits
+			var w llmtest.Waits
 			resp, err := newProvider(srv, &w, tc.maxRetries).Stream(context.Background(), baseRequest(), nil)
 			if tc.wantKind == "" {
 				if err != nil {
@@ -419,7 +377,7 @@ func TestRetriesAndErrors(t *testing.T) {
 			if srv.Count() != tc.wantCount {
 				t.Errorf("%d requests, want %d", srv.Count(), tc.wantCount)
 			}
-			got := w.list()
+			got := w.List()
 			if tc.wantWaits != nil && !reflect.DeepEqual(got, tc.wantWaits) && !(len(got) == 0 && len(tc.wantWaits) == 0) {
 				t.Errorf("waits %v, want %v", got, tc.wantWaits)
 			}
@@ -432,11 +390,11 @@ func TestRetriesAndErrors(t *testing.T) {
 
 func TestRetryAfterMsPreferredAndBackoffBounded(t *testing.T) {
 	srv := llmtest.New(t, llmtest.Turn{Status: 429, RetryAfter: "9", RetryAfterMs: "1500"}, llmtest.Turn{Status: 529}, llmtest.Turn{Status: 529}, llmtest.TextTurn("ok"))
-	var w waits
+	var w llmtest.Waits
 	if _, err := newProvider(srv, &w, 5).Stream(context.Background(), baseRequest(), nil); err != nil {
 		t.Fatal(err)
 	}
-	got := w.list()
+	got := w.List()
 	if len(got) != 3 || got[0] != 1500*time.Millisecond {
 		t.Fatalf("waits %v", got)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,24 +15,8 @@ import (
 
 var bashSchema = json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`)
 
-type waits struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (w *waits) sleep(_ context.Context, d time.Duration) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.d = append(w.d, d)
-	return nil
-}
-
-func newProvider(srv *llmtest.Server, w *waits, maxRetries int) *Provider {
-	rp := llm.RetryPolicy{MaxRetries: maxRetries, BaseDelay: 10 * time.Millisecond, MaxDelay: 40 * time.Millisecond, MaxRetryAfter: time.Minute}
-	if w != nil {
-		rp.Sleep = w.sleep
-	}
-	return New(Options{APIKey: "test-key", BaseURL: srv.OpenAIBaseURL(), Retry: &rp})
+func newProvider(srv *llmtest.Server, w *llmtest.Waits, maxRetries int) *Provider {
+	return New(Options{APIKey: "test-key", BaseURL: srv.OpenAIBaseURL(), Retry: llmtest.RetryPolicy(maxRetries, w)})
 }
 
 func baseRequest(msgs ...llm.Message) llm.Request {
@@ -42,25 +25,6 @@ func baseRequest(msgs ...llm.Message) llm.Request {
 	}
 	return llm.Request{Model: "gpt-4o", System: "You are a test.", Messages: msgs,
 		Tools: []llm.ToolSpec{{Name: "Bash", Description: "Run a command", InputSchema: bashSchema}}}
-}
-
-type collected struct {
-	text, thinking string
-	calls          []llm.ToolCall
-	usage          []llm.Usage
-}
-
-func (c *collected) on(e llm.Event) {
-	switch e.Type {
-	case llm.EventTextDelta:
-		c.text += e.Text
-	case llm.EventThinkingDelta:
-		c.thinking += e.Text
-	case llm.EventToolCall:
-		c.calls = append(c.calls, *e.ToolCall)
-	case llm.EventUsage:
-		c.usage = append(c.usage, *e.Usage)
-	}
 }
 
 func TestStreamFragmentsAndUsage(t *testing.T) {
@@ -102,22 +66,22 @@ func TestStreamFragmentsAndUsage(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmtest.New(t, tc.turn)
-			var c collected
-			resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.on)
+			var c llmtest.Events
+			resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.On)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.text != tc.wantText || resp.Message.Text != tc.wantText {
-				t.Errorf("text %q / %q, want %q", c.text, resp.Message.Text, tc.wantText)
+			if c.Text != tc.wantText || resp.Message.Text != tc.wantText {
+				t.Errorf("text %q / %q, want %q", c.Text, resp.Message.Text, tc.wantText)
 			}
-			if !reflect.DeepEqual(resp.Message.ToolCalls, tc.wantCalls) || !reflect.DeepEqual(c.calls, tc.wantCalls) {
-				t.Errorf("calls %+v / events %+v, want %+v", resp.Message.ToolCalls, c.calls, tc.wantCalls)
+			if !reflect.DeepEqual(resp.Message.ToolCalls, tc.wantCalls) || !reflect.DeepEqual(c.Calls, tc.wantCalls) {
+				t.Errorf("calls %+v / events %+v, want %+v", resp.Message.ToolCalls, c.Calls, tc.wantCalls)
 			}
 			if resp.StopReason != tc.wantStop {
 				t.Errorf("stop %q, want %q", resp.StopReason, tc.wantStop)
 			}
-			if resp.Usage != tc.wantUsage || len(c.usage) != 1 || c.usage[0] != tc.wantUsage {
-				t.Errorf("usage %+v events %+v, want %+v", resp.Usage, c.usage, tc.wantUsage)
+			if resp.Usage != tc.wantUsage || len(c.Usage) != 1 || c.Usage[0] != tc.wantUsage {
+				t.Errorf("usage %+v events %+v, want %+v", resp.Usage, c.Usage, tc.wantUsage)
 			}
 			r, _ := srv.LastRequest()
 			var raw struct {
@@ -135,13 +99,13 @@ func TestStreamFragmentsAndUsage(t *testing.T) {
 
 func TestReasoningDeltasAreThinking(t *testing.T) {
 	srv := llmtest.New(t, llmtest.Turn{Thinking: "hmm, let me see", Text: "42"})
-	var c collected
-	resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.on)
+	var c llmtest.Events
+	resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.On)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.thinking != "hmm, let me see" || len(resp.Message.Thinking) != 1 || resp.Message.Thinking[0].Text != "hmm, let me see" {
-		t.Errorf("thinking %q %+v", c.thinking, resp.Message.Thinking)
+	if c.Thinking != "hmm, let me see" || len(resp.Message.Thinking) != 1 || resp.Message.Thinking[0].Text != "hmm, let me see" {
+		t.Errorf("thinking %q %+v", c.Thinking, resp.Message.Thinking)
 	}
 }
 
@@ -226,9 +190,9 @@ func TestErrorsAndRetries(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmtest.New(t, tc.script...)
-			var w waits
-			var c collected
-			resp, err := newProvider(srv, &w, tc.maxRetries).Stream(context.Background(), baseRequest(), c.on)
+			var w llmtest.Waits
+			var c llmtest.Events
+			resp, err := newProvider(srv, &w, tc.maxRetries).Stream(context.Background(), baseRequest(), c.On)
 			if tc.wantKind == "" {
 				if err != nil || resp.Message.Text != "ok" {
 					t.Fatalf("resp %+v err %v", resp, err)
@@ -237,15 +201,15 @@ func TestErrorsAndRetries(t *testing.T) {
 				if llm.KindOf(err) != tc.wantKind || !strings.Contains(err.Error(), tc.wantMsg) {
 					t.Fatalf("err = %v (kind %q), want %s containing %q", err, llm.KindOf(err), tc.wantKind, tc.wantMsg)
 				}
-				if len(c.calls) != 0 {
-					t.Errorf("calls emitted despite the error: %+v", c.calls)
+				if len(c.Calls) != 0 {
+					t.Errorf("calls emitted despite the error: %+v", c.Calls)
 				}
 			}
 			if srv.Count() != tc.wantCount {
 				t.Errorf("%d requests, want %d", srv.Count(), tc.wantCount)
 			}
-			if tc.wantWaits != nil && !reflect.DeepEqual(w.d, tc.wantWaits) {
-				t.Errorf("waits %v, want %v", w.d, tc.wantWaits)
+			if tc.wantWaits != nil && !reflect.DeepEqual(w.List(), tc.wantWaits) {
+				t.Errorf("waits %v, want %v", w.List(), tc.wantWaits)
 			}
 		})
 	}
