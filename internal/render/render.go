@@ -688,11 +688,7 @@ func (r *Renderer) Notice(s string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer r.flush()
-	var lines []string
-	for _, l := range strings.Split(strings.TrimRight(clean(s, r.tty), "\n"), "\n") {
-		lines = append(lines, r.p.dim(l))
-	}
-	r.writeStatic(lines...)
+	r.writeStatic(r.styledLines(s, r.p.dim)...)
 }
 
 // Error writes an error line.
@@ -700,10 +696,7 @@ func (r *Renderer) Error(s string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer r.flush()
-	var lines []string
-	for _, l := range strings.Split(strings.TrimRight(clean(s, r.tty), "\n"), "\n") {
-		lines = append(lines, r.p.red(l))
-	}
+	lines := r.styledLines(s, r.p.red)
 	for i := range lines {
 		if i == 0 {
 			lines[i] = r.p.red("✗ ") + lines[i]
@@ -712,6 +705,15 @@ func (r *Renderer) Error(s string) {
 		}
 	}
 	r.writeStatic(lines...)
+}
+
+// styledLines cleans s for the terminal and styles each of its lines.
+func (r *Renderer) styledLines(s string, style func(string) string) []string {
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(clean(s, r.tty), "\n"), "\n") {
+		lines = append(lines, style(l))
+	}
+	return lines
 }
 
 // Abort ends everything still running (after Ctrl+C): unfinished text is
