@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/testutil"
 	"github.com/synapse-agent/synapse/internal/todo"
 )
 
@@ -82,7 +83,7 @@ func TestHelpOnlyAsWholeArgument(t *testing.T) {
 
 // Seed 003 "BashWrapper 命令语义".
 func TestBashWrapper(t *testing.T) {
-	requireBash(t)
+	testutil.RequireTool(t, "bash")
 	t.Run("help with any spacing does not execute", func(t *testing.T) {
 		for _, line := range []string{"bash --help", "bash   --help", "bash\t--help  ", "bash --help echo hi"} {
 			sh, ex := newTestShell(t, nil)

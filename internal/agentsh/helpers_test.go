@@ -72,16 +72,6 @@ func (a allowOnly) CheckPath(p string, write bool) (bool, string, string) {
 	return true, "outside the test directory", p
 }
 
-func requireBash(t testing.TB) {
-	t.Helper()
-	if _, err := exec.LookPath("bash"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("bash is required in CI: %v", err)
-		}
-		t.Skip("bash not installed")
-	}
-}
-
 // newTestShell gives a Shell whose session directory is a fresh temp dir.
 func newTestShell(t testing.TB, mod func(*Options)) (*Shell, *bashExec) {
 	t.Helper()

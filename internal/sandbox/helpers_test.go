@@ -3,28 +3,22 @@ package sandbox
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 // requireBwrap skips without bubblewrap, except under CI where it fails.
 func requireBwrap(t testing.TB) {
 	t.Helper()
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("bwrap is required under CI: %v", err)
-		}
-		t.Skipf("bwrap not installed: %v", err)
-	}
+	testutil.RequireTool(t, "bwrap")
+	// The package's own probe, so a test skips exactly when the manager would
+	// report the sandbox unsupported.
 	if err := probePlatform(context.Background(), "linux", nil); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("bwrap cannot sandbox under CI: %v", err)
-		}
-		t.Skipf("bwrap cannot sandbox here: %v", err)
+		testutil.SkipOrFail(t, "bwrap cannot sandbox here: %v", err)
 	}
 }
 
@@ -83,16 +77,5 @@ func writeFile(t testing.TB, path, content string) {
 	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// requireTool skips without a program, except under CI where it fails.
-func requireTool(t testing.TB, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required under CI: %v", name, err)
-		}
-		t.Skipf("%s not installed: %v", name, err)
 	}
 }

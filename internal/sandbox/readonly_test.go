@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 // A read-only sandbox (task:explore) gets a private /tmp instead of the host
@@ -119,7 +121,7 @@ func hostOnly(snap map[string]string) map[string]string {
 // mounts; renames over the bind-mounted config fail with EBUSY) and are
 // reported as blocked with reason and resource; in-process writes agree.
 func TestGitMetadataWritesReportedBlocked(t *testing.T) {
-	requireTool(t, "git")
+	testutil.RequireTool(t, "git")
 	f := newFixture(t, nil)
 	if out, err := exec.Command("git", "init", "-q", f.ws).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v %s", err, out)

@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 // bwrapArgv is a minimal bubblewrap sandbox with its own PID namespace: the
@@ -15,7 +17,7 @@ func bwrapArgv(t testing.TB) []string {
 	p, err := exec.LookPath("bwrap")
 	if err != nil {
 		if tt, ok := t.(*testing.T); ok {
-			requireTool(tt, "bwrap")
+			testutil.RequireTool(tt, "bwrap")
 		}
 		t.Skip("bwrap not installed")
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,20 +12,6 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/command"
 )
-
-// requireTool skips when a tool is missing on a developer machine; under CI
-// the test must run, so it fails instead.
-func requireTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required under CI: %v", name, err)
-		}
-		t.Skipf("%s not installed: %v", name, err)
-	}
-	return p
-}
 
 func startT(t *testing.T, opts Options) *Session {
 	t.Helper()

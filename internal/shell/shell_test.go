@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 func TestParseCommand(t *testing.T) {
@@ -272,7 +274,7 @@ func TestCdAndExportPersist(t *testing.T) {
 }
 
 func TestStdinIsEOF(t *testing.T) {
-	py := requireTool(t, "python3")
+	py := testutil.RequireTool(t, "python3")
 	s := startT(t, Options{})
 	tests := []struct{ cmd, stdout string }{
 		{"cat; echo done", "done\n"},

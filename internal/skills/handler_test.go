@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 func newTestHandler(t *testing.T) (*Handler, string) {
@@ -86,16 +87,6 @@ func TestScriptHelp(t *testing.T) {
 	}
 }
 
-func needTool(t *testing.T, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI: %v", name, err)
-		}
-		t.Skipf("%s not installed: %v", name, err)
-	}
-}
-
 // hostile are arguments a shell would expand or execute; they must reach the
 // script as these exact bytes.
 func hostile(marker string) []string {
@@ -121,8 +112,8 @@ func quoteAll(args []string) string {
 }
 
 func TestScriptArgumentsArriveVerbatim(t *testing.T) {
-	needTool(t, "python3")
-	needTool(t, "bash")
+	testutil.RequireTool(t, "python3")
+	testutil.RequireTool(t, "bash")
 	h, cwd := newTestHandler(t)
 	marker := filepath.Join(t.TempDir(), "pwned")
 	_ = os.Remove("/tmp/pwned")
@@ -169,7 +160,7 @@ func TestScriptArgumentsArriveVerbatim(t *testing.T) {
 }
 
 func TestScriptExitCodesTimeoutCancel(t *testing.T) {
-	needTool(t, "python3")
+	testutil.RequireTool(t, "python3")
 	h, _ := newTestHandler(t)
 	r := h.Run(context.Background(), "skill:pdf-tools:nodoc a b")
 	if r.ExitCode != 3 || strings.TrimSpace(r.Stdout) != "2" {
@@ -214,18 +205,12 @@ func TestScriptWrapperIsUsed(t *testing.T) {
 // (read-only root, writable session cwd): arguments still arrive verbatim and
 // writes outside the cwd fail.
 func TestScriptUnderBubblewrap(t *testing.T) {
-	needTool(t, "bwrap")
-	needTool(t, "python3")
+	testutil.RequireBwrap(t)
+	testutil.RequireTool(t, "python3")
 	h, cwd := newTestHandler(t)
 	h.Scripts.Wrap = func(argv []string, dir string) ([]string, error) {
 		return append([]string{"bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
 			"--bind", dir, dir, "--unshare-all", "--die-with-parent", "--chdir", dir, "--"}, argv...), nil
-	}
-	if out, err := exec.Command("bwrap", "--ro-bind", "/", "/", "--", "true").CombinedOutput(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("bwrap cannot run here: %v %s", err, out)
-		}
-		t.Skipf("bwrap cannot run here: %v %s", err, out)
 	}
 	marker := filepath.Join(t.TempDir(), "pwned")
 	args := hostile(marker)

@@ -5,13 +5,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 // TestScriptDoesNotSeeAgentCredentials: without an explicit environment a
 // script gets the process's minus the agent's provider credentials; with one
 // (the sandbox manager's Env()) it gets exactly that.
 func TestScriptDoesNotSeeAgentCredentials(t *testing.T) {
-	needTool(t, "bash")
+	testutil.RequireTool(t, "bash")
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-agent")
 	t.Setenv("ANTHROPIC_AUTH_TOKEN", "tok-agent")
 	t.Setenv("OPENAI_API_KEY", "sk-oai-agent")

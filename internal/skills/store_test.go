@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 func descOf(t *testing.T, h *Handler, name string) string {
@@ -143,7 +145,7 @@ func TestImportMultipleAndSymlinks(t *testing.T) {
 }
 
 func TestImportFromGitURL(t *testing.T) {
-	needTool(t, "git")
+	testutil.RequireTool(t, "git")
 	h, cwd := newTestHandler(t)
 	repo := filepath.Join(t.TempDir(), "repo")
 	writeSkill(t, filepath.Join(repo, "gitskill"), "gitskill", "from git", "3")

@@ -16,6 +16,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 	"github.com/synapse-agent/synapse/internal/router"
+	"github.com/synapse-agent/synapse/internal/testutil"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
 
@@ -154,7 +155,7 @@ func TestCancelInterrupts(t *testing.T) {
 // Cancelling the parent stops the sub-agent's running shell command (its
 // process is gone), not only the model request.
 func TestCancelKillsShellCommand(t *testing.T) {
-	requireTool(t, "pgrep")
+	testutil.RequireTool(t, "pgrep")
 	secs := fmt.Sprintf("%d.%06d", 3000+time.Now().Unix()%1000, time.Now().Nanosecond()/1000)
 	f := newFixture(t, Options{}, llmtest.BashTurn("c", "sleep "+secs), llmtest.TextTurn("never"))
 	ctx, cancel := context.WithCancel(context.Background())

@@ -3,7 +3,6 @@ package subagent
 import (
 	"context"
 	"os"
-	"os/exec"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,20 +17,10 @@ import (
 	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/sandbox"
 	"github.com/synapse-agent/synapse/internal/shell"
+	"github.com/synapse-agent/synapse/internal/testutil"
 	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
-
-// requireTool skips without a program, except under CI where it fails.
-func requireTool(t testing.TB, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required under CI: %v", name, err)
-		}
-		t.Skipf("%s not installed: %v", name, err)
-	}
-}
 
 // provider is the real Anthropic adapter pointed at the fake server, without retries.
 func provider(srv *llmtest.Server) llm.Provider {
@@ -63,7 +52,7 @@ type workspaces struct {
 }
 
 func newWorkspaces(t *testing.T) *workspaces {
-	requireTool(t, "bash")
+	testutil.RequireTool(t, "bash")
 	return &workspaces{dir: t.TempDir()}
 }
 

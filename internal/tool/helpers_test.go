@@ -3,7 +3,6 @@ package tool
 import (
 	"context"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/agentsh"
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/shell"
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 // sessionExec puts a real persistent bash session behind the Executor
@@ -41,12 +41,7 @@ func (e *sessionExec) Calls() []execCall {
 
 func startSession(t testing.TB) *sessionExec {
 	t.Helper()
-	if _, err := exec.LookPath("bash"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("bash is required in CI: %v", err)
-		}
-		t.Skip("bash not installed")
-	}
+	testutil.RequireTool(t, "bash")
 	s, err := shell.Start(context.Background(), shell.Options{Dir: t.TempDir(), Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LC_ALL=C"}})
 	if err != nil {
 		t.Fatal(err)

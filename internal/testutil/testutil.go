@@ -1,0 +1,47 @@
+// Package testutil holds the requirement checks tests in several packages
+// share. Tests use real tools (bash, bubblewrap, python3, …): on a developer
+// machine a missing one skips the test with the reason, but under CI
+// (CI=true) every requirement is mandatory and the test fails instead.
+// Import it from _test.go files only.
+package testutil
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// SkipOrFail skips t with the formatted reason, or fails it under CI.
+func SkipOrFail(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("required under CI (CI=true): %s", msg)
+	}
+	t.Skip(msg)
+}
+
+// RequireTool returns the path of the program name found on PATH; without
+// it the test is skipped, or fails under CI.
+func RequireTool(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		SkipOrFail(t, "%s not installed: %v", name, err)
+	}
+	return p
+}
+
+// RequireBwrap checks that bubblewrap is installed and can sandbox here (it
+// runs /bin/true with every namespace unshared, as the sandbox does);
+// otherwise the test is skipped, or fails under CI.
+func RequireBwrap(t testing.TB) {
+	t.Helper()
+	path := RequireTool(t, "bwrap")
+	out, err := exec.Command(path, "--die-with-parent", "--unshare-all", "--new-session", "--cap-drop", "ALL",
+		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "/bin/true").CombinedOutput()
+	if err != nil {
+		SkipOrFail(t, "bwrap cannot sandbox here: %v: %s", err, out)
+	}
+}
