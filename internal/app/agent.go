@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/synapse-agent/synapse/internal/agent"
-	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/router"
+	"github.com/synapse-agent/synapse/internal/sandbox"
 	"github.com/synapse-agent/synapse/internal/session"
+	"github.com/synapse-agent/synapse/internal/subagent"
 	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
@@ -47,76 +51,155 @@ func (a *App) AgentOptions(persist bool, warn func(error)) agent.Options {
 	return o
 }
 
-// RunnerSetup is what one top-level agent (synapse run, the REPL) is built from.
-type RunnerSetup struct {
+// AgentSetup is what one top-level agent is built from: synapse run and the
+// REPL, or, with NoModel, the model-less workspace of synapse exec.
+type AgentSetup struct {
 	Provider, Model string // --provider, --model ("" defers to env and settings)
-	Cwd             string
+	// NoModel builds no provider, runner nor task:* handler (synapse exec
+	// runs commands without a model, so it needs no key).
+	NoModel bool
+	// Cwd is the agent's working directory (default: the process's).
+	Cwd string
 	// Persist keeps the conversation in the sessions directory.
 	Persist  bool
 	ResumeID string // id, unique prefix or "latest"
 	// AllowPaths are extra writable paths for the sandbox (--allow-path).
 	AllowPaths []string
 	OnEvent    func(agent.Event)
-	// Warn receives non-fatal problems (sandbox warnings, a broken pricing file).
+	// Warn receives non-fatal problems found while running (a broken
+	// pricing file). Start-up notices are on the Agent (Notices).
 	Warn func(error)
 	// Approver is asked about sandbox-blocked commands (nil: refused as blocked).
 	Approver tool.Approver
-	// Handlers serve skill:, command:search, mcp: and skill scripts; the
-	// task:* handler is added here.
-	Handlers map[router.Family]command.Handler
-	// DisableSkillSearchInstruction leaves the user's text unwrapped.
+	// DisableSkillSearchInstruction leaves the user's text unwrapped even
+	// when settings.json asks for the instruction.
 	DisableSkillSearchInstruction bool
+	// Extensions tunes skills and MCP (start-up timeout, deferred start);
+	// Sandbox and Env are the agent's own and need not be set.
+	Extensions ExtensionOptions
 }
 
-// NewRunner builds a top-level agent: provider, sandbox manager, Bash tool
-// (with the task:* sub-agent handler bound to the runner) and the runner.
-// The returned close stops the shell and flushes the session.
-func (a *App) NewRunner(ctx context.Context, s RunnerSetup) (*agent.Runner, func() error, error) {
+// Agent is one top-level agent and everything it owns. Close it once.
+type Agent struct {
+	// Runner is the agent loop (nil with NoModel).
+	Runner *agent.Runner
+	// Model is the model the runner starts with.
+	Model string
+	// Sandbox runs native commands, skill scripts and stdio MCP servers
+	// under one policy; the REPL's /sandbox, banner and `!` read it.
+	Sandbox *sandbox.Manager
+	// Extensions serve skill:, skill scripts, mcp: and command:search.
+	Extensions *Extensions
+	// Tool is the agent's Bash tool.
+	Tool *Tool
+
+	closers []func() error
+}
+
+// Notices are the start-up facts a user should see: sandbox.json warnings,
+// then the extensions' report (MCP tool count when servers are configured,
+// each broken server, file or skill).
+func (g *Agent) Notices() []string {
+	var out []string
+	for _, w := range g.Sandbox.Warnings() {
+		out = append(out, "warning: "+w)
+	}
+	return append(out, g.Extensions.Notices()...)
+}
+
+// Close flushes the session, stops the MCP servers and the shell, in the
+// reverse order of their building. It is safe to call more than once.
+func (g *Agent) Close() error {
+	var errs []error
+	for i := len(g.closers) - 1; i >= 0; i-- {
+		errs = append(errs, g.closers[i]())
+	}
+	g.closers = nil
+	return errors.Join(errs...)
+}
+
+// NewAgent builds a top-level agent, the one path for synapse run, the REPL
+// and synapse exec: provider (a missing key or a broken settings.json fails
+// here, before anything starts), the sandbox manager, the extensions bound
+// to it (skill scripts run in its shell's directory under its grants; the
+// MCP servers start, bounded by their timeout), the Bash tool with the
+// task:* sub-agent handler, and the runner.
+func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) {
 	warn := s.Warn
 	if warn == nil {
 		warn = func(error) {}
 	}
-	provider, model, err := a.Provider(ProviderSelection{Provider: s.Provider, Model: s.Model})
-	if err != nil {
-		return nil, nil, err
-	}
-	mgr, err := a.AgentSandbox(s.Cwd, s.AllowPaths, warn)
-	if err != nil {
-		return nil, nil, err
-	}
-	closers := []func() error{mgr.Shutdown}
-	closeAll := func() error {
-		var errs []error
-		for i := len(closers) - 1; i >= 0; i-- {
-			errs = append(errs, closers[i]())
+	cwd := s.Cwd
+	if cwd == "" {
+		if cwd, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("cannot find the working directory: %w", err)
 		}
-		return errors.Join(errs...)
 	}
-	handlers := map[router.Family]command.Handler{}
-	for fam, h := range s.Handlers {
-		handlers[fam] = h
+	var (
+		settings config.Settings
+		provider llm.Provider
+		model    string
+	)
+	if !s.NoModel {
+		if settings, err = a.Settings(); err != nil {
+			return nil, err
+		}
+		if provider, model, err = a.Provider(ProviderSelection{Provider: s.Provider, Model: s.Model}); err != nil {
+			return nil, err
+		}
 	}
-	tasks := a.NewTaskHandler(SubagentSetup{Provider: provider, Model: model, Cwd: s.Cwd, Handlers: s.Handlers})
-	handlers[router.FamilyTask] = tasks
+
+	g := &Agent{Model: model}
+	defer func() {
+		if err != nil {
+			_ = g.Close()
+		}
+	}()
+	if g.Sandbox, err = a.agentSandbox(cwd, s.AllowPaths); err != nil {
+		return nil, err
+	}
+	g.closers = append(g.closers, g.Sandbox.Shutdown)
+
+	eo := s.Extensions
+	eo.Sandbox = g.Sandbox
+	if eo.Env == nil {
+		eo.Env = g.Sandbox.Env()
+	}
+	if g.Extensions, err = a.Extensions(ctx, cwd, eo); err != nil {
+		return nil, err
+	}
+	g.closers = append(g.closers, g.Extensions.Close)
+	g.Extensions.Bind(g.Sandbox)
+
+	handlers := g.Extensions.Handlers()
+	var tasks *subagent.Handler
+	if provider != nil {
+		tasks = a.NewTaskHandler(SubagentSetup{Provider: provider, Model: model, Cwd: cwd,
+			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index})
+		handlers[router.FamilyTask] = tasks
+	}
 	todos := &todo.Store{}
-	t, err := a.NewTool(ctx, ToolSetup{Cwd: s.Cwd, Exec: mgr, Todos: todos, Handlers: handlers, Approver: s.Approver})
-	if err != nil {
-		_ = closeAll()
-		return nil, nil, err
+	if g.Tool, err = a.NewTool(ctx, ToolSetup{Cwd: cwd, Exec: g.Sandbox, Todos: todos, Handlers: handlers, Approver: s.Approver}); err != nil {
+		return nil, err
 	}
-	closers = append(closers, t.Close)
+	g.closers = append(g.closers, g.Tool.Close)
+	if provider == nil {
+		return g, nil
+	}
 
 	opts := a.AgentOptions(s.Persist, warn)
-	opts.Provider, opts.Model, opts.Cwd = provider, model, s.Cwd
-	opts.Tool, opts.Todos, opts.OnEvent = t, todos, s.OnEvent
+	opts.Provider, opts.Model, opts.Cwd = provider, model, cwd
+	opts.Tool, opts.Todos, opts.OnEvent = g.Tool, todos, s.OnEvent
 	opts.ResumeID = s.ResumeID
-	opts.DisableSkillSearchInstruction = s.DisableSkillSearchInstruction
-	runner, err := agent.New(opts)
-	if err != nil {
-		_ = closeAll()
-		return nil, nil, err
+	opts.DisableSkillSearchInstruction = s.DisableSkillSearchInstruction || !settings.SkillSearchInstruction()
+	opts.MaxTokens, opts.ThinkingBudget = settings.MaxTokens, settings.ThinkingBudget
+	if g.Runner, err = agent.New(opts); err != nil {
+		if s.ResumeID != "" {
+			return nil, fmt.Errorf("cannot resume: %w", err)
+		}
+		return nil, err
 	}
-	tasks.Bind(runner)
-	closers = append(closers, runner.Close)
-	return runner, closeAll, nil
+	tasks.Bind(g.Runner)
+	g.closers = append(g.closers, g.Runner.Close)
+	return g, nil
 }

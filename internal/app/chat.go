@@ -14,21 +14,26 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/repl"
-	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/sandbox"
+	"github.com/synapse-agent/synapse/internal/skills"
 	"github.com/synapse-agent/synapse/internal/subagent"
-	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
 
 // HistoryFile is the REPL's prompt history inside $SYNAPSE_HOME.
 const HistoryFile = "prompt_history.jsonl"
+
+// ChatMCPStartTimeout bounds how long the REPL waits for MCP servers before
+// its prompt: a slower server keeps connecting in the background, and its
+// tools show in command:search and /tools once it answers.
+const ChatMCPStartTimeout = 3 * time.Second
 
 // ChatSetup is what an interactive session (synapse / synapse chat) is built from.
 type ChatSetup struct {
@@ -47,113 +52,58 @@ type ChatSetup struct {
 	Color         bool
 	Width, Height int
 	Version       string
-
-	// Handlers serve skill:, command:search, mcp: and skill scripts; the
-	// task:* handler is added here.
-	Handlers map[router.Family]command.Handler
 }
 
 // Chat is a ready interactive session. Run it with Chat.REPL.Run, then Close it.
 type Chat struct {
 	REPL     *repl.REPL
-	Runner   *agent.Runner
 	Renderer *render.Renderer
-	Sandbox  *sandbox.Manager
-
-	closers []func() error
+	// Agent is the runner, its sandbox manager and extensions.
+	*Agent
 }
 
-// Close stops the shell and flushes the session.
-func (c *Chat) Close() error {
-	var errs []error
-	for i := len(c.closers) - 1; i >= 0; i-- {
-		errs = append(errs, c.closers[i]())
-	}
-	c.closers = nil
-	return errors.Join(errs...)
-}
-
-// NewChat builds the interactive agent: provider (a missing key or a broken
-// settings.json fails here, before anything else starts), renderer and event
-// sink, sandbox manager, Bash tool whose sandbox-blocked commands ask the
-// user through the REPL, sub-agents, the runner and the REPL.
+// NewChat builds the interactive agent: renderer and event sink, the agent
+// (NewAgent: a missing key or a broken settings.json fails before anything
+// starts) whose sandbox-blocked commands ask the user through the REPL, and
+// the REPL, whose banner shows the sandbox warnings and the extensions'
+// start-up report.
 func (a *App) NewChat(ctx context.Context, s ChatSetup) (*Chat, error) {
-	settings, err := a.Settings()
-	if err != nil {
-		return nil, err
-	}
-	provider, model, err := a.Provider(ProviderSelection{Provider: s.Provider, Model: s.Model})
-	if err != nil {
-		return nil, err
-	}
 	cwd := s.Cwd
 	if cwd == "" {
+		var err error
 		if cwd, err = os.Getwd(); err != nil {
 			return nil, fmt.Errorf("cannot find the working directory: %w", err)
 		}
 	}
-
 	rend := render.New(render.Options{
 		Out: s.Out, TTY: s.RenderTTY, Color: s.Color, Width: s.Width, Height: s.Height,
 		MaxRecentTools: a.Config.MaxRecentTools,
 	})
 	sink := repl.NewSink(rend)
-	var notices []string
 	warn := func(err error) {
 		if err != nil {
 			sink.Handle(agent.Event{Kind: agent.Warning, Err: err})
 		}
 	}
 
-	mgr, err := a.NewSandbox(SandboxOptions{Cwd: cwd})
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range mgr.Warnings() {
-		notices = append(notices, "warning: "+w)
-	}
-	c := &Chat{Renderer: rend, Sandbox: mgr, closers: []func() error{mgr.Shutdown}}
-
 	// The REPL is built last (it needs the runner); blocked commands can only
 	// happen during a turn, after it exists.
 	asker := &permissionAsker{}
-	handlers := map[router.Family]command.Handler{}
-	for fam, h := range s.Handlers {
-		handlers[fam] = h
-	}
-	tasks := a.NewTaskHandler(SubagentSetup{Provider: provider, Model: model, Cwd: cwd, Handlers: s.Handlers})
-	handlers[router.FamilyTask] = tasks
-	todos := &todo.Store{}
-	t, err := a.NewTool(ctx, ToolSetup{Cwd: cwd, Exec: mgr, Todos: todos, Handlers: handlers, Approver: asker})
+	g, err := a.NewAgent(ctx, AgentSetup{
+		Provider: s.Provider, Model: s.Model, Cwd: cwd,
+		Persist: true, ResumeID: s.ResumeID,
+		OnEvent: sink.Handle, Warn: warn, Approver: asker,
+		Extensions: ExtensionOptions{StartTimeout: ChatMCPStartTimeout, ClientVersion: s.Version},
+	})
 	if err != nil {
-		_ = c.Close()
 		return nil, err
 	}
-	c.closers = append(c.closers, t.Close)
-
-	opts := a.AgentOptions(true, warn)
-	opts.Provider, opts.Model, opts.Cwd = provider, model, cwd
-	opts.Tool, opts.Todos, opts.OnEvent = t, todos, sink.Handle
-	opts.ResumeID = s.ResumeID
-	opts.DisableSkillSearchInstruction = !settings.SkillSearchInstruction()
-	opts.MaxTokens, opts.ThinkingBudget = settings.MaxTokens, settings.ThinkingBudget
-	runner, err := agent.New(opts)
-	if err != nil {
-		_ = c.Close()
-		if s.ResumeID != "" {
-			return nil, fmt.Errorf("cannot resume: %w", err)
-		}
-		return nil, err
-	}
-	tasks.Bind(runner)
-	c.Runner = runner
-	c.closers = append(c.closers, runner.Close)
-
+	mgr, ext := g.Sandbox, g.Extensions
 	r, err := repl.New(repl.Options{
 		In: s.In, Out: s.Out, TTY: s.TTY, Width: s.Width,
 		Renderer:    rend,
 		Sink:        sink,
-		Agent:       runner,
+		Agent:       g.Runner,
 		Sessions:    a.SessionStore(warn),
 		HistoryPath: filepath.Join(a.Config.Home, HistoryFile),
 		Shell:       userShell(mgr.Cwd),
@@ -165,17 +115,16 @@ func (a *App) NewChat(ctx context.Context, s ChatSetup) (*Chat, error) {
 		SandboxStatus: func() string {
 			return strings.TrimPrefix(mgr.Status().String(), "Sandbox: ")
 		},
-		ToolsText:     func() string { return toolsText(mgr, handlers) },
+		ToolsText:     func() string { return toolsText(mgr, ext, a.Config.MCPServersPath()) },
 		ContextWindow: llm.ContextWindow,
-		Notices:       notices,
+		Notices:       g.Notices(),
 	})
 	if err != nil {
-		_ = c.Close()
+		_ = g.Close()
 		return nil, err
 	}
 	asker.set(r)
-	c.REPL = r
-	return c, nil
+	return &Chat{REPL: r, Renderer: rend, Agent: g}, nil
 }
 
 // permissionAsker is the Bash tool's Approver: it asks through the REPL's
@@ -234,33 +183,66 @@ func sandboxSummary(m *sandbox.Manager) string {
 	return "ON"
 }
 
-// toolsText answers /tools: what the agent can call, by layer.
-func toolsText(m *sandbox.Manager, handlers map[router.Family]command.Handler) string {
+// toolsText answers /tools: what the agent can call, by layer, with the
+// installed skills' scripts and the connected MCP servers' tools.
+func toolsText(m *sandbox.Manager, ext *Extensions, mcpFile string) string {
 	var b strings.Builder
-	b.WriteString("The model has one tool, Bash(command, restart); every capability is a command (each takes -h).\n")
+	b.WriteString("The model has one tool, Bash(command, restart); every capability is a command (each takes -h).\n\n")
 	state := "without an OS sandbox"
 	if m.Enabled() {
 		state = "inside the OS sandbox"
 	}
 	fmt.Fprintf(&b, "Native:      any shell command (ls, git, go test, pipelines) in one persistent bash, %s\n", state)
-	b.WriteString("Agent Shell: read, write, edit, bash <cmd>, TodoWrite\n")
+	b.WriteString("Agent Shell: read, write, edit, bash <cmd>, TodoWrite, command:search <words>\n")
+	b.WriteString("             skill:load|list|info|import|rollback|delete\n")
 	var kinds []string
 	for _, k := range subagent.Kinds() {
 		kinds = append(kinds, "task:"+k.Name)
 	}
 	sort.Strings(kinds)
 	fmt.Fprintf(&b, "Sub-agents:  %s\n", strings.Join(kinds, ", "))
-	family := func(fam router.Family, label, cmds string) {
-		avail := ""
-		if handlers[fam] == nil {
-			avail = " (not available in this session)"
+
+	row := func(cmd, desc string) {
+		if desc = skills.OneLine(desc, 72); desc != "" {
+			fmt.Fprintf(&b, "    %-32s %s\n", cmd, desc)
+		} else {
+			fmt.Fprintf(&b, "    %s\n", cmd)
 		}
-		fmt.Fprintf(&b, "%-12s %s%s\n", label, cmds, avail)
 	}
-	family(router.FamilySkill, "Skills:", "skill:load|list|info|import|rollback|delete")
-	family(router.FamilySearch, "Search:", "command:search <words>")
-	family(router.FamilySkillScript, "Extensions:", "skill:<skill>:<script>")
-	family(router.FamilyMCP, "", "mcp:<server>:<tool>")
+	all := ext.Index.Skills()
+	fmt.Fprintf(&b, "\nExtensions: skills (%d installed; skill:load <name> shows a skill's instructions)\n", len(all))
+	for _, s := range all {
+		fmt.Fprintf(&b, "  %s", s.Name)
+		if d := skills.OneLine(s.Description, 72); d != "" {
+			fmt.Fprintf(&b, ": %s", d)
+		}
+		b.WriteString("\n")
+		for _, sc := range s.Scripts {
+			row("skill:"+s.Name+":"+sc.Name, sc.Doc())
+		}
+	}
+
+	status := ext.MCP.Status()
+	fmt.Fprintf(&b, "\nExtensions: MCP servers (%d configured)\n", len(status))
+	tools := ext.MCP.Tools()
+	for _, st := range status {
+		switch {
+		case st.Connected:
+			fmt.Fprintf(&b, "  %s (%s, %d tools)\n", st.Name, st.Kind, st.Tools)
+		case st.Err != "":
+			fmt.Fprintf(&b, "  %s (%s): not connected: %s\n", st.Name, st.Kind, st.Err)
+		default:
+			fmt.Fprintf(&b, "  %s (%s): not connected yet\n", st.Name, st.Kind)
+		}
+		for _, t := range tools {
+			if t.Server == st.Name {
+				row(t.Command(), t.Description)
+			}
+		}
+	}
+	if len(status) == 0 {
+		fmt.Fprintf(&b, "  none: add servers to %s or ./mcp_servers.json\n", mcpFile)
+	}
 	return b.String()
 }
 

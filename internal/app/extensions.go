@@ -17,11 +17,13 @@ import (
 )
 
 // PolicySource is the sandbox that extension processes (skill scripts, stdio
-// MCP servers) run under: the same policy as native commands. The agent's
-// *sandbox.Manager implements it.
+// MCP servers) run under: the same policy and environment as native
+// commands. The agent's *sandbox.Manager implements it.
 type PolicySource interface {
 	Enabled() bool
 	BuildPolicy(cwd string) sandbox.Policy
+	// Env is the commands' environment, without the agent's credentials.
+	Env() []string
 }
 
 // ExtensionOptions tune Extensions.
@@ -31,7 +33,12 @@ type ExtensionOptions struct {
 	Sandbox PolicySource
 	// StartTimeout bounds MCP start-up (default mcp.DefaultStartTimeout).
 	StartTimeout time.Duration
-	// Env is the base environment of scripts and servers (nil: the process's).
+	// DeferMCP connects no MCP server now: StartMCP does, or an mcp: call
+	// connects its own server (synapse exec starts them only when a command
+	// needs the tool list).
+	DeferMCP bool
+	// Env is the base environment of scripts and servers (nil: the
+	// sandbox's Env(), which lacks the agent's provider credentials).
 	Env []string
 	// ClientVersion is sent to MCP servers (the synapse version).
 	ClientVersion string
@@ -44,14 +51,16 @@ type Extensions struct {
 	MCP    *mcp.Manager
 	Tools  *mcp.Handler
 	Search *cmdsearch.Handler
-	// Report is the start-up report, one line per fact: the MCP tool count,
-	// then each broken MCP file or server and each skill that did not load.
-	Report []string
 
 	mu     sync.Mutex
 	cwd    func() string
 	policy PolicySource
 	env    []string
+
+	started       bool
+	mcpSummary    string   // "MCP: loaded N tools from M servers", once started
+	mcpProblems   []string // broken configuration files, then failed servers
+	skillProblems []string
 }
 
 // Extensions loads skills ($SYNAPSE_HOME/skills and cwd/.synapse/skills) and
@@ -66,11 +75,7 @@ func (a *App) Extensions(ctx context.Context, cwd string, opts ExtensionOptions)
 		}
 		cwd = wd
 	}
-	env := opts.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	e := &Extensions{policy: opts.Sandbox, env: env}
+	e := &Extensions{policy: opts.Sandbox}
 	e.cwd = func() string { return cwd }
 	if e.policy == nil {
 		mgr, err := a.NewSandbox(SandboxOptions{Cwd: cwd})
@@ -79,6 +84,11 @@ func (a *App) Extensions(ctx context.Context, cwd string, opts ExtensionOptions)
 		}
 		e.policy = mgr
 	}
+	env := opts.Env
+	if env == nil {
+		env = e.policy.Env()
+	}
+	e.env = env
 
 	e.Index = skills.NewIndex(skills.DefaultRoots(a.Config.SkillsDir, cwd)...)
 	e.Skills = &skills.Handler{
@@ -102,12 +112,66 @@ func (a *App) Extensions(ctx context.Context, cwd string, opts ExtensionOptions)
 	e.Tools = &mcp.Handler{M: e.MCP, Timeout: a.Config.CommandTimeout}
 	e.Search = &cmdsearch.Handler{Sources: []cmdsearch.Source{e.skillEntries, e.toolEntries}}
 
-	rep := e.MCP.Start(ctx)
-	e.Report = append(rep.Lines(), problems...)
+	e.mcpProblems = problems
 	for _, p := range e.Index.Problems() {
-		e.Report = append(e.Report, "skills: "+extFirstLine(p))
+		e.skillProblems = append(e.skillProblems, "skills: "+extFirstLine(p))
+	}
+	if !opts.DeferMCP {
+		e.StartMCP(ctx)
 	}
 	return e, nil
+}
+
+// StartMCP connects every configured MCP server concurrently, bounded by
+// the start timeout (a slower server keeps connecting in the background and
+// its tools appear once it answers). Only the first call does anything.
+func (e *Extensions) StartMCP(ctx context.Context) {
+	e.mu.Lock()
+	if e.started {
+		e.mu.Unlock()
+		return
+	}
+	e.started = true
+	e.mu.Unlock()
+	rep := e.MCP.Start(ctx)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.mcpSummary = fmt.Sprintf("MCP: loaded %d tools from %d servers", rep.Tools, rep.Servers)
+	e.mcpProblems = append(e.mcpProblems, rep.Failures...)
+}
+
+// Report is the start-up report, one line per fact: the MCP tool count
+// (once started), then each broken MCP file or server and each skill that
+// did not load.
+func (e *Extensions) Report() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	if e.mcpSummary != "" {
+		out = append(out, e.mcpSummary)
+	}
+	out = append(out, e.mcpProblems...)
+	return append(out, e.skillProblems...)
+}
+
+// Notices is the report as a user should see it at start-up: the tool count
+// only when some MCP server is configured, and every problem.
+func (e *Extensions) Notices() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	if e.mcpSummary != "" && len(e.MCP.Names()) > 0 {
+		out = append(out, e.mcpSummary)
+	}
+	out = append(out, e.mcpProblems...)
+	return append(out, e.skillProblems...)
+}
+
+// MCPProblems are the broken MCP configuration files and servers.
+func (e *Extensions) MCPProblems() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.mcpProblems...)
 }
 
 // Handlers maps the router's families to the extension handlers, ready for

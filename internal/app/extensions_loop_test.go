@@ -16,7 +16,7 @@ import (
 // TestSkillLoopEndToEnd runs the agent loop against the scripted model: a
 // request that matches an installed skill makes the model search
 // (task:skill:search), load (skill:load) and follow it (run its script), with
-// the skill-search instruction on and the extension handlers of Extensions.
+// the skill-search instruction on, built as synapse run builds its agent.
 func TestSkillLoopEndToEnd(t *testing.T) {
 	requireTool(t, "python3")
 	base := t.TempDir()
@@ -79,17 +79,12 @@ func TestSkillLoopEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	ext, err := a.Extensions(ctx, proj, ExtensionOptions{})
+	g, err := a.NewAgent(ctx, AgentSetup{Cwd: proj})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ext.Close()
-	r, closeRunner, err := a.NewRunner(ctx, RunnerSetup{Cwd: proj, Handlers: ext.Handlers()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeRunner()
-	res, err := r.Run(ctx, "Extract the text of report.pdf")
+	defer g.Close()
+	res, err := g.Runner.Run(ctx, "Extract the text of report.pdf")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,7 +122,7 @@ func TestExtensionsUnderTheRealSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ext.Close()
-	report := strings.Join(ext.Report, "\n")
+	report := strings.Join(ext.Report(), "\n")
 	for _, want := range []string{
 		"MCP: loaded 30 tools from 3 servers",
 		`MCP server "broken" failed to start: command "synapse-no-such-server" not found on PATH`,
@@ -217,8 +217,11 @@ func TestExtensionsBindFollowsTheSessionCwd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ext.Close()
-	if len(ext.Report) != 1 || ext.Report[0] != "MCP: loaded 0 tools from 0 servers" {
-		t.Errorf("report = %q", ext.Report)
+	if r := ext.Report(); len(r) != 1 || r[0] != "MCP: loaded 0 tools from 0 servers" {
+		t.Errorf("report = %q", r)
+	}
+	if n := ext.Notices(); len(n) != 0 {
+		t.Errorf("notices without any MCP server configured = %q, want none", n)
 	}
 	h := ext.Handlers()[router.FamilySkillScript]
 	if r := h.Run(context.Background(), "skill:where:pwd"); r.Stdout != cwd+"\n" {

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -61,19 +60,14 @@ func (a *App) hiddenEnv() []string {
 	return names
 }
 
-// AgentSandbox builds the sandbox manager a top-level agent's commands run
-// under (synapse run, synapse exec): sandbox.json's policy for cwd, its
-// warnings sent to warn, and the extra writable paths (--allow-path) granted
-// for this process. The caller shuts it down.
-func (a *App) AgentSandbox(cwd string, allow []string, warn func(error)) (*sandbox.Manager, error) {
+// agentSandbox builds the sandbox manager a top-level agent's commands run
+// under: sandbox.json's policy for cwd and the extra writable paths
+// (--allow-path) granted for this process. Its warnings are for the caller
+// to show (Agent.Notices). The caller shuts it down.
+func (a *App) agentSandbox(cwd string, allow []string) (*sandbox.Manager, error) {
 	mgr, err := a.NewSandbox(SandboxOptions{Cwd: cwd})
 	if err != nil {
 		return nil, err
-	}
-	if warn != nil {
-		for _, w := range mgr.Warnings() {
-			warn(errors.New(w))
-		}
 	}
 	for _, p := range allow {
 		if err := mgr.AddRuntimeWhitelist(p); err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/synapse-agent/synapse/internal/command"
@@ -30,12 +29,10 @@ type SubagentSetup struct {
 	// mcp:, skill scripts). Each sub-agent gets those its kind allows; never
 	// a task:* handler.
 	Handlers map[router.Family]command.Handler
-	// SkillIndex returns the installed skills' index text ("" when none).
-	// Nil uses an index over the project's .synapse/skills and the user's
-	// skills directory (SkillExists then checks the same index).
-	SkillIndex func() string
-	// SkillExists reports whether a skill is installed (for skill:search results).
-	SkillExists func(name string) bool
+	// Skills is the session's skill index (Extensions.Index), which
+	// task:skill:search searches and checks its answers against; nil means
+	// no skills are installed.
+	Skills *skills.Index
 	// Start starts each sub-agent's shell; nil uses the default starter.
 	Start sandbox.StartSession
 }
@@ -45,20 +42,18 @@ type SubagentSetup struct {
 // with the parent runner once it exists, so that sub-agent events and usage
 // reach it:
 //
-//	h := a.NewTaskHandler(app.SubagentSetup{Provider: p, Model: m, Cwd: cwd, Handlers: ext})
+//	h := a.NewTaskHandler(app.SubagentSetup{Provider: p, Model: m, Cwd: cwd, Handlers: ext.Handlers(), Skills: ext.Index})
 //	handlers[router.FamilyTask] = h
 //	runner, _ := agent.New(...)
 //	h.Bind(runner)
 func (a *App) NewTaskHandler(s SubagentSetup) *subagent.Handler {
-	if s.SkillIndex == nil {
-		s.SkillIndex, s.SkillExists = a.skillIndex(s.Cwd)
-	}
+	index, exists := skillIndex(s.Skills)
 	return subagent.New(subagent.Options{
 		Provider:    s.Provider,
 		Model:       s.Model,
 		Workspace:   a.subagentWorkspace(s),
-		SkillIndex:  s.SkillIndex,
-		SkillExists: s.SkillExists,
+		SkillIndex:  index,
+		SkillExists: exists,
 		SkillsDir:   a.Config.SkillsDir,
 		Cwd:         s.Cwd,
 		Timeout:     a.Config.TaskTimeout,
@@ -202,22 +197,18 @@ func subagentHandlers(parent map[router.Family]command.Handler, k subagent.Kind)
 	return out
 }
 
-// skillIndex reads the installed skills for skill:search: the project's
-// .synapse/skills first, then the user's store (the precedence of skills.Index).
-func (a *App) skillIndex(cwd string) (text func() string, exists func(string) bool) {
-	var roots []skills.Root
-	if cwd != "" {
-		roots = append(roots, skills.Root{Dir: filepath.Join(cwd, ".synapse", "skills"), Source: skills.SourceProject})
-	}
-	roots = append(roots, skills.Root{Dir: a.Config.SkillsDir, Source: skills.SourceUser})
-	ix := skills.NewIndex(roots...)
+// skillIndex adapts the session's skill index for skill:search.
+func skillIndex(ix *skills.Index) (text func() string, exists func(string) bool) {
 	text = func() string {
-		if len(ix.Skills()) == 0 {
+		if ix == nil || len(ix.Skills()) == 0 {
 			return "" // nothing to search: skill:search answers without a request
 		}
 		return ix.Describe()
 	}
 	exists = func(name string) bool {
+		if ix == nil {
+			return false
+		}
 		_, ok := ix.Get(name)
 		return ok
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/app"
 	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
 
@@ -58,17 +59,29 @@ The exit status is the last command's (1 for a tool error without an exit code).
 				return exitCode(1, fmt.Errorf("cannot find the working directory: %w", err))
 			}
 			ctx := cmd.Context()
-			// The same sandbox as synapse run: sandbox.json's policy with the
-			// workspace (--cwd) writable, on by default where it can run.
-			mgr, err := a.AgentSandbox(cwd, allowPaths, func(err error) { fmt.Fprintln(stdio.Err, "synapse: warning:", err) })
+			// The same agent as synapse run, without the model: sandbox.json's
+			// policy with the workspace (--cwd) writable, skills and MCP tools.
+			// MCP servers start only when a command needs their tool list
+			// (command:search); an mcp: call connects its own server.
+			g, err := a.NewAgent(ctx, app.AgentSetup{
+				NoModel: true, Cwd: cwd, AllowPaths: allowPaths,
+				Extensions: app.ExtensionOptions{DeferMCP: true, ClientVersion: Version},
+			})
 			if err != nil {
 				return exitCode(1, err)
 			}
-			defer mgr.Shutdown()
-			t, err := a.NewTool(ctx, app.ToolSetup{Cwd: cwd, Exec: mgr})
-			if err != nil {
-				return exitCode(1, err)
+			defer g.Close()
+			for _, w := range g.Sandbox.Warnings() {
+				fmt.Fprintln(stdio.Err, "synapse: warning:", w)
 			}
+			if needsMCPList(args) {
+				g.Extensions.StartMCP(ctx)
+			}
+			// Quiet unless something is broken: no tool count, no skills.
+			for _, p := range g.Extensions.MCPProblems() {
+				fmt.Fprintln(stdio.Err, "synapse: warning:", p)
+			}
+			t := g.Tool
 			enc := json.NewEncoder(stdio.Out)
 			code := 0
 			for _, line := range args {
@@ -97,6 +110,17 @@ The exit status is the last command's (1 for a tool error without an exit code).
 	cmd.Flags().StringVar(&cwd, "cwd", "", "directory the shell starts in, writable in the sandbox (default: the current one)")
 	cmd.Flags().StringArrayVar(&allowPaths, "allow-path", nil, "also allow the sandbox to write this path (repeatable)")
 	return cmd
+}
+
+// needsMCPList reports whether a command searches the commands, which lists
+// the MCP tools of connected servers only.
+func needsMCPList(lines []string) bool {
+	for _, l := range lines {
+		if router.Classify(l).Family == router.FamilySearch {
+			return true
+		}
+	}
+	return false
 }
 
 // execRecord is one line of `synapse exec --json`.

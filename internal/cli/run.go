@@ -84,7 +84,7 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	}
 
 	out := newRunOutput(stdio, f.format, getenvOr(stdio.Getenv))
-	runner, closeRunner, err := a.NewRunner(cmd.Context(), app.RunnerSetup{
+	g, err := a.NewAgent(cmd.Context(), app.AgentSetup{
 		Provider:   f.provider,
 		Model:      f.model,
 		Cwd:        cwd,
@@ -93,13 +93,23 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 		AllowPaths: f.allowPaths,
 		OnEvent:    out.event,
 		Warn:       out.warn,
+		Extensions: app.ExtensionOptions{ClientVersion: Version},
 	})
 	if err != nil {
 		return exitCode(1, err)
 	}
+	for _, w := range g.Sandbox.Warnings() {
+		out.warn(errors.New(w))
+	}
+	// The extensions' report (MCP tool count, broken servers or skills) is
+	// progress, not the answer: stderr in every format.
+	for _, n := range g.Extensions.Notices() {
+		fmt.Fprintln(stdio.Err, "synapse:", n)
+	}
+	runner := g.Runner
 	start := time.Now()
 	res, runErr := runner.Run(cmd.Context(), prompt)
-	if cerr := closeRunner(); cerr != nil && runErr == nil {
+	if cerr := g.Close(); cerr != nil && runErr == nil {
 		out.warn(cerr)
 	}
 	out.finish(runner, res, runErr, time.Since(start))

@@ -9,7 +9,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/llm"
 )
 
-// BenchmarkParallelSubagentTurn is one parent turn through app.NewRunner:
+// BenchmarkParallelSubagentTurn is one parent turn through app.NewAgent:
 // the model calls task:explore five times, each sub-agent answers at once,
 // the parent answers. Compare with BenchmarkRequestCriticalPath, the three
 // requests on the turn's critical path made directly: the difference is
@@ -18,11 +18,12 @@ func BenchmarkParallelSubagentTurn(b *testing.B) {
 	requireBwrap(b)
 	w := newWorld(b, nil)
 	scriptParallel(w.srv, 5, nil)
-	runner, closeRunner, err := w.app.NewRunner(context.Background(), app.RunnerSetup{Cwd: w.proj, DisableSkillSearchInstruction: true})
+	g, err := w.app.NewAgent(context.Background(), app.AgentSetup{Cwd: w.proj, DisableSkillSearchInstruction: true})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer closeRunner()
+	defer g.Close()
+	runner := g.Runner
 	b.ReportAllocs()
 	for b.Loop() {
 		runner.Reset()

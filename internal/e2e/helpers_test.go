@@ -131,7 +131,7 @@ func (e *events) maxRunning() int {
 	return e.peak
 }
 
-// parent is a top-level agent built by app.NewRunner, the production wiring.
+// parent is a top-level agent built by app.NewAgent, the production wiring.
 type parent struct {
 	runner *agent.Runner
 	todos  *todo.Store
@@ -141,14 +141,14 @@ type parent struct {
 func (w *world) newParent(t testing.TB, persist bool) *parent {
 	t.Helper()
 	ev := &events{}
-	r, closeRunner, err := w.app.NewRunner(context.Background(), app.RunnerSetup{
+	g, err := w.app.NewAgent(context.Background(), app.AgentSetup{
 		Cwd: w.proj, Persist: persist, OnEvent: ev.add, DisableSkillSearchInstruction: true,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = closeRunner() })
-	return &parent{runner: r, todos: r.Todos(), ev: ev}
+	t.Cleanup(func() { _ = g.Close() })
+	return &parent{runner: g.Runner, todos: g.Runner.Todos(), ev: ev}
 }
 
 // isSubagent tells sub-agent requests from the parent's by their system prompt.

@@ -75,7 +75,7 @@ func scriptParallel(srv *llmtest.Server, n int, g *gate) {
 }
 
 // runParallel runs one parent turn of n task:explore calls through
-// app.NewRunner (the production wiring) and checks every result.
+// app.NewAgent (the production wiring) and checks every result.
 func runParallel(t *testing.T, env map[string]string, n, width int) (serverPeak, taskPeak int) {
 	t.Helper()
 	requireBwrap(t)
