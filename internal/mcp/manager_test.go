@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/mcp/mcptest"
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -325,27 +325,10 @@ func TestHTTPServerRestartIsReconnected(t *testing.T) {
 	}
 }
 
-func needBwrap(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("bwrap"); err == nil {
-		if out, err := exec.Command("bwrap", "--ro-bind", "/", "/", "--", "true").CombinedOutput(); err == nil {
-			return
-		} else if os.Getenv("CI") != "true" {
-			t.Skipf("bwrap cannot run here: %v %s", err, out)
-		} else {
-			t.Fatalf("bwrap cannot run in CI: %v %s", err, out)
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("bwrap is required in CI")
-	}
-	t.Skip("bwrap not installed")
-}
-
 // TestStdioServerUnderBubblewrap runs the server in a real bwrap sandbox: the
 // network is cut off unless the entry sets "sandbox": {"network": true}.
 func TestStdioServerUnderBubblewrap(t *testing.T) {
-	needBwrap(t)
+	testutil.RequireBwrap(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
