@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/synapse-agent/synapse/internal/fsutil"
 )
@@ -63,30 +64,23 @@ func (s *Store) readIndex() ([]Entry, error) {
 	return out, nil
 }
 
-// upsert replaces or adds e in the index under the cross-process lock.
-func (s *Store) upsert(e Entry) error {
-	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
-		return fmt.Errorf("create sessions directory %s: %w", s.Dir, err)
-	}
-	unlock, err := lockFile(filepath.Join(s.Dir, LockFile))
+// lockIndex takes the cross-process index lock and reads the index; the
+// caller rewrites it with writeIndex, then calls unlock.
+func (s *Store) lockIndex() (entries []Entry, unlock func(), err error) {
+	unlock, err = lockFile(filepath.Join(s.Dir, LockFile))
 	if err != nil {
-		return fmt.Errorf("lock session index: %w", err)
+		return nil, nil, fmt.Errorf("lock session index: %w", err)
 	}
-	defer unlock()
-	entries, err := s.readIndex()
+	entries, err = s.readIndex()
 	if err != nil {
-		return err
+		unlock()
+		return nil, nil, err
 	}
-	found := false
-	for i := range entries {
-		if entries[i].ID == e.ID {
-			entries[i], found = e, true
-			break
-		}
-	}
-	if !found {
-		entries = append(entries, e)
-	}
+	return entries, unlock, nil
+}
+
+// writeIndex replaces the index with entries, atomically.
+func (s *Store) writeIndex(entries []Entry) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -98,29 +92,34 @@ func (s *Store) upsert(e Entry) error {
 	return fsutil.WriteFileAtomic(s.indexPath(), buf.Bytes(), 0o600)
 }
 
-// Delete removes a session's files and its index entry.
-func (s *Store) Delete(id string) error {
-	unlock, err := lockFile(filepath.Join(s.Dir, LockFile))
-	if err != nil {
-		return fmt.Errorf("lock session index: %w", err)
+// upsert replaces or adds e in the index under the cross-process lock.
+func (s *Store) upsert(e Entry) error {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return fmt.Errorf("create sessions directory %s: %w", s.Dir, err)
 	}
-	defer unlock()
-	entries, err := s.readIndex()
+	entries, unlock, err := s.lockIndex()
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	for _, x := range entries {
-		if x.ID == id {
-			continue
-		}
-		if err := enc.Encode(x); err != nil {
-			return fmt.Errorf("encode session index: %w", err)
-		}
+	defer unlock()
+	i := slices.IndexFunc(entries, func(x Entry) bool { return x.ID == e.ID })
+	if i >= 0 {
+		entries[i] = e
+	} else {
+		entries = append(entries, e)
 	}
-	if err := fsutil.WriteFileAtomic(s.indexPath(), buf.Bytes(), 0o600); err != nil {
+	return s.writeIndex(entries)
+}
+
+// Delete removes a session's files and its index entry.
+func (s *Store) Delete(id string) error {
+	entries, unlock, err := s.lockIndex()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	kept := slices.DeleteFunc(entries, func(x Entry) bool { return x.ID == id })
+	if err := s.writeIndex(kept); err != nil {
 		return err
 	}
 	for _, p := range []string{s.historyPath(id), s.usagePath(id)} {
