@@ -2,10 +2,13 @@ package session
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -351,5 +354,62 @@ func TestIndexLockAcrossProcesses(t *testing.T) {
 	}
 	if len(entries) != procs*10 {
 		t.Errorf("index has %d entries, want %d", len(entries), procs*10)
+	}
+}
+
+// Delete drops exactly one session: its index entry, history and usage
+// files; the other sessions stay listed and an update of them still works.
+func TestDelete(t *testing.T) {
+	s, _ := newStore(t)
+	var ids []string
+	for _, text := range []string{"first", "second", "third"} {
+		ss := s.Create("/w")
+		ss.AddUsage(llm.Usage{InputTokens: 1}, "m")
+		if err := ss.Append(user(text)); err != nil {
+			t.Fatal(err)
+		}
+		if err := ss.Close(); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, ss.ID())
+	}
+	if err := s.Delete(ids[1]); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	list, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range list {
+		got = append(got, e.ID)
+	}
+	slices.Sort(got)
+	want := []string{ids[0], ids[2]}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("listed %v, want %v", got, want)
+	}
+	for _, p := range []string{ids[1] + ".jsonl", ids[1] + ".usage.json"} {
+		if _, err := os.Stat(filepath.Join(s.Dir, p)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s still there (%v)", p, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir, ids[0]+".jsonl")); err != nil {
+		t.Errorf("another session's history is gone: %v", err)
+	}
+	// Updating a remaining session replaces its entry, adding none.
+	ss, _, err := s.Open(ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ss.Append(assistant("more")); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := s.List(); len(list) != 2 {
+		t.Errorf("after an update: %d entries, want 2", len(list))
+	}
+	if err := s.Delete(ids[1]); err != nil {
+		t.Errorf("deleting again: %v", err)
 	}
 }
