@@ -447,23 +447,7 @@ func TestConnectionRefused(t *testing.T) {
 }
 
 func TestCancelStopsPromptly(t *testing.T) {
-	srv := llmtest.New(t, llmtest.Turn{Text: "late", Delay: time.Hour})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := newProvider(srv, nil, 3).Stream(ctx, baseRequest(), nil)
-		done <- err
-	}()
-	for srv.InFlight() == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled", err)
-	}
-	if srv.Count() != 1 {
-		t.Errorf("%d requests: a cancelled request must not be retried", srv.Count())
-	}
+	llmtest.CheckCancel(t, func(srv *llmtest.Server) llm.Provider { return newProvider(srv, nil, 3) })
 }
 
 func TestConcurrentStreams(t *testing.T) {

@@ -3,7 +3,6 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -240,18 +239,5 @@ data: [DONE]
 }
 
 func TestCancel(t *testing.T) {
-	srv := llmtest.New(t, llmtest.Turn{Text: "late", Delay: time.Hour})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := newProvider(srv, nil, 3).Stream(ctx, baseRequest(), nil)
-		done <- err
-	}()
-	for srv.InFlight() == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v", err)
-	}
+	llmtest.CheckCancel(t, func(srv *llmtest.Server) llm.Provider { return newProvider(srv, nil, 3) })
 }

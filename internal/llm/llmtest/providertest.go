@@ -2,7 +2,9 @@ package llmtest
 
 import (
 	"context"
+	"errors"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/synapse-agent/synapse/internal/llm"
@@ -60,4 +62,30 @@ func RetryPolicy(maxRetries int, w *Waits) *llm.RetryPolicy {
 		rp.Sleep = w.Sleep
 	}
 	return &rp
+}
+
+// CheckCancel checks a provider's cancellation contract against a server
+// whose reply never comes: cancelling the context while the request is in
+// flight makes Stream return context.Canceled, without another attempt.
+// newProvider points the provider under test at srv, with retries allowed.
+func CheckCancel(t *testing.T, newProvider func(srv *Server) llm.Provider) {
+	t.Helper()
+	srv := New(t, Turn{Text: "late", Delay: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := newProvider(srv).Stream(ctx, llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}}, nil)
+		done <- err
+	}()
+	for srv.InFlight() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if srv.Count() != 1 {
+		t.Errorf("%d requests: a cancelled request must not be retried", srv.Count())
+	}
 }
