@@ -82,13 +82,9 @@ type fakeSessions []session.Entry
 
 func (s fakeSessions) List() ([]session.Entry, error) { return s, nil }
 
-// runPiped runs the REPL over piped input and returns its output and status.
-func runPiped(t *testing.T, fa *fakeAgent, input string, tweak func(*Options)) (string, int) {
+// newREPL builds a REPL from o after tweak (may be nil) adjusted it.
+func newREPL(t *testing.T, o Options, tweak func(*Options)) *REPL {
 	t.Helper()
-	var out bytes.Buffer
-	rd := render.New(render.Options{Out: &out})
-	o := Options{In: strings.NewReader(input), Out: &out, Renderer: rd, Sink: NewSink(rd), Agent: fa,
-		Version: "test", Cwd: "/work"}
 	if tweak != nil {
 		tweak(&o)
 	}
@@ -96,7 +92,17 @@ func runPiped(t *testing.T, fa *fakeAgent, input string, tweak func(*Options)) (
 	if err != nil {
 		t.Fatal(err)
 	}
-	code := r.Run(context.Background())
+	return r
+}
+
+// runPiped runs the REPL over piped input and returns its output and status.
+func runPiped(t *testing.T, fa *fakeAgent, input string, tweak func(*Options)) (string, int) {
+	t.Helper()
+	var out bytes.Buffer
+	rd := render.New(render.Options{Out: &out})
+	o := Options{In: strings.NewReader(input), Out: &out, Renderer: rd, Sink: NewSink(rd), Agent: fa,
+		Version: "test", Cwd: "/work"}
+	code := newREPL(t, o, tweak).Run(context.Background())
 	return out.String(), code
 }
 
@@ -275,13 +281,7 @@ func startPTY(t *testing.T, fa *fakeAgent, tweak func(*Options)) *ptyREPL {
 	rd := render.New(render.Options{Out: slave, TTY: true, Width: 80, Height: 24})
 	o := Options{In: slave, Out: slave, TTY: true, Width: 80, Renderer: rd, Sink: NewSink(rd), Agent: fa,
 		Version: "test", Cwd: "/work"}
-	if tweak != nil {
-		tweak(&o)
-	}
-	r, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newREPL(t, o, tweak)
 	p.repl = r
 	go func() { p.done <- r.Run(context.Background()) }()
 	t.Cleanup(func() {
