@@ -41,7 +41,7 @@ func TestHelpFlags(t *testing.T) {
 func TestHelpOnlyAsWholeArgument(t *testing.T) {
 	sh, ex := newTestShell(t, nil)
 	dir := ex.dir
-	writeFile(t, filepath.Join(dir, "e.txt"), "say -h now")
+	testutil.WriteFile(t, filepath.Join(dir, "e.txt"), "say -h now")
 	tests := []struct {
 		line     string
 		wantHelp bool
@@ -121,7 +121,7 @@ func TestBashWrapper(t *testing.T) {
 	})
 	t.Run("bash program forms", func(t *testing.T) {
 		sh, ex := newTestShell(t, nil)
-		writeFile(t, filepath.Join(ex.dir, "build.sh"), "echo built $1\n")
+		testutil.WriteFile(t, filepath.Join(ex.dir, "build.sh"), "echo built $1\n")
 		tests := []struct{ line, wantCmd, wantOut string }{
 			{"bash build.sh fast", "bash build.sh fast", "built fast\n"},
 			{"bash -c 'echo inner'", "bash -c 'echo inner'", "inner\n"},
@@ -186,7 +186,7 @@ func TestTildeExpansion(t *testing.T) {
 
 func TestRelativePathsUseSessionCwd(t *testing.T) {
 	sh, ex := newTestShell(t, nil)
-	writeFile(t, filepath.Join(ex.dir, "sub", "a.txt"), "in session dir\n")
+	testutil.WriteFile(t, filepath.Join(ex.dir, "sub", "a.txt"), "in session dir\n")
 	r := sh.Run(context.Background(), "read sub/a.txt")
 	if r.ExitCode != 0 || r.Stdout != "     1\tin session dir\n" {
 		t.Fatalf("read = %+v", r)
@@ -226,7 +226,7 @@ func TestCanceledContext(t *testing.T) {
 func TestPathCheckerBlocks(t *testing.T) {
 	sh, ex := newTestShell(t, nil)
 	secret := filepath.Join(ex.dir, "secret")
-	writeFile(t, filepath.Join(secret, "k.txt"), "key")
+	testutil.WriteFile(t, filepath.Join(secret, "k.txt"), "key")
 	sh.opts.Paths = denyUnder{secret}
 	for _, line := range []string{"read secret/k.txt", "write secret/k.txt new", "edit secret/k.txt key lock", "write secret/n.txt x"} {
 		r := sh.Run(context.Background(), line)

@@ -83,16 +83,6 @@ func newTestShell(t testing.TB, mod func(*Options)) (*Shell, *bashExec) {
 	return New(o), ex
 }
 
-func writeFile(t testing.TB, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func readFile(t testing.TB, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)

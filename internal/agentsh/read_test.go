@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 func numbered(from, to int) string {
@@ -26,10 +28,10 @@ func TestReadLineNumbers(t *testing.T) {
 	for i := 1; i <= 10; i++ {
 		fmt.Fprintf(&content, "line %d\n", i)
 	}
-	writeFile(t, filepath.Join(ex.dir, "ten.txt"), content.String())
-	writeFile(t, filepath.Join(ex.dir, "noeol.txt"), "a\r\nb")
-	writeFile(t, filepath.Join(ex.dir, "empty.txt"), "")
-	writeFile(t, filepath.Join(ex.dir, "with space.txt"), "x\n")
+	testutil.WriteFile(t, filepath.Join(ex.dir, "ten.txt"), content.String())
+	testutil.WriteFile(t, filepath.Join(ex.dir, "noeol.txt"), "a\r\nb")
+	testutil.WriteFile(t, filepath.Join(ex.dir, "empty.txt"), "")
+	testutil.WriteFile(t, filepath.Join(ex.dir, "with space.txt"), "x\n")
 	more := func(from, to int, next string) string {
 		return fmt.Sprintf("\n(Showing lines %d-%d. More lines follow: read %s)\n", from, to, next)
 	}
@@ -57,7 +59,7 @@ func TestReadLineNumbers(t *testing.T) {
 
 func TestReadNumberWidth(t *testing.T) {
 	sh, ex := newTestShell(t, nil)
-	writeFile(t, filepath.Join(ex.dir, "f"), strings.Repeat("x\n", 1000001))
+	testutil.WriteFile(t, filepath.Join(ex.dir, "f"), strings.Repeat("x\n", 1000001))
 	r := sh.Run(context.Background(), "read f --offset 999998 --limit 3")
 	want := "999999\tx\n1000000\tx\n1000001\tx\n"
 	if r.Stdout != want {
@@ -67,8 +69,8 @@ func TestReadNumberWidth(t *testing.T) {
 
 func TestReadErrors(t *testing.T) {
 	sh, ex := newTestShell(t, nil)
-	writeFile(t, filepath.Join(ex.dir, "a.txt"), "one\ntwo\n")
-	writeFile(t, filepath.Join(ex.dir, "bin"), "ab\x00cd")
+	testutil.WriteFile(t, filepath.Join(ex.dir, "a.txt"), "one\ntwo\n")
+	testutil.WriteFile(t, filepath.Join(ex.dir, "bin"), "ab\x00cd")
 	if err := os.Mkdir(filepath.Join(ex.dir, "dir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +103,7 @@ func TestReadErrors(t *testing.T) {
 func TestReadLongLineIsCut(t *testing.T) {
 	sh, ex := newTestShell(t, nil)
 	long := strings.Repeat("é", 3000) // 6000 bytes
-	writeFile(t, filepath.Join(ex.dir, "long.txt"), long+"\nshort\n")
+	testutil.WriteFile(t, filepath.Join(ex.dir, "long.txt"), long+"\nshort\n")
 	r := sh.Run(context.Background(), "read long.txt")
 	lines := strings.Split(r.Stdout, "\n")
 	if len(lines) != 3 || lines[1] != "     2\tshort" {

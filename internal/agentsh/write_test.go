@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 func TestWrite(t *testing.T) {
@@ -82,7 +84,7 @@ func TestWriteErrors(t *testing.T) {
 func TestWriteOverwriteKeepsModeAndFollowsSymlink(t *testing.T) {
 	sh, ex := newTestShell(t, nil)
 	p := filepath.Join(ex.dir, "run.sh")
-	writeFile(t, p, "old")
+	testutil.WriteFile(t, p, "old")
 	if err := os.Chmod(p, 0o750); err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +132,7 @@ func TestEdit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			sh, ex := newTestShell(t, nil)
 			p := filepath.Join(ex.dir, "f.txt")
-			writeFile(t, p, orig)
+			testutil.WriteFile(t, p, orig)
 			r := sh.Run(context.Background(), tt.line)
 			if tt.stdout == "" {
 				if r.ExitCode != 1 || !strings.Contains(r.Stderr, "not found") {
@@ -159,7 +161,7 @@ func TestEditErrors(t *testing.T) {
 	for _, tt := range tests {
 		sh, ex := newTestShell(t, nil)
 		p := filepath.Join(ex.dir, "f.txt")
-		writeFile(t, p, "same content\n")
+		testutil.WriteFile(t, p, "same content\n")
 		r := sh.Run(context.Background(), tt.line)
 		if r.ExitCode != 1 || !strings.Contains(r.Stderr, tt.want) {
 			t.Errorf("%q = %+v, want exit 1 with %q", tt.line, r, tt.want)

@@ -1,28 +1,19 @@
 package mcp
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
-)
 
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+	"github.com/synapse-agent/synapse/internal/testutil"
+)
 
 func TestLoadConfigPrecedenceAndProblems(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "mcp", "mcp_servers.json")
 	cwd := t.TempDir()
-	writeFile(t, home, `{"mcpServers": {
+	testutil.WriteFile(t, home, `{"mcpServers": {
 		"shared": {"command": "from-home"},
 		"homeonly": {"command": "h", "args": ["--token=${TOKEN}", "${MISSING:-fallback}"], "env": {"K": "${TOKEN}"}},
 		"remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
@@ -36,8 +27,8 @@ func TestLoadConfigPrecedenceAndProblems(t *testing.T) {
 		"badtype": {"type": "carrier-pigeon", "command": "x"},
 		"badjson": {"command": 42}
 	}}`)
-	writeFile(t, filepath.Join(cwd, ".mcp.json"), `{"mcpServers": {"shared": {"command": "from-dot-mcp"}, "dot": {"command": "d"}}}`)
-	writeFile(t, filepath.Join(cwd, "mcp_servers.json"), `{"mcpServers": {"shared": {"command": "from-cwd", "cwd": "sub"}}}`)
+	testutil.WriteFile(t, filepath.Join(cwd, ".mcp.json"), `{"mcpServers": {"shared": {"command": "from-dot-mcp"}, "dot": {"command": "d"}}}`)
+	testutil.WriteFile(t, filepath.Join(cwd, "mcp_servers.json"), `{"mcpServers": {"shared": {"command": "from-cwd", "cwd": "sub"}}}`)
 	getenv := func(k string) string { return map[string]string{"TOKEN": "s3cret"}[k] }
 
 	servers, problems := LoadConfig(ConfigFiles(home, cwd), getenv)
@@ -83,13 +74,13 @@ func TestLoadConfigPrecedenceAndProblems(t *testing.T) {
 func TestLoadConfigBrokenFileSkipped(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.json")
-	writeFile(t, bad, "{\n  \"mcpServers\": {\n    \"x\": {\"command\": \"a\",}\n  }\n}")
+	testutil.WriteFile(t, bad, "{\n  \"mcpServers\": {\n    \"x\": {\"command\": \"a\",}\n  }\n}")
 	noKey := filepath.Join(dir, "nokey.json")
-	writeFile(t, noKey, `{"servers": {}}`)
+	testutil.WriteFile(t, noKey, `{"servers": {}}`)
 	good := filepath.Join(dir, "good.json")
-	writeFile(t, good, `{"mcpServers": {"ok": {"command": "a"}}}`)
+	testutil.WriteFile(t, good, `{"mcpServers": {"ok": {"command": "a"}}}`)
 	empty := filepath.Join(dir, "empty.json")
-	writeFile(t, empty, "  \n")
+	testutil.WriteFile(t, empty, "  \n")
 	servers, problems := LoadConfig([]string{bad, filepath.Join(dir, "missing.json"), noKey, good, empty}, nil)
 	if _, ok := servers["ok"]; !ok || len(servers) != 1 {
 		t.Errorf("servers = %v", servers)

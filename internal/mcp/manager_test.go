@@ -115,7 +115,7 @@ func TestToolHelpGolden(t *testing.T) {
 		got := runOK(t, h, tc.line)
 		path := filepath.Join("testdata", "golden", tc.file)
 		if *update {
-			writeFile(t, path, got)
+			testutil.WriteFile(t, path, got)
 		}
 		want, err := os.ReadFile(path)
 		if err != nil {

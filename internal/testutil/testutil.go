@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -43,5 +44,17 @@ func RequireBwrap(t testing.TB) {
 		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "/bin/true").CombinedOutput()
 	if err != nil {
 		SkipOrFail(t, "bwrap cannot sandbox here: %v: %s", err, out)
+	}
+}
+
+// WriteFile writes content to path (mode 0644), creating its directories;
+// any failure fails the test.
+func WriteFile(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

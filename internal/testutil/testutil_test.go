@@ -3,6 +3,7 @@ package testutil
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -39,5 +40,17 @@ func TestSkipOrFail(t *testing.T) {
 func TestRequireTool(t *testing.T) {
 	if p := RequireTool(t, "sh"); !strings.HasSuffix(p, "/sh") {
 		t.Errorf("RequireTool(sh) = %q", p)
+	}
+}
+
+func TestWriteFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a", "b", "f.txt")
+	WriteFile(t, path, "content")
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != "content" {
+		t.Fatalf("read back %q, %v", got, err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode = %v, %v; want 0644", fi.Mode().Perm(), err)
 	}
 }
