@@ -240,3 +240,49 @@ func TestExtensionsBindFollowsTheSessionCwd(t *testing.T) {
 		t.Errorf("search: %s", r.Stdout)
 	}
 }
+
+// TestToolsTextListsTheRealCommands: /tools shows each layer with the
+// installed skills' scripts and the MCP servers' tools, and a server that
+// failed with its error.
+func TestToolsTextListsTheRealCommands(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	writeTestFile(t, filepath.Join(home, "sandbox.json"), `{"enabled": false}`)
+	writeTestFile(t, filepath.Join(home, "skills", "pdf-kit", "SKILL.md"), "---\nname: pdf-kit\ndescription: Inspect PDF files.\n---\n")
+	writeTestFile(t, filepath.Join(home, "skills", "pdf-kit", "scripts", "pages.sh"), "# Count the pages of a PDF file.\necho 1\n")
+	hs := httptest.NewServer(mcptest.HTTPHandler(func() {}))
+	defer hs.Close()
+	writeTestFile(t, filepath.Join(home, "mcp", "mcp_servers.json"), fmt.Sprintf(`{"mcpServers": {
+		"web": {"url": %q},
+		"gone": {"command": "synapse-no-such-server"}
+	}}`, hs.URL))
+	a := testApp(t, home)
+	ext, err := a.Extensions(context.Background(), cwd, ExtensionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ext.Close()
+	mgr, err := a.NewSandbox(SandboxOptions{Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := toolsText(mgr, ext, a.Config.MCPServersPath())
+	for _, want := range []string{
+		"Native:      any shell command",
+		"without an OS sandbox",
+		"Agent Shell: read, write, edit, bash <cmd>, TodoWrite, command:search <words>",
+		"task:explore",
+		"skills (1 installed",
+		"  pdf-kit: Inspect PDF files.\n",
+		"skill:pdf-kit:pages",
+		"Count the pages of a PDF file.",
+		"MCP servers (2 configured)",
+		"  web (http, 10 tools)\n",
+		"mcp:web:pdf_to_text",
+		"Convert a PDF document to plain text.",
+		`  gone (stdio): not connected: command "synapse-no-such-server" not found on PATH`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/tools lacks %q:\n%s", want, text)
+		}
+	}
+}

@@ -420,7 +420,9 @@ func envValue(env []string, name string) string {
 // TestChatPermissionPrompt drives the sandbox permission prompt: a command
 // writing outside the writable paths is blocked, the user is asked, and the
 // answer decides: once (retried, not kept), permanently (written to
-// sandbox.json for exactly that path) or deny (the model is told).
+// sandbox.json for exactly that path), for the session (a file that does not
+// exist yet: created by the retry, its directory still read-only) or deny
+// (the model is told).
 func TestChatPermissionPrompt(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -436,11 +438,14 @@ func TestChatPermissionPrompt(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	newFile, sibling := filepath.Join(outside, "new.txt"), filepath.Join(outside, "sibling.txt")
 	srv := llmtest.New(t,
 		llmtest.ToolTurn(llmtest.BashCall("once", "echo granted-once >> "+files["once.txt"])),
 		llmtest.ToolTurn(llmtest.BashCall("perm", "echo granted-perm >> "+files["perm.txt"])),
+		llmtest.ToolTurn(llmtest.BashCall("new", "echo created > "+newFile)),
+		llmtest.ToolTurn(llmtest.BashCall("again", "echo again >> "+newFile), llmtest.BashCall("sib", "echo x > "+sibling)),
 		llmtest.ToolTurn(llmtest.BashCall("deny", "echo nope >> "+files["deny.txt"])),
-		llmtest.TextTurn("All three answered."),
+		llmtest.TextTurn("All answered."),
 	)
 	dir := t.TempDir()
 	tmp := filepath.Join(dir, "tmp")
@@ -468,12 +473,21 @@ func TestChatPermissionPrompt(t *testing.T) {
 	p.send("3")
 	p.expect("allow permanently: " + files["perm.txt"])
 
+	p.expect("resource: " + newFile)
+	p.send("2")
+	p.expect("allow for this session: " + newFile)
+	// The session grant holds for the next write; the file beside it is
+	// still blocked (asked about, denied).
+	p.expect("resource: " + sibling)
+	p.send("4")
+	p.expect("deny: " + sibling)
+
 	p.expect("resource: " + files["deny.txt"])
 	p.send("4")
 	p.expect("deny: " + files["deny.txt"])
 	p.expect("✗ echo nope >> " + files["deny.txt"])
 	p.expect("blocked by the sandbox")
-	p.expect("All three answered.")
+	p.expect("All answered.")
 	p.expect(prompt)
 	p.send("/sandbox\r")
 	p.expect("Session grants:")
@@ -483,12 +497,19 @@ func TestChatPermissionPrompt(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 
-	for name, want := range map[string]string{"once.txt": "granted-once\n", "perm.txt": "granted-perm\n", "deny.txt": ""} {
-		if got, _ := os.ReadFile(files[name]); string(got) != want {
+	for name, want := range map[string]string{"once.txt": "granted-once\n", "perm.txt": "granted-perm\n", "deny.txt": "", "new.txt": "created\nagain\n"} {
+		path := filepath.Join(outside, name)
+		if got, _ := os.ReadFile(path); string(got) != want {
 			t.Errorf("%s = %q, want %q", name, got, want)
 		}
 	}
+	if _, err := os.Stat(sibling); err == nil {
+		t.Error("the grant of new.txt widened to its directory: sibling.txt was written")
+	}
 	reqs := srv.Requests()
+	if r, ok := reqs[3].ToolResult("new"); !ok || strings.Contains(r.Content, "blocked") || strings.Contains(r.Content, "ask the user") {
+		t.Errorf("the allowed new-file write's result = %+v", r)
+	}
 	if r, ok := reqs[len(reqs)-1].ToolResult("deny"); !ok || !strings.Contains(r.Content, "The user denied access to "+files["deny.txt"]) {
 		t.Errorf("the denied call's result = %+v", r)
 	}

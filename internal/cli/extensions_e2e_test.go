@@ -164,3 +164,42 @@ func TestExecUsesExtensions(t *testing.T) {
 		t.Errorf("with a broken server: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestChatUsesExtensions: the REPL's banner reports the MCP start-up, /tools
+// lists the installed skill's script and the server's tools, and the model's
+// mcp: and skill script calls work in a chat turn.
+func TestChatUsesExtensions(t *testing.T) {
+	requireBwrap(t)
+	srv := llmtest.New(t,
+		llmtest.BashTurn("c", "mcp:docs:add 40 2", "skill:pdf-kit:pages x.pdf"),
+		llmtest.TextTurn("Both ran."),
+	)
+	env := chatEnv(t, srv)
+	installExtensions(t, envValue(env, "SYNAPSE_HOME"))
+	dir := t.TempDir()
+	p := startPTY(t, dir, env)
+	p.expect("MCP: loaded 10 tools from 1 servers")
+	p.expect(prompt)
+	p.send("/tools\r")
+	p.expect("skill:pdf-kit:pages")
+	p.expect("Count the pages of a PDF file.")
+	p.expect("docs (stdio, 10 tools)")
+	p.expect("mcp:docs:pdf_to_text")
+	p.expect(prompt)
+	p.send("run them\r")
+	p.expect("Both ran.")
+	p.expect(prompt)
+	p.send("/exit\r")
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("requests = %d", len(reqs))
+	}
+	for id, want := range map[string]string{"c-1": "42", "c-2": "arg=x.pdf\nkey=[]\n" + dir} {
+		if r, ok := reqs[1].ToolResult(id); !ok || strings.TrimSpace(r.Content) != want {
+			t.Errorf("%s result = %+v, want %q", id, r, want)
+		}
+	}
+}
