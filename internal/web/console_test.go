@@ -695,8 +695,25 @@ func TestServerCloseStopsSession(t *testing.T) {
 func TestStopUnknownSession(t *testing.T) {
 	e := newTestEnv(t)
 	code, body := e.do("POST", "/api/sessions/nope/stop", map[string]any{})
-	if code != http.StatusNotFound {
+	if code != http.StatusNotFound || body["code"] != "not_found" {
 		t.Fatalf("HTTP %d %v", code, body)
+	}
+}
+
+func TestTerminalUnknownSession(t *testing.T) {
+	e := newTestEnv(t)
+	h := http.Header{}
+	h.Set("Origin", e.ts.URL)
+	h.Set("Authorization", "Bearer "+testToken)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, resp, err := websocket.Dial(ctx, e.wsURL("nope"), &websocket.DialOptions{HTTPHeader: h})
+	if err == nil {
+		_ = conn.CloseNow()
+		t.Fatal("the terminal of an unknown session was opened")
+	}
+	if resp == nil || resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("dial: %v (%v), want HTTP 404", err, resp)
 	}
 }
 

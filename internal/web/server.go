@@ -276,15 +276,24 @@ func (s *Server) handleStop(w http.ResponseWriter, r *http.Request) {
 	if !checkPost(w, r) {
 		return
 	}
-	sess := s.mgr.Get(r.PathValue("id"))
+	sess := s.sessionOr404(w, r)
 	if sess == nil {
-		writeJSON(w, http.StatusNotFound, &StartError{Code: "not_found", Msg: "no such session: reload the page"})
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), sess.grace+drainWait+5*time.Second)
 	defer cancel()
 	sess.Stop(ctx, EndStopped)
 	writeJSON(w, http.StatusOK, map[string]any{"session": sess.State()})
+}
+
+// sessionOr404 returns the session named by the request's {id}, or answers
+// 404 and returns nil.
+func (s *Server) sessionOr404(w http.ResponseWriter, r *http.Request) *Session {
+	sess := s.mgr.Get(r.PathValue("id"))
+	if sess == nil {
+		writeJSON(w, http.StatusNotFound, &StartError{Code: "not_found", Msg: "no such session: reload the page"})
+	}
+	return sess
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

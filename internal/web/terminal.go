@@ -63,9 +63,8 @@ func (s *Server) handleTerminal(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusForbidden, &StartError{Code: "bad_origin", Msg: "forbidden: " + err.Error()})
 		return
 	}
-	sess := s.mgr.Get(r.PathValue("id"))
+	sess := s.sessionOr404(w, r)
 	if sess == nil {
-		writeJSON(w, http.StatusNotFound, &StartError{Code: "not_found", Msg: "no such session: reload the page"})
 		return
 	}
 	conn, err := websocket.Accept(w, r, nil)
