@@ -16,6 +16,21 @@ func pattern(n int, seed byte) []byte {
 	return b
 }
 
+// drain reads at least n bytes for client c through dst, acknowledging each read.
+func drain(t *testing.T, b *outBuf, c *cursor, dst []byte, n int) []byte {
+	t.Helper()
+	var got []byte
+	for len(got) < n {
+		k, res, err := b.Next(context.Background(), c, dst, 0)
+		if err != nil || res != readData {
+			t.Fatalf("Next: %v %v", res, err)
+		}
+		got = append(got, dst[:k]...)
+		b.Ack(c, int64(k))
+	}
+	return got
+}
+
 // Without a client, the ring keeps the newest bytes (the replay) and writes never block.
 func TestOutBufReplayKeepsNewest(t *testing.T) {
 	tests := []struct{ size, write int }{{16, 5}, {16, 16}, {16, 17}, {16, 100}, {7, 3}}
@@ -31,17 +46,7 @@ func TestOutBufReplayKeepsNewest(t *testing.T) {
 		if got := b.Snapshot(); !bytes.Equal(got, want) {
 			t.Errorf("size %d, wrote %d: snapshot %q, want %q", tt.size, tt.write, got, want)
 		}
-		c := b.Attach()
-		dst := make([]byte, 64)
-		var got []byte
-		for len(got) < len(want) {
-			n, res, err := b.Next(context.Background(), c, dst, 0)
-			if err != nil || res != readData {
-				t.Fatalf("Next: %v %v", res, err)
-			}
-			got = append(got, dst[:n]...)
-			b.Ack(c, int64(n))
-		}
+		got := drain(t, b, b.Attach(), make([]byte, 64), len(want))
 		if !bytes.Equal(got, want) {
 			t.Errorf("size %d, wrote %d: replay %q, want %q", tt.size, tt.write, got, want)
 		}
@@ -81,15 +86,7 @@ func TestOutBufBackpressureAndWindow(t *testing.T) {
 	if c.acked != c.sent {
 		t.Fatalf("acked %d > sent %d", c.acked, c.sent)
 	}
-	var got []byte
-	for len(got) < 8 {
-		n, res, err := b.Next(context.Background(), c, dst, 0)
-		if err != nil || res != readData {
-			t.Fatalf("Next: %v %v", res, err)
-		}
-		got = append(got, dst[:n]...)
-		b.Ack(c, int64(n))
-	}
+	got := drain(t, b, c, dst, 8)
 	if want := append(pattern(8, 'a')[4:], "WXYZ"...); !bytes.Equal(got, want) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
