@@ -24,8 +24,11 @@ func newExecCmd(stdio IO) *cobra.Command {
 		Short: "Run Bash-tool commands without a model",
 		Long: `Run each command through the Bash tool, in order, in one shell session, and print
 what the model would see. Commands are native shell commands ('ls -la', 'cd src'),
-Agent Shell commands ('read main.go', 'write a.txt hello', 'edit a.txt old new')
-or extension commands. Quote each command as one argument.
+Agent Shell commands ('read main.go', 'write a.txt hello', 'edit a.txt old new',
+'command:search pdf') or extension commands ('skill:<skill>:<script> ARGS',
+'mcp:<server>:<tool> ARGS'). Quote each command as one argument. MCP servers
+start only when a command needs them; a server that fails is reported on stderr.
+There is no model, so task:* sub-agents are not available.
 
 Commands run under the same sandbox as synapse run: the policy of sandbox.json,
 with the workspace (--cwd, default the current directory) and the temp directory

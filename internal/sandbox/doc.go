@@ -27,4 +27,12 @@
 // sandbox.json says "enabled": true the manager is fail-closed: if the sandbox
 // cannot be created, commands are refused with an error and never run
 // unsandboxed. "enabled": false turns it off explicitly.
+//
+// # Grants
+//
+// AddRuntimeWhitelist and AddPermanentWhitelist grant exactly one path (the
+// resource a blocked command named). Bubblewrap can only bind what exists,
+// so a granted path that does not exist yet, in an existing directory, is
+// created on the host as an empty file at grant time and bound read-write by
+// the next sandbox; its directory stays read-only.
 package sandbox
