@@ -20,6 +20,7 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 	"github.com/synapse-agent/synapse/internal/sandbox"
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 // The deadline of every wait below is generous: these tests check that
@@ -424,12 +425,7 @@ func envValue(env []string, name string) string {
 // exist yet: created by the retry, its directory still read-only) or deny
 // (the model is told).
 func TestChatPermissionPrompt(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("bwrap is required on CI")
-		}
-		t.Skip("bwrap is not installed: the sandbox cannot block anything")
-	}
+	testutil.RequireBwrap(t)
 	outside := t.TempDir() // not the cwd, not the child's temp dir
 	files := map[string]string{}
 	for _, n := range []string{"once.txt", "perm.txt", "deny.txt"} {

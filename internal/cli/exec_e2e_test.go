@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 // synapseBin is the binary built once for the end-to-end tests.
@@ -207,7 +209,7 @@ func TestExecInterrupt(t *testing.T) {
 // synapse run: writes outside the workspace fail (and are reported as
 // blocked), --cwd is the writable workspace, sandbox.json is honoured.
 func TestExecIsSandboxed(t *testing.T) {
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	ws, outside, tmp := t.TempDir(), t.TempDir(), t.TempDir()
 	// A temp dir of its own (writable in the sandbox) that does not hold outside.
 	var env []string

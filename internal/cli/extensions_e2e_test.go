@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 var (
@@ -64,7 +65,7 @@ func installExtensions(t *testing.T, synapseHome string) {
 // neither the script nor the server sees the agent's API key, while the
 // server gets its own configured env.
 func TestRunUsesExtensions(t *testing.T) {
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	srv := llmtest.New(t,
 		llmtest.BashTurn("s", "command:search pdf"),
 		llmtest.BashTurn("k", `skill:pdf-kit:pages 'report one.pdf' '$(touch pwned)'`),
@@ -119,7 +120,7 @@ func TestRunUsesExtensions(t *testing.T) {
 // MCP tools too; it stays quiet about extensions that work and reports a
 // server that fails.
 func TestExecUsesExtensions(t *testing.T) {
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	dir := t.TempDir()
 	env := testEnv(t)
 	home := envValue(env, "SYNAPSE_HOME")
@@ -169,7 +170,7 @@ func TestExecUsesExtensions(t *testing.T) {
 // lists the installed skill's script and the server's tools, and the model's
 // mcp: and skill script calls work in a chat turn.
 func TestChatUsesExtensions(t *testing.T) {
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	srv := llmtest.New(t,
 		llmtest.BashTurn("c", "mcp:docs:add 40 2", "skill:pdf-kit:pages x.pdf"),
 		llmtest.TextTurn("Both ran."),

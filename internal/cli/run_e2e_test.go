@@ -17,6 +17,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 	"github.com/synapse-agent/synapse/internal/session"
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 // runEnv is a private HOME/SYNAPSE_HOME with the provider pointed at srv.
@@ -361,21 +362,10 @@ func processRunning(cmdline string) bool {
 	return false
 }
 
-// requireBwrap skips without bubblewrap, except under CI where it fails.
-func requireBwrap(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("bwrap is required under CI")
-		}
-		t.Skip("bwrap not installed")
-	}
-}
-
 // The JSON result's usage includes what the sub-agents spent (issue 5:
 // usage rolled up through RecordUsage reaches synapse run --output-format json).
 func TestRunJSONUsageIncludesSubagents(t *testing.T) {
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	srv := llmtest.New(t)
 	srv.Handle(func(req *llmtest.Request) llmtest.Turn {
 		sub := strings.Contains(req.System, "sub-agent of Synapse")
@@ -425,7 +415,7 @@ func TestRunJSONUsageIncludesSubagents(t *testing.T) {
 // the Bash tool, `bash <cmd>` or `synapse sandbox exec`; the agent still
 // authenticates with them.
 func TestShellDoesNotSeeAgentCredentials(t *testing.T) {
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	const probe = `echo "a=$ANTHROPIC_API_KEY t=$ANTHROPIC_AUTH_TOKEN o=$OPENAI_API_KEY g=$MY_GATEWAY_KEY k=$KEEP_ME"`
 	srv := llmtest.New(t,
 		llmtest.BashTurn("x", probe, "bash "+probe, "env | grep -c -e llmtest-key -e secret || true"),

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 // buildSynapse builds the binary once per test run.
@@ -22,12 +24,7 @@ func buildSynapse(t *testing.T) string {
 }
 
 func TestSandboxExecAndStatusBinary(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("bwrap is required under CI")
-		}
-		t.Skip("bwrap not installed")
-	}
+	testutil.RequireBwrap(t)
 	bin := buildSynapse(t)
 	home := t.TempDir()
 	ws := filepath.Join(t.TempDir(), "work space")

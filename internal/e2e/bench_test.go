@@ -7,6 +7,7 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/app"
 	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 // BenchmarkParallelSubagentTurn is one parent turn through app.NewAgent:
@@ -15,7 +16,7 @@ import (
 // requests on the turn's critical path made directly: the difference is
 // what the loop, the batch and five sub-agents add beyond the server.
 func BenchmarkParallelSubagentTurn(b *testing.B) {
-	requireBwrap(b)
+	testutil.RequireBwrap(b)
 	w := newWorld(b, nil)
 	scriptParallel(w.srv, 5, nil)
 	g, err := w.app.NewAgent(context.Background(), app.AgentSetup{Cwd: w.proj, DisableSkillSearchInstruction: true})

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,35 +15,6 @@ import (
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 	"github.com/synapse-agent/synapse/internal/todo"
 )
-
-// requireBwrap skips without a working bubblewrap, except under CI where it fails.
-func requireBwrap(t testing.TB) {
-	t.Helper()
-	fail := t.Skipf
-	if os.Getenv("CI") == "true" {
-		fail = t.Fatalf
-	}
-	path, err := exec.LookPath("bwrap")
-	if err != nil {
-		fail("bwrap not installed: %v", err)
-		return
-	}
-	out, err := exec.Command(path, "--die-with-parent", "--unshare-all", "--new-session", "--cap-drop", "ALL",
-		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "/bin/true").CombinedOutput()
-	if err != nil {
-		fail("bwrap cannot sandbox here: %v: %s", err, out)
-	}
-}
-
-func requireTool(t testing.TB, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required under CI: %v", name, err)
-		}
-		t.Skipf("%s not installed: %v", name, err)
-	}
-}
 
 // world is one configured Synapse: a fake model server, a project directory
 // outside the temp directory (so a read-only sandbox really has no writable

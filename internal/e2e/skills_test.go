@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 // task:skill:search through the production wiring sees the installed skills
 // (the user's store) and returns the contract JSON to the parent.
 func TestSkillSearchSeesInstalledSkills(t *testing.T) {
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	w := newWorld(t, nil)
 	dir := filepath.Join(w.env["SYNAPSE_HOME"], "skills", "pdf-tools")
 	must(t, os.MkdirAll(dir, 0o755))
@@ -43,7 +44,7 @@ func TestSkillSearchSeesInstalledSkills(t *testing.T) {
 
 // task:skill:enhance may write the skills directory (outside the project).
 func TestSkillEnhanceWritesSkills(t *testing.T) {
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	w := newWorld(t, nil)
 	skill := filepath.Join(w.env["SYNAPSE_HOME"], "skills", "demo", "SKILL.md")
 	runSubagentAttempts(t, w, "skill:enhance", append([]attempt{

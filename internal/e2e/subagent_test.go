@@ -14,6 +14,7 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 // gate holds sub-agent requests so that their overlap is observable: the
@@ -78,7 +79,7 @@ func scriptParallel(srv *llmtest.Server, n int, g *gate) {
 // app.NewAgent (the production wiring) and checks every result.
 func runParallel(t *testing.T, env map[string]string, n, width int) (serverPeak, taskPeak int) {
 	t.Helper()
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	w := newWorld(t, env)
 	scriptParallel(w.srv, n, &gate{total: n, width: width})
 	p := w.newParent(t, false)
@@ -213,7 +214,7 @@ var nestingAttempts = []attempt{
 // read-only bubblewrap sandbox, so redirections, sed -i and scripts fail too.
 // Reads and the temp directory still work (the sandbox is not just broken).
 func TestExploreCannotWriteOrNest(t *testing.T) {
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	w := newWorld(t, nil)
 	must(t, os.WriteFile(filepath.Join(w.proj, "existing.txt"), []byte("original\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(w.proj, "writer.sh"), []byte("#!/bin/sh\necho from-script > \"$(dirname \"$0\")/script-out.txt\"\n"), 0o755))
@@ -260,7 +261,7 @@ func TestExploreCannotWriteOrNest(t *testing.T) {
 // A project under the host temp directory is no more writable by explore:
 // its sandbox replaces the host temp dir with a private /tmp.
 func TestExploreCannotWriteProjectUnderTempDir(t *testing.T) {
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	w := newWorld(t, nil)
 	hostTmp := filepath.Dir(w.proj)
 	t.Setenv("TMPDIR", hostTmp) // the project now lives under the temp dir
@@ -299,7 +300,7 @@ func TestExploreCannotWriteProjectUnderTempDir(t *testing.T) {
 // task:general may change files (its sandbox has the project writable) but
 // cannot start sub-agents either.
 func TestGeneralWritesButCannotNest(t *testing.T) {
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	w := newWorld(t, nil)
 	must(t, os.WriteFile(filepath.Join(w.proj, "writer.sh"), []byte("#!/bin/sh\necho from-script > \"$(dirname \"$0\")/script-out.txt\"\n"), 0o755))
 	attempts := append([]attempt{
@@ -322,7 +323,7 @@ func TestGeneralWritesButCannotNest(t *testing.T) {
 // The parent's todo list is untouched by a sub-agent's TodoWrite, and
 // sub-agent todo events do not reach the parent.
 func TestSubagentTodosAreItsOwn(t *testing.T) {
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	w := newWorld(t, nil)
 	_, p := runSubagentAttempts(t, w, "general", []attempt{
 		{cmd: `TodoWrite '{"todos":[{"content":"sub step","activeForm":"doing the sub step","status":"completed"}]}'`},
@@ -337,7 +338,7 @@ func TestSubagentTodosAreItsOwn(t *testing.T) {
 
 // Usage of every sub-agent request reaches the parent session's totals and rounds.
 func TestUsageReachesParentSession(t *testing.T) {
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	w := newWorld(t, nil)
 	p := w.newParent(t, true)
 	w.srv.Handle(func(req *llmtest.Request) llmtest.Turn {
@@ -372,8 +373,8 @@ func TestUsageReachesParentSession(t *testing.T) {
 // Cancelling the parent turn stops every running sub-agent and kills their
 // shell commands; each sub-agent reports its end.
 func TestParentCancelStopsAllSubagents(t *testing.T) {
-	requireBwrap(t)
-	requireTool(t, "pgrep")
+	testutil.RequireBwrap(t)
+	testutil.RequireTool(t, "pgrep")
 	w := newWorld(t, nil)
 	p := w.newParent(t, false)
 	const n = 3
@@ -426,7 +427,7 @@ func must(t testing.TB, err error) {
 // Seed 004 with SYNAPSE_TASK_TIMEOUT: in a batch, the task that outlives the
 // timeout fails alone (exit 124) and the fast ones still succeed.
 func TestTaskTimeoutFailsOnlyTheSlowTask(t *testing.T) {
-	requireBwrap(t)
+	testutil.RequireBwrap(t)
 	w := newWorld(t, map[string]string{"SYNAPSE_TASK_TIMEOUT": "500"})
 	p := w.newParent(t, false)
 	w.srv.Handle(func(req *llmtest.Request) llmtest.Turn {
