@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -105,7 +106,7 @@ func (a *App) Extensions(ctx context.Context, cwd string, opts ExtensionOptions)
 		Wrap:          e.wrapServer,
 		Env:           env,
 		Cwd:           cwd,
-		StartTimeout:  opts.StartTimeout,
+		StartTimeout:  cmp.Or(a.Config.MCPStartTimeout, opts.StartTimeout),
 		ClientName:    "synapse",
 		ClientVersion: opts.ClientVersion,
 	})

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/synapse-agent/synapse/internal/mcp/mcptest"
 	"github.com/synapse-agent/synapse/internal/router"
@@ -117,7 +118,8 @@ func TestExtensionsUnderTheRealSandbox(t *testing.T) {
 
 	a := testApp(t, home)
 	ctx := context.Background()
-	ext, err := a.Extensions(ctx, cwd, ExtensionOptions{})
+	// Generous: a loaded CI machine may start three servers under bwrap slowly.
+	ext, err := a.Extensions(ctx, cwd, ExtensionOptions{StartTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

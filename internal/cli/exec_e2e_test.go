@@ -68,7 +68,7 @@ func synapse(t *testing.T, dir string, args ...string) runResult {
 // directories (t.TempDir) the sandbox then keeps writable.
 func testEnv(t *testing.T) []string {
 	home := t.TempDir()
-	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SYNAPSE_HOME=" + filepath.Join(home, ".synapse"), "LC_ALL=C",
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SYNAPSE_HOME=" + filepath.Join(home, ".synapse"), "LC_ALL=C", "SYNAPSE_MCP_START_TIMEOUT=60000",
 		"TMPDIR=" + os.TempDir()}
 }
 

@@ -30,7 +30,7 @@ func newRunEnv(t *testing.T, srv *llmtest.Server, format string) runEnv {
 	t.Helper()
 	home := t.TempDir()
 	e := runEnv{dir: t.TempDir(), home: filepath.Join(home, ".synapse")}
-	e.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SYNAPSE_HOME=" + e.home, "LC_ALL=C"}
+	e.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SYNAPSE_HOME=" + e.home, "LC_ALL=C", "SYNAPSE_MCP_START_TIMEOUT=60000"}
 	if format == llmtest.FormatOpenAI {
 		e.env = append(e.env, srv.OpenAIEnv()...)
 		e.env = append(e.env, "SYNAPSE_PROVIDER=openai", "SYNAPSE_MODEL=gpt-4o")

@@ -52,6 +52,9 @@ type Config struct {
 	OutputCap              int           // SYNAPSE_MAX_OUTPUT_CHARS
 	CommandTimeout         time.Duration // SYNAPSE_COMMAND_TIMEOUT (milliseconds)
 	TaskTimeout            time.Duration // SYNAPSE_TASK_TIMEOUT (milliseconds)
+	// MCPStartTimeout (SYNAPSE_MCP_START_TIMEOUT, milliseconds) overrides how
+	// long start-up waits for MCP servers; 0 leaves each command's default.
+	MCPStartTimeout time.Duration
 
 	// Getenv is the environment the configuration was resolved from; kept so
 	// that provider selection (keys, base URLs) reads the same source.
@@ -108,6 +111,7 @@ func Load(getenv Getenv) (Config, error) {
 		OutputCap:              PositiveInt(getenv, "SYNAPSE_MAX_OUTPUT_CHARS", DefaultOutputCap),
 		CommandTimeout:         time.Duration(PositiveInt(getenv, "SYNAPSE_COMMAND_TIMEOUT", int(DefaultCommandTimeout/time.Millisecond))) * time.Millisecond,
 		TaskTimeout:            time.Duration(PositiveInt(getenv, "SYNAPSE_TASK_TIMEOUT", int(DefaultTaskTimeout/time.Millisecond))) * time.Millisecond,
+		MCPStartTimeout:        time.Duration(PositiveInt(getenv, "SYNAPSE_MCP_START_TIMEOUT", 0)) * time.Millisecond,
 		Getenv:                 getenv,
 	}
 	return c, nil

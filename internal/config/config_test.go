@@ -29,12 +29,15 @@ func TestLoadPaths(t *testing.T) {
 	if c.Home != "/h/.synapse" || c.SessionsDir != "/h/.synapse/sessions" || c.SkillsDir != "/h/.synapse/skills" || c.LogsDir != "/h/.synapse/logs" {
 		t.Fatalf("unexpected paths: %+v", c)
 	}
-	c, err = Load(MapEnv(map[string]string{"HOME": "/h", "SYNAPSE_HOME": "~/syn", "SYNAPSE_SESSIONS_DIR": "/s", "SYNAPSE_COMMAND_TIMEOUT": "1500"}))
+	c, err = Load(MapEnv(map[string]string{"HOME": "/h", "SYNAPSE_HOME": "~/syn", "SYNAPSE_SESSIONS_DIR": "/s", "SYNAPSE_COMMAND_TIMEOUT": "1500", "SYNAPSE_MCP_START_TIMEOUT": "60000"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Home != "/h/syn" || c.SessionsDir != "/s" || c.SandboxPath() != filepath.Join("/h/syn", "sandbox.json") {
 		t.Fatalf("unexpected paths: %+v", c)
+	}
+	if c.MCPStartTimeout != time.Minute {
+		t.Fatalf("MCP start timeout = %v", c.MCPStartTimeout)
 	}
 	if c.CommandTimeout != 1500*time.Millisecond {
 		t.Fatalf("timeout = %v", c.CommandTimeout)
