@@ -114,6 +114,8 @@ type Runner struct {
 	// run started. Both are kept with or without a session.
 	total  llm.Usage
 	runSub llm.Usage
+	// saveWarned: a failed session write was reported during this run.
+	saveWarned bool
 }
 
 type limits struct {
@@ -234,9 +236,7 @@ func (r *Runner) RecordUsage(u llm.Usage, model string) {
 		return
 	}
 	sess.AddUsage(u, model)
-	if err := sess.Flush(); err != nil {
-		r.Emit(Event{Kind: Warning, Err: fmt.Errorf("save session usage: %w", err)})
-	}
+	r.saveFailed(sess, sess.Flush())
 }
 
 // History returns a copy of the conversation.

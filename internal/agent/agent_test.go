@@ -786,3 +786,45 @@ func TestSystemPromptParts(t *testing.T) {
 		}
 	}
 }
+
+// A session that cannot be written (a full disk, a sessions "directory" that
+// is a file) costs the persistence, not the conversation: the run finishes,
+// the user gets one warning, the in-memory history is whole and the next run
+// works.
+func TestSessionWriteFailureIsAWarning(t *testing.T) {
+	forEachFormat(t, func(t *testing.T, format string) {
+		notDir := filepath.Join(t.TempDir(), "sessions")
+		if err := os.WriteFile(notDir, []byte("a file, not a directory"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		p := newProvider(t, format,
+			llmtest.BashTurn("a", "echo one"),
+			llmtest.BashTurn("b", "echo two"),
+			llmtest.TextTurn("done"),
+			llmtest.TextTurn("again"))
+		r, rec := newRunner(t, p, newTestTool(nil), func(o *Options) { o.SessionsDir = notDir })
+		res, err := r.Run(context.Background(), "go")
+		if err != nil {
+			t.Fatalf("run failed on a session write error: %v", err)
+		}
+		if res.Text != "done" || res.StopReason != llm.StopEndTurn {
+			t.Errorf("res = %+v", res)
+		}
+		if h := r.History(); len(h) != 6 || len(danglingCalls(h)) != 0 {
+			t.Errorf("in-memory history = %+v", h)
+		}
+		warns := rec.kinds(Warning)
+		if len(warns) != 1 || !strings.Contains(warns[0].Err.Error(), notDir) {
+			t.Errorf("warnings = %+v, want one naming %s", warns, notDir)
+		}
+		if len(rec.kinds(Error)) != 0 {
+			t.Errorf("error events: %+v", rec.kinds(Error))
+		}
+		if res, err := r.Run(context.Background(), "more"); err != nil || res.Text != "again" {
+			t.Fatalf("second run: %+v, %v", res, err)
+		}
+		if h := r.History(); len(h) != 8 {
+			t.Errorf("history after the second run has %d messages, want 8", len(h))
+		}
+	})
+}

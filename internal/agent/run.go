@@ -21,6 +21,7 @@ import (
 func (r *Runner) Run(ctx context.Context, input string) (Result, error) {
 	r.mu.Lock()
 	r.runSub = llm.Usage{}
+	r.saveWarned = false
 	r.mu.Unlock()
 	res, err := r.run(ctx, input)
 	r.mu.Lock()
@@ -40,19 +41,13 @@ func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 		sess.SetTitle(input)
 		// Appends write history lines at once; usage and the index are
 		// rewritten at most once a second during the run, and here at its end.
-		defer func() {
-			if err := sess.Flush(); err != nil {
-				r.Emit(Event{Kind: Warning, Err: fmt.Errorf("save session %s: %w", sess.ID(), err)})
-			}
-		}()
+		defer func() { r.saveFailed(sess, sess.Flush()) }()
 	}
 	text := input
 	if r.skill {
 		text = WrapSkillSearch(input)
 	}
-	if err := r.commit(sess, llm.Message{Role: llm.RoleUser, Text: text}); err != nil {
-		return res, err
-	}
+	r.commit(sess, llm.Message{Role: llm.RoleUser, Text: text})
 
 	failures, reminders := 0, 0
 	for res.Turns < r.limits.maxTurns {
@@ -85,9 +80,7 @@ func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 		res.StopReason = resp.StopReason
 
 		if len(msg.ToolCalls) == 0 {
-			if err := r.commit(sess, msg); err != nil {
-				return res, err
-			}
+			r.commit(sess, msg)
 			res.Text = msg.Text
 			unfinished := r.todos.Unfinished()
 			if len(unfinished) == 0 || reminders >= r.limits.maxReminders || ctx.Err() != nil {
@@ -96,9 +89,7 @@ func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 			}
 			reminders++
 			note := reminderText(unfinished)
-			if err := r.commit(sess, llm.Message{Role: llm.RoleUser, Text: note}); err != nil {
-				return res, err
-			}
+			r.commit(sess, llm.Message{Role: llm.RoleUser, Text: note})
 			r.Emit(Event{Kind: Reminder, Text: note})
 			r.Emit(Event{Kind: TurnEnd})
 			continue
@@ -119,9 +110,7 @@ func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 				allUsageFailures = false
 			}
 		}
-		if err := r.commit(sess, step...); err != nil {
-			return res, err
-		}
+		r.commit(sess, step...)
 		r.Emit(Event{Kind: TurnEnd})
 
 		if allUsageFailures {
@@ -156,18 +145,33 @@ func (r *Runner) ensureSession() *session.Session {
 	return r.sess
 }
 
-// commit appends msgs to the history and, with a session, to its file.
-func (r *Runner) commit(sess *session.Session, msgs ...llm.Message) error {
+// commit appends msgs to the history and, with a session, to its file. A
+// failed write (a full disk) costs the persistence, not the conversation:
+// the history in memory is whole and the run goes on, with a warning.
+func (r *Runner) commit(sess *session.Session, msgs ...llm.Message) {
 	r.mu.Lock()
 	r.history = append(r.history, msgs...)
 	r.mu.Unlock()
-	if sess == nil {
-		return nil
+	if sess != nil {
+		r.saveFailed(sess, sess.Append(msgs...))
 	}
-	if err := sess.Append(msgs...); err != nil {
-		return fmt.Errorf("save session %s: %w", sess.ID(), err)
+}
+
+// saveFailed reports a failed session write as a warning, once per run: a
+// disk that is full stays full for every later step.
+func (r *Runner) saveFailed(sess *session.Session, err error) {
+	if err == nil {
+		return
 	}
-	return nil
+	r.mu.Lock()
+	shown := r.saveWarned
+	r.saveWarned = true
+	r.mu.Unlock()
+	if shown {
+		return
+	}
+	r.Emit(Event{Kind: Warning, Err: fmt.Errorf("save session %s: %w; the conversation goes on in memory, "+
+		"but a resume may miss what follows: free disk space or fix the sessions directory", sess.ID(), err)})
 }
 
 // stream makes one model request, forwarding deltas as events.
