@@ -181,7 +181,12 @@ func (ss *Session) Append(msgs ...llm.Message) error {
 			return fmt.Errorf("encode session message: %w", err)
 		}
 	}
-	if _, err := ss.file.Write(ss.buf.Bytes()); err != nil {
+	if n, err := ss.file.Write(ss.buf.Bytes()); err != nil {
+		// A write cut short (a full disk) leaves a torn line: the next
+		// append starts a line of its own so that it is not lost with it.
+		if n > 0 {
+			ss.needNewline = true
+		}
 		return fmt.Errorf("append to session history %s: %w", ss.file.Name(), err)
 	}
 	ss.needNewline = false
