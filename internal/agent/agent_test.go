@@ -828,3 +828,86 @@ func TestSessionWriteFailureIsAWarning(t *testing.T) {
 		}
 	})
 }
+
+// Some servers repeat a tool call id within one reply, or send none. Every
+// call still runs and gets its own result, under an id unique in its
+// message: providers refuse duplicate ids, the renderer tracks calls by id,
+// and a resumed session pairs results with calls by id.
+func TestDuplicateAndEmptyToolCallIDsAreMadeUnique(t *testing.T) {
+	forEachFormat(t, func(t *testing.T, format string) {
+		p := newProvider(t, format,
+			llmtest.ToolTurn(
+				llmtest.BashCall("dup", "echo one"),
+				llmtest.BashCall("dup", "echo two"),
+				llmtest.BashCall("dup_2", "echo three"),
+				llmtest.BashCall("", "echo four")),
+			llmtest.TextTurn("done"))
+		r, rec := newRunner(t, p, newTestTool(nil), nil)
+		if _, err := r.Run(context.Background(), "go"); err != nil {
+			t.Fatal(err)
+		}
+		h := r.History()
+		if len(h) != 7 {
+			t.Fatalf("history = %+v", h)
+		}
+		calls := h[1].ToolCalls
+		seen := map[string]bool{}
+		for i, c := range calls {
+			if c.ID == "" || seen[c.ID] {
+				t.Errorf("call %d has id %q (ids %+v)", i, c.ID, calls)
+			}
+			seen[c.ID] = true
+			res := h[2+i]
+			want := "ran echo " + []string{"one", "two", "three", "four"}[i]
+			if res.ToolCallID != c.ID || res.Text != want {
+				t.Errorf("result %d = %+v, want %q for call %s", i, res, want, c.ID)
+			}
+		}
+		if got := session.Sanitize(h); len(got) != len(h) {
+			t.Errorf("a resume would lose messages: %d of %d kept", len(got), len(h))
+		}
+		started := map[string]bool{}
+		for _, e := range rec.kinds(ToolStart) {
+			if started[e.CallID] {
+				t.Errorf("two ToolStart events for call id %q", e.CallID)
+			}
+			started[e.CallID] = true
+		}
+		if wp, ok := p.(wireProvider); ok {
+			req := wp.srv.Requests()[1]
+			var sent []string
+			for _, tr := range req.LastToolResults() {
+				sent = append(sent, tr.ToolCallID)
+			}
+			if len(sent) != 4 || sent[0] != calls[0].ID || sent[3] != calls[3].ID {
+				t.Errorf("results sent for %v, calls were %+v", sent, calls)
+			}
+		}
+	})
+}
+
+func TestUniqueCallIDs(t *testing.T) {
+	cases := []struct{ in, want []string }{
+		{nil, nil},
+		{[]string{"a"}, []string{"a"}},
+		{[]string{""}, []string{"call_1"}},
+		{[]string{"a", "b"}, []string{"a", "b"}},
+		{[]string{"a", "a", "a"}, []string{"a", "a_2", "a_3"}},
+		{[]string{"a", "a", "a_2"}, []string{"a", "a_3", "a_2"}},
+		{[]string{"", "", "call_2"}, []string{"call_1", "call_3", "call_2"}},
+	}
+	for _, c := range cases {
+		calls := make([]llm.ToolCall, len(c.in))
+		for i, id := range c.in {
+			calls[i].ID = id
+		}
+		uniqueCallIDs(calls)
+		var got []string
+		for _, x := range calls {
+			got = append(got, x.ID)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("uniqueCallIDs(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

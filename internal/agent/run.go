@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/synapse-agent/synapse/internal/llm"
@@ -77,6 +78,7 @@ func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 		}
 		msg := resp.Message
 		msg.Role = llm.RoleAssistant
+		uniqueCallIDs(msg.ToolCalls)
 		res.StopReason = resp.StopReason
 
 		if len(msg.ToolCalls) == 0 {
@@ -197,6 +199,41 @@ func (r *Runner) stream(ctx context.Context) (llm.Response, error) {
 			r.Emit(Event{Kind: ThinkingDelta, Text: ev.Text})
 		}
 	})
+}
+
+// uniqueCallIDs gives every call a non-empty id unique within its message,
+// in place. Some servers repeat an id or send none; providers refuse such a
+// history, and results are paired with calls (and shown) by id. A repeated
+// id gets a suffix; the first call keeps it.
+func uniqueCallIDs(calls []llm.ToolCall) {
+	if len(calls) < 2 && (len(calls) == 0 || calls[0].ID != "") {
+		return
+	}
+	seen := make(map[string]bool, len(calls))
+	for _, c := range calls {
+		seen[c.ID] = true
+	}
+	used := make(map[string]bool, len(calls))
+	for i := range calls {
+		id := calls[i].ID
+		if id != "" && !used[id] {
+			used[id] = true
+			continue
+		}
+		base := id
+		if base == "" {
+			base = "call"
+		}
+		for n := i + 1; ; n++ {
+			cand := base + "_" + strconv.Itoa(n)
+			if !used[cand] && !seen[cand] {
+				id = cand
+				break
+			}
+		}
+		calls[i].ID = id
+		used[id] = true
+	}
 }
 
 // toolMessage turns a tool result into the history's tool message.
