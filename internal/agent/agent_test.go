@@ -911,3 +911,40 @@ func TestUniqueCallIDs(t *testing.T) {
 		}
 	}
 }
+
+// A model that sends tool arguments that are not JSON (small local models
+// do) gets an error result telling it so and may try again: the run goes
+// on, the history stays encodable (the session keeps it) and the call is
+// never run.
+func TestMalformedToolArgumentsAreAnErrorResult(t *testing.T) {
+	forEachFormat(t, func(t *testing.T, format string) {
+		dir := t.TempDir()
+		p := newProvider(t, format,
+			llmtest.ToolTurn(llmtest.ToolCall{ID: "bad", Name: "Bash", RawInput: `{"command": "echo hi"`}),
+			llmtest.BashTurn("good", "echo hi"),
+			llmtest.TextTurn("done"))
+		tt := newTestTool(nil)
+		r, rec := newRunner(t, p, tt, func(o *Options) { o.SessionsDir = dir })
+		res, err := r.Run(context.Background(), "go")
+		if err != nil {
+			t.Fatalf("run failed on malformed arguments: %v", err)
+		}
+		if res.Text != "done" {
+			t.Errorf("text = %q", res.Text)
+		}
+		msgs := toolMessages(r.History())
+		if len(msgs) != 2 || !msgs[0].IsError || !strings.Contains(msgs[0].Text, "not valid JSON") ||
+			!strings.Contains(msgs[0].Text, `{"command": "echo hi"`) || msgs[1].Text != "ran echo hi" {
+			t.Fatalf("tool results = %+v", msgs)
+		}
+		if got := tt.events(); len(got) != 2 || got[0] != "start echo hi" {
+			t.Errorf("tool calls = %q: the malformed call must not run", got)
+		}
+		if w := rec.kinds(Warning); len(w) != 0 {
+			t.Errorf("warnings = %+v", w)
+		}
+		if onDisk := loadSession(t, dir, r.SessionID()); len(onDisk) != len(r.History()) {
+			t.Errorf("session holds %d messages, memory %d", len(onDisk), len(r.History()))
+		}
+	})
+}

@@ -76,7 +76,11 @@ func (p *fakeProvider) Stream(ctx context.Context, req llm.Request, onEvent func
 		if id == "" {
 			id = fmt.Sprintf("call_%d", i)
 		}
-		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: id, Name: c.Name, Input: json.RawMessage(in)})
+		tc := llm.ToolCall{ID: id, Name: c.Name, Input: json.RawMessage(in)}
+		if !json.Valid(tc.Input) { // as the adapters do (llm.ToolCall)
+			tc.Input, tc.InvalidInput = json.RawMessage("{}"), in
+		}
+		msg.ToolCalls = append(msg.ToolCalls, tc)
 	}
 	stop := llm.StopEndTurn
 	if len(msg.ToolCalls) > 0 {

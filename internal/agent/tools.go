@@ -156,6 +156,12 @@ func (r *Runner) callTool(ctx context.Context, c llm.ToolCall) (res tool.Result)
 		return tool.Result{Output: msg, IsError: true, Message: msg,
 			Extras: map[string]any{"failureCategory": tool.FailureInvalidUsage}}
 	}
+	if c.InvalidInput != "" {
+		msg := fmt.Sprintf("Invalid %s input: the arguments are not valid JSON: %s. Call it as {\"command\": \"<command line>\"}, "+
+			"optionally with \"restart\": true, with quotes and backslashes inside the command escaped for JSON.", c.Name, excerpt(c.InvalidInput))
+		return tool.Result{Output: msg, IsError: true, Message: "the arguments are not valid JSON",
+			Extras: map[string]any{"failureCategory": tool.FailureInvalidUsage}}
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			msg := fmt.Sprintf("internal error while running the command: %v", p)
@@ -164,4 +170,14 @@ func (r *Runner) callTool(ctx context.Context, c llm.ToolCall) (res tool.Result)
 		}
 	}()
 	return r.tool.Call(ctx, c.Input)
+}
+
+// excerpt is the start of a model's malformed arguments, enough for it to
+// see its mistake.
+func excerpt(s string) string {
+	const max = 300
+	if r := []rune(s); len(r) > max {
+		return string(r[:max]) + "…"
+	}
+	return s
 }

@@ -18,11 +18,15 @@ const (
 	RoleTool      Role = "tool"
 )
 
-// ToolCall is one complete tool call made by the model.
+// ToolCall is one complete tool call made by the model. Input is always
+// valid JSON: arguments that are not (a model's malformed output) are kept
+// in InvalidInput, with Input "{}", so the caller can tell the model instead
+// of failing the turn.
 type ToolCall struct {
-	ID    string          `json:"id"`
-	Name  string          `json:"name"`
-	Input json.RawMessage `json:"input"`
+	ID           string          `json:"id"`
+	Name         string          `json:"name"`
+	Input        json.RawMessage `json:"input"`
+	InvalidInput string          `json:"invalid_input,omitempty"`
 }
 
 // Thinking is an extended-thinking block; Signature must be sent back unchanged.

@@ -270,8 +270,6 @@ func TestStopReasonsAndTruncation(t *testing.T) {
 		{"max_tokens in text only", llmtest.Turn{Text: "a long essay", StopReason: "max_tokens"}, "", llm.StopMaxTokens, ""},
 		{"stop_sequence", llmtest.Turn{Text: "x", StopReason: "stop_sequence"}, "", llm.StopEndTurn, ""},
 		{"refusal", llmtest.Turn{Text: "", StopReason: "refusal"}, "", llm.StopOther, ""},
-		{"invalid tool JSON without truncation", llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "x", Name: "Bash", RawInput: `{"command":`}}, StopReason: "tool_use"},
-			llm.ErrProtocol, "", "not valid JSON"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -516,5 +514,27 @@ func BenchmarkStreamHistory(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// Malformed arguments without truncation are the model's mistake, not the
+// stream's: the call is returned with InvalidInput (Input "{}") so that the
+// agent can tell the model, and nothing is retried.
+func TestMalformedToolArgumentsAreReturned(t *testing.T) {
+	raw := `{"command": "echo \q"`
+	srv := llmtest.New(t, llmtest.Turn{Text: "running", StopReason: "tool_use",
+		ToolCalls: []llmtest.ToolCall{{ID: "x", Name: "Bash", RawInput: raw}, llmtest.BashCall("y", "ls")}})
+	var c llmtest.Events
+	resp, err := newProvider(srv, nil, 3).Stream(context.Background(), baseRequest(), c.On)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := resp.Message.ToolCalls
+	if len(calls) != 2 || calls[0].ID != "x" || calls[0].InvalidInput != raw || string(calls[0].Input) != "{}" ||
+		calls[1].InvalidInput != "" || !strings.Contains(string(calls[1].Input), "ls") {
+		t.Fatalf("calls = %+v", calls)
+	}
+	if len(c.Calls) != 2 || srv.Count() != 1 {
+		t.Errorf("events %+v, %d requests", c.Calls, srv.Count())
 	}
 }

@@ -195,8 +195,10 @@ func (a *assembler) finish(baseURL string) (llm.Response, *llm.Error) {
 			Message:  "the connection closed before the response was complete; check the network or ANTHROPIC_BASE_URL and try again",
 		}
 	}
-	if len(truncated) > 0 {
-		return llm.Response{}, protocolError(fmt.Sprintf("the model sent tool-call arguments for %s that are not valid JSON", truncated[0]))
+	for _, b := range a.blocks {
+		if b != nil && b.kind == "tool_use" && !b.stopped {
+			return llm.Response{}, protocolError(fmt.Sprintf("the stream never finished the %s tool call it started", b.name))
+		}
 	}
 	msg := llm.Message{Role: llm.RoleAssistant}
 	var text strings.Builder
@@ -212,7 +214,13 @@ func (a *assembler) finish(baseURL string) (llm.Response, *llm.Error) {
 		case "redacted_thinking":
 			msg.Thinking = append(msg.Thinking, llm.Thinking{Redacted: b.data})
 		case "tool_use":
-			msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: b.id, Name: b.name, Input: b.input()})
+			c := llm.ToolCall{ID: b.id, Name: b.name, Input: b.input()}
+			if b.badInput {
+				// Not valid JSON: the caller tells the model (llm.ToolCall).
+				c.Input, c.InvalidInput = json.RawMessage("{}"), b.text.String()
+				a.emit(llm.Event{Type: llm.EventToolCall, ToolCall: &c})
+			}
+			msg.ToolCalls = append(msg.ToolCalls, c)
 		}
 	}
 	msg.Text = text.String()

@@ -241,3 +241,25 @@ data: [DONE]
 func TestCancel(t *testing.T) {
 	llmtest.CheckCancel(t, func(srv *llmtest.Server) llm.Provider { return newProvider(srv, nil, 3) })
 }
+
+// Malformed arguments without truncation are the model's mistake: the call
+// is returned with InvalidInput (Input "{}") for the agent to report to the
+// model, and the request is not retried.
+func TestMalformedToolArgumentsAreReturned(t *testing.T) {
+	raw := `{"command": "echo \q"`
+	srv := llmtest.New(t, llmtest.Turn{StopReason: "tool_use",
+		ToolCalls: []llmtest.ToolCall{{ID: "x", Name: "Bash", RawInput: raw}, llmtest.BashCall("y", "ls")}})
+	var c llmtest.Events
+	resp, err := newProvider(srv, nil, 3).Stream(context.Background(), baseRequest(), c.On)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := resp.Message.ToolCalls
+	if len(calls) != 2 || calls[0].ID != "x" || calls[0].InvalidInput != raw || string(calls[0].Input) != "{}" ||
+		calls[1].InvalidInput != "" || !strings.Contains(string(calls[1].Input), "ls") {
+		t.Fatalf("calls = %+v", calls)
+	}
+	if len(c.Calls) != 2 || srv.Count() != 1 {
+		t.Errorf("events %+v, %d requests", c.Calls, srv.Count())
+	}
+}

@@ -151,7 +151,8 @@ func (a *assembler) finish(baseURL string) (llm.Response, *llm.Error) {
 	}
 	for i, c := range a.calls {
 		in := c.input()
-		if !json.Valid(in) || c.name == "" {
+		valid := json.Valid(in)
+		if !valid || c.name == "" {
 			what := c.name
 			if what == "" {
 				what = "an unnamed"
@@ -161,13 +162,20 @@ func (a *assembler) finish(baseURL string) (llm.Response, *llm.Error) {
 					Message: fmt.Sprintf("the model reached the output limit (max_tokens %d) in the middle of a %s tool call, so the call was not run; "+
 						"raise the limit or ask for smaller steps (for example, write a large file in several parts)", a.maxTokens, what)}
 			}
-			return llm.Response{}, &llm.Error{Kind: llm.ErrProtocol, Provider: Name,
-				Message: fmt.Sprintf("the model sent a %s tool call whose arguments are not valid JSON", what)}
+			if c.name == "" {
+				return llm.Response{}, &llm.Error{Kind: llm.ErrProtocol, Provider: Name,
+					Message: "the server sent a tool call without a function name; check that OPENAI_BASE_URL (" + baseURL + ") serves a model with tool calling"}
+			}
 		}
 		if c.id == "" {
 			c.id = fmt.Sprintf("call_%d", i) // some local servers omit ids
 		}
-		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: c.id, Name: c.name, Input: in})
+		tc := llm.ToolCall{ID: c.id, Name: c.name, Input: in}
+		if !valid {
+			// Not valid JSON: the caller tells the model (llm.ToolCall).
+			tc.Input, tc.InvalidInput = json.RawMessage("{}"), c.args.String()
+		}
+		msg.ToolCalls = append(msg.ToolCalls, tc)
 	}
 	// Calls are complete only once the stream is: emit them now, in order.
 	for i := range msg.ToolCalls {
