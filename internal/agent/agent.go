@@ -116,6 +116,8 @@ type Runner struct {
 	runSub llm.Usage
 	// saveWarned: a failed session write was reported during this run.
 	saveWarned bool
+	// running: a Run is in progress (it flushes the session when done).
+	running bool
 }
 
 type limits struct {
@@ -230,12 +232,19 @@ func (r *Runner) RecordUsage(u llm.Usage, model string) {
 	r.mu.Lock()
 	r.total = r.total.Add(u)
 	r.runSub = r.runSub.Add(u)
-	sess := r.sess
+	sess, running := r.sess, r.running
 	r.mu.Unlock()
 	if sess == nil {
 		return
 	}
 	sess.AddUsage(u, model)
+	if running {
+		// Parallel sub-agents report every request: rewriting the usage
+		// file and the index each time would serialise them on the disk.
+		// The run flushes at its end.
+		r.saveFailed(sess, sess.FlushIfDue())
+		return
+	}
 	r.saveFailed(sess, sess.Flush())
 }
 

@@ -948,3 +948,42 @@ func TestMalformedToolArgumentsAreAnErrorResult(t *testing.T) {
 		}
 	})
 }
+
+// Parallel sub-agents report usage from their goroutines while the parent's
+// run goes on; every report reaches the session file by the end of the run
+// (they are written at most once a second during it).
+func TestConcurrentRecordUsageIsPersistedByTheRun(t *testing.T) {
+	dir := t.TempDir()
+	sub := llm.Usage{InputTokens: 100, OutputTokens: 40, CacheReadTokens: 7, CacheCreationTokens: 3}
+	const tasks, perTask = 5, 20
+	var r *Runner
+	tt := newTestTool(func(ctx context.Context, cmd string) tool.Result {
+		for i := 0; i < perTask; i++ {
+			r.RecordUsage(sub, "sub-model")
+		}
+		return tool.Result{Output: "task done"}
+	})
+	var calls []llmtest.ToolCall
+	for i := 0; i < tasks; i++ {
+		calls = append(calls, taskCall(fmt.Sprintf("t%d", i), "explore", "look"))
+	}
+	p := newProvider(t, "fake", llmtest.ToolTurn(calls...), llmtest.TextTurn("done"))
+	r, _ = newRunner(t, p, tt, func(o *Options) { o.SessionsDir = dir })
+	if _, err := r.Run(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	if tt.maxInFlight() < 2 {
+		t.Logf("tasks did not overlap (max in flight %d)", tt.maxInFlight())
+	}
+	mem := r.SessionUsage()
+	if want := 2 + tasks*perTask; mem.RoundCount != want {
+		t.Errorf("rounds in memory = %d, want %d", mem.RoundCount, want)
+	}
+	s, _, err := session.NewStore(dir, nil, nil).Open(r.SessionID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if disk := s.Usage(); disk.Totals() != mem.Totals() || disk.RoundCount != mem.RoundCount {
+		t.Errorf("on disk %+v, in memory %+v", disk.Totals(), mem.Totals())
+	}
+}

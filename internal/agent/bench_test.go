@@ -213,3 +213,37 @@ func BenchmarkAgentLoopOnly(b *testing.B) {
 		b.ReportMetric(med(p.steps[len(p.steps)-q:]), "µs/step-lastQ-median")
 	}
 }
+
+// BenchmarkRecordUsage is one sub-agent request's usage reported to a parent
+// with a session, from 5 goroutines at once (a full task batch), while the
+// parent's run is going: what each sub-agent step pays for its roll-up.
+func BenchmarkRecordUsage(b *testing.B) {
+	started, release := make(chan struct{}), make(chan struct{})
+	tt := newTestTool(func(ctx context.Context, cmd string) tool.Result {
+		close(started)
+		<-release
+		return tool.Result{Output: "ok"}
+	})
+	p := &fakeProvider{turns: []llmtest.Turn{llmtest.BashTurn("a", "task:explore --prompt x --description x"), llmtest.TextTurn("done")}}
+	r, err := New(Options{Provider: p, Model: "m", Tool: tt, Cwd: b.TempDir(), SessionsDir: benchSessionsDir(b), OnEvent: func(Event) {}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	done := make(chan error, 1)
+	go func() { _, err := r.Run(context.Background(), "go"); done <- err }()
+	<-started
+	u := llm.Usage{InputTokens: 1200, OutputTokens: 80, CacheReadTokens: 9000}
+	b.SetParallelism(5)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			r.RecordUsage(u, "claude-sonnet-4-5")
+		}
+	})
+	b.StopTimer()
+	close(release)
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+}

@@ -23,10 +23,12 @@ func (r *Runner) Run(ctx context.Context, input string) (Result, error) {
 	r.mu.Lock()
 	r.runSub = llm.Usage{}
 	r.saveWarned = false
+	r.running = true
 	r.mu.Unlock()
 	res, err := r.run(ctx, input)
 	r.mu.Lock()
 	res.Usage = res.Usage.Add(r.runSub)
+	r.running = false
 	r.mu.Unlock()
 	return res, err
 }

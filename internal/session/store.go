@@ -214,6 +214,18 @@ func (ss *Session) Flush() error {
 	return ss.flushLocked()
 }
 
+// FlushIfDue writes pending usage and the index entry unless they were
+// written less than FlushInterval ago: for usage reported many times a
+// second (parallel sub-agents), whose owner calls Flush when it is done.
+func (ss *Session) FlushIfDue() error {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.indexed && ss.store.clock().Sub(ss.lastFlush) < FlushInterval {
+		return nil
+	}
+	return ss.flushLocked()
+}
+
 func (ss *Session) flushLocked() error {
 	if !ss.dirty || ss.entry.MessageCount == 0 {
 		return nil

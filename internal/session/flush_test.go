@@ -1,0 +1,51 @@
+package session
+
+import (
+	"testing"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/llm"
+)
+
+func TestFlushIfDueWritesAtMostOnceAnInterval(t *testing.T) {
+	s, _ := newStore(t)
+	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	s.now = func() time.Time { return now }
+	ss := s.Create("/w")
+	if err := ss.Append(user("hi")); err != nil { // first append: written and indexed
+		t.Fatal(err)
+	}
+	onDisk := func() int {
+		t.Helper()
+		got, _, err := s.Open(ss.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Usage().RoundCount
+	}
+	steps := []struct {
+		after time.Duration
+		want  int // rounds on disk after AddUsage + FlushIfDue
+	}{
+		{0, 0},
+		{FlushInterval / 2, 0},
+		{FlushInterval / 2, 3}, // an interval since the last write: all three
+		{time.Millisecond, 3},
+	}
+	for i, st := range steps {
+		now = now.Add(st.after)
+		ss.AddUsage(llm.Usage{InputTokens: 1}, "m")
+		if err := ss.FlushIfDue(); err != nil {
+			t.Fatal(err)
+		}
+		if got := onDisk(); got != st.want {
+			t.Errorf("step %d: %d rounds on disk, want %d", i, got, st.want)
+		}
+	}
+	if err := ss.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := onDisk(); got != len(steps) {
+		t.Errorf("after Flush: %d rounds on disk, want %d", got, len(steps))
+	}
+}
