@@ -249,6 +249,10 @@ func toolsText(m *sandbox.Manager, ext *Extensions, mcpFile string) string {
 // userShellOutputCap bounds what a `!` command keeps of each stream.
 const userShellOutputCap = 1 << 20
 
+// userShellPipeGrace is how long a `!` command's output is still read after
+// bash exits, while background jobs it started hold the pipes.
+const userShellPipeGrace = 500 * time.Millisecond
+
 // userShell runs a `!` command for the user: bash -c in the agent shell's
 // current directory, stdin from /dev/null (the REPL owns the terminal), the
 // whole process group killed on Ctrl+C. It is the user's own command, so it
@@ -258,6 +262,9 @@ func userShell(cwd func() string) func(ctx context.Context, cmd string) (command
 		c := exec.Command("/bin/bash", "-c", line)
 		c.Dir = cwd()
 		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		// A background job (`!server &`) keeps the output pipes open after
+		// bash exits; the command is done then, not when the job is.
+		c.WaitDelay = userShellPipeGrace
 		stdout, stderr := &capped{max: userShellOutputCap}, &capped{max: userShellOutputCap}
 		c.Stdout, c.Stderr = stdout, stderr
 		if err := c.Start(); err != nil {
@@ -277,7 +284,7 @@ func userShell(cwd func() string) func(ctx context.Context, cmd string) (command
 		switch {
 		case ctx.Err() != nil:
 			res.ExitCode = command.Interrupted
-		case err == nil:
+		case err == nil, errors.Is(err, exec.ErrWaitDelay):
 		case errors.As(err, &ee):
 			res.ExitCode = ee.ExitCode()
 			if res.ExitCode < 0 {

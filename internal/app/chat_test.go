@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -153,6 +154,49 @@ func TestNewChatFailsBeforeStarting(t *testing.T) {
 			_, err = a.NewChat(context.Background(), ChatSetup{Cwd: t.TempDir(), ResumeID: "nope", In: strings.NewReader("")})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want one mentioning %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// `!cmd &` leaves a background job holding the output pipes; the command is
+// done when bash exits, not when the job does. A job that left the process
+// group (setsid) is out of Ctrl+C's reach too, so without a bound the REPL
+// would hang until the job ended.
+func TestUserShellDoesNotWaitForBackgroundJobs(t *testing.T) {
+	for _, tc := range []struct{ name, cmd string }{
+		{"background job", "sleep 30 & echo $! > bg.pid; echo started"},
+		{"detached job", "setsid sleep 30 & echo $! > bg.pid; echo started"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			run := userShell(func() string { return dir })
+			done := make(chan command.Result, 1)
+			go func() {
+				res, _ := run(context.Background(), tc.cmd)
+				done <- res
+			}()
+			var res command.Result
+			select {
+			case res = <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the command did not return while its background job ran")
+			}
+			data, err := os.ReadFile(filepath.Join(dir, "bg.pid"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+			alive := false
+			if stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && !strings.Contains(string(stat), ") Z ") {
+				alive = true
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			if !alive {
+				t.Errorf("the command returned only after its background job ended")
+			}
+			if res.ExitCode != 0 || !strings.Contains(res.Stdout, "started") {
+				t.Errorf("res = %+v", res)
 			}
 		})
 	}
