@@ -35,7 +35,7 @@ func newChatCmd(stdio IO) *cobra.Command {
 	fl.StringVar(&f.provider, "provider", "", "provider: anthropic or openai (default: SYNAPSE_PROVIDER or settings.json)")
 	fl.StringVarP(&f.resume, "resume", "r", "", "resume the session with this id (or unique id prefix)")
 	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the most recently updated session")
-	return cmd
+	return badUsageExits2(cmd)
 }
 
 func runChat(ctx context.Context, stdio IO, f chatFlags) error {

@@ -54,6 +54,24 @@ func newRunCmd(stdio IO) *cobra.Command {
 	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the most recently updated session")
 	fl.StringVarP(&f.resume, "resume", "r", "", "resume the session with this id (or unique id prefix)")
 	fl.StringArrayVar(&f.allowPaths, "allow-path", nil, "also allow the sandbox to write this path (repeatable)")
+	return badUsageExits2(cmd)
+}
+
+// badUsageExits2 makes cmd's flag and argument errors exit with status 2
+// (bad usage, as the run contract says), naming the help to read.
+func badUsageExits2(cmd *cobra.Command) *cobra.Command {
+	usage := func(c *cobra.Command, err error) error {
+		return exitCode(2, fmt.Errorf("%w; see %s --help", err, c.CommandPath()))
+	}
+	cmd.SetFlagErrorFunc(usage)
+	if args := cmd.Args; args != nil {
+		cmd.Args = func(c *cobra.Command, a []string) error {
+			if err := args(c, a); err != nil {
+				return usage(c, err)
+			}
+			return nil
+		}
+	}
 	return cmd
 }
 

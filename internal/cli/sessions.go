@@ -54,5 +54,5 @@ func newSessionsCmd(stdio IO) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the index entries as JSON")
-	return cmd
+	return badUsageExits2(cmd)
 }
