@@ -43,12 +43,14 @@ func newSessionsCmd(stdio IO) *cobra.Command {
 			tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tUPDATED\tMSGS\tTOKENS\tCOST\tTITLE")
 			for _, e := range entries {
+				// session.Title again: an index written by an older version
+				// may hold a title with escape sequences.
 				cost := "-"
 				if e.Usage.Priced {
 					cost = fmt.Sprintf("$%.4f", e.Usage.CostUSD)
 				}
 				tokens := e.Usage.InputTokens + e.Usage.OutputTokens + e.Usage.CacheReadTokens + e.Usage.CacheCreationTokens
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", e.ID, e.UpdatedAt.Local().Format(time.DateTime), e.MessageCount, tokens, cost, e.Title)
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", e.ID, e.UpdatedAt.Local().Format(time.DateTime), e.MessageCount, tokens, cost, session.Title(e.Title))
 			}
 			return tw.Flush()
 		},

@@ -267,8 +267,10 @@ func shortID(id string) string {
 	return id
 }
 
+// orUntitled is a title fit for the terminal (an older index may hold one
+// with escape sequences), or "(untitled)".
 func orUntitled(t string) string {
-	if strings.TrimSpace(t) == "" {
+	if t = session.Title(t); t == "" {
 		return "(untitled)"
 	}
 	return t
