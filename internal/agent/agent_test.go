@@ -987,3 +987,40 @@ func TestConcurrentRecordUsageIsPersistedByTheRun(t *testing.T) {
 		t.Errorf("on disk %+v, in memory %+v", disk.Totals(), mem.Totals())
 	}
 }
+
+// An answer cut at the output limit, or a turn that ends with no text at
+// all, is not a silent success: the user is told what happened and what to
+// do. (A cut in the middle of a tool call is the provider's ErrTruncated.)
+func TestCutOrEmptyAnswerIsAWarning(t *testing.T) {
+	tests := []struct {
+		name string
+		turn llmtest.Turn
+		want string // in the warning; "" means no warning
+	}{
+		{"complete answer", llmtest.TextTurn("all done"), ""},
+		{"cut at max_tokens", llmtest.Turn{Text: "the first half of", StopReason: llmtest.StopMaxTokens}, "maxTokens"},
+		{"no text", llmtest.Turn{Text: ""}, "without an answer"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			forEachFormat(t, func(t *testing.T, format string) {
+				p := newProvider(t, format, tc.turn)
+				r, rec := newRunner(t, p, newTestTool(nil), nil)
+				res, err := r.Run(context.Background(), "go")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Text != tc.turn.Text {
+					t.Errorf("text = %q", res.Text)
+				}
+				w := rec.kinds(Warning)
+				switch {
+				case tc.want == "" && len(w) != 0:
+					t.Errorf("warnings = %+v", w)
+				case tc.want != "" && (len(w) != 1 || !strings.Contains(w[0].Err.Error(), tc.want)):
+					t.Errorf("warnings = %+v, want one containing %q", w, tc.want)
+				}
+			})
+		})
+	}
+}

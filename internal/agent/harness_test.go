@@ -83,7 +83,10 @@ func (p *fakeProvider) Stream(ctx context.Context, req llm.Request, onEvent func
 		msg.ToolCalls = append(msg.ToolCalls, tc)
 	}
 	stop := llm.StopEndTurn
-	if len(msg.ToolCalls) > 0 {
+	switch {
+	case turn.StopReason == llmtest.StopMaxTokens:
+		stop = llm.StopMaxTokens
+	case len(msg.ToolCalls) > 0:
 		stop = llm.StopToolUse
 	}
 	u := llm.Usage{InputTokens: 10, OutputTokens: 5}

@@ -86,6 +86,9 @@ func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 		if len(msg.ToolCalls) == 0 {
 			r.commit(sess, msg)
 			res.Text = msg.Text
+			if w := r.answerWarning(resp.StopReason, msg.Text); w != nil {
+				r.Emit(Event{Kind: Warning, Err: w})
+			}
 			unfinished := r.todos.Unfinished()
 			if len(unfinished) == 0 || reminders >= r.limits.maxReminders || ctx.Err() != nil {
 				r.Emit(Event{Kind: TurnEnd})
@@ -201,6 +204,22 @@ func (r *Runner) stream(ctx context.Context) (llm.Response, error) {
 			r.Emit(Event{Kind: ThinkingDelta, Text: ev.Text})
 		}
 	})
+}
+
+// answerWarning says what is wrong with a final answer that was cut at the
+// output limit or has no text at all, and what to do; nil when it is whole.
+func (r *Runner) answerWarning(stop, text string) error {
+	switch {
+	case stop == llm.StopMaxTokens:
+		limit := "the model's output limit"
+		if r.limits.maxTokens > 0 {
+			limit = fmt.Sprintf("the output limit (maxTokens %d)", r.limits.maxTokens)
+		}
+		return fmt.Errorf(`the answer was cut off at %s: ask the model to continue, or raise "maxTokens" in settings.json`, limit)
+	case strings.TrimSpace(text) == "":
+		return fmt.Errorf("the model ended its turn without an answer (stop reason %q): ask again or rephrase the request", stop)
+	}
+	return nil
 }
 
 // uniqueCallIDs gives every call a non-empty id unique within its message,
