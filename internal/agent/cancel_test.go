@@ -1,0 +1,136 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/llm/anthropic"
+	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+	"github.com/synapse-agent/synapse/internal/llm/openai"
+	"github.com/synapse-agent/synapse/internal/tool"
+)
+
+// cancelPhase is one moment of a turn at which the user presses Ctrl+C.
+type cancelPhase struct {
+	name string
+	turn llmtest.Turn
+	// at reports whether the event is the moment to cancel.
+	at func(Event) bool
+	// inBackoff: cancel when the provider starts its retry wait instead.
+	inBackoff bool
+}
+
+var cancelPhases = []cancelPhase{
+	{name: "streaming text", turn: llmtest.Turn{Text: strings.Repeat("word ", 400), Fragment: 5, EventDelay: 2 * time.Millisecond},
+		at: func(e Event) bool { return e.Kind == TextDelta }},
+	{name: "tool", turn: llmtest.BashTurn("t", "block"),
+		at: func(e Event) bool { return e.Kind == ToolStart }},
+	{name: "task batch", turn: llmtest.ToolTurn(taskCall("a", "explore", "x"), taskCall("b", "general", "y"), taskCall("c", "explore", "z")),
+		at: func(e Event) bool { return e.Kind == ToolStart && e.CallID == "c" }},
+	{name: "retry backoff", turn: llmtest.Turn{Status: 529}, inBackoff: true},
+}
+
+// wireClient is a provider over its own transport, so that a test can close
+// its idle connections before counting goroutines.
+func wireClient(format, url string, retry *llm.RetryPolicy) (llm.Provider, *http.Transport) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	hc := &http.Client{Transport: tr}
+	if format == llmtest.FormatOpenAI {
+		return openai.New(openai.Options{APIKey: "k", BaseURL: url + "/v1", HTTPClient: hc, Retry: retry}), tr
+	}
+	return anthropic.New(anthropic.Options{APIKey: "k", BaseURL: url, HTTPClient: hc, Retry: retry}), tr
+}
+
+// Ctrl+C at every phase of a turn (streaming, a tool, a parallel task batch,
+// a retry backoff) stops the run with ErrInterrupted, leaves no tool call
+// without its result, lets the next turn complete, and leaks no goroutine
+// over many rounds.
+func TestCancelAtEveryPhase(t *testing.T) {
+	for _, format := range []string{llmtest.FormatAnthropic, llmtest.FormatOpenAI} {
+		t.Run(format, func(t *testing.T) {
+			round := func() {
+				for _, ph := range cancelPhases {
+					cancelOnePhase(t, format, ph)
+				}
+			}
+			round() // warm up: lazily started runtime and library goroutines
+			base := runtime.NumGoroutine()
+			for i := 0; i < 5; i++ {
+				round()
+			}
+			var now int
+			for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				if now = runtime.NumGoroutine(); now <= base || time.Now().After(end) {
+					break
+				}
+			}
+			if now > base {
+				buf := make([]byte, 1<<20)
+				t.Fatalf("goroutines: %d after the warm-up round, %d after 5 more\n%s", base, now, buf[:runtime.Stack(buf, true)])
+			}
+		})
+	}
+}
+
+func cancelOnePhase(t *testing.T, format string, ph cancelPhase) {
+	t.Helper()
+	srv := llmtest.NewServer(ph.turn, llmtest.TextTurn("recovered"))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	retry := &llm.RetryPolicy{MaxRetries: 3, BaseDelay: time.Hour, MaxDelay: time.Hour,
+		Sleep: func(wctx context.Context, d time.Duration) error {
+			if ph.inBackoff {
+				cancel()
+			}
+			<-wctx.Done()
+			return wctx.Err()
+		}}
+	p, tr := wireClient(format, srv.URL(), retry)
+	defer tr.CloseIdleConnections()
+	tt := newTestTool(func(ctx context.Context, cmd string) tool.Result {
+		<-ctx.Done()
+		return tool.Result{Output: "interrupted", IsError: true}
+	})
+	r, rec := newRunner(t, p, tt, func(o *Options) { o.SessionsDir = t.TempDir() })
+	if ph.at != nil {
+		rec.hook = func(e Event) {
+			if ph.at(e) {
+				cancel()
+			}
+		}
+	}
+	done := make(chan error, 1)
+	go func() { _, err := r.Run(ctx, "go"); done <- err }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: the run did not stop after Ctrl+C", ph.name)
+	}
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("%s: err = %v, want ErrInterrupted", ph.name, err)
+	}
+	if d := danglingCalls(r.History()); len(d) != 0 {
+		t.Fatalf("%s: dangling calls %v", ph.name, d)
+	}
+	if d := danglingCalls(loadSession(t, r.store.Dir, r.SessionID())); len(d) != 0 {
+		t.Fatalf("%s: dangling calls on disk %v", ph.name, d)
+	}
+	rec.mu.Lock()
+	rec.hook = nil
+	rec.mu.Unlock()
+	res, err := r.Run(context.Background(), "again")
+	if err != nil || res.Text != "recovered" {
+		t.Fatalf("%s: next turn = %+v, %v", ph.name, res, err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
