@@ -83,3 +83,19 @@ func Excerpt(raw string) string {
 	}
 	return raw
 }
+
+// BadRequestHint says what to do about a refused request (HTTP 400) given
+// the server's detail and error code. The usual cause mid-conversation is a
+// history that outgrew the model's context window; otherwise the history
+// itself may be what the server refuses, and a new conversation avoids it.
+func BadRequestHint(detail, code string) string {
+	d := strings.ToLower(detail)
+	for _, s := range []string{"prompt is too long", "context length", "context window", "context size", "too many tokens", "context_length_exceeded"} {
+		if strings.Contains(d, s) || strings.Contains(code, s) {
+			return "the conversation no longer fits the model's context window: start a new one (/clear in the REPL; " +
+				"synapse run without --continue or --resume), or pick a model with a larger window"
+		}
+	}
+	return "if the request keeps being refused, start a new conversation (/clear in the REPL) in case the history is the cause, " +
+		"and check the model and settings.json"
+}

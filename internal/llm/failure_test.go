@@ -99,3 +99,19 @@ func TestExcerpt(t *testing.T) {
 		}
 	}
 }
+
+func TestBadRequestHint(t *testing.T) {
+	tests := []struct{ detail, code, want string }{
+		{"prompt is too long: 210000 tokens > 200000 maximum", "", "context window"},
+		{"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.", "", "context window"},
+		{"whatever", "context_length_exceeded", "context window"},
+		{"the input exceeds the context size of 8192", "", "context window"},
+		{"messages: roles must alternate", "", "/clear"},
+	}
+	for _, tc := range tests {
+		got := BadRequestHint(tc.detail, tc.code)
+		if !strings.Contains(got, tc.want) || !strings.Contains(got, "/clear") {
+			t.Errorf("BadRequestHint(%q, %q) = %q, want it to contain %q and /clear", tc.detail, tc.code, got, tc.want)
+		}
+	}
+}

@@ -46,7 +46,7 @@ func fromAPI(e *sdk.Error, err error) (*llm.Error, bool) {
 	case kind == "not_found_error" || status == http.StatusNotFound:
 		return f.Typed(llm.ErrStatus, "not found", `check the model name (--model, SYNAPSE_MODEL or "model" in settings.json) and ANTHROPIC_BASE_URL`), false
 	case kind == "invalid_request_error" || kind == "request_too_large" || status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge || status == http.StatusUnprocessableEntity:
-		return f.Typed(llm.ErrBadRequest, "the request was refused", ""), false
+		return f.Typed(llm.ErrBadRequest, "the request was refused", llm.BadRequestHint(f.Detail, "")), false
 	case kind == "api_error" || status >= 500:
 		return f.Typed(llm.ErrStatus, "the API had an internal error", "try again"), true
 	}

@@ -72,7 +72,7 @@ func (p *Provider) fromStatus(status int, typ, code, detail string, res *http.Re
 	case status == http.StatusNotFound || code == "model_not_found":
 		return f.Typed(llm.ErrStatus, "not found", `check the model name (--model, SYNAPSE_MODEL or "model" in settings.json; local servers need the model pulled) and OPENAI_BASE_URL (usually ending in /v1)`), false
 	case status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge || status == http.StatusUnprocessableEntity || typ == "invalid_request_error":
-		return f.Typed(llm.ErrBadRequest, "the request was refused", ""), false
+		return f.Typed(llm.ErrBadRequest, "the request was refused", llm.BadRequestHint(f.Detail, code)), false
 	case status >= 500 || typ == "server_error" || status == 0:
 		return f.Typed(llm.ErrStatus, "the server had an internal error", "try again"), true
 	}

@@ -182,6 +182,7 @@ func TestErrorsAndRetries(t *testing.T) {
 		{name: "stream error event retried", script: []llmtest.Turn{{StreamError: &llmtest.APIError{}}, llmtest.TextTurn("ok")}, maxRetries: 2, wantCount: 2},
 		{name: "half-closed after output", script: []llmtest.Turn{{Text: "a fairly long answer", CutAfter: 3}}, maxRetries: 2, wantKind: llm.ErrConnection, wantMsg: "closed before", wantCount: 1},
 		{name: "clean end without finish_reason", script: []llmtest.Turn{{Raw: "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n"}}, maxRetries: 0, wantKind: llm.ErrConnection, wantMsg: "finish_reason", wantCount: 1},
+		{name: "context overflow", script: []llmtest.Turn{llmtest.ErrorTurn(400, "This model's maximum context length is 128000 tokens. However, your messages resulted in 130001 tokens.")}, maxRetries: 2, wantKind: llm.ErrBadRequest, wantMsg: "context window", wantCount: 1},
 		{name: "malformed chunk", script: []llmtest.Turn{{Raw: "data: {oops\n\n"}}, maxRetries: 2, wantKind: llm.ErrProtocol, wantCount: 1},
 		{name: "not an event stream", script: []llmtest.Turn{{Raw: "<html>hello</html>"}}, maxRetries: 2, wantKind: llm.ErrProtocol, wantMsg: "/v1", wantCount: 1},
 		{name: "length in the middle of a tool call", script: []llmtest.Turn{{StopReason: "max_tokens", ToolCalls: []llmtest.ToolCall{{ID: "w", Name: "Bash", RawInput: `{"command":"write a.txt <<EOF`}}}}, maxRetries: 2, wantKind: llm.ErrTruncated, wantMsg: "max_tokens", wantCount: 1},
