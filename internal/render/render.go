@@ -100,6 +100,10 @@ type Renderer struct {
 	line    strings.Builder // current incomplete line of model text
 	shown   string          // the part of line already on screen (TTY)
 	midLine bool            // the cursor is not at column 0
+	// lineDirty: line holds bytes clean would change (escapes, tabs, C1
+	// controls, invalid UTF-8). While it does not, shown is line itself and
+	// a delta is shown without re-cleaning the whole line.
+	lineDirty bool
 
 	tools      []*toolState // running top-level tools, in start order
 	tasks      []*taskState // running tasks, in start order
@@ -178,8 +182,11 @@ func (r *Renderer) TextDelta(s string) {
 		s = s[i+1:]
 	}
 	r.line.WriteString(s)
+	if !kept(s) {
+		r.lineDirty = true
+	}
 	if r.tty && len(r.tools) == 0 && len(r.tasks) == 0 && r.line.Len() > 0 {
-		r.showPartial()
+		r.showPartial(s)
 	}
 }
 
@@ -199,6 +206,7 @@ func (r *Renderer) EndText() {
 func (r *Renderer) completeLine() {
 	raw := r.line.String()
 	r.line.Reset()
+	r.lineDirty = false
 	if !r.tty {
 		r.writeStatic(clean(raw, false))
 		return
@@ -220,8 +228,16 @@ func (r *Renderer) completeLine() {
 	r.writeStatic(styled)
 }
 
-// showPartial puts the unfinished line on screen (TTY, no status region).
-func (r *Renderer) showPartial() {
+// showPartial puts the unfinished line on screen (TTY, no status region);
+// added is what the line just gained. A plain line is extended by added
+// alone: re-cleaning and comparing the whole line for every delta made a
+// long line quadratic.
+func (r *Renderer) showPartial(added string) {
+	if !r.lineDirty && r.midLine && r.shown != "" && len(r.shown)+len(added) == r.line.Len() {
+		r.buf.WriteString(added)
+		r.shown = r.line.String()
+		return
+	}
 	text := clean(r.line.String(), true)
 	if r.shown != "" && strings.HasPrefix(text, r.shown) {
 		r.buf.WriteString(text[len(r.shown):])
@@ -275,6 +291,7 @@ func (r *Renderer) settle() {
 		r.buf.WriteString(r.nl)
 	}
 	r.line.Reset()
+	r.lineDirty = false
 	r.shown, r.midLine = "", false
 }
 
