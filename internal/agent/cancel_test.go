@@ -134,3 +134,29 @@ func cancelOnePhase(t *testing.T, format string, ph cancelPhase) {
 		t.Fatal(err)
 	}
 }
+
+// After Ctrl+C no further call of the batch starts, even when a slot frees
+// up at the same moment (the queue must not race the cancel).
+func TestNoCallStartsAfterCancel(t *testing.T) {
+	for i := 0; i < 30; i++ {
+		tt := newTestTool(func(ctx context.Context, cmd string) tool.Result {
+			<-ctx.Done()
+			return tool.Result{Output: "interrupted", IsError: true}
+		})
+		p := newProvider(t, "fake", llmtest.ToolTurn(taskCall("a", "explore", "x"), taskCall("b", "explore", "y"), taskCall("c", "explore", "z")))
+		r, rec := newRunner(t, p, tt, func(o *Options) { o.MaxParallelTasks = 1 })
+		ctx, cancel := context.WithCancel(context.Background())
+		rec.hook = func(e Event) {
+			if e.Kind == ToolStart {
+				cancel()
+			}
+		}
+		if _, err := r.Run(ctx, "go"); !errors.Is(err, ErrInterrupted) {
+			t.Fatalf("err = %v", err)
+		}
+		cancel()
+		if got := rec.kinds(ToolStart); len(got) != 1 {
+			t.Fatalf("round %d: %d calls started, want only the one running at the cancel", i, len(got))
+		}
+	}
+}
