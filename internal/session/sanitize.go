@@ -2,13 +2,18 @@ package session
 
 import "github.com/synapse-agent/synapse/internal/llm"
 
+// LostStartText is the user message Sanitize puts first when a history
+// no longer starts with one (its first lines were lost).
+const LostStartText = "[The beginning of this conversation could not be restored from the session file.]"
+
 // Sanitize returns msgs without dangling tool calls: an assistant message
 // whose tool calls do not all have a result right after it loses its calls
 // (its text is kept when it has any) and those partial results are dropped;
-// tool results that answer no preceding call are dropped too. Providers refuse
-// a history that breaks these pairs.
+// tool results that answer no preceding call are dropped too. A history that
+// then starts with the assistant gets LostStartText as its first message.
+// Providers refuse a history that breaks these rules.
 func Sanitize(msgs []llm.Message) []llm.Message {
-	out := make([]llm.Message, 0, len(msgs))
+	out := make([]llm.Message, 0, len(msgs)+1)
 	for i := 0; i < len(msgs); {
 		m := msgs[i]
 		switch {
@@ -45,6 +50,9 @@ func Sanitize(msgs []llm.Message) []llm.Message {
 			out = append(out, m)
 			i++
 		}
+	}
+	if len(out) > 0 && out[0].Role != llm.RoleUser {
+		out = append([]llm.Message{{Role: llm.RoleUser, Text: LostStartText}}, out...)
 	}
 	return out
 }

@@ -218,7 +218,12 @@ func TestSanitize(t *testing.T) {
 		{"no text, dropped whole", []llm.Message{user("u"), {Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call("a")}}, user("v")},
 			"user:u|user:v"},
 		{"orphan result dropped", []llm.Message{user("u"), res("z"), assistant("x")}, "user:u|assistant:x"},
-		{"foreign result dropped", []llm.Message{{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call("a")}}, res("a"), res("q")}, "assistant:[a]|tool:a"},
+		{"foreign result dropped", []llm.Message{user("u"), {Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call("a")}}, res("a"), res("q")}, "user:u|assistant:[a]|tool:a"},
+		// A lost first line (the user's prompt) must not leave a history that
+		// starts with the assistant: providers refuse it.
+		{"starts with the assistant", []llm.Message{{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call("a")}}, res("a"), assistant("x")},
+			"user:" + LostStartText + "|assistant:[a]|tool:a|assistant:x"},
+		{"starts with an orphan result", []llm.Message{res("z"), assistant("x"), user("u")}, "user:" + LostStartText + "|assistant:x|user:u"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
