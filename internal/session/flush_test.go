@@ -1,6 +1,8 @@
 package session
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -47,5 +49,32 @@ func TestFlushIfDueWritesAtMostOnceAnInterval(t *testing.T) {
 	}
 	if got := onDisk(); got != len(steps) {
 		t.Errorf("after Flush: %d rounds on disk, want %d", got, len(steps))
+	}
+}
+
+// A session whose history file was deleted (to free space, by hand) is not
+// listed and not "latest": --continue must not fail on it forever.
+func TestSessionWithoutHistoryFileIsNotListed(t *testing.T) {
+	s, _ := newStore(t)
+	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	s.now = func() time.Time { return now }
+	older := s.Create("/w")
+	if err := older.Append(user("older")); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	newer := s.Create("/w")
+	if err := newer.Append(user("newer")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(s.Dir, newer.ID()+".jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.List()
+	if err != nil || len(list) != 1 || list[0].ID != older.ID() {
+		t.Fatalf("list = %+v, %v", list, err)
+	}
+	if id, err := s.Resolve(Latest); err != nil || id != older.ID() {
+		t.Errorf("latest = %q, %v; want %s", id, err, older.ID())
 	}
 }

@@ -442,13 +442,19 @@ func (s *Store) Resolve(idOrPrefix string) (string, error) {
 // List returns all sessions, most recently updated first. History files the
 // index does not know (a lost or corrupt index) are listed from their content.
 func (s *Store) List() ([]Entry, error) {
-	entries, err := s.readIndex()
+	indexed, err := s.readIndex()
 	if err != nil {
 		return nil, err
 	}
-	known := make(map[string]bool, len(entries))
-	for _, e := range entries {
+	known := make(map[string]bool, len(indexed))
+	entries := indexed[:0]
+	for _, e := range indexed {
 		known[e.ID] = true
+		// An entry whose history file is gone (deleted by hand) cannot be
+		// resumed; listing it would make it "latest" and --continue fail.
+		if _, err := os.Stat(s.historyPath(e.ID)); !errors.Is(err, fs.ErrNotExist) {
+			entries = append(entries, e)
+		}
 	}
 	files, err := filepath.Glob(filepath.Join(s.Dir, IDPrefix+"*.jsonl"))
 	if err != nil {
