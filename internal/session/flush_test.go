@@ -1,8 +1,10 @@
 package session
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,5 +78,41 @@ func TestSessionWithoutHistoryFileIsNotListed(t *testing.T) {
 	}
 	if id, err := s.Resolve(Latest); err != nil || id != older.ID() {
 		t.Errorf("latest = %q, %v; want %s", id, err, older.ID())
+	}
+}
+
+// A badly damaged file is reported in a few lines, not one per line.
+func TestManyCorruptLinesAreSummarised(t *testing.T) {
+	s, w := newStore(t)
+	ss := s.Create("/w")
+	if err := ss.Append(user("kept")); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(s.Dir, ss.ID()+".jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 500; i++ {
+		f.WriteString("\x00garbage\n")
+	}
+	f.Close()
+	idx := filepath.Join(s.Dir, IndexFile)
+	data, _ := os.ReadFile(idx)
+	if err := os.WriteFile(idx, append(bytes.Repeat([]byte("{broken\n"), 300), data...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, msgs, err := s.Open(ss.ID())
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("msgs = %+v, %v", msgs, err)
+	}
+	all := w.all()
+	if len(all) > 10 {
+		t.Fatalf("%d warnings, want a handful", len(all))
+	}
+	joined := strings.Join(all, "\n")
+	for _, want := range []string{"497 more", "297 more"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("warnings do not say %q:\n%s", want, joined)
+		}
 	}
 }

@@ -38,6 +38,8 @@ func (s *Store) readIndex() ([]Entry, error) {
 	var out []Entry
 	seen := map[string]int{}
 	r := bufio.NewReader(f)
+	bad := corruptLines{warn: s.warn}
+	defer bad.done("session index " + s.indexPath())
 	for lineNo := 1; ; lineNo++ {
 		line, err := r.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
@@ -46,10 +48,14 @@ func (s *Store) readIndex() ([]Entry, error) {
 				if jerr == nil {
 					jerr = errors.New("entry without an id")
 				}
-				s.warn(fmt.Errorf("session index %s: line %d is corrupt and was skipped: %w", s.indexPath(), lineNo, jerr))
+				bad.add(func() error {
+					return fmt.Errorf("session index %s: line %d is corrupt and was skipped: %w", s.indexPath(), lineNo, jerr)
+				})
 			} else if i, dup := seen[e.ID]; dup {
+				e.indexed = true
 				out[i] = e
 			} else {
+				e.indexed = true
 				seen[e.ID] = len(out)
 				out = append(out, e)
 			}

@@ -74,6 +74,8 @@ type Entry struct {
 	Cwd          string    `json:"cwd,omitempty"`
 	Model        string    `json:"model,omitempty"`
 	Usage        Usage     `json:"usage"` // totals only; rounds live in the usage file
+
+	indexed bool // read from the index (not rebuilt from a history file)
 }
 
 // Session is one open conversation. Its methods are safe for concurrent use
@@ -297,15 +299,16 @@ func (ss *Session) Close() error {
 // Open resolves idOrPrefix (an id, a unique prefix of one, or "latest") and
 // loads that session: its sanitised history and its usage.
 func (s *Store) Open(idOrPrefix string) (*Session, []llm.Message, error) {
-	id, err := s.Resolve(idOrPrefix)
+	entry, err := s.resolve(idOrPrefix)
 	if err != nil {
 		return nil, nil, err
 	}
+	id := entry.ID
 	msgs, first, count, err := s.readHistory(id)
 	if err != nil {
 		return nil, nil, err
 	}
-	entry, ok := s.lookup(id)
+	ok := entry.indexed
 	if !ok {
 		entry = s.rebuildEntry(id, msgs, first)
 	}
@@ -341,6 +344,8 @@ func (s *Store) readHistory(id string) ([]llm.Message, time.Time, int, error) {
 		first time.Time
 	)
 	r := bufio.NewReaderSize(f, 64<<10)
+	bad := corruptLines{warn: s.warn}
+	defer bad.done(fmt.Sprintf("session %s: %s", id, path))
 	for lineNo := 1; ; lineNo++ {
 		line, err := r.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
@@ -349,7 +354,9 @@ func (s *Store) readHistory(id string) ([]llm.Message, time.Time, int, error) {
 				if jerr == nil {
 					jerr = fmt.Errorf("unknown role %q", rec.Role)
 				}
-				s.warn(fmt.Errorf("session %s: line %d of %s is corrupt and was skipped: %w", id, lineNo, path, jerr))
+				bad.add(func() error {
+					return fmt.Errorf("session %s: line %d of %s is corrupt and was skipped: %w", id, lineNo, path, jerr)
+				})
 			} else {
 				if len(msgs) == 0 {
 					first = rec.Time
@@ -406,36 +413,46 @@ func (s *Store) rebuildEntry(id string, msgs []llm.Message, first time.Time) Ent
 
 // Resolve turns an id, a unique id prefix or "latest" into a session id.
 func (s *Store) Resolve(idOrPrefix string) (string, error) {
+	e, err := s.resolve(idOrPrefix)
+	return e.ID, err
+}
+
+// resolve is Resolve returning the session's listed entry.
+func (s *Store) resolve(idOrPrefix string) (Entry, error) {
 	want := strings.TrimSpace(idOrPrefix)
 	entries, err := s.List()
 	if err != nil {
-		return "", err
+		return Entry{}, err
 	}
 	if want == "" || want == Latest {
 		if len(entries) == 0 {
-			return "", fmt.Errorf("no saved sessions in %s yet; start one with `synapse run` or `synapse`", s.Dir)
+			return Entry{}, fmt.Errorf("no saved sessions in %s yet; start one with `synapse run` or `synapse`", s.Dir)
 		}
-		return entries[0].ID, nil
+		return entries[0], nil
 	}
-	var matches []string
+	var matches []Entry
 	for _, e := range entries {
 		if e.ID == want {
-			return e.ID, nil
+			return e, nil
 		}
 		if strings.HasPrefix(e.ID, want) || strings.HasPrefix(e.ID, IDPrefix+want) {
-			matches = append(matches, e.ID)
+			matches = append(matches, e)
 		}
 	}
 	switch len(matches) {
 	case 0:
-		return "", fmt.Errorf("no session matches %q in %s; run `synapse sessions` to list them", want, s.Dir)
+		return Entry{}, fmt.Errorf("no session matches %q in %s; run `synapse sessions` to list them", want, s.Dir)
 	case 1:
 		return matches[0], nil
 	default:
-		if len(matches) > 5 {
-			matches = append(matches[:5], "…")
+		var ids []string
+		for _, m := range matches[:min(len(matches), 5)] {
+			ids = append(ids, m.ID)
 		}
-		return "", fmt.Errorf("%q matches several sessions (%s); give more of the id", want, strings.Join(matches, ", "))
+		if len(matches) > 5 {
+			ids = append(ids, "…")
+		}
+		return Entry{}, fmt.Errorf("%q matches several sessions (%s); give more of the id", want, strings.Join(ids, ", "))
 	}
 }
 
@@ -476,19 +493,6 @@ func (s *Store) List() ([]Entry, error) {
 	}
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].UpdatedAt.After(entries[j].UpdatedAt) })
 	return entries, nil
-}
-
-func (s *Store) lookup(id string) (Entry, bool) {
-	entries, err := s.readIndex()
-	if err != nil {
-		return Entry{}, false
-	}
-	for _, e := range entries {
-		if e.ID == id {
-			return e, true
-		}
-	}
-	return Entry{}, false
 }
 
 // Title shortens the user's first text into a one-line title.
@@ -552,4 +556,31 @@ func printable(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// maxCorruptWarnings is how many corrupt lines of one file are reported one
+// by one; the rest are counted in one more warning.
+const maxCorruptWarnings = 3
+
+// corruptLines reports the first corrupt lines of a file and counts the rest.
+type corruptLines struct {
+	warn  func(error)
+	shown int
+	more  int
+}
+
+func (c *corruptLines) add(describe func() error) {
+	if c.shown < maxCorruptWarnings {
+		c.shown++
+		c.warn(describe())
+		return
+	}
+	c.more++
+}
+
+// done reports the count of corrupt lines not reported one by one.
+func (c *corruptLines) done(file string) {
+	if c.more > 0 {
+		c.warn(fmt.Errorf("%s: %d more corrupt lines were skipped", file, c.more))
+	}
 }
