@@ -301,6 +301,12 @@ func TestLoadPricing(t *testing.T) {
 		{"wrapped", `{"models":{"m":{"input":3,"output":15}}}`, false, 3},
 		{"bare", `{"m":{"input":2,"output":10}}`, false, 2},
 		{"broken", `{"models":`, true, 0},
+		// A mistake inside "models" is reported, not read as a bare map
+		// that prices a model called "models".
+		{"wrong type inside models", `{"models":{"m":{"input":"three","output":15}}}`, true, 0},
+		{"models not an object", `{"models":[1,2]}`, true, 0},
+		{"negative price", `{"models":{"m":{"input":-3}}}`, true, 0},
+		{"not an object", `[1,2]`, true, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -139,15 +139,27 @@ func LoadPricing(path string) (Pricing, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read pricing file %s: %w", path, err)
 	}
-	var wrapped struct {
-		Models Pricing `json:"models"`
+	bad := func(err error) error {
+		return fmt.Errorf("pricing file %s is not valid ({\"models\": {\"<model>\": {\"input\": 3, \"output\": 15}}}, USD per million tokens); fix or delete it: %w", path, err)
 	}
-	if err := json.Unmarshal(data, &wrapped); err == nil && wrapped.Models != nil {
-		return wrapped.Models, nil
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, bad(err)
 	}
-	var bare Pricing
-	if err := json.Unmarshal(data, &bare); err != nil {
-		return nil, fmt.Errorf("pricing file %s is not valid JSON ({\"models\": {\"<model>\": {\"input\": 3, \"output\": 15}}}, USD per million tokens); fix or delete it: %w", path, err)
+	var p Pricing
+	// With a "models" key the file is the wrapped form, mistakes inside it
+	// included: read as a bare map it would price a model called "models".
+	if models, ok := top["models"]; ok {
+		if err := json.Unmarshal(models, &p); err != nil {
+			return nil, bad(err)
+		}
+	} else if err := json.Unmarshal(data, &p); err != nil {
+		return nil, bad(err)
 	}
-	return bare, nil
+	for name, pr := range p {
+		if pr.Input < 0 || pr.Output < 0 || pr.CacheRead < 0 || pr.CacheWrite < 0 {
+			return nil, bad(fmt.Errorf("model %q has a negative price", name))
+		}
+	}
+	return p, nil
 }
