@@ -13,6 +13,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/config"
 	"github.com/synapse-agent/synapse/internal/repl"
+	"github.com/synapse-agent/synapse/internal/testutil"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
 
@@ -169,6 +170,9 @@ func TestUserShellDoesNotWaitForBackgroundJobs(t *testing.T) {
 		{"detached job", "setsid sleep 30 & echo $! > bg.pid; echo started"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if strings.HasPrefix(tc.cmd, "setsid") {
+				testutil.RequireTool(t, "setsid")
+			}
 			dir := t.TempDir()
 			run := userShell(func() string { return dir })
 			done := make(chan command.Result, 1)
