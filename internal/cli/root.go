@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -47,6 +48,9 @@ func exitCode(code int, err error) error { return &exitError{code: code, err: er
 func Main(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal cancels the work; after it the default action is
+	// restored, so a second Ctrl+C ends the process even if shutdown hangs.
+	go func() { <-ctx.Done(); stop() }()
 	return Run(ctx, args[1:], IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv})
 }
 
@@ -57,9 +61,17 @@ func Run(ctx context.Context, args []string, stdio IO) int {
 	root.SetIn(stdio.In)
 	root.SetOut(stdio.Out)
 	root.SetErr(stdio.Err)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return exitCode(2, fmt.Errorf("%w; run '%s --help' for usage", err, c.CommandPath()))
+	})
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
+	}
+	if strings.HasPrefix(err.Error(), "unknown command") {
+		// Cobra has no typed error for this; it is bad usage all the same.
+		fmt.Fprintf(stdio.Err, "synapse: %v; run 'synapse --help' for the commands\n", err)
+		return 2
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
