@@ -8,10 +8,16 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/synapse-agent/synapse/internal/fsutil"
 )
 
 // MaxHistory bounds the entries kept in memory and loaded from the file.
 const MaxHistory = 1000
+
+// maxEntryBytes bounds one saved entry: a larger paste is used for the turn
+// but not written to the history file, which stays quick to load.
+const maxEntryBytes = 256 << 10
 
 // History is the prompt history, persisted across runs as one JSON string
 // per line (so multi-line prompts survive) and appended line-whole. It
@@ -38,16 +44,30 @@ func LoadHistory(path string, warn func(error)) (*History, error) {
 		return h, fmt.Errorf("read prompt history %s: %w", path, err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
-	for sc.Scan() {
+	lines := 0
+	r := bufio.NewReader(f)
+	for {
+		line, tooLong, err := readLine(r, maxEntryBytes*2)
+		if len(line) > 0 || tooLong {
+			lines++
+		}
 		var s string
-		if json.Unmarshal(sc.Bytes(), &s) == nil && strings.TrimSpace(s) != "" {
+		if !tooLong && json.Unmarshal(line, &s) == nil && strings.TrimSpace(s) != "" {
 			h.entries = append(h.entries, s)
+		}
+		if err != nil {
+			break
 		}
 	}
 	if len(h.entries) > MaxHistory {
 		h.entries = h.entries[len(h.entries)-MaxHistory:]
+	}
+	// Appends only ever grow the file: compact it once it holds twice what
+	// is kept, so loading stays bounded however long the REPL is used.
+	if lines > 2*MaxHistory {
+		if err := h.rewrite(); err != nil && warn != nil {
+			warn(fmt.Errorf("compact prompt history %s: %w", path, err))
+		}
 	}
 	return h, nil
 }
@@ -67,12 +87,41 @@ func (h *History) Add(entry string) {
 	if len(h.entries) > MaxHistory {
 		h.entries = h.entries[1:]
 	}
-	if h.path == "" {
+	if h.path == "" || len(entry) > maxEntryBytes {
 		return
 	}
 	if err := appendLine(h.path, entry); err != nil && h.warn != nil {
 		h.warn(fmt.Errorf("save prompt history: %w", err))
 	}
+}
+
+// readLine reads one line of any length, returning at most max bytes of it;
+// tooLong reports a line that was longer (its rest is discarded).
+func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, isPrefix, err := r.ReadLine()
+		if len(line)+len(chunk) > max {
+			tooLong = true
+		} else {
+			line = append(line, chunk...)
+		}
+		if err != nil || !isPrefix {
+			return line, tooLong, err
+		}
+	}
+}
+
+// rewrite replaces the file with the entries kept in memory.
+func (h *History) rewrite() error {
+	var b []byte
+	for _, e := range h.entries {
+		j, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		b = append(append(b, j...), '\n')
+	}
+	return fsutil.WriteFileAtomic(h.path, b, 0o600)
 }
 
 func appendLine(path, entry string) error {
