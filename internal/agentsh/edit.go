@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/synapse-agent/synapse/internal/command"
@@ -54,19 +53,20 @@ func (s *Shell) edit(ctx context.Context, rest string) command.Result {
 	if !existed {
 		return failf("edit", abs+": no such file; create it with write")
 	}
-	info, err := os.Stat(target)
-	if err != nil {
-		return failf("edit", err.Error())
-	}
-	if info.Size() > maxEditBytes {
-		return failf("edit", fmt.Sprintf("%s is %d bytes, too large to edit in place; use a native tool such as sed", abs, info.Size()))
-	}
-	data, err := os.ReadFile(target)
+	f, err := openRegular(target)
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			return failf("edit", abs+": permission denied")
 		}
 		return failf("edit", err.Error())
+	}
+	data, err := readAllLimited(f, maxEditBytes)
+	f.Close()
+	if err != nil {
+		return failf("edit", fmt.Sprintf("%s: %v", abs, err))
+	}
+	if data == nil {
+		return failf("edit", fmt.Sprintf("%s is larger than %d bytes, too large to edit in place; use a native tool such as sed", abs, maxEditBytes))
 	}
 	text := string(data)
 	n := strings.Count(text, old)

@@ -73,18 +73,14 @@ func (s *Shell) read(ctx context.Context, rest string) command.Result {
 	if r, ok := s.check("read", abs, false); !ok {
 		return r
 	}
-	f, err := os.Open(abs)
+	f, err := openRegular(abs)
+	if errors.Is(err, errIsDir) {
+		return failf("read", abs+" is a directory; list it with `ls "+shellQuote(path)+"`")
+	}
 	if err != nil {
 		return failf("read", openError(path, abs, err))
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return failf("read", err.Error())
-	}
-	if info.IsDir() {
-		return failf("read", abs+" is a directory; list it with `ls "+shellQuote(path)+"`")
-	}
 	var out strings.Builder
 	res, err := readLines(ctx, f, &out, offset, limit)
 	if err != nil {
