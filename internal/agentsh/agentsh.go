@@ -197,14 +197,16 @@ func (s *Shell) resolve(p string) string {
 	return filepath.Clean(p)
 }
 
-// check applies the sandbox policy to path (and to its target when it is a
-// symlink); ok is false with a blocked result when access is refused.
-func (s *Shell) check(cmd, path string, write bool) (command.Result, bool) {
+// check applies the sandbox policy to path as named and to real, where it
+// leads (realPath); the command then accesses exactly real, without
+// following symlinks. ok is false with a blocked result when access is
+// refused.
+func (s *Shell) check(cmd, path, real string, write bool) (command.Result, bool) {
 	if s.opts.Paths == nil {
 		return command.Result{}, true
 	}
 	paths := []string{path}
-	if real, err := filepath.EvalSymlinks(path); err == nil && real != path {
+	if real != path {
 		paths = append(paths, real)
 	}
 	for _, p := range paths {

@@ -43,17 +43,17 @@ func (s *Shell) edit(ctx context.Context, rest string) command.Result {
 		return interrupted("edit")
 	}
 	abs := s.resolve(path)
-	if r, ok := s.check("edit", abs, true); !ok {
+	target := realPath(abs)
+	if r, ok := s.check("edit", abs, target, true); !ok {
 		return r
 	}
-	target, existed, err := writeTarget(abs)
-	if err != nil {
-		return failf("edit", err.Error())
-	}
-	if !existed {
+	f, err := openRegular(target)
+	if errors.Is(err, fs.ErrNotExist) {
 		return failf("edit", abs+": no such file; create it with write")
 	}
-	f, err := openRegular(target)
+	if errors.Is(err, errIsDir) {
+		return failf("edit", abs+" is a directory; give a file path")
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			return failf("edit", abs+": permission denied")
@@ -80,7 +80,7 @@ func (s *Shell) edit(ctx context.Context, rest string) command.Result {
 	} else {
 		text = strings.Replace(text, old, repl, 1)
 	}
-	if err := atomicWrite(target, []byte(text)); err != nil {
+	if err := writeNoFollow(target, []byte(text)); err != nil {
 		return failf("edit", err.Error())
 	}
 	msg := fmt.Sprintf("Edited %s: replaced %s", abs, plural(replaced, "occurrence", "occurrences"))

@@ -70,10 +70,11 @@ func (s *Shell) read(ctx context.Context, rest string) command.Result {
 		return usageError("read", "missing file path")
 	}
 	abs := s.resolve(path)
-	if r, ok := s.check("read", abs, false); !ok {
+	real := realPath(abs)
+	if r, ok := s.check("read", abs, real, false); !ok {
 		return r
 	}
-	f, err := openRegular(abs)
+	f, err := openRegular(real)
 	if errors.Is(err, errIsDir) {
 		return failf("read", abs+" is a directory; list it with `ls "+shellQuote(path)+"`")
 	}

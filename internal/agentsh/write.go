@@ -4,13 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/synapse-agent/synapse/internal/command"
-	"github.com/synapse-agent/synapse/internal/fsutil"
 )
 
 // write creates or replaces a file with literal content.
@@ -36,14 +32,19 @@ func (s *Shell) write(ctx context.Context, rest string) command.Result {
 		return interrupted("write")
 	}
 	abs := s.resolve(path)
-	if r, ok := s.check("write", abs, true); !ok {
+	// A symlink at abs is followed: writing replaces the file it points to.
+	target := realPath(abs)
+	if r, ok := s.check("write", abs, target, true); !ok {
 		return r
 	}
-	target, existed, err := writeTarget(abs)
+	mode, existed, err := lstatNoFollow(target)
 	if err != nil {
 		return failf("write", err.Error())
 	}
-	if err := atomicWrite(target, []byte(content)); err != nil {
+	if mode.IsDir() {
+		return failf("write", abs+" is a directory; give a file path")
+	}
+	if err := writeNoFollow(target, []byte(content)); err != nil {
 		return failf("write", err.Error())
 	}
 	verb := "Created"
@@ -122,37 +123,4 @@ func heredoc(s string) (string, error) {
 		rest = next
 	}
 	return "", fmt.Errorf("heredoc is not terminated: end the content with a line containing only %s", delim)
-}
-
-// writeTarget follows a symlink at abs so that writing replaces the file it
-// points to, not the link; existed tells whether that file existed.
-func writeTarget(abs string) (target string, existed bool, err error) {
-	info, err := os.Stat(abs)
-	switch {
-	case err == nil && info.IsDir():
-		return "", true, fmt.Errorf("%s is a directory; give a file path", abs)
-	case err == nil:
-		real, err := filepath.EvalSymlinks(abs)
-		if err != nil {
-			return "", true, err
-		}
-		return real, true, nil
-	case errors.Is(err, fs.ErrNotExist):
-		return abs, false, nil
-	}
-	return "", false, err
-}
-
-// atomicWrite replaces path with data through a temporary file and a rename,
-// creating parent directories and keeping an existing file's mode.
-func atomicWrite(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("cannot create directory %s: %w", dir, err)
-	}
-	mode := fs.FileMode(0o644)
-	if info, err := os.Stat(path); err == nil {
-		mode = info.Mode().Perm()
-	}
-	return fsutil.WriteFileAtomic(path, data, mode)
 }
