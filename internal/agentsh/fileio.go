@@ -165,7 +165,7 @@ func lstatNoFollow(path string) (fs.FileMode, bool, error) {
 		}
 		return 0, false, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
-	return fileMode(st.Mode), true, nil
+	return fileMode(uint32(st.Mode)), true, nil
 }
 
 // fileMode converts a stat mode to the fs type bits read and write need.
