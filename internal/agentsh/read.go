@@ -71,6 +71,11 @@ func (s *Shell) read(ctx context.Context, rest string) command.Result {
 	}
 	abs := s.resolve(path)
 	real := realPath(abs)
+	if real == "/proc" || strings.HasPrefix(real, "/proc/") || strings.HasPrefix(abs, "/proc/") {
+		// read runs inside the agent: /proc/self would be the agent's own
+		// process, whose environment holds the keys commands never see.
+		return failf("read", abs+": read does not open /proc (it runs inside the agent process); use `cat "+shellQuote(path)+"` in the shell, which runs in the sandbox")
+	}
 	if r, ok := s.check("read", abs, real, false); !ok {
 		return r
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -62,5 +63,22 @@ func TestFileCommandsRefuseSpecialFiles(t *testing.T) {
 	// Regular files still work.
 	if r := sh.Run(context.Background(), "read a.txt"); r.ExitCode != 0 || r.Stdout != "     1\ta\n" {
 		t.Errorf("read a.txt = %+v", r)
+	}
+}
+
+// read runs inside the agent process, so /proc/self is the agent: its
+// environment holds the provider keys the sandbox hides from commands.
+// read refuses /proc altogether and points at cat, which runs sandboxed.
+func TestReadRefusesProc(t *testing.T) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc on this system")
+	}
+	sh, _ := newTestShell(t, nil)
+	pid := strconv.Itoa(os.Getpid())
+	for _, p := range []string{"/proc/self/environ", "/proc/self/status", "/proc/" + pid + "/environ", "/proc/thread-self/environ", "/proc/self/fd/0", "/proc/cpuinfo"} {
+		r := runOrHang(t, sh, "read "+p)
+		if r.ExitCode != 1 || !strings.Contains(r.Stderr, "/proc") || !strings.Contains(r.Stderr, "cat ") || r.Stdout != "" {
+			t.Errorf("read %s = %+v, want a refusal pointing at cat", p, r)
+		}
 	}
 }
