@@ -93,6 +93,22 @@ func planMounts(p Policy, env []string) mountPlan {
 		}
 	}
 
+	if !p.ReadOnly {
+		for _, pr := range normalizeDirs(p.Protect, p.Home) {
+			if !slices.ContainsFunc(mp.writable, func(w string) bool { return within(pr, w) }) {
+				continue // outside every writable root: read-only already
+			}
+			if !exists(pr) {
+				// Created so that it can be mounted read-only: a missing one
+				// could be created and filled from inside.
+				_ = os.MkdirAll(pr, 0o755)
+			}
+			if exists(pr) && !slices.Contains(mp.protect, pr) {
+				mp.protect = append(mp.protect, pr)
+			}
+		}
+	}
+
 	budget := maxScanEntries
 	for _, root := range mp.writable {
 		mp.scan(root, rules, &budget, hide, true)
@@ -247,15 +263,10 @@ func bwrapArgs(bwrap string, p Policy, mp mountPlan, opts WrapOptions, emptyFile
 		// host /tmp is bound (read-only) on top of it and stays visible.
 		a = append(a, "--perms", "01777", "--tmpfs", PrivateTmp, "--setenv", "TMPDIR", PrivateTmp)
 	}
-	for _, w := range mp.writable {
-		a = append(a, "--bind", w, w)
-	}
 	for _, r := range mp.readonly {
 		a = append(a, "--ro-bind", r, r)
 	}
-	for _, pr := range mp.protect {
-		a = append(a, "--ro-bind", pr, pr)
-	}
+	a = append(a, writeBinds(mp)...)
 	if emptyFile == "" {
 		emptyFile = "/dev/null"
 	}
@@ -286,4 +297,33 @@ func lookBwrap(look func(string) (string, error)) (string, error) {
 		return "", fmt.Errorf("%w (%v)", errNoBwrap, err)
 	}
 	return path, nil
+}
+
+// writeBinds binds the writable roots read-write and the protected paths
+// read-only, shallowest first, so that the most specific entry wins: a
+// protected directory inside a writable root is read-only, a writable root
+// inside a protected directory is writable again. At equal paths the
+// protection comes last and wins.
+func writeBinds(mp mountPlan) []string {
+	type bind struct {
+		path string
+		ro   bool
+	}
+	var binds []bind
+	for _, w := range mp.writable {
+		binds = append(binds, bind{w, false})
+	}
+	for _, pr := range mp.protect {
+		binds = append(binds, bind{pr, true})
+	}
+	slices.SortStableFunc(binds, func(a, b bind) int { return len(a.path) - len(b.path) })
+	var a []string
+	for _, b := range binds {
+		if b.ro {
+			a = append(a, "--ro-bind", b.path, b.path)
+		} else {
+			a = append(a, "--bind", b.path, b.path)
+		}
+	}
+	return a
 }

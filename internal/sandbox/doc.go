@@ -17,6 +17,15 @@
 // provider credentials (ProviderCredentials) nor the variables named in
 // ManagerOptions.HideEnv (the app passes settings.json "env" names).
 //
+// # The agent's own configuration
+//
+// The directory holding sandbox.json ($SYNAPSE_HOME) is read-only to
+// commands even when a writable root contains it (Synapse started in the
+// home directory): a command that could change sandbox.json, settings.json,
+// skills or MCP servers could widen the agent's permissions. Its credential
+// files (settings.json, mcp/mcp_servers.json) are on the blacklist, since
+// the keys they hold are kept out of the shell's environment too.
+//
 // # On by default
 //
 // The sandbox is on by default wherever it can run. When sandbox.json does not

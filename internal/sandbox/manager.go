@@ -19,7 +19,10 @@ import (
 // ManagerOptions configure a Manager.
 type ManagerOptions struct {
 	// ConfigPath is sandbox.json: loaded when Config is the zero value, and
-	// written by AddPermanentWhitelist.
+	// written by AddPermanentWhitelist. The directory holding it is the
+	// agent's own configuration ($SYNAPSE_HOME): commands may read it but
+	// never change it, even inside a writable root, and its credential
+	// files (AgentSecrets) are hidden from them.
 	ConfigPath string
 	// Config, when set, is used as given (its Enabled is taken literally).
 	Config Config
@@ -116,6 +119,13 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 			}
 		}
 	}
+	if dir := m.agentHome(); dir != "" {
+		for _, name := range agentSecrets {
+			if p := filepath.Join(dir, name); !slices.Contains(m.cfg.Policy.Blacklist, p) {
+				m.cfg.Policy.Blacklist = append(m.cfg.Policy.Blacklist, p)
+			}
+		}
+	}
 	switch {
 	case !m.cfg.Enabled:
 		m.reason = "the sandbox is turned off (\"enabled\": false in " + m.configName() + "): commands run without OS restrictions"
@@ -144,6 +154,22 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 		m.reason = "on by default: the platform sandbox works on this machine"
 	}
 	return m, nil
+}
+
+// agentSecrets are the files of the agent home that hold credentials:
+// settings.json "env" (provider keys) and the MCP servers' env and headers.
+var agentSecrets = []string{"settings.json", filepath.Join("mcp", "mcp_servers.json")}
+
+// AgentSecrets names the credential files of the agent home (relative to
+// it), which sandboxed commands can neither read nor write.
+func AgentSecrets() []string { return slices.Clone(agentSecrets) }
+
+// agentHome is the directory of sandbox.json, resolved ("" without one).
+func (m *Manager) agentHome() string {
+	if m.opts.ConfigPath == "" {
+		return ""
+	}
+	return resolvePath(filepath.Dir(m.opts.ConfigPath), "/", m.opts.Home)
 }
 
 func isZeroConfig(c Config) bool {
@@ -258,6 +284,7 @@ func (m *Manager) buildPolicyLocked(cwd string) Policy {
 		ReadOnly:     m.opts.ReadOnly,
 		TempDir:      resolvePath(m.opts.TempDir, "/", m.opts.Home),
 		Home:         m.opts.Home,
+		Protect:      normalizeDirs([]string{m.agentHome()}, m.opts.Home),
 	}
 }
 

@@ -29,6 +29,11 @@ type Policy struct {
 	TempDir string `json:"tempDir,omitempty"`
 	// Home expands `~` in blacklist entries.
 	Home string `json:"home,omitempty"`
+	// Protect lists directories kept read-only even inside writable roots
+	// (the agent's own configuration, $SYNAPSE_HOME). A writable root
+	// deeper than a protected directory is writable again: the most
+	// specific entry wins, and a protected one wins a tie.
+	Protect []string `json:"protect,omitempty"`
 }
 
 // PrivateTmp is where a ReadOnly sandbox mounts its own scratch tmpfs.
@@ -210,20 +215,30 @@ func (p Policy) check(path string, write bool, rules []rule) (blocked bool, reas
 		// commands act on the host, where nothing is writable.
 		return true, readOnlyReason, path
 	}
+	root := ""
 	for _, w := range p.Whitelist {
-		if within(path, w) {
-			if gitProtected(path) {
-				return true, gitProtectedReason, path
-			}
-			return false, "", ""
+		if within(path, w) && (root == "" || len(w) > len(root)) {
+			root = w
 		}
 	}
-	return true, outsideReason, path
+	if root == "" {
+		return true, outsideReason, path
+	}
+	if gitProtected(path) {
+		return true, gitProtectedReason, path
+	}
+	for _, pr := range p.Protect {
+		if within(path, pr) && len(pr) >= len(root) {
+			return true, protectedReason, path
+		}
+	}
+	return false, "", ""
 }
 
 // Reasons for refused writes.
 const (
 	outsideReason      = "path is outside the sandbox write whitelist"
+	protectedReason    = "this is the agent's own configuration ($SYNAPSE_HOME), read-only to the commands it runs (a change there could widen the agent's permissions); ask the user to make this change"
 	gitProtectedReason = "git hooks and .git/config are read-only inside the sandbox, even in the project (a change there could run code outside it); ask the user to make this change"
 )
 

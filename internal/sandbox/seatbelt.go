@@ -24,6 +24,16 @@ func seatbeltProfile(p Policy) string {
 		for _, w := range p.Whitelist {
 			fmt.Fprintf(&b, "(allow file-write* (subpath %s))\n", sbString(w))
 		}
+		// Protected directories are read-only inside writable roots; a
+		// writable root inside one is allowed again (last match wins).
+		for _, pr := range p.Protect {
+			fmt.Fprintf(&b, "(deny file-write* (subpath %s))\n", sbString(pr))
+			for _, w := range p.Whitelist {
+				if w != pr && within(w, pr) {
+					fmt.Fprintf(&b, "(allow file-write* (subpath %s))\n", sbString(w))
+				}
+			}
+		}
 	}
 	if p.AllowNetwork {
 		b.WriteString("(allow network*)\n")
