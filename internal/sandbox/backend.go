@@ -109,9 +109,16 @@ func (b *LocalBackend) Execute(ctx context.Context, cmd string) (command.Result,
 			cwd = b.sess.Cwd()
 		}
 		res = detectViolation(res, cwd, b.policy, b.rules)
+		if removed := b.plat.lastPlan.revertGit(); len(removed) > 0 {
+			res.Blocked, res.BlockedReason, res.BlockedResource = true, commondirReason, removed[0]
+			res.Stderr += "sandbox: removed " + strings.Join(removed, ", ") + ": " + commondirReason + "\n"
+		}
 	}
 	return res, nil
 }
+
+// commondirReason explains a removed .git/commondir.
+const commondirReason = "a .git/commondir file would make git on the host take hooks and config from another directory, so the sandbox removed it; ask the user to make this change"
 
 // Dispose closes the shell and removes the platform's files. It is safe to
 // call more than once.
@@ -128,6 +135,8 @@ func (b *LocalBackend) Dispose() error {
 		errs = append(errs, fmt.Errorf("close the sandboxed shell: %w", err))
 	}
 	if b.plat != nil {
+		// The shell and its jobs are gone: nothing can plant one after this.
+		b.plat.lastPlan.revertGit()
 		if err := b.plat.cleanup(); err != nil {
 			errs = append(errs, fmt.Errorf("remove sandbox files: %w", err))
 		}

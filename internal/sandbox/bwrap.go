@@ -35,6 +35,8 @@ type mountPlan struct {
 	readonly  []string // existing whitelisted paths in ReadOnly mode
 	missing   []string // whitelist entries that do not exist (skipped)
 	protect   []string // read-only inside writable roots (.git/hooks, .git/config)
+	pin       []string // bound onto themselves (read-write) so they cannot be renamed or replaced
+	gitWatch  []string // git common dirs where a commondir file must not appear
 	hideDirs  []string
 	hideFiles []string
 	truncated bool // the glob scan hit its bound
@@ -123,9 +125,27 @@ func planMounts(p Policy, env []string) mountPlan {
 // sockets and protecting git metadata. A read-only root needs no protection
 // and is left exactly as it is (no hooks directory is created in it).
 func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(string), writable bool) {
+	add := func(list *[]string, p string) {
+		if !slices.Contains(*list, p) {
+			*list = append(*list, p)
+		}
+	}
 	protectGit := func(gitPath string, isDir bool) {
 		if !writable {
 			return
+		}
+		// Git on the host would run hooks just as well from a .git put in
+		// place of this one, or from one a worktree's .git file is pointed
+		// at: a .git directory and the directories above it (up to the
+		// root) are mount points, which cannot be renamed, and a .git file
+		// is read-only.
+		if isDir {
+			add(&mp.pin, gitPath)
+		} else {
+			add(&mp.protect, gitPath)
+		}
+		for d := filepath.Dir(gitPath); d != root && within(d, root); d = filepath.Dir(d) {
+			add(&mp.pin, d)
 		}
 		common := gitPath
 		if !isDir {
@@ -141,9 +161,18 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 			_ = os.Mkdir(hooks, 0o755)
 		}
 		for _, p := range []string{hooks, filepath.Join(common, "config")} {
-			if exists(p) && !slices.Contains(mp.protect, p) {
-				mp.protect = append(mp.protect, p)
+			if exists(p) {
+				add(&mp.protect, p)
 			}
+		}
+		// A commondir file sends git to another directory for hooks and
+		// config. An existing one is mounted read-only; a missing one cannot
+		// be mounted over (git refuses an empty one), so one that appears is
+		// removed after each command (revertGit).
+		if cd := filepath.Join(common, "commondir"); exists(cd) {
+			add(&mp.protect, cd)
+		} else {
+			add(&mp.gitWatch, common)
 		}
 	}
 	if st, err := os.Lstat(filepath.Join(root, ".git")); err == nil {
@@ -313,6 +342,9 @@ func writeBinds(mp mountPlan) []string {
 	for _, w := range mp.writable {
 		binds = append(binds, bind{w, false})
 	}
+	for _, p := range mp.pin {
+		binds = append(binds, bind{p, false})
+	}
 	for _, pr := range mp.protect {
 		binds = append(binds, bind{pr, true})
 	}
@@ -326,4 +358,22 @@ func writeBinds(mp mountPlan) []string {
 		}
 	}
 	return a
+}
+
+// revertGit removes the commondir files that appeared in the watched git
+// directories (see protectGit) and returns their paths. The .git directories
+// are mount points inside the sandbox, so the paths still lead where they
+// did; RemoveAll does not follow a symlink planted there.
+func (mp mountPlan) revertGit() []string {
+	var removed []string
+	for _, d := range mp.gitWatch {
+		p := filepath.Join(d, "commondir")
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if err := os.RemoveAll(p); err == nil {
+			removed = append(removed, p)
+		}
+	}
+	return removed
 }

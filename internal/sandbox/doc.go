@@ -26,6 +26,18 @@
 // files (settings.json, mcp/mcp_servers.json) are on the blacklist, since
 // the keys they hold are kept out of the shell's environment too.
 //
+// # Git metadata
+//
+// Git on the host runs hooks, so inside writable roots the sandbox keeps
+// each repository's hooks directory, config and commondir read-only, makes
+// its .git directory (and the directories above it) mount points that
+// cannot be renamed or replaced, keeps a worktree's .git file read-only, and
+// removes a .git/commondir that a command plants (git refuses an empty one,
+// so a missing one cannot be mounted over). Only repositories that exist
+// when the sandbox starts are covered; git run by the user on a repository
+// a command created (or on one with a submodule a command added) can still
+// run what that command wrote.
+//
 // # On by default
 //
 // The sandbox is on by default wherever it can run. When sandbox.json does not

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/synapse-agent/synapse/internal/command"
@@ -37,46 +38,74 @@ func detectViolation(res command.Result, cwd string, p Policy, rules []rule) com
 			continue
 		}
 		raw := deniedPath(line, msg)
-		if raw == "" {
-			if msg == msgReadOnly {
-				res.Blocked = true
-				res.BlockedReason, res.BlockedResource = p.unnamedWriteDenial(cwd)
-				return res
+		if raw == "" && msg == msgReadOnly {
+			res.Blocked = true
+			res.BlockedReason, res.BlockedResource = p.unnamedWriteDenial(cwd)
+			return res
+		}
+		for _, raw := range busyCandidates(raw, line, msg) {
+			if r, ok := judgeDenial(res, raw, msg, cwd, p, rules); ok {
+				return r
 			}
-			continue
 		}
-		abs := absPath(expandHome(raw, p.Home), cwd)
-		write := msg == msgReadOnly || msg == msgBusy
-		if write {
-			abs = writeTarget(abs, msg)
-		}
-		if e, ok := matchRules(rules, abs); ok {
-			reason := "path is on the sandbox blacklist (" + e + ")"
-			if msg == msgMissing {
-				reason += " and hidden inside the sandbox"
-			}
-			res.Blocked, res.BlockedReason, res.BlockedResource = true, reason, e
-			return res
-		}
-		if !write {
-			// Permission denied / missing outside the blacklist: ordinary
-			// unix permissions or a real missing file, not the policy.
-			continue
-		}
-		blocked, reason, resource := p.check(resolvePath(abs, "/", p.Home), true, rules)
-		switch {
-		case blocked:
-			res.Blocked, res.BlockedReason, res.BlockedResource = true, reason, resource
-			return res
-		case msg == msgReadOnly:
-			// Allowed by the whitelist, yet mounted read-only: a mount the
-			// sandbox placed inside a writable root.
-			res.Blocked, res.BlockedReason, res.BlockedResource = true, "path is mounted read-only inside the sandbox", abs
-			return res
-		}
-		// EBUSY on a path the policy allows is a real busy resource.
 	}
 	return res
+}
+
+// busyCandidates lists the paths a denial line may be about: the one
+// deniedPath found, and for a busy mount point every quoted path on the
+// line (`mv: cannot move '.git' to 'x'` names the mount point first; an
+// inter-device move names the target before "unable to remove target").
+func busyCandidates(raw, line, msg string) []string {
+	var out []string
+	if raw != "" {
+		out = append(out, raw)
+	}
+	if msg != msgBusy {
+		return out
+	}
+	for _, m := range quotedRe.FindAllStringSubmatch(line[:strings.Index(line, msg)], -1) {
+		if !slices.Contains(out, m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// judgeDenial decides whether the kernel's refusal of raw was the policy's
+// doing; ok reports a decision (res then carries it).
+func judgeDenial(res command.Result, raw, msg, cwd string, p Policy, rules []rule) (command.Result, bool) {
+	abs := absPath(expandHome(raw, p.Home), cwd)
+	write := msg == msgReadOnly || msg == msgBusy
+	if write {
+		abs = writeTarget(abs, msg)
+	}
+	if e, ok := matchRules(rules, abs); ok {
+		reason := "path is on the sandbox blacklist (" + e + ")"
+		if msg == msgMissing {
+			reason += " and hidden inside the sandbox"
+		}
+		res.Blocked, res.BlockedReason, res.BlockedResource = true, reason, e
+		return res, true
+	}
+	if !write {
+		// Permission denied / missing outside the blacklist: ordinary
+		// unix permissions or a real missing file, not the policy.
+		return res, false
+	}
+	blocked, reason, resource := p.check(resolvePath(abs, "/", p.Home), true, rules)
+	switch {
+	case blocked:
+		res.Blocked, res.BlockedReason, res.BlockedResource = true, reason, resource
+		return res, true
+	case msg == msgReadOnly:
+		// Allowed by the whitelist, yet mounted read-only: a mount the
+		// sandbox placed inside a writable root.
+		res.Blocked, res.BlockedReason, res.BlockedResource = true, "path is mounted read-only inside the sandbox", abs
+		return res, true
+	}
+	// EBUSY on a path the policy allows is a real busy resource.
+	return res, false
 }
 
 // denial returns the refusal message line holds ("" when none).
