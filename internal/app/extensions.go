@@ -99,6 +99,7 @@ func (a *App) Extensions(ctx context.Context, cwd string, opts ExtensionOptions)
 		Home:    a.Config.UserHome,
 		Timeout: a.Config.CommandTimeout,
 		Scripts: skills.RunOptions{Wrap: e.wrapScript, Env: env},
+		Paths:   e,
 	}
 
 	servers, problems := mcp.LoadConfig(mcp.ConfigFiles(a.Config.MCPServersPath(), cwd), a.Config.Getenv)
@@ -215,6 +216,16 @@ func (e *Extensions) currentPolicy() PolicySource {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.policy
+}
+
+// CheckPath applies the session sandbox's policy to a path the agent reads
+// or writes on the model's behalf (skill:import copies a folder); a policy
+// source that cannot check paths allows everything, as the sandbox off does.
+func (e *Extensions) CheckPath(path string, write bool) (blocked bool, reason, resource string) {
+	if c, ok := e.currentPolicy().(skills.PathChecker); ok {
+		return c.CheckPath(path, write)
+	}
+	return false, "", ""
 }
 
 // wrapScript runs a skill script under the session policy as it is.

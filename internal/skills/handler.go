@@ -26,6 +26,28 @@ type Handler struct {
 	Home    string // the user's home, for ~ in import paths
 	Scripts RunOptions
 	Timeout time.Duration // per git clone / script when RunOptions.Timeout is zero
+	// Paths applies the sandbox's read policy to skill:import of a local
+	// folder: the copy runs in the agent's process, into a store commands
+	// read freely, so files the policy keeps from commands are left out.
+	// nil allows every path.
+	Paths PathChecker
+}
+
+// PathChecker applies the sandbox policy to a path (the agent's sandbox
+// manager implements it).
+type PathChecker interface {
+	CheckPath(path string, write bool) (blocked bool, reason, resource string)
+}
+
+// readFilter turns h.Paths into Import's filter (nil without one).
+func (h *Handler) readFilter() ReadFilter {
+	if h.Paths == nil {
+		return nil
+	}
+	return func(path string) (bool, string) {
+		blocked, reason, _ := h.Paths.CheckPath(path, false)
+		return !blocked, reason
+	}
 }
 
 // ManagementCommand describes one skill:<verb> command.
@@ -42,7 +64,7 @@ var Commands = []ManagementCommand{
 	{"skill:info", "<name>", "show a skill's description, version, scripts and saved versions",
 		"Shows description, version, tags, folder, the skill:<name>:<script> commands with a one-line summary each, and the snapshots that skill:rollback can restore."},
 	{"skill:import", "<dir|git-url> [--force] [--path <subdir>]", "install skill folder(s) from a folder or a git repository",
-		"Copies the skill folder (the one holding SKILL.md, or every skill folder up to three levels down) into the user skill store.\nA git URL (https://, git@, ssh://, file://) is cloned into a temporary folder first.\nA skill of the same name is never replaced silently: the import fails and says so. With --force the installed version is snapshotted first (restore it with skill:rollback).\n--path <subdir> imports only from that sub-folder of the source."},
+		"Copies the skill folder (the one holding SKILL.md, or every skill folder up to three levels down) into the user skill store.\nA git URL (https://, git@, ssh://, file://) is cloned into a temporary folder first.\nA skill of the same name is never replaced silently: the import fails and says so. With --force the installed version is snapshotted first (restore it with skill:rollback).\n--path <subdir> imports only from that sub-folder of the source.\nFiles the sandbox keeps from commands (.env, credentials, …) are left out of a folder import, and named."},
 	{"skill:rollback", "<name> [snapshot]", "restore a previous version of a skill",
 		"Restores the newest snapshot (or the numbered one; see skill:info for the list). The current version is snapshotted first, so a second rollback undoes the first. A deleted skill can be restored this way."},
 	{"skill:delete", "<name>", "remove a skill (kept as a snapshot)",
@@ -314,7 +336,7 @@ func (h *Handler) importCmd(ctx context.Context, args []string) command.Result {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	results, err := h.Store.Import(ctx, src, sub, force)
+	results, err := h.Store.Import(ctx, src, sub, force, h.readFilter())
 	h.Index.Invalidate()
 	var b strings.Builder
 	for _, r := range results {
@@ -332,6 +354,9 @@ func (h *Handler) importCmd(ctx context.Context, args []string) command.Result {
 		}
 		if len(r.Skipped) > 0 {
 			fmt.Fprintf(&b, "  Skipped (symlinks or special files): %s\n", strings.Join(r.Skipped, ", "))
+		}
+		if len(r.Withheld) > 0 {
+			fmt.Fprintf(&b, "  Left out (the sandbox policy keeps them from commands): %s\n", strings.Join(r.Withheld, ", "))
 		}
 	}
 	res := command.OK(b.String())

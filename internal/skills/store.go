@@ -173,7 +173,12 @@ type ImportResult struct {
 	Dir      string
 	Replaced *Snapshot // set when --force replaced an existing skill
 	Skipped  []string  // symlinks and special files left out
+	Withheld []string  // files and folders the read filter refused, left out
 }
+
+// ReadFilter reports whether the agent may copy path on the model's behalf
+// (the sandbox's read policy); reason says why not.
+type ReadFilter func(path string) (ok bool, reason string)
 
 // ConflictError is returned when a skill of that name exists and force is off.
 type ConflictError struct {
@@ -209,9 +214,19 @@ func IsGitURL(src string) bool {
 // Import copies the skill folder(s) found at src (a folder or a git URL) into
 // the store. A folder with a SKILL.md is one skill; otherwise skill folders up
 // to three levels down are imported. sub narrows the search to a sub-folder.
-func (st *Store) Import(ctx context.Context, src, sub string, force bool) ([]ImportResult, error) {
+// allow (nil: everything) filters what a local folder import may read: a
+// refused source is an error, refused files inside it are left out
+// (ImportResult.Withheld). A clone holds only what the repository holds, so
+// only a file:// URL's own path is checked.
+func (st *Store) Import(ctx context.Context, src, sub string, force bool, allow ReadFilter) ([]ImportResult, error) {
 	root := src
+	if local, ok := strings.CutPrefix(src, "file://"); ok && allow != nil {
+		if ok, reason := allow(filepath.Clean(local)); !ok {
+			return nil, fmt.Errorf("cannot import %s: %s", src, reason)
+		}
+	}
 	if IsGitURL(src) {
+		allow = nil
 		tmp, err := os.MkdirTemp("", "synapse-skill-import-")
 		if err != nil {
 			return nil, fmt.Errorf("create a temporary folder for the clone: %w", err)
@@ -231,6 +246,11 @@ func (st *Store) Import(ctx context.Context, src, sub string, force bool) ([]Imp
 		}
 		root = filepath.Join(root, clean)
 	}
+	if allow != nil {
+		if ok, reason := allow(root); !ok {
+			return nil, fmt.Errorf("cannot import %s: %s", root, reason)
+		}
+	}
 	dirs := findSkillDirs(root, 3)
 	if len(dirs) == 0 {
 		return nil, fmt.Errorf("no %s found in %s (searched three levels down)", SkillFile, src)
@@ -238,7 +258,7 @@ func (st *Store) Import(ctx context.Context, src, sub string, force bool) ([]Imp
 	var results []ImportResult
 	var errs []error
 	for _, d := range dirs {
-		r, err := st.importOne(d, force)
+		r, err := st.importOne(d, force, allow)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -284,7 +304,14 @@ func findSkillDirs(root string, depth int) []string {
 	return out
 }
 
-func (st *Store) importOne(srcDir string, force bool) (ImportResult, error) {
+func (st *Store) importOne(srcDir string, force bool, allow ReadFilter) (ImportResult, error) {
+	if allow != nil {
+		for _, p := range []string{srcDir, filepath.Join(srcDir, SkillFile)} {
+			if ok, reason := allow(p); !ok {
+				return ImportResult{}, fmt.Errorf("cannot import %s: %s", srcDir, reason)
+			}
+		}
+	}
 	in, err := Load(srcDir, SourceUser)
 	if err != nil {
 		return ImportResult{}, fmt.Errorf("cannot import %s: %w", srcDir, err)
@@ -313,11 +340,11 @@ func (st *Store) importOne(srcDir string, force bool) (ImportResult, error) {
 	}
 	defer os.RemoveAll(tmp)
 	staged := filepath.Join(tmp, in.Name)
-	skipped, err := copyTree(srcDir, staged)
+	skipped, withheld, err := copyTreeFiltered(srcDir, staged, allow)
 	if err != nil {
 		return ImportResult{}, fmt.Errorf("copy %s: %w", srcDir, err)
 	}
-	res := ImportResult{Name: in.Name, Dir: dst, Skipped: skipped}
+	res := ImportResult{Name: in.Name, Dir: dst, Skipped: skipped, Withheld: withheld}
 	if exists {
 		snap, err := st.snapshotLocked(in.Name, "replaced by skill:import --force")
 		if err != nil {
@@ -397,14 +424,29 @@ func snapNumbers(vs []Snapshot) string {
 // copyTree copies regular files and folders; symlinks and special files are
 // skipped (a skill must not point outside itself) and returned.
 func copyTree(src, dst string) ([]string, error) {
-	var skipped []string
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+	skipped, _, err := copyTreeFiltered(src, dst, nil)
+	return skipped, err
+}
+
+// copyTreeFiltered is copyTree that also leaves out the files and folders
+// allow refuses (withheld).
+func copyTreeFiltered(src, dst string, allow ReadFilter) (skipped, withheld []string, err error) {
+	err = filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(src, p)
 		if d.IsDir() && (d.Name() == ".git") && p != src {
 			return filepath.SkipDir
+		}
+		if allow != nil && p != src {
+			if ok, _ := allow(p); !ok {
+				withheld = append(withheld, rel)
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
 		}
 		target := filepath.Join(dst, rel)
 		switch {
@@ -421,7 +463,7 @@ func copyTree(src, dst string) ([]string, error) {
 			return nil
 		}
 	})
-	return skipped, err
+	return skipped, withheld, err
 }
 
 func copyFile(src, dst string, perm os.FileMode) error {
