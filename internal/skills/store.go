@@ -80,10 +80,22 @@ func (st *Store) lock() (func(), error) {
 }
 
 func (st *Store) skillDir(name string) string { return filepath.Join(st.Dir, name) }
+
+// checkName refuses a name that is not one folder of the store: a `..` or
+// a separator would make a rename reach outside it.
+func checkName(name string) error {
+	if !ValidName(name) {
+		return fmt.Errorf("invalid skill name %q: a skill name is one folder name of letters, digits, '.', '_' or '-'; see skill:list", name)
+	}
+	return nil
+}
 func (st *Store) verDir(name string) string   { return filepath.Join(st.Dir, versionsDir, name) }
 
 // Versions lists the snapshots of name, oldest first.
 func (st *Store) Versions(name string) ([]Snapshot, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(st.verDir(name))
 	if os.IsNotExist(err) {
 		return nil, nil
@@ -111,6 +123,9 @@ func (st *Store) Versions(name string) ([]Snapshot, error) {
 
 // snapshotLocked moves the current folder of name into a new snapshot.
 func (st *Store) snapshotLocked(name, reason string) (Snapshot, error) {
+	if err := checkName(name); err != nil {
+		return Snapshot{}, err
+	}
 	cur := st.skillDir(name)
 	vd := st.verDir(name)
 	if err := os.MkdirAll(vd, 0o755); err != nil {
@@ -361,6 +376,9 @@ func (st *Store) importOne(srcDir string, force bool, allow ReadFilter) (ImportR
 // Rollback restores snapshot number (0: the newest) of name, snapshotting the
 // current folder first when there is one. It returns the restored snapshot.
 func (st *Store) Rollback(name string, number int) (Snapshot, *Snapshot, error) {
+	if err := checkName(name); err != nil {
+		return Snapshot{}, nil, err
+	}
 	unlock, err := st.lock()
 	if err != nil {
 		return Snapshot{}, nil, err
@@ -402,6 +420,9 @@ func (st *Store) Rollback(name string, number int) (Snapshot, *Snapshot, error) 
 
 // Delete removes name from the store, keeping it as a snapshot.
 func (st *Store) Delete(name string) (Snapshot, error) {
+	if err := checkName(name); err != nil {
+		return Snapshot{}, err
+	}
 	unlock, err := st.lock()
 	if err != nil {
 		return Snapshot{}, err
