@@ -89,7 +89,7 @@ func checkName(name string) error {
 	}
 	return nil
 }
-func (st *Store) verDir(name string) string   { return filepath.Join(st.Dir, versionsDir, name) }
+func (st *Store) verDir(name string) string { return filepath.Join(st.Dir, versionsDir, name) }
 
 // Versions lists the snapshots of name, oldest first.
 func (st *Store) Versions(name string) ([]Snapshot, error) {
