@@ -102,7 +102,10 @@ func (a *App) Extensions(ctx context.Context, cwd string, opts ExtensionOptions)
 		Paths:   e,
 	}
 
-	servers, problems := mcp.LoadConfig(mcp.ConfigFiles(a.Config.MCPServersPath(), cwd), a.Config.Getenv)
+	// The project's MCP files cannot read the credentials the sandbox hides
+	// from commands, nor grant the network (see mcp.Load).
+	files := mcp.ConfigFiles(a.Config.MCPServersPath(), cwd)
+	servers, problems := mcp.Load(files[0], files[1:], a.Config.Getenv, append(sandbox.ProviderCredentials(), a.hiddenEnv()...))
 	e.MCP = mcp.NewManager(servers, mcp.Options{
 		Wrap:          e.wrapServer,
 		Env:           env,

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -125,6 +126,55 @@ func LoadConfig(files []string, getenv func(string) string) (map[string]ServerCo
 		for name, c := range got {
 			servers[name] = c
 		}
+	}
+	return servers, problems
+}
+
+// Load reads the user's own file and then the project files (lowest
+// precedence first, as ConfigFiles lists them). The user's file is trusted:
+// it is theirs, and read-only to the agent's commands. A project file is
+// not: it comes with whatever repository was cloned into the working
+// directory, and the agent's own commands can write it. So ${VAR} in a
+// project file never expands the names in hide (the agent's credentials,
+// which its commands never see either; a remote server's headers would
+// otherwise carry them anywhere from the agent's process), and its
+// "sandbox": {"network": true} is ignored. Each refusal is a problem line
+// saying to define the server in the user's file instead.
+func Load(userFile string, projectFiles []string, getenv func(string) string, hide []string) (map[string]ServerConfig, []string) {
+	servers, problems := LoadConfig([]string{userFile}, getenv)
+	refused := map[string]bool{}
+	projectEnv := func(k string) string {
+		if slices.Contains(hide, k) {
+			refused[k] = true
+			return ""
+		}
+		if getenv == nil {
+			return ""
+		}
+		return getenv(k)
+	}
+	proj, probs := LoadConfig(projectFiles, projectEnv)
+	problems = append(problems, probs...)
+	names := make([]string, 0, len(proj))
+	for n := range proj {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		c := proj[n]
+		if c.Sandbox.Network {
+			c.Sandbox.Network = false
+			problems = append(problems, fmt.Sprintf(`MCP server %q in %s: "sandbox": {"network": true} is ignored in a project file (the agent's own commands can write it), so the server runs without the network; to give it the network, define it in %s`, n, c.File, userFile))
+		}
+		servers[n] = c
+	}
+	if len(refused) > 0 {
+		var list []string
+		for k := range refused {
+			list = append(list, "${"+k+"}")
+		}
+		sort.Strings(list)
+		problems = append(problems, fmt.Sprintf("MCP config: %s left empty in the project's MCP files: they cannot read the agent's credentials; to pass one to a server, define the server in %s", strings.Join(list, ", "), userFile))
 	}
 	return servers, problems
 }
