@@ -78,7 +78,11 @@ func (r *Restricted) check(cmd string) (Result, bool) {
 	if len(r.exclude) == 0 || strings.TrimSpace(cmd) == "" {
 		return Result{}, false
 	}
-	for _, name := range router.Commands(cmd) {
+	// The routed command word too: the router splits at any Unicode space,
+	// the shell parser only at ASCII ones, so "\u00a0task:explore" is one
+	// odd word to the parser but task:explore to the dispatch.
+	names := append(router.Commands(cmd), router.Classify(cmd).Name)
+	for _, name := range names {
 		for _, p := range r.exclude {
 			if matchExclude(p, name) {
 				return r.refuse(name, p), true
