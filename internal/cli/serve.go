@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/synapse-agent/synapse/internal/app"
+	"github.com/synapse-agent/synapse/internal/sandbox"
 	"github.com/synapse-agent/synapse/internal/web"
 )
 
@@ -64,7 +65,7 @@ func runServe(ctx context.Context, stdio IO, addr, dataDir string, requireSandbo
 		Env:            env,
 		Auth:           auth,
 		Limits:         web.LimitsFromEnv(stdio.Getenv),
-		Wrap:           web.SandboxWrap(a.Config.UserHome, env),
+		Wrap:           web.SandboxWrap(a.Config.UserHome, env, agentSecrets(a.Config.Home)...),
 		RequireSandbox: requireSandbox,
 		Logger:         slog.New(slog.NewTextHandler(stdio.Err, nil)),
 	})
@@ -105,4 +106,13 @@ func runServe(ctx context.Context, stdio IO, addr, dataDir string, requireSandbo
 		return exitCode(1, fmt.Errorf("web console stopped: %w", err))
 	}
 	return nil
+}
+
+// agentSecrets are Synapse's own credential files, hidden from the engines.
+func agentSecrets(home string) []string {
+	var out []string
+	for _, rel := range sandbox.AgentSecrets() {
+		out = append(out, filepath.Join(home, rel))
+	}
+	return out
 }

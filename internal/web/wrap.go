@@ -14,9 +14,10 @@ import (
 // controlling terminal (job control, resize), the user's well-known secret
 // directories (~/.ssh, ~/.aws, …, under userHome) hidden, and a private /tmp.
 // Glob entries of the default blacklist are left out: they would also hide
-// the engines' own credential files inside agent_home.
-func SandboxWrap(userHome string, env []string) WrapFunc {
-	var hidden []string
+// the engines' own credential files inside agent_home. hide names more files
+// to hide, such as Synapse's own settings.json with its provider keys.
+func SandboxWrap(userHome string, env []string, hide ...string) WrapFunc {
+	hidden := slices.Clone(hide)
 	for _, e := range sandbox.DefaultBlacklist() {
 		if !strings.ContainsAny(e, "*?[") {
 			hidden = append(hidden, e)
