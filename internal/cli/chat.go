@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -39,21 +38,14 @@ func newChatCmd(stdio IO) *cobra.Command {
 }
 
 func runChat(ctx context.Context, stdio IO, f chatFlags) error {
-	if f.cont && f.resume != "" {
-		return exitCode(2, errors.New("--continue and --resume cannot be used together: pick one"))
+	resume, err := resumeID(f.cont, f.resume)
+	if err != nil {
+		return err
 	}
 	getenv := getenvOr(stdio.Getenv)
-	a, err := app.New(stdio.Getenv)
+	a, cwd, err := newApp(stdio)
 	if err != nil {
-		return exitCode(1, err)
-	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return exitCode(1, fmt.Errorf("cannot find the working directory: %w", err))
-	}
-	resume := f.resume
-	if f.cont {
-		resume = "latest"
+		return err
 	}
 
 	in, inTTY := stdio.In.(*os.File)

@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/synapse-agent/synapse/internal/app"
 )
 
 // Version is set at build time with -ldflags "-X .../internal/cli.Version=…".
@@ -124,4 +126,30 @@ func notYet(name string) func(*cobra.Command, []string) error {
 	return func(*cobra.Command, []string) error {
 		return exitCode(2, fmt.Errorf("%s is not available in this build yet", name))
 	}
+}
+
+// resumeID turns --continue/--resume into the session to resume ("" for a
+// new one, "latest" for --continue).
+func resumeID(cont bool, id string) (string, error) {
+	switch {
+	case cont && id != "":
+		return "", exitCode(2, errors.New("--continue and --resume cannot be used together: pick one"))
+	case cont:
+		return "latest", nil
+	}
+	return id, nil
+}
+
+// newApp resolves the configuration and the working directory once, for the
+// commands that start an agent.
+func newApp(stdio IO) (*app.App, string, error) {
+	a, err := app.New(stdio.Getenv)
+	if err != nil {
+		return nil, "", exitCode(1, err)
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, "", exitCode(1, fmt.Errorf("cannot find the working directory: %w", err))
+	}
+	return a, cwd, nil
 }

@@ -81,24 +81,17 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	default:
 		return exitCode(2, fmt.Errorf("unknown --output-format %q: use text, json or stream-json", f.format))
 	}
-	if f.cont && f.resume != "" {
-		return exitCode(2, errors.New("--continue and --resume cannot be used together: pick one"))
+	resume, err := resumeID(f.cont, f.resume)
+	if err != nil {
+		return err
 	}
 	prompt, err := readPrompt(stdio.In, args)
 	if err != nil {
 		return exitCode(2, err)
 	}
-	a, err := app.New(stdio.Getenv)
+	a, cwd, err := newApp(stdio)
 	if err != nil {
-		return exitCode(1, err)
-	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return exitCode(1, fmt.Errorf("cannot find the working directory: %w", err))
-	}
-	resume := f.resume
-	if f.cont {
-		resume = "latest"
+		return err
 	}
 
 	out := newRunOutput(stdio, f.format, getenvOr(stdio.Getenv))
