@@ -137,6 +137,7 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 	}
 	var (
 		settings config.Settings
+		choice   providerChoice
 		provider llm.Provider
 		model    string
 	)
@@ -144,9 +145,10 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 		if settings, err = a.Settings(); err != nil {
 			return nil, err
 		}
-		if provider, model, err = a.Provider(ProviderSelection{Provider: s.Provider, Model: s.Model}); err != nil {
+		if choice, err = a.resolveProvider(ProviderSelection{Provider: s.Provider, Model: s.Model}); err != nil {
 			return nil, err
 		}
+		provider, model = choice.build(), choice.Model
 	}
 
 	g := &Agent{Model: model}
@@ -174,7 +176,7 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 	handlers := g.Extensions.Handlers()
 	var tasks *subagent.Handler
 	if provider != nil {
-		tasks = a.NewTaskHandler(SubagentSetup{Provider: provider, Model: model, Cwd: cwd,
+		tasks = a.NewTaskHandler(SubagentSetup{Provider: provider, ProviderName: choice.Name, Model: model, Cwd: cwd,
 			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index})
 		handlers[router.FamilyTask] = tasks
 	}

@@ -1,10 +1,12 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/synapse-agent/synapse/internal/config"
 	"github.com/synapse-agent/synapse/internal/llm"
@@ -28,15 +30,67 @@ func (a *App) Settings() (config.Settings, error) {
 // Precedence: flags, then the environment (SYNAPSE_PROVIDER, SYNAPSE_MODEL,
 // ANTHROPIC_*/OPENAI_*), then settings.json ("provider", "model", "env").
 func (a *App) Provider(sel ProviderSelection) (llm.Provider, string, error) {
-	s, err := a.Settings()
-	if err != nil {
-		return nil, "", err
-	}
-	c, err := resolveProvider(s, a.Config.Getenv, a.Config.SettingsPath(), sel)
+	c, err := a.resolveProvider(sel)
 	if err != nil {
 		return nil, "", err
 	}
 	return c.build(), c.Model, nil
+}
+
+func (a *App) resolveProvider(sel ProviderSelection) (providerChoice, error) {
+	s, err := a.Settings()
+	if err != nil {
+		return providerChoice{}, err
+	}
+	return resolveProvider(s, a.Config.Getenv, a.Config.SettingsPath(), sel)
+}
+
+// subagentProviders returns the provider picker of sub-agents started with
+// --model under a parent using the given provider: a model whose name
+// implies the other provider gets that provider's client (built once), when
+// that provider is configured; any other model keeps the parent's provider.
+func (a *App) subagentProviders(parentName string) func(model string) (llm.Provider, error) {
+	var (
+		mu    sync.Mutex
+		built = map[providerChoice]llm.Provider{}
+	)
+	return func(model string) (llm.Provider, error) {
+		name := modelProvider(model)
+		if name == "" || name == parentName {
+			return nil, nil
+		}
+		c, err := a.resolveProvider(ProviderSelection{Provider: name, Model: model})
+		if err != nil {
+			var missing *missingKeyError
+			if errors.As(err, &missing) {
+				return nil, fmt.Errorf("--model %s is a model of the %s provider, which is not configured: set %s (or %s for a local or compatible server) in the environment or in \"env\" of %s, or give a model of the %s provider",
+					model, name, missing.keyVar, missing.urlVar, missing.settingsPath, parentName)
+			}
+			return nil, fmt.Errorf("--model %s needs the %s provider: %w", model, name, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		p, ok := built[c]
+		if !ok {
+			p = c.build()
+			built[c] = p
+		}
+		return p, nil
+	}
+}
+
+// missingKeyError is a provider without a key nor a local server address.
+type missingKeyError struct {
+	provider, keyVar, urlVar, settingsPath string
+}
+
+func (e *missingKeyError) Error() string {
+	hint := ""
+	if e.provider == config.ProviderOpenAI {
+		hint = "; for a local OpenAI-compatible server (Ollama, vLLM, llama.cpp) set OPENAI_BASE_URL to its address, e.g. http://127.0.0.1:11434/v1, and no key is needed"
+	}
+	return fmt.Sprintf("no API key for the %s provider: set %s in the environment or in \"env\" of %s (or pick another provider with --provider)%s",
+		e.provider, e.keyVar, e.settingsPath, hint)
 }
 
 // providerChoice is a fully resolved provider configuration.
@@ -117,12 +171,7 @@ func resolveProvider(s config.Settings, getenv config.Getenv, settingsPath strin
 	// A server on this machine (Ollama, vLLM, llama.cpp, a local gateway or a
 	// test server) usually needs no key; anything else does.
 	if c.APIKey == "" && c.AuthToken == "" && !isLoopback(c.BaseURL) {
-		hint := ""
-		if name == config.ProviderOpenAI {
-			hint = "; for a local OpenAI-compatible server (Ollama, vLLM, llama.cpp) set OPENAI_BASE_URL to its address, e.g. http://127.0.0.1:11434/v1, and no key is needed"
-		}
-		return providerChoice{}, fmt.Errorf("no API key for the %s provider: set %s in the environment or in \"env\" of %s (or pick another provider with --provider)%s",
-			name, keyVar, settingsPath, hint)
+		return providerChoice{}, &missingKeyError{provider: name, keyVar: keyVar, urlVar: urlVar, settingsPath: settingsPath}
 	}
 	return c, nil
 }
@@ -130,12 +179,8 @@ func resolveProvider(s config.Settings, getenv config.Getenv, settingsPath strin
 // inferProvider picks a provider when none is named: from the model name
 // when it is unambiguous, else from which provider is configured, else anthropic.
 func inferProvider(model string, lookup func(string) (string, string)) string {
-	m := strings.ToLower(model)
-	switch {
-	case strings.HasPrefix(m, "claude"):
-		return config.ProviderAnthropic
-	case strings.HasPrefix(m, "gpt-"), strings.HasPrefix(m, "o1"), strings.HasPrefix(m, "o3"), strings.HasPrefix(m, "o4"), strings.HasPrefix(m, "chatgpt"):
-		return config.ProviderOpenAI
+	if name := modelProvider(model); name != "" {
+		return name
 	}
 	configured := func(names ...string) bool {
 		for _, n := range names {
@@ -149,6 +194,19 @@ func inferProvider(model string, lookup func(string) (string, string)) string {
 		return config.ProviderOpenAI
 	}
 	return config.ProviderAnthropic
+}
+
+// modelProvider is the provider a model name implies, "" when it does not
+// say (a local model such as llama3 may be served by either wire format).
+func modelProvider(model string) string {
+	m := strings.ToLower(strings.TrimSpace(model))
+	switch {
+	case strings.HasPrefix(m, "claude"):
+		return config.ProviderAnthropic
+	case strings.HasPrefix(m, "gpt-"), strings.HasPrefix(m, "o1"), strings.HasPrefix(m, "o3"), strings.HasPrefix(m, "o4"), strings.HasPrefix(m, "chatgpt"):
+		return config.ProviderOpenAI
+	}
+	return ""
 }
 
 func exampleURL(provider string) string {

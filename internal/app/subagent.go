@@ -20,6 +20,9 @@ import (
 type SubagentSetup struct {
 	// Provider answers the sub-agents' requests (the parent's provider).
 	Provider llm.Provider
+	// ProviderName is the parent's provider (anthropic or openai); when set,
+	// a --model of the other provider runs on that provider, if configured.
+	ProviderName string
 	// Model is the default model until the handler is bound to its parent
 	// (afterwards the parent's current model is used).
 	Model string
@@ -48,8 +51,13 @@ type SubagentSetup struct {
 //	h.Bind(runner)
 func (a *App) NewTaskHandler(s SubagentSetup) *subagent.Handler {
 	index, exists := skillIndex(s.Skills)
+	var providerFor func(string) (llm.Provider, error)
+	if s.ProviderName != "" {
+		providerFor = a.subagentProviders(s.ProviderName)
+	}
 	return subagent.New(subagent.Options{
 		Provider:    s.Provider,
+		ProviderFor: providerFor,
 		Model:       s.Model,
 		Workspace:   a.subagentWorkspace(s),
 		SkillIndex:  index,

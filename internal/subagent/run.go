@@ -15,8 +15,8 @@ import (
 )
 
 // runAgent runs a tool-using sub-agent to its final answer.
-func (h *Handler) runAgent(ctx context.Context, id string, req Request, model string) outcome {
-	if h.opts.Provider == nil {
+func (h *Handler) runAgent(ctx context.Context, id string, req Request, provider llm.Provider, model string) outcome {
+	if provider == nil {
 		return outcome{err: errors.New("no model provider is configured for sub-agents")}
 	}
 	if h.opts.Workspace == nil {
@@ -62,7 +62,7 @@ func (h *Handler) runAgent(ctx context.Context, id string, req Request, model st
 		}
 	}
 	runner, err := agent.New(agent.Options{
-		Provider:     h.opts.Provider,
+		Provider:     provider,
 		Model:        model,
 		SystemPrompt: req.Kind.systemPrompt(h.opts.Cwd, h.opts.SkillsDir),
 		Cwd:          h.opts.Cwd,
@@ -148,7 +148,7 @@ type SkillSearchResult struct {
 }
 
 // runSkillSearch asks the model once, without tools, which skills fit.
-func (h *Handler) runSkillSearch(ctx context.Context, id string, req Request, model string) outcome {
+func (h *Handler) runSkillSearch(ctx context.Context, id string, req Request, provider llm.Provider, model string) outcome {
 	index := ""
 	if h.opts.SkillIndex != nil {
 		index = strings.TrimSpace(h.opts.SkillIndex())
@@ -157,7 +157,7 @@ func (h *Handler) runSkillSearch(ctx context.Context, id string, req Request, mo
 		// Nothing installed: the answer is known without asking.
 		return outcome{text: encodeMatches(nil)}
 	}
-	if h.opts.Provider == nil {
+	if provider == nil {
 		return outcome{err: errors.New("no model provider is configured for sub-agents")}
 	}
 	maxTokens := h.opts.MaxTokens
@@ -165,7 +165,7 @@ func (h *Handler) runSkillSearch(ctx context.Context, id string, req Request, mo
 		maxTokens = 2048
 	}
 	msg := "# Installed skills\n\n" + index + "\n\n# Request\n\n" + req.Prompt
-	resp, err := h.opts.Provider.Stream(ctx, llm.Request{
+	resp, err := provider.Stream(ctx, llm.Request{
 		Model:     model,
 		System:    req.Kind.systemPrompt("", ""),
 		Messages:  []llm.Message{{Role: llm.RoleUser, Text: msg}},

@@ -72,6 +72,11 @@ type Options struct {
 	Provider llm.Provider
 	// Model is the default model when neither --model nor a bound parent gives one.
 	Model string
+	// ProviderFor, when set, picks the provider for a model given with
+	// --model (a model of the other provider than the parent's needs that
+	// provider's client). It returns nil to keep Provider, or an error
+	// saying what to configure, which fails the task.
+	ProviderFor func(model string) (llm.Provider, error)
 	// Workspace builds each tool-using sub-agent's tool and todo list.
 	Workspace WorkspaceFunc
 	// SkillIndex returns the installed skills' index text for skill:search
@@ -184,15 +189,26 @@ func (h *Handler) Execute(ctx context.Context, req Request) command.Result {
 	if model == "" {
 		model = h.opts.Model
 	}
+	provider, providerErr := h.opts.Provider, error(nil)
+	if req.Model != "" && h.opts.ProviderFor != nil {
+		if p, err := h.opts.ProviderFor(req.Model); err != nil {
+			providerErr = err
+		} else if p != nil {
+			provider = p
+		}
+	}
 	h.emit(agent.Event{Kind: agent.TaskStart, TaskID: id, TaskType: req.Kind.Name, TaskDescription: req.Description})
 	start := time.Now()
 
 	tctx, cancel := context.WithTimeout(ctx, h.opts.Timeout)
 	var o outcome
-	if req.Kind.NoTools {
-		o = h.runSkillSearch(tctx, id, req, model)
-	} else {
-		o = h.runAgent(tctx, id, req, model)
+	switch {
+	case providerErr != nil:
+		o = outcome{err: providerErr}
+	case req.Kind.NoTools:
+		o = h.runSkillSearch(tctx, id, req, provider, model)
+	default:
+		o = h.runAgent(tctx, id, req, provider, model)
 	}
 	cancel()
 	// How the context ended decides over what the run reported: a cancelled
