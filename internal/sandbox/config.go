@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/synapse-agent/synapse/internal/fsutil"
 )
@@ -90,7 +91,21 @@ func LoadConfig(path string) (Config, []string, error) {
 			if err := json.Unmarshal(raw, &l); err != nil {
 				warn("policy.filesystem.whitelist", "an array of paths", err)
 			} else {
-				cfg.Policy.Whitelist = l
+				cfg.Policy.Whitelist = nil
+				for _, e := range l {
+					// The file serves every project, so a relative entry has no
+					// base; resolved against "/" it would open far more ("."
+					// is the whole file system) than the user meant.
+					if t := strings.TrimSpace(e); t != "" && !filepath.IsAbs(t) && t != "~" && !strings.HasPrefix(t, "~/") {
+						warns = append(warns, fmt.Sprintf("%s: field \"policy.filesystem.whitelist\": entry %q is not an absolute path; it was skipped (write it as /full/path or ~/path; the file was left unchanged)", path, e))
+						continue
+					}
+					if filepath.Clean(strings.TrimSpace(e)) == "/" {
+						warns = append(warns, fmt.Sprintf("%s: field \"policy.filesystem.whitelist\": entry \"/\" was skipped: %s (the file was left unchanged)", path, rootGrantAdvice))
+						continue
+					}
+					cfg.Policy.Whitelist = append(cfg.Policy.Whitelist, e)
+				}
 			}
 		}
 		if raw, ok := fsys["blacklist"]; ok {

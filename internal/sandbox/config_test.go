@@ -49,6 +49,22 @@ func TestLoadConfig(t *testing.T) {
 				}
 			}},
 		{name: "policy not an object", file: `{"policy": []}`, wantWarn: []string{`"policy"`}},
+		{name: "the root as a whitelist entry is skipped", file: `{"policy": {"filesystem": {"whitelist": ["/", "/data"]}}}`,
+			wantWarn: []string{`"policy.filesystem.whitelist"`, `"/"`, `"enabled": false`},
+			check: func(t *testing.T, c Config) {
+				if !slices.Equal(c.Policy.Whitelist, []string{"/data"}) {
+					t.Fatalf("whitelist %q", c.Policy.Whitelist)
+				}
+			}},
+		// A relative entry has no base in a file shared by every project: "." once
+		// resolved against "/" and made the whole file system writable.
+		{name: "relative whitelist entries are skipped with a warning", file: `{"policy": {"filesystem": {"whitelist": [".", "build", "../x", "/data", "~/work"]}}}`,
+			wantWarn: []string{`"policy.filesystem.whitelist"`, `"."`, `"build"`, `"../x"`, "absolute"},
+			check: func(t *testing.T, c Config) {
+				if !slices.Equal(c.Policy.Whitelist, []string{"/data", "~/work"}) {
+					t.Fatalf("whitelist %q", c.Policy.Whitelist)
+				}
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -101,4 +102,47 @@ func TestGrantCreatesNothingWhenItNeedNot(t *testing.T) {
 			t.Errorf("the grant created the symlink's target %s", aim)
 		}
 	})
+}
+
+// TestGrantOfTheRootIsRefused: making "/" writable binds the host's /proc
+// and /dev over the private ones and leaves no sandbox at all (the shell
+// then died with "malformed exit status"); it is refused with a message
+// that says how to turn the sandbox off instead, and nothing is written.
+func TestGrantOfTheRootIsRefused(t *testing.T) {
+	for _, path := range []string{"/", "/.", "//", "/tmp/.."} {
+		f := newFixture(t, nil)
+		for name, grant := range map[string]func(string) error{"runtime": f.m.AddRuntimeWhitelist, "permanent": f.m.AddPermanentWhitelist} {
+			err := grant(path)
+			if err == nil || !strings.Contains(err.Error(), "enabled") {
+				t.Errorf("%s grant of %q: err %v, want a refusal naming \"enabled\"", name, path, err)
+			}
+		}
+		if _, err := os.Stat(f.cfgPath); err == nil {
+			t.Errorf("grant of %q wrote sandbox.json", path)
+		}
+		if res := f.run(t, "echo ok"); res.ExitCode != 0 || res.Stdout != "ok" {
+			t.Fatalf("after the refused grant of %q: %+v", path, res)
+		}
+	}
+}
+
+// TestWorkspaceAtTheRootStaysReadOnly: starting Synapse in / (a container's
+// default directory) made the workspace, so the whole root, writable, and the
+// shell died with "malformed exit status". The root is not a workspace: it
+// stays read-only, the manager says so, and commands run.
+func TestWorkspaceAtTheRootStaysReadOnly(t *testing.T) {
+	f := newFixture(t, func(o *ManagerOptions) { o.Cwd = "/" })
+	if res := f.run(t, "pwd"); res.ExitCode != 0 || res.Stdout != "/" {
+		t.Fatalf("pwd in a workspace at /: %+v", res)
+	}
+	if res := f.run(t, "touch /etc/synapse-root-workspace"); res.ExitCode == 0 {
+		_ = os.Remove("/etc/synapse-root-workspace")
+		t.Fatal("a workspace at / made /etc writable")
+	}
+	if blocked, _, _ := f.m.CheckPath("/etc/synapse-root-workspace", true); !blocked {
+		t.Error("the in-process check lets write reach /etc from a workspace at /")
+	}
+	if w := strings.Join(f.m.Warnings(), "\n"); !strings.Contains(w, "read-only") {
+		t.Errorf("warnings %q do not say the workspace / is read-only", w)
+	}
 }

@@ -119,6 +119,9 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 			}
 		}
 	}
+	if isRoot(opts.Cwd) {
+		m.warnings = append(m.warnings, "the working directory is /, which stays read-only in the sandbox (a writable / would leave no sandbox); start Synapse in a project directory to let commands change files")
+	}
 	if dir := m.agentHome(); dir != "" {
 		for _, name := range agentSecrets {
 			if p := filepath.Join(dir, name); !slices.Contains(m.cfg.Policy.Blacklist, p) {
@@ -273,7 +276,10 @@ func (m *Manager) buildPolicyLocked(cwd string) Policy {
 	if cwd == "" {
 		cwd = m.cwd
 	}
-	w := []string{cwd}
+	var w []string
+	if !isRoot(cwd) {
+		w = append(w, cwd)
+	}
 	w = append(w, m.cfg.Policy.Whitelist...)
 	w = append(w, m.runtimeW...)
 	w = append(w, m.opts.TempDir)
@@ -539,8 +545,21 @@ func (m *Manager) absArg(path string) (string, error) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(m.Cwd(), p)
 	}
-	return filepath.Clean(p), nil
+	p = filepath.Clean(p)
+	if p == "/" {
+		return "", fmt.Errorf("sandbox: will not make / writable: %s", rootGrantAdvice)
+	}
+	return p, nil
 }
+
+// isRoot reports whether dir is the file system root, which never becomes
+// a writable workspace.
+func isRoot(dir string) bool { return dir != "" && filepath.Clean(dir) == "/" }
+
+// rootGrantAdvice explains the refusal of "/" as a writable path: binding
+// the whole root read-write also covers the private /proc and /dev, so
+// nothing of the sandbox would remain.
+const rootGrantAdvice = `a writable / leaves no sandbox at all; allow the directories you need, or set "enabled": false in sandbox.json to run without the sandbox`
 
 // CheckPath applies the policy to an in-process file access (read, write,
 // edit): symlinks are resolved first. With the sandbox off nothing is blocked.
