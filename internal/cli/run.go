@@ -18,6 +18,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/todo"
+	"github.com/synapse-agent/synapse/internal/tool"
 )
 
 // Output formats of `synapse run`.
@@ -261,6 +262,11 @@ func (o *runOutput) textEvent(e agent.Event) {
 		out := ""
 		if e.Result != nil {
 			ok, out, meta.Message = !e.Result.IsError, e.Result.Output, e.Result.Message
+			// As in the REPL: a refusal is information for the model, but
+			// the user should see at a glance that the command did not run.
+			if e.Result.Extras["type"] == tool.ExtrasTypeSandboxBlocked {
+				ok, meta.Message = false, "blocked by the sandbox"
+			}
 		}
 		if strings.HasPrefix(strings.TrimSpace(e.Command), "TodoWrite") && ok {
 			meta.Todos = append([]todo.Item{}, o.todos...)
