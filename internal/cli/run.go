@@ -145,6 +145,9 @@ func readPrompt(in io.Reader, args []string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("read the prompt from stdin: %w", err)
 		}
+		if strings.TrimSpace(string(data)) == "" {
+			return "", errors.New(`no prompt: stdin was empty; pipe the prompt in (echo "<prompt>" | synapse run -) or give it as an argument`)
+		}
 		args = []string{string(data)}
 	}
 	p := strings.TrimSpace(strings.Join(args, " "))

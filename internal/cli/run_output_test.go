@@ -46,3 +46,26 @@ func TestRunTextToolMarks(t *testing.T) {
 		})
 	}
 }
+
+// An empty prompt says where it was empty: `synapse run -` with nothing on
+// stdin must not be told to use `synapse run -`.
+func TestReadPromptEmpty(t *testing.T) {
+	cases := []struct {
+		name string
+		in   string
+		args []string
+		want string
+	}{
+		{"no argument", "", nil, `use synapse run "<prompt>"`},
+		{"blank argument", "", []string{"  "}, `use synapse run "<prompt>"`},
+		{"empty stdin", " \n", []string{"-"}, "stdin was empty"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := readPrompt(strings.NewReader(c.in), c.args)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error = %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
