@@ -236,7 +236,7 @@ type ServerDownError struct {
 func (e *ServerDownError) Error() string {
 	msg := fmt.Sprintf("MCP server %q stopped responding during the call (%v); it will be restarted on the next call", e.Server, e.Err)
 	if e.Stderr != "" {
-		msg += "\nserver stderr (last lines):\n" + e.Stderr
+		msg += stderrHeading + e.Stderr
 	}
 	return msg
 }
@@ -369,7 +369,7 @@ func (s *server) dial(done chan struct{}) {
 			err = fmt.Errorf("no answer within %s: %w", s.m.opts.ConnectTimeout, err)
 		}
 		if t := errTail.String(); t != "" {
-			err = fmt.Errorf("%w\nserver stderr (last lines):\n%s", err, t)
+			err = fmt.Errorf("%w"+stderrHeading+"%s", err, t)
 		}
 		s.lastErr = err
 		return
@@ -402,7 +402,7 @@ func (s *server) drop(sess *sdk.ClientSession, why error) string {
 		s.sess, s.proc, s.tools = nil, nil, nil
 		s.lastErr = fmt.Errorf("the server stopped: %v", why)
 		if tailText != "" {
-			s.lastErr = fmt.Errorf("%w\nserver stderr (last lines):\n%s", s.lastErr, tailText)
+			s.lastErr = fmt.Errorf("%w"+stderrHeading+"%s", s.lastErr, tailText)
 		}
 	}
 	s.mu.Unlock()
@@ -636,8 +636,18 @@ func (t *tail) String() string {
 
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i] + " …"
+	i := strings.IndexByte(s, '\n')
+	if i < 0 {
+		return s
 	}
-	return s
+	// A server that dies at start-up usually says why on stderr (a missing
+	// program, a bad flag): its last line is worth more than the SDK's EOF.
+	if _, tail, ok := strings.Cut(s, stderrHeading); ok {
+		lines := strings.Split(strings.TrimSpace(tail), "\n")
+		return s[:i] + " (server stderr: " + strings.TrimSpace(lines[len(lines)-1]) + ")"
+	}
+	return s[:i] + " …"
 }
+
+// stderrHeading introduces the tail of a stdio server's stderr in errors.
+const stderrHeading = "\nserver stderr (last lines):\n"

@@ -187,6 +187,7 @@ func TestStartReportsBrokenServersAndLoadsTheRest(t *testing.T) {
 	for _, want := range []string{
 		`MCP server "missing" failed to start: command "synapse-no-such-command" not found on PATH`,
 		`MCP server "exits" failed to start: connect:`,
+		"boom", // the server's own last words say why (was cut at the first line break)
 		`MCP server "silent" failed to start: not ready after 2s`,
 		`MCP server "http-down" failed to start: connect:`,
 	} {
