@@ -40,6 +40,10 @@ func TestFailureClassification(t *testing.T) {
 		{"native usage in pipeline", "echo x | grep --no-such-option", FailureInvalidUsage, `Bash(command="grep --help")`},
 		{"native not found", "nosuchcommand_xyz --flag", FailureCommandNotFound, "`nosuchcommand_xyz` is not a command here"},
 		{"case typo", "Read f.txt", FailureCommandNotFound, "Did you mean `read`"},
+		// Inside a compound line the shell, not the router, meets a Synapse
+		// command: the hint names it whole and says to run it on its own.
+		{"extension inside a compound line", "cd . && skill:demo:run x", FailureCommandNotFound, "`skill:demo:run` is a Synapse command"},
+		{"agent command after a pipe", "echo x | command:search pdf", FailureCommandNotFound, "as a command of its own"},
 		{"agent execution error", "read missing.txt", FailureExecution, ""},
 		{"native execution error", "cat missing.txt", FailureExecution, ""},
 		{"edit text absent", "edit f.txt nothere x", FailureExecution, ""},

@@ -126,8 +126,11 @@ func (b *Bash) readOnly() bool {
 }
 
 var (
-	usageRe    = regexp.MustCompile(`(?i)(\busage:|unrecognized option|invalid option|unknown option|unknown flag|illegal option|missing operand|requires an argument|unknown command|unknown shorthand flag)`)
-	notFoundRe = regexp.MustCompile(`([^\s:'"]+): (?:command )?not found`)
+	usageRe = regexp.MustCompile(`(?i)(\busage:|unrecognized option|invalid option|unknown option|unknown flag|illegal option|missing operand|requires an argument|unknown command|unknown shorthand flag)`)
+	// The name may hold colons (skill:a:b met by the shell inside a compound
+	// line), so the shell's own prefix ("bash: line 1: ", "sh: 1: ") is
+	// skipped explicitly instead.
+	notFoundRe = regexp.MustCompile(`(?m)^(?:\S+: )?(?:line \d+: |\d+: )?([^\s'"]+?): (?:command )?not found`)
 )
 
 // classify names the kind of failure and gives the self-repair hint for the
@@ -169,6 +172,12 @@ func usageBase(route router.Route, cmd, text string) string {
 
 func notFoundHint(name string) string {
 	var o strings.Builder
+	if router.Classify(name).Layer != router.Native {
+		// Only a whole Bash command reaches the router; inside a pipeline,
+		// a list or $(…) the shell looks for a program of that name.
+		fmt.Fprintf(&o, "%s `%s` is a Synapse command, not a program: the shell cannot run it inside a pipeline, a list (&&, ||, ;) or $(…). Run it as a command of its own, e.g. Bash(command=\"%s --help\"), and run the other parts in separate calls.", hintTag, name, name)
+		return o.String()
+	}
 	fmt.Fprintf(&o, "%s `%s` is not a command here.", hintTag, name)
 	for _, b := range []string{"read", "write", "edit", "bash", "TodoWrite"} {
 		if name != b && strings.EqualFold(name, b) {
