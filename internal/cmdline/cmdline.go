@@ -6,6 +6,8 @@ package cmdline
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -16,17 +18,48 @@ var ErrUnclosedQuote = errors.New("Unclosed quote in command line: close the ' o
 // double quotes a backslash escapes only " \ $ ` and newline; outside quotes a
 // backslash escapes the next character. Whitespace separates words.
 func Split(line string) ([]string, error) {
+	words, _, err := split(line)
+	return words, err
+}
+
+// shellOperators are the words a shell would act on rather than pass on.
+var shellOperators = []string{"&&", "||", "|", "|&", ";", ";;", "&", ">", ">>", "<", "<<", "<<<", "2>", "2>>", "&>", "2>&1", ">&2", "1>&2"}
+
+// SplitArgs is Split for an extension command's arguments, which no shell
+// reads: a control operator or redirection written as a bare word (`&&`,
+// `|`, `>`, `;`) would reach the program as an argument while the caller
+// expects the shell to act on it, so it is an error. Quoted, it is an
+// ordinary argument.
+func SplitArgs(line string) ([]string, error) {
+	words, bare, err := split(line)
+	if err != nil {
+		return nil, err
+	}
+	for i, w := range words {
+		if bare[i] && slices.Contains(shellOperators, w) {
+			return nil, fmt.Errorf("%q is a shell operator, but this command does not run in a shell: its arguments go to the program as they are. Run this command on its own and the rest in a separate call (or quote %q to pass it as an argument)", w, w)
+		}
+	}
+	return words, nil
+}
+
+// split returns the words of line and, for each, whether it was written
+// without any quoting or escape.
+func split(line string) ([]string, []bool, error) {
 	var (
 		words   []string
+		bare    []bool
 		cur     strings.Builder
 		inWord  bool
+		quoted  bool
 		runes   = []rune(line)
 		n       = len(runes)
 		flushed = func() {
 			if inWord {
 				words = append(words, cur.String())
+				bare = append(bare, !quoted)
 				cur.Reset()
-				inWord = false
+				inWord, quoted = false, false
 			}
 		}
 	)
@@ -36,18 +69,18 @@ func Split(line string) ([]string, error) {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			flushed()
 		case c == '\'':
-			inWord = true
+			inWord, quoted = true, true
 			j := i + 1
 			for j < n && runes[j] != '\'' {
 				j++
 			}
 			if j >= n {
-				return nil, ErrUnclosedQuote
+				return nil, nil, ErrUnclosedQuote
 			}
 			cur.WriteString(string(runes[i+1 : j]))
 			i = j
 		case c == '"':
-			inWord = true
+			inWord, quoted = true, true
 			j := i + 1
 			closed := false
 			for ; j < n; j++ {
@@ -70,11 +103,11 @@ func Split(line string) ([]string, error) {
 				cur.WriteRune(d)
 			}
 			if !closed {
-				return nil, ErrUnclosedQuote
+				return nil, nil, ErrUnclosedQuote
 			}
 			i = j
 		case c == '\\':
-			inWord = true
+			inWord, quoted = true, true
 			if i+1 < n {
 				if runes[i+1] != '\n' {
 					cur.WriteRune(runes[i+1])
@@ -89,7 +122,7 @@ func Split(line string) ([]string, error) {
 		}
 	}
 	flushed()
-	return words, nil
+	return words, bare, nil
 }
 
 // Quote returns s quoted so that Split gives it back as one word; plain words

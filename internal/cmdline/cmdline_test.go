@@ -3,6 +3,7 @@ package cmdline
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -50,5 +51,37 @@ func TestQuoteRoundTrip(t *testing.T) {
 		if err != nil || len(got) != 1 || got[0] != s {
 			t.Errorf("Split(Quote(%q)) = %q, %v", s, got, err)
 		}
+	}
+}
+
+func TestSplitArgsRefusesBareOperators(t *testing.T) {
+	tests := []struct {
+		line    string
+		want    []string
+		refused string
+	}{
+		{line: "a && b", refused: `"&&"`},
+		{line: "a | b", refused: `"|"`},
+		{line: "a > out", refused: `">"`},
+		{line: "a ; b", refused: `";"`},
+		{line: "a 2>&1", refused: `"2>&1"`},
+		{line: "a &", refused: `"&"`},
+		{line: `'&&' "|" \> ';'`, want: []string{"&&", "|", ">", ";"}},
+		{line: "a>b x|y $(touch /tmp/p) `id`", want: []string{"a>b", "x|y", "$(touch", "/tmp/p)", "`id`"}},
+	}
+	for _, tt := range tests {
+		got, err := SplitArgs(tt.line)
+		if tt.refused != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.refused) {
+				t.Errorf("SplitArgs(%q) = %q, %v; want a refusal naming %s", tt.line, got, err, tt.refused)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("SplitArgs(%q) = %q, %v; want %q", tt.line, got, err, tt.want)
+		}
+	}
+	if _, err := SplitArgs(`a "b`); !errors.Is(err, ErrUnclosedQuote) {
+		t.Errorf("unclosed quote: %v", err)
 	}
 }

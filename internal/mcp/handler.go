@@ -34,7 +34,7 @@ func (h *Handler) Run(ctx context.Context, line string) command.Result {
 		return command.Fail(fmt.Sprintf("not an MCP command: %q; use mcp:<server>:<tool> [args…]", head))
 	}
 	server, tool, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(head, "mcp"), ":"), ":")
-	words, err := cmdline.Split(rest)
+	words, err := cmdline.SplitArgs(rest)
 	if err != nil {
 		return command.Fail(err.Error())
 	}

@@ -66,6 +66,14 @@ func TestStdioServerRoundTrip(t *testing.T) {
 	if out := runOK(t, h, "mcp:test:add 40 2"); out != "42\n" {
 		t.Errorf("add = %q", out)
 	}
+	// A bare operator is not sent as an argument (the model meant the shell
+	// to act on it); quoted, it is one.
+	if r := h.Run(context.Background(), "mcp:test:echo hi && echo after"); r.ExitCode == 0 || !strings.Contains(r.Stderr, "shell operator") {
+		t.Errorf("bare &&: exit %d stdout %q stderr %q", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	if out := runOK(t, h, "mcp:test:echo '&&'"); out != "&&\n" {
+		t.Errorf("quoted && = %q", out)
+	}
 	out = runOK(t, h, "mcp:test:image")
 	for _, want := range []string{"caption\n", "[image content: image/png, 8 bytes, not shown as text]", "[resource link: file:///tmp/report.pdf (report)]", "[embedded resource mem://note]\nembedded text"} {
 		if !strings.Contains(out, want) {

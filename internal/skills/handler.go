@@ -87,7 +87,7 @@ func (h *Handler) Run(ctx context.Context, line string) command.Result {
 	if !strings.HasPrefix(head, "skill:") {
 		return command.Fail(fmt.Sprintf("not a skill command: %q\nValid commands:\n%s", head, Valid()))
 	}
-	args, err := cmdline.Split(rest)
+	args, err := cmdline.SplitArgs(rest)
 	if err != nil {
 		return command.Fail(err.Error())
 	}

@@ -159,6 +159,30 @@ func TestScriptArgumentsArriveVerbatim(t *testing.T) {
 	}
 }
 
+// An operator written bare (`&&`, `|`, `>`) would reach the script as an
+// argument while the model expects the shell to act on it: refused before the
+// script runs, with the fix; quoted, it is an ordinary argument.
+func TestScriptRefusesBareShellOperators(t *testing.T) {
+	testutil.RequireTool(t, "python3")
+	h, _ := newTestHandler(t)
+	for _, line := range []string{
+		"skill:pdf-tools:extract a.pdf && echo after",
+		"skill:pdf-tools:extract a.pdf | head -1",
+		"skill:pdf-tools:extract a.pdf > out.json",
+		"skill:pdf-tools:extract a.pdf ; ls",
+	} {
+		r := h.Run(context.Background(), line)
+		if r.ExitCode == 0 || r.Stdout != "" || !strings.Contains(r.Stderr, "shell operator") || !strings.Contains(r.Stderr, "on its own") {
+			t.Errorf("%s: exit %d stdout %q stderr %q; want a refusal before the script runs", line, r.ExitCode, r.Stdout, r.Stderr)
+		}
+	}
+	r := h.Run(context.Background(), `skill:pdf-tools:extract '&&' "|" \>`)
+	var got struct{ Args []string }
+	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil || !reflect.DeepEqual(got.Args, []string{"&&", "|", ">"}) {
+		t.Errorf("quoted operators: args %q (%v), exit %d, stderr %q", got.Args, err, r.ExitCode, r.Stderr)
+	}
+}
+
 func TestScriptExitCodesTimeoutCancel(t *testing.T) {
 	testutil.RequireTool(t, "python3")
 	h, _ := newTestHandler(t)
