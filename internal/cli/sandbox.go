@@ -37,7 +37,12 @@ func newSandboxExecCmd(stdio IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "exec -- CMD [ARG...]",
 		Short: "Run one command under the sandbox policy (always sandboxed: refuses when the sandbox cannot run)",
-		Args:  cobra.MinimumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return exitCode(2, errors.New("give the command to run, e.g. synapse sandbox exec -- ls -la"))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := sandboxManager(stdio)
 			if err != nil {

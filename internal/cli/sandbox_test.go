@@ -68,6 +68,12 @@ func TestSandboxExecAndStatusBinary(t *testing.T) {
 		t.Fatalf("workspace write failed: %q", b)
 	}
 
+	// No command: say what to give, as synapse exec does (cobra's own
+	// "requires at least 1 arg(s), only received 0" named nothing).
+	if _, errOut, code := run("sandbox", "exec"); code != 2 || !strings.Contains(errOut, "synapse sandbox exec -- ") {
+		t.Errorf("sandbox exec without a command: code %d stderr %q", code, errOut)
+	}
+
 	out, _, code = run("sandbox", "status")
 	for _, want := range []string{"Sandbox: ON (bubblewrap", "enabled in", ws, "Network: blocked", "**/.env"} {
 		if code != 0 || !strings.Contains(out, want) {
