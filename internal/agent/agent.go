@@ -272,6 +272,17 @@ func (r *Runner) SetModel(m string) {
 	r.mu.Unlock()
 }
 
+// SetModelProvider changes the model and the provider that serves it for
+// the next requests (a model of another provider, as the REPL's /model).
+func (r *Runner) SetModelProvider(m string, p llm.Provider) {
+	r.mu.Lock()
+	r.model = m
+	if p != nil {
+		r.provider = p
+	}
+	r.mu.Unlock()
+}
+
 // Cwd is the directory the runner was started in.
 func (r *Runner) Cwd() string { return r.cwd }
 

@@ -195,8 +195,9 @@ func (r *Runner) stream(ctx context.Context) (llm.Response, error) {
 		// Thinking budget as configured; 0 leaves thinking off.
 		ThinkingBudget: r.limits.thinking,
 	}
+	provider := r.provider
 	r.mu.Unlock()
-	return r.provider.Stream(ctx, req, func(ev llm.Event) {
+	return provider.Stream(ctx, req, func(ev llm.Event) {
 		switch ev.Type {
 		case llm.EventTextDelta:
 			r.Emit(Event{Kind: TextDelta, Text: ev.Text})

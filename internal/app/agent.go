@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/config"
@@ -93,7 +94,28 @@ type Agent struct {
 	// Tool is the agent's Bash tool.
 	Tool *Tool
 
-	closers []func() error
+	providers *modelProviders
+	closers   []func() error
+}
+
+// SwitchModel makes model the runner's model for the next requests, with
+// the provider it implies (gpt-4o after a start on Anthropic runs on the
+// OpenAI provider); when that provider is not configured nothing changes
+// and the error says what to set.
+func (g *Agent) SwitchModel(model string) error {
+	model = strings.TrimSpace(model)
+	if g.Runner == nil || g.providers == nil {
+		return errors.New("this agent has no model to switch")
+	}
+	if model == "" {
+		return errors.New("no model given: use /model <name>")
+	}
+	p, err := g.providers.For(model)
+	if err != nil {
+		return err
+	}
+	g.Runner.SetModelProvider(model, p)
+	return nil
 }
 
 // Notices are the start-up facts a user should see: sandbox.json warnings,
@@ -176,7 +198,8 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 	handlers := g.Extensions.Handlers()
 	var tasks *subagent.Handler
 	if provider != nil {
-		tasks = a.NewTaskHandler(SubagentSetup{Provider: provider, ProviderName: choice.Name, Model: model, Cwd: cwd,
+		g.providers = a.newModelProviders(choice, provider)
+		tasks = a.NewTaskHandler(SubagentSetup{Provider: provider, Providers: g.providers, Model: model, Cwd: cwd,
 			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index})
 		handlers[router.FamilyTask] = tasks
 	}

@@ -107,6 +107,7 @@ func (a *App) NewChat(ctx context.Context, s ChatSetup) (*Chat, error) {
 		Sessions:    a.SessionStore(warn),
 		HistoryPath: filepath.Join(a.Config.Home, HistoryFile),
 		Shell:       userShell(mgr.Cwd),
+		SwitchModel: g.SwitchModel,
 		Version:     s.Version,
 		Cwd:         cwd,
 		SandboxSummary: func() string {

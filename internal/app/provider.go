@@ -45,38 +45,47 @@ func (a *App) resolveProvider(sel ProviderSelection) (providerChoice, error) {
 	return resolveProvider(s, a.Config.Getenv, a.Config.SettingsPath(), sel)
 }
 
-// subagentProviders returns the provider picker of sub-agents started with
-// --model under a parent using the given provider: a model whose name
-// implies the other provider gets that provider's client (built once), when
-// that provider is configured; any other model keeps the parent's provider.
-func (a *App) subagentProviders(parentName string) func(model string) (llm.Provider, error) {
-	var (
-		mu    sync.Mutex
-		built = map[providerChoice]llm.Provider{}
-	)
-	return func(model string) (llm.Provider, error) {
-		name := modelProvider(model)
-		if name == "" || name == parentName {
-			return nil, nil
-		}
-		c, err := a.resolveProvider(ProviderSelection{Provider: name, Model: model})
-		if err != nil {
-			var missing *missingKeyError
-			if errors.As(err, &missing) {
-				return nil, fmt.Errorf("--model %s is a model of the %s provider, which is not configured: set %s (or %s for a local or compatible server) in the environment or in \"env\" of %s, or give a model of the %s provider",
-					model, name, missing.keyVar, missing.urlVar, missing.settingsPath, parentName)
-			}
-			return nil, fmt.Errorf("--model %s needs the %s provider: %w", model, name, err)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		p, ok := built[c]
-		if !ok {
-			p = c.build()
-			built[c] = p
-		}
-		return p, nil
+// modelProviders picks the provider of a model chosen after start-up (the
+// REPL's /model, a sub-agent's --model): a model whose name implies another
+// provider than the start-up one gets that provider's client (built once),
+// when that provider is configured; any other model keeps the start-up
+// provider. It is safe for concurrent use.
+type modelProviders struct {
+	a      *App
+	start  providerChoice
+	startP llm.Provider
+
+	mu    sync.Mutex
+	built map[providerChoice]llm.Provider
+}
+
+func (a *App) newModelProviders(start providerChoice, p llm.Provider) *modelProviders {
+	return &modelProviders{a: a, start: start, startP: p, built: map[providerChoice]llm.Provider{}}
+}
+
+// For returns the provider to send model's requests to.
+func (m *modelProviders) For(model string) (llm.Provider, error) {
+	name := modelProvider(model)
+	if name == "" || name == m.start.Name {
+		return m.startP, nil
 	}
+	c, err := m.a.resolveProvider(ProviderSelection{Provider: name, Model: model})
+	if err != nil {
+		var missing *missingKeyError
+		if errors.As(err, &missing) {
+			return nil, fmt.Errorf("%s is a model of the %s provider, which is not configured: set %s (or %s for a local or compatible server) in the environment or in \"env\" of %s, or choose a model of the %s provider",
+				model, name, missing.keyVar, missing.urlVar, missing.settingsPath, m.start.Name)
+		}
+		return nil, fmt.Errorf("%s needs the %s provider: %w", model, name, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.built[c]
+	if !ok {
+		p = c.build()
+		m.built[c] = p
+	}
+	return p, nil
 }
 
 // missingKeyError is a provider without a key nor a local server address.

@@ -20,9 +20,9 @@ import (
 type SubagentSetup struct {
 	// Provider answers the sub-agents' requests (the parent's provider).
 	Provider llm.Provider
-	// ProviderName is the parent's provider (anthropic or openai); when set,
-	// a --model of the other provider runs on that provider, if configured.
-	ProviderName string
+	// Providers, when set, gives the provider of each sub-agent's model
+	// (a model of the other provider than Provider's runs on that one).
+	Providers *modelProviders
 	// Model is the default model until the handler is bound to its parent
 	// (afterwards the parent's current model is used).
 	Model string
@@ -52,8 +52,8 @@ type SubagentSetup struct {
 func (a *App) NewTaskHandler(s SubagentSetup) *subagent.Handler {
 	index, exists := skillIndex(s.Skills)
 	var providerFor func(string) (llm.Provider, error)
-	if s.ProviderName != "" {
-		providerFor = a.subagentProviders(s.ProviderName)
+	if s.Providers != nil {
+		providerFor = s.Providers.For
 	}
 	return subagent.New(subagent.Options{
 		Provider:    s.Provider,

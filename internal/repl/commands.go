@@ -150,7 +150,14 @@ func (r *REPL) cmdModel(_ context.Context, args string) error {
 		r.println("Model: " + r.o.Agent.Model())
 		return nil
 	}
-	r.o.Agent.SetModel(args)
+	if r.o.SwitchModel != nil {
+		if err := r.o.SwitchModel(args); err != nil {
+			r.println("Model unchanged (" + r.o.Agent.Model() + "): " + err.Error())
+			return nil
+		}
+	} else {
+		r.o.Agent.SetModel(args)
+	}
 	r.println("Model for this session: " + args)
 	return nil
 }

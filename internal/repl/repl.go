@@ -58,6 +58,9 @@ type Options struct {
 	HistoryPath string
 	// Shell runs a `!` command for the user, outside the conversation.
 	Shell func(ctx context.Context, cmd string) (command.Result, error)
+	// SwitchModel, when set, carries out /model <name> (it may also switch
+	// the provider, or refuse with what to configure); nil: Agent.SetModel.
+	SwitchModel func(model string) error
 
 	Version string
 	Cwd     string

@@ -72,10 +72,10 @@ type Options struct {
 	Provider llm.Provider
 	// Model is the default model when neither --model nor a bound parent gives one.
 	Model string
-	// ProviderFor, when set, picks the provider for a model given with
-	// --model (a model of the other provider than the parent's needs that
-	// provider's client). It returns nil to keep Provider, or an error
-	// saying what to configure, which fails the task.
+	// ProviderFor, when set, picks the provider of the task's model (from
+	// --model or the parent's current model, which may belong to the other
+	// provider than Provider's). It returns nil to keep Provider, or an
+	// error saying what to configure, which fails the task.
 	ProviderFor func(model string) (llm.Provider, error)
 	// Workspace builds each tool-using sub-agent's tool and todo list.
 	Workspace WorkspaceFunc
@@ -190,8 +190,8 @@ func (h *Handler) Execute(ctx context.Context, req Request) command.Result {
 		model = h.opts.Model
 	}
 	provider, providerErr := h.opts.Provider, error(nil)
-	if req.Model != "" && h.opts.ProviderFor != nil {
-		if p, err := h.opts.ProviderFor(req.Model); err != nil {
+	if model != "" && h.opts.ProviderFor != nil {
+		if p, err := h.opts.ProviderFor(model); err != nil {
 			providerErr = err
 		} else if p != nil {
 			provider = p
