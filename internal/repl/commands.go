@@ -226,8 +226,14 @@ func (r *REPL) cmdResume(_ context.Context, args string) error {
 		}
 		lines := []string{"Recent sessions:"}
 		for i, e := range choices {
-			lines = append(lines, fmt.Sprintf("  %2d. %s  %s  (%s, %d messages)", i+1, shortID(e.ID),
-				orUntitled(e.Title), age(r.now().Sub(e.UpdatedAt)), e.MessageCount))
+			count := fmt.Sprintf("%d messages", e.MessageCount)
+			if e.MessageCount == 1 {
+				count = "1 message"
+			}
+			// The whole id: it is what /resume <id> takes, and ids share
+			// their leading characters (session-<date>-…).
+			lines = append(lines, fmt.Sprintf("  %2d. %s  %s  (%s, %s)", i+1, e.ID,
+				orUntitled(e.Title), age(r.now().Sub(e.UpdatedAt)), count))
 		}
 		r.println(lines...)
 		line, _, err := r.readLine(fmt.Sprintf("Resume which (1-%d, Enter to cancel)? ", len(choices)))
@@ -265,13 +271,6 @@ func (r *REPL) cmdResume(_ context.Context, args string) error {
 		r.println("Last prompt: " + truncateLine(last, 100))
 	}
 	return nil
-}
-
-func shortID(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
 }
 
 // orUntitled is a title fit for the terminal (an older index may hold one

@@ -203,7 +203,7 @@ func TestClearCostContextResume(t *testing.T) {
 		"Cost: $0.0123",
 		"Context: 50,000 of 200,000 tokens (25.0%) for claude-x",
 		"Messages: 2 · tool calls: 2",
-		"1. abcdef012345  fix the parser  (3h ago, 7 messages)",
+		"1. abcdef0123456789  fix the parser  (3h ago, 7 messages)",
 		"2. older  (untitled)  (3d ago, 2 messages)",
 		"Resumed session abcdef0123456789: fix the parser (2 messages).",
 		"Started a new conversation.",
