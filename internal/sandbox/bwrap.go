@@ -64,6 +64,9 @@ func planMounts(p Policy, env []string) mountPlan {
 		}
 		mp.writable = append(mp.writable, w)
 	}
+	// Scan in policy order (workspace first) so the bounded scan spends its
+	// budget on the project before a large temp dir.
+	scanOrder := slices.Clone(mp.writable)
 	// Parents before children so a nested bind is not covered by its parent.
 	slices.SortStableFunc(mp.writable, func(a, b string) int { return len(a) - len(b) })
 	slices.SortStableFunc(mp.readonly, func(a, b string) int { return len(a) - len(b) })
@@ -112,11 +115,17 @@ func planMounts(p Policy, env []string) mountPlan {
 	}
 
 	budget := maxScanEntries
-	for _, root := range mp.writable {
-		mp.scan(root, rules, &budget, hide, true)
+	tmp := ""
+	if p.TempDir != "" {
+		tmp = resolvePath(p.TempDir, "/", p.Home)
+	}
+	for _, root := range scanOrder {
+		// Repositories that merely sit in the shared temp dir are not the
+		// user's project: protect what they have, but create nothing in them.
+		mp.scan(root, rules, &budget, hide, true, root != tmp)
 	}
 	for _, root := range mp.readonly {
-		mp.scan(root, rules, &budget, hide, false)
+		mp.scan(root, rules, &budget, hide, false, false)
 	}
 	return mp
 }
@@ -124,7 +133,7 @@ func planMounts(p Policy, env []string) mountPlan {
 // scan walks one root within the bounds, hiding blacklisted entries and
 // sockets and protecting git metadata. A read-only root needs no protection
 // and is left exactly as it is (no hooks directory is created in it).
-func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(string), writable bool) {
+func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(string), writable, mkHooks bool) {
 	add := func(list *[]string, p string) {
 		if !slices.Contains(*list, p) {
 			*list = append(*list, p)
@@ -155,7 +164,7 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 			}
 		}
 		hooks := filepath.Join(common, "hooks")
-		if !exists(hooks) {
+		if !exists(hooks) && mkHooks {
 			// A missing hooks directory could be created and filled from
 			// inside; create it (as git init would) so it can be mounted over.
 			_ = os.Mkdir(hooks, 0o755)

@@ -36,7 +36,10 @@
 // so a missing one cannot be mounted over). Only repositories that exist
 // when the sandbox starts are covered; git run by the user on a repository
 // a command created (or on one with a submodule a command added) can still
-// run what that command wrote.
+// run what that command wrote. A missing hooks directory is created (so it
+// can be mounted over) only in the workspace and whitelisted roots, never in
+// repositories that merely sit in the shared temp dir. The workspace is
+// scanned first, so the scan bound is spent on the project before /tmp.
 //
 // # On by default
 //
