@@ -46,3 +46,16 @@ func WrapSkillSearch(input string) string {
 		"Skip the search only for a plain question or a trivial change that needs no tools.\n\n" +
 		"## " + OriginalRequestHeading + "\n\n" + input
 }
+
+// UnwrapSkillSearch returns the user's text from a message WrapSkillSearch
+// made, and any other text unchanged.
+func UnwrapSkillSearch(text string) string {
+	const marker = "\n## " + OriginalRequestHeading + "\n\n"
+	if !strings.HasPrefix(text, "## "+SkillSearchHeading+"\n") {
+		return text
+	}
+	if i := strings.Index(text, marker); i >= 0 {
+		return text[i+len(marker):]
+	}
+	return text
+}

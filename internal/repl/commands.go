@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/session"
 )
@@ -138,8 +139,12 @@ func (r *REPL) cmdContext(context.Context, string) error {
 		ctxLine = fmt.Sprintf("Context: %s of %s tokens (%.1f%%) for %s", count(used), count(int64(window)),
 			float64(used)*100/float64(window), model)
 	}
-	if used == 0 {
+	switch {
+	case used == 0 && len(hist) == 0:
 		ctxLine += "; no request in this conversation yet"
+	case used == 0:
+		// A resumed conversation: its size is known once a request reports it.
+		ctxLine += "; measured by the next request"
 	}
 	r.println(ctxLine, fmt.Sprintf("Messages: %d · tool calls: %d", len(hist), calls))
 	return nil
@@ -267,7 +272,7 @@ func (r *REPL) cmdResume(_ context.Context, args string) error {
 		}
 	}
 	r.println(fmt.Sprintf("Resumed session %s: %s (%d messages).", id, orUntitled(title), len(hist)))
-	if last := lastText(hist, llm.RoleUser); last != "" {
+	if last := agent.UnwrapSkillSearch(lastText(hist, llm.RoleUser)); last != "" {
 		r.println("Last prompt: " + truncateLine(last, 100))
 	}
 	return nil

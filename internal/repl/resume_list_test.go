@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/llm"
 )
 
 // /resume's list shows ids a user can type back (`/resume <id or prefix>`):
@@ -27,5 +30,28 @@ func TestResumeListShowsUsableIDs(t *testing.T) {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
 		}
+	}
+}
+
+// After /resume, "Last prompt" is what the user typed (not the skill-search
+// instruction the agent wrapped it in), and /context does not claim the
+// resumed conversation has had no request.
+func TestResumedConversationReadsRight(t *testing.T) {
+	fa := &fakeAgent{model: "m1", history: []llm.Message{
+		{Role: llm.RoleUser, Text: agent.WrapSkillSearch("fix the parser please")},
+		{Role: llm.RoleAssistant, Text: "done"},
+	}}
+	out, _ := runPiped(t, fa, "/resume --latest\n/context\n", func(o *Options) {
+		o.Sessions = fakeSessions{{ID: "session-x", Title: "fix the parser please", MessageCount: 2}}
+		o.ContextWindow = func(string) int { return 1000 }
+	})
+	if !strings.Contains(out, "Last prompt: fix the parser please") {
+		t.Errorf("last prompt is not the user's text:\n%s", out)
+	}
+	if strings.Contains(out, "no request in this conversation yet") {
+		t.Errorf("/context says no request was made in a resumed conversation of 2 messages:\n%s", out)
+	}
+	if !strings.Contains(out, "measured by the next request") {
+		t.Errorf("/context does not say when the figure comes:\n%s", out)
 	}
 }
