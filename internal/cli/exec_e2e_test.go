@@ -48,9 +48,15 @@ type runResult struct {
 // synapse runs the built binary with a private HOME and SYNAPSE_HOME.
 func synapse(t *testing.T, dir string, args ...string) runResult {
 	t.Helper()
+	return synapseEnv(t, dir, testEnv(t), args...)
+}
+
+// synapseEnv runs the built binary in dir with exactly env.
+func synapseEnv(t *testing.T, dir string, env []string, args ...string) runResult {
+	t.Helper()
 	c := exec.Command(synapseBin, args...)
 	c.Dir = dir
-	c.Env = testEnv(t)
+	c.Env = env
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	err := c.Run()
@@ -225,19 +231,7 @@ func TestExecIsSandboxed(t *testing.T) {
 	env = append(env, "TMPDIR="+tmp)
 	exec1 := func(args ...string) runResult {
 		t.Helper()
-		c := exec.Command(synapseBin, append([]string{"exec"}, args...)...)
-		c.Dir, c.Env = t.TempDir(), env
-		var out, errb bytes.Buffer
-		c.Stdout, c.Stderr = &out, &errb
-		err := c.Run()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return runResult{out.String(), errb.String(), code}
+		return synapseEnv(t, t.TempDir(), env, append([]string{"exec"}, args...)...)
 	}
 	type rec struct {
 		Command string         `json:"command"`

@@ -20,28 +20,8 @@ func TestBrowserEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test skipped in -short mode")
 	}
-	node := requireTool(t, "node")
-	chromium := os.Getenv("CHROMIUM_PATH")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("chromium is required under CI: %v", err)
-		}
-		t.Skipf("chromium is not installed (%v): apt-get install chromium", err)
-	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
+	node, chromium, root := requireBrowser(t)
 	script := filepath.Join(root, "web", "e2e.mjs")
-	if _, err := os.Stat(filepath.Join(root, "web", "node_modules", "playwright-core")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("web/node_modules/playwright-core is missing under CI: run scripts/web-assets.sh: %v", err)
-		}
-		t.Skip("web/node_modules is missing: run scripts/web-assets.sh (npm ci in web/)")
-	}
 	cases := []struct {
 		name string
 		opts []serverOpt
@@ -85,4 +65,33 @@ func TestBrowserEndToEnd(t *testing.T) {
 			}
 		})
 	}
+}
+
+// requireBrowser finds node, Debian's chromium (or $CHROMIUM_PATH) and the
+// repository root with web/node_modules/playwright-core installed. It skips
+// when one is missing, except under CI where it fails.
+func requireBrowser(t *testing.T) (node, chromium, root string) {
+	t.Helper()
+	node = requireTool(t, "node")
+	chromium = os.Getenv("CHROMIUM_PATH")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("chromium is required under CI: %v", err)
+		}
+		t.Skipf("chromium is not installed (%v): apt-get install chromium", err)
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "web", "node_modules", "playwright-core")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("web/node_modules/playwright-core is missing under CI: run scripts/web-assets.sh: %v", err)
+		}
+		t.Skip("web/node_modules is missing: run scripts/web-assets.sh (npm ci in web/)")
+	}
+	return node, chromium, root
 }

@@ -56,27 +56,7 @@ func TestSeedClickFeedbackWhenSandboxUnavailable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test skipped in -short mode")
 	}
-	node := requireTool(t, "node")
-	chromium := os.Getenv("CHROMIUM_PATH")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("chromium is required under CI: %v", err)
-		}
-		t.Skipf("chromium is not installed (%v): apt-get install chromium", err)
-	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "web", "node_modules", "playwright-core")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("web/node_modules/playwright-core is missing under CI: run scripts/web-assets.sh: %v", err)
-		}
-		t.Skip("web/node_modules is missing: run scripts/web-assets.sh (npm ci in web/)")
-	}
+	node, chromium, root := requireBrowser(t)
 	const cause = "bwrap is not installed"
 	e := newTestEnv(t, withProbe(SandboxUnsupported, cause), func(o *Options) { o.RequireSandbox = true })
 	script := filepath.Join(t.TempDir(), "click.mjs")
