@@ -3,8 +3,8 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/synapse-agent/synapse/internal/testutil"
 	"io/fs"
-	"net"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -176,20 +176,7 @@ func TestExtensionsUnderTheRealSandbox(t *testing.T) {
 		t.Error("a skill script wrote outside the sandbox")
 	}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	ln := testutil.Listener(t)
 	if out := run(router.FamilyMCP, "mcp:local:dial "+ln.Addr().String()); !strings.HasPrefix(out, "dial failed") {
 		t.Errorf("stdio server without \"network\" reached the network: %q", out)
 	}

@@ -338,20 +338,7 @@ func TestHTTPServerRestartIsReconnected(t *testing.T) {
 // network is cut off unless the entry sets "sandbox": {"network": true}.
 func TestStdioServerUnderBubblewrap(t *testing.T) {
 	testutil.RequireBwrap(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	ln := testutil.Listener(t)
 	var wrapped atomic.Int64
 	wrap := func(argv []string, cwd string, network bool) ([]string, error) {
 		wrapped.Add(1)
