@@ -38,12 +38,8 @@ func SandboxWrap(userHome string, env []string, hide ...string) WrapFunc {
 		var keep []string
 		if len(argv) > 0 {
 			// An engine installed under /tmp would vanish under the private
-			// tmpfs: bind its directory back, read-only.
-			for _, p := range []string{argv[0], resolved(argv[0])} {
-				if within(p, "/tmp") {
-					keep = append(keep, filepath.Dir(p))
-				}
-			}
+			// tmpfs: bind its installation back, read-only.
+			keep = installRoots(argv[0], "/tmp")
 		}
 		return privateTmp(out, keep...), nil
 	}
@@ -67,6 +63,50 @@ func privateTmp(argv []string, keep ...string) []string {
 		}
 	}
 	return argv
+}
+
+// installRoots returns the directories below dir that the program at argv0
+// needs: the directory of argv0 (often a bin/ of symlinks) and, for its real
+// file, the outermost node_modules it sits in (an npm package finds its
+// optional dependencies, such as codex's platform binary, as siblings there)
+// or else that file's directory. Nested results are dropped.
+func installRoots(argv0, dir string) []string {
+	var roots []string
+	for _, p := range []string{argv0, resolved(argv0)} {
+		if !within(p, dir) {
+			continue
+		}
+		root := filepath.Dir(p)
+		if nm := outerNodeModules(p); nm != "" {
+			root = nm
+		}
+		roots = append(roots, root)
+	}
+	var out []string
+	for _, r := range roots {
+		covered := false
+		for _, o := range roots {
+			if o != r && within(r, o) {
+				covered = true
+			}
+		}
+		if !covered && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// outerNodeModules is the outermost directory named node_modules on path's
+// way from the root, or "".
+func outerNodeModules(path string) string {
+	parts := strings.Split(filepath.Clean(path), string(filepath.Separator))
+	for i, part := range parts[:len(parts)-1] {
+		if part == "node_modules" {
+			return string(filepath.Separator) + filepath.Join(parts[:i+1]...)
+		}
+	}
+	return ""
 }
 
 // resolved is path with symlinks resolved, or path itself when that fails.
