@@ -227,7 +227,7 @@ func TestStopKillsProcessGroup(t *testing.T) {
 			waitFor(t, "the stand-in's child and grandchild", func() bool { return len(processesWith(t, needle)) == 2 })
 
 			ended := e.stop(st.ID)
-			if ended.Status != StatusEnded || ended.EndReason != EndStopped || ended.ExitCode == nil {
+			if ended.Status != StatusEnded || ended.EndReason != EndStopped || ended.ExitCode == nil || ended.EndSummary != "stopped by you" {
 				t.Fatalf("state after stop = %+v", ended)
 			}
 			if pids := processesWith(t, needle); len(pids) != 0 {
@@ -236,6 +236,9 @@ func TestStopKillsProcessGroup(t *testing.T) {
 			exit := c.waitExit()
 			if exit["reason"] != EndStopped {
 				t.Fatalf("exit frame = %v", exit)
+			}
+			if out := c.out.String(); !strings.Contains(out, "ended: stopped by you\r\n") || strings.Contains(out, "143") {
+				t.Fatalf("the terminal's last line should say in words that the user stopped it:\n%q", out)
 			}
 			if code, body := e.do("GET", "/api/sessions/current", nil); code != 200 || body["session"].(map[string]any)["status"] != StatusEnded {
 				t.Fatalf("current session after stop: %d %v", code, body)
@@ -257,7 +260,7 @@ func TestExitFrameCarriesExitCode(t *testing.T) {
 	if exit["code"] != float64(7) || exit["reason"] != EndExited {
 		t.Fatalf("exit frame = %v", exit)
 	}
-	if want := fmt.Sprintf("[session %s] ended: exited, exit code 7", st.ID); !strings.Contains(c.out.String(), want) {
+	if want := fmt.Sprintf("[session %s] ended: the program exited with an error (status 7)", st.ID); !strings.Contains(c.out.String(), want) {
 		t.Fatalf("terminal lacks %q before the exit frame:\n%q", want, c.out.String())
 	}
 	fs := decodeState(t, exit["session"])
@@ -588,8 +591,8 @@ func TestSessionTimeLimits(t *testing.T) {
 		reason string
 		notice string
 	}{
-		{"hard", func(l *Limits) { l.HardTTL = 300 * time.Millisecond }, EndHardTTL, "hard time limit"},
-		{"idle", func(l *Limits) { l.IdleTTL = 300 * time.Millisecond }, EndIdle, "no input for"},
+		{"hard", func(l *Limits) { l.HardTTL = 300 * time.Millisecond }, EndHardTTL, "ended: stopped after reaching the session time limit (300ms)"},
+		{"idle", func(l *Limits) { l.IdleTTL = 300 * time.Millisecond }, EndIdle, "ended: stopped after 300ms with no input"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -602,6 +605,9 @@ func TestSessionTimeLimits(t *testing.T) {
 			}
 			if !strings.Contains(c.out.String(), tt.notice) {
 				t.Fatalf("no notice %q in the terminal:\n%q", tt.notice, c.out.String())
+			}
+			if n := strings.Count(c.out.String(), "ended:"); n != 1 {
+				t.Fatalf("%d end notices in the terminal, want 1:\n%q", n, c.out.String())
 			}
 			if e.srv.mgr.Active() != nil {
 				t.Fatal("the slot is still taken")
@@ -684,7 +690,7 @@ func TestServerCloseStopsSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	sess := e.srv.mgr.Get(st.ID)
-	if s := sess.State(); s.Status != StatusEnded || s.EndReason != EndShutdown {
+	if s := sess.State(); s.Status != StatusEnded || s.EndReason != EndShutdown || s.EndSummary != "stopped because the Synapse server shut down" {
 		t.Fatalf("after Close: %+v", s)
 	}
 	if pids := processesWith(t, "sleep\x00"+marker); len(pids) != 0 {
@@ -762,6 +768,17 @@ func TestPageUsesOnlyLocalAssets(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != 200 || len(body) == 0 {
 			t.Errorf("%s: HTTP %d, %d bytes", asset, resp.StatusCode, len(body))
+		}
+	}
+}
+
+func TestHumanDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		30 * time.Minute: "30 minutes", time.Hour: "1 hour", 2 * time.Hour: "2 hours",
+		90 * time.Second: "90 seconds", time.Second: "1 second", 300 * time.Millisecond: "300ms",
+	} {
+		if got := humanDuration(d); got != want {
+			t.Errorf("humanDuration(%s) = %q, want %q", d, got, want)
 		}
 	}
 }

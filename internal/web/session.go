@@ -57,6 +57,9 @@ type SessionState struct {
 	EndedAt        *time.Time `json:"ended_at,omitempty"`
 	ExitCode       *int       `json:"exit_code,omitempty"`
 	EndReason      string     `json:"end_reason,omitempty"`
+	// EndSummary says in words how it ended ("stopped by you"), for people;
+	// EndReason and ExitCode are for programs.
+	EndSummary string `json:"end_summary,omitempty"`
 }
 
 // Session is one engine program running in a PTY.
@@ -67,6 +70,7 @@ type Session struct {
 	sandbox ProbeResult
 	started time.Time
 	grace   time.Duration
+	limits  Limits
 
 	cmd      *exec.Cmd
 	ptmx     *os.File
@@ -87,6 +91,7 @@ type Session struct {
 	endReason string // set by the first stop request or at exit
 	endedAt   time.Time
 	exitCode  *int
+	summary   string // EndSummary, set at exit
 	lastInput time.Time
 	hardTimer *time.Timer
 	idleTimer *time.Timer
@@ -128,6 +133,7 @@ func startSession(spec sessionSpec) (*Session, error) {
 		sandbox:   spec.sandbox,
 		started:   spec.now,
 		grace:     spec.limits.StopGrace,
+		limits:    spec.limits,
 		cmd:       cmd,
 		ptmx:      ptmx,
 		nonblock:  nonblock,
@@ -149,7 +155,6 @@ func startSession(spec sessionSpec) (*Session, error) {
 	go s.reap(pumpDone)
 	if spec.limits.HardTTL > 0 {
 		s.hardTimer = time.AfterFunc(spec.limits.HardTTL, func() {
-			s.notice(fmt.Sprintf("ended: hard time limit of %s reached", spec.limits.HardTTL))
 			s.Stop(context.Background(), EndHardTTL)
 		})
 	}
@@ -256,6 +261,7 @@ func (s *Session) reap(pumpDone <-chan struct{}) {
 		s.endReason = EndExited
 	}
 	s.exitCode = &code
+	s.summary = endSummary(s.endReason, s.cmd.ProcessState, s.limits)
 	s.endedAt = time.Now()
 	if s.hardTimer != nil {
 		s.hardTimer.Stop()
@@ -263,9 +269,9 @@ func (s *Session) reap(pumpDone <-chan struct{}) {
 	if s.idleTimer != nil {
 		s.idleTimer.Stop()
 	}
-	reason := s.endReason
+	summary := s.summary
 	s.mu.Unlock()
-	s.notice(fmt.Sprintf("ended: %s, exit code %d", reason, code))
+	s.notice("ended: " + summary)
 	s.out.Close()
 	// Bookkeeping (the manager frees the slot, applies retention) happens
 	// before Done fires, so whoever waits on Done sees it finished.
@@ -274,6 +280,54 @@ func (s *Session) reap(pumpDone <-chan struct{}) {
 	}
 	close(s.done)
 	s.cancel()
+}
+
+// endSummary says in words why a session ended, for the page and the
+// terminal's last line: no enum names, no 128+signal arithmetic.
+func endSummary(reason string, ps *os.ProcessState, l Limits) string {
+	switch reason {
+	case EndStopped:
+		return "stopped by you"
+	case EndHardTTL:
+		return "stopped after reaching the session time limit (" + humanDuration(l.HardTTL) + ")"
+	case EndIdle:
+		return "stopped after " + humanDuration(l.IdleTTL) + " with no input"
+	case EndShutdown:
+		return "stopped because the Synapse server shut down"
+	}
+	if ps == nil {
+		return "the program ended"
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		name := unix.SignalName(ws.Signal())
+		if name == "" {
+			name = fmt.Sprintf("signal %d", int(ws.Signal()))
+		}
+		return "the program was killed (" + name + ")"
+	}
+	if c := ps.ExitCode(); c != 0 {
+		return fmt.Sprintf("the program exited with an error (status %d)", c)
+	}
+	return "the program exited normally"
+}
+
+// humanDuration writes d in the largest whole unit: "30 minutes", "1 hour", "90 seconds".
+func humanDuration(d time.Duration) string {
+	unit := func(n int64, one string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %ss", n, one)
+	}
+	switch {
+	case d >= time.Hour && d%time.Hour == 0:
+		return unit(int64(d/time.Hour), "hour")
+	case d >= time.Minute && d%time.Minute == 0:
+		return unit(int64(d/time.Minute), "minute")
+	case d >= time.Second && d%time.Second == 0:
+		return unit(int64(d/time.Second), "second")
+	}
+	return d.String()
 }
 
 // exitStatus is the shell convention: the exit code, or 128+signal.
@@ -351,6 +405,7 @@ func (s *Session) State() SessionState {
 		ended := s.endedAt
 		st.EndedAt = &ended
 		st.EndReason = s.endReason
+		st.EndSummary = s.summary
 	}
 	return st
 }
@@ -435,7 +490,6 @@ func (s *Session) armIdle(idle time.Duration) {
 			return
 		}
 		s.mu.Unlock()
-		s.notice(fmt.Sprintf("ended: no input for %s", idle))
 		s.Stop(context.Background(), EndIdle)
 	}
 	s.mu.Lock()
