@@ -4,11 +4,15 @@
 //
 //   node web/e2e.mjs URL_WITH_TOKEN SCREENSHOT.png
 //
-// It opens the page, starts the Codex engine, checks that xterm.js rendered its
-// drawing (text, colours, cursor moves: no raw escape text), types and sees the
-// echo, resizes the window and sees the new size reach the program, checks the
-// busy error box, stops the session and sees it ended, and fails if the page
-// requested anything outside the server. Prints one JSON line on success.
+// It opens the page (the empty terminal box shows a hint; the not-installed
+// iFlow engine has a disabled Start button), starts the Codex engine, checks
+// that xterm.js rendered its drawing (text, colours, cursor moves: no raw
+// escape text), types and sees the echo, resizes the window and sees the new
+// size reach the program, checks that every Start button is disabled while
+// the session runs (and that the server still refuses a second start), stops
+// the session and sees the end said in words, reloads and sees the ended
+// session's last screen, and fails if the page requested anything outside
+// the server. Prints one JSON line on success.
 import { chromium } from 'playwright-core';
 
 const [url, shot] = process.argv.slice(2);
@@ -62,9 +66,19 @@ try {
   const hasXterm = await page.evaluate(() => typeof window.Terminal === 'function' && !!window.synapseConsole.term);
   if (!hasXterm) fail('xterm.js did not load from the server');
 
+  // Before Start: a hint in the empty terminal box; Start works only for installed engines.
+  if (!(await page.isVisible('#terminal-hint'))) fail('no hint in the empty terminal box before Start');
+  const hint = await page.textContent('#terminal-hint');
+  if (!/Start/.test(hint)) fail('terminal hint: ' + hint);
+  if (!(await page.isEnabled('button.start[data-engine="codex-tui"]'))) fail('Start of the installed Codex engine is disabled');
+  if (await page.isEnabled('button.start[data-engine="iflow-tui"]')) fail('Start of the not-installed iFlow engine is enabled');
+  const iflowWhy = await page.getAttribute('button.start[data-engine="iflow-tui"]', 'title');
+  if (!/not installed/.test(iflowWhy || '')) fail('disabled iFlow button does not say why: ' + iflowWhy);
+
   // Start: immediate feedback, then the running state.
   await page.click('button.start[data-engine="codex-tui"]');
   await page.waitForSelector('#session-status[data-status="running"]', { timeout: 15000 });
+  if (await page.isVisible('#terminal-hint')) fail('the terminal hint stays over a running session');
 
   const bufferText = () => page.evaluate(() => {
     const b = window.synapseConsole.term.buffer.active;
@@ -127,12 +141,18 @@ try {
   })();
   await waitBuffer((t) => t.includes(`size=${after[0]}x${after[1]}`), `size=${after[0]}x${after[1]}`);
 
-  // A second start while running: the error box says busy, the button stays.
-  await page.click('button.start[data-engine="gemini-tui"]');
-  await page.waitForSelector('#error:not([hidden])', { timeout: 10000 });
-  const errText = await page.textContent('#error');
-  if (!/busy/.test(errText)) fail('error box after a second start: ' + errText);
-  if (!(await page.isEnabled('button.start[data-engine="gemini-tui"]'))) fail('start button disabled after an error');
+  // While it runs no Start button can be clicked, and each says why; the
+  // server still refuses a second start (another tab, a script).
+  for (const id of ['codex-tui', 'gemini-tui', 'iflow-tui']) {
+    if (await page.isEnabled(`button.start[data-engine="${id}"]`)) fail('Start of ' + id + ' is enabled while a session runs');
+  }
+  const geminiWhy = await page.getAttribute('button.start[data-engine="gemini-tui"]', 'title');
+  if (!/running/.test(geminiWhy || '')) fail('disabled Gemini button does not say why: ' + geminiWhy);
+  const busy = await page.evaluate(async () => {
+    const r = await fetch('/api/sessions', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ engine: 'gemini-tui' }) });
+    return { status: r.status, body: await r.json() };
+  });
+  if (busy.status !== 409 || !/busy/.test(busy.body.error)) fail('second start while running: ' + JSON.stringify(busy));
 
   // Warning box when the sandbox is not supported (the page reads it from the start answer).
   const warning = await page.evaluate(() => { const w = document.getElementById('warning'); return w.hidden ? '' : w.textContent; });
@@ -143,12 +163,23 @@ try {
   await page.click('#stop');
   await page.waitForSelector('#session-status[data-status="ended"]', { timeout: 15000 });
   const status = await page.textContent('#session-status');
-  if (!/Ended/.test(status)) fail('status after stop: ' + status);
+  if (status.trim() !== 'Ended: stopped by you') fail('status after stop is not in words: ' + status);
+  await waitBuffer((t) => t.includes('ended: stopped by you'), 'the end line');
+  if (!(await page.isEnabled('button.start[data-engine="gemini-tui"]'))) fail('Start stays disabled after the session ended');
+
+  // Reload: the ended session is shown with its last screen, not a blank box.
+  await page.reload();
+  await page.waitForSelector('#session-status[data-status="ended"]', { timeout: 15000 });
+  const reloaded = await page.textContent('#session-status');
+  if (reloaded.trim() !== 'Ended: stopped by you') fail('status after reload: ' + reloaded);
+  text = await waitBuffer((t) => t.includes('echo: hello from chromium') && t.includes('ended: stopped by you'), 'the last screen after reload');
+  if (/143|server_shutdown|exit code/.test(text + reloaded)) fail('raw end codes shown:\n' + text);
+  if (await page.isVisible('#terminal-hint')) fail('the terminal hint covers the ended session');
   await page.waitForTimeout(200);
   await page.screenshot({ path: shot, fullPage: true });
 
   if (outside.length) fail('requests outside the server: ' + outside.join(', '));
-  // The busy start above is an expected 409, which Chromium logs as a failed resource.
+  // The refused start above is an expected 409, which Chromium logs as a failed resource.
   const fatal = consoleErrors.filter((e) => !/favicon|status of 409/.test(e));
   if (fatal.length) fail('console errors: ' + fatal.join(' | '));
   console.log(JSON.stringify({ ok: true, requests: seen.length, sandbox, size: after, status: status.trim() }));

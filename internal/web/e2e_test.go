@@ -11,9 +11,10 @@ import (
 )
 
 // TestBrowserEndToEnd drives the page in headless Chromium with
-// web/e2e.mjs (playwright-core): start an engine, see its drawing rendered by
-// xterm.js, type, resize, get the busy error, stop, see it ended, and no
-// request outside the server. Set SYNAPSE_E2E_SCREENSHOT_DIR to keep the
+// web/e2e.mjs (playwright-core): the hint in the empty box, a disabled Start
+// for a missing engine, start an engine, see its drawing rendered by xterm.js,
+// type, resize, every Start disabled while it runs, stop, see the end in
+// words, reload and see its last screen, and no request outside the server. Set SYNAPSE_E2E_SCREENSHOT_DIR to keep the
 // screenshots. It skips when node, chromium or web/node_modules is missing,
 // except under CI.
 func TestBrowserEndToEnd(t *testing.T) {
@@ -36,7 +37,14 @@ func TestBrowserEndToEnd(t *testing.T) {
 			if tc.name == "sandbox" {
 				requireTool(t, "bwrap")
 			}
-			e := newTestEnv(t, tc.opts...)
+			// iFlow is left off PATH: its Start button must be disabled.
+			bin := t.TempDir()
+			for _, name := range []string{"codex", "gemini", "standin.sh"} {
+				if err := os.Symlink(filepath.Join(standinBin(t), name), filepath.Join(bin, name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e := newTestEnv(t, append(tc.opts, func(o *Options) { o.Env[0] = "PATH=" + bin + ":/usr/bin:/bin" })...)
 			if !e.srv.AssetsPresent() {
 				if os.Getenv("CI") == "true" {
 					t.Fatal("xterm.js was not embedded: run scripts/web-assets.sh before go test")

@@ -13,6 +13,8 @@
     ws: null,
     session: null, // last known SessionState
     ended: false,
+    starting: false, // a start request is in flight
+    engines: [], // from /api/engines
     pendingAck: 0,
     ackTimer: null,
     reconnectTimer: null,
@@ -30,6 +32,13 @@
     const box = $('warning');
     box.textContent = msg;
     box.hidden = !msg;
+  }
+  // sentence capitalises msg and ends it with a full stop.
+  function sentence(msg) {
+    msg = String(msg || '').trim();
+    if (!msg) return '';
+    msg = msg[0].toUpperCase() + msg.slice(1);
+    return /[.!?]$/.test(msg) ? msg : msg + '.';
   }
   function feedback(msg) { $('feedback').textContent = msg || ''; }
 
@@ -129,7 +138,8 @@
     ui.ended = session.status === 'ended';
     ui.pendingAck = 0;
     renderSession();
-    if (ui.term) ui.term.reset(); // the server replays recent output
+    // The server replays recent output, an ended session's last screen included.
+    if (ui.term) ui.term.reset();
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
     const ws = new WebSocket(proto + '//' + location.host + '/api/sessions/' + encodeURIComponent(session.id) + '/terminal');
     ws.binaryType = 'arraybuffer';
@@ -191,13 +201,14 @@
   function renderSession() {
     const s = ui.session;
     const box = $('session');
+    renderButtons();
+    $('terminal-hint').hidden = !!s;
     if (!s) { box.hidden = true; return; }
     box.hidden = false;
     $('session-title').textContent = s.label + ' · session ' + s.id;
     const st = $('session-status');
     if (s.status === 'ended') {
-      const code = s.exit_code === undefined || s.exit_code === null ? '?' : s.exit_code;
-      st.textContent = 'Ended (' + (s.end_reason || 'exited') + ', exit code ' + code + ')';
+      st.textContent = 'Ended: ' + (s.end_summary || 'the program ended');
       st.className = 'status ended';
     } else {
       st.textContent = 'Running';
@@ -209,12 +220,32 @@
     $('stop').disabled = s.status === 'ended';
   }
 
+  // renderButtons enables a Start button only when a click can work: the
+  // engine is installed, no session runs and no start is in flight. The
+  // button's title says why it is disabled.
+  function renderButtons() {
+    const running = ui.session && ui.session.status === 'running';
+    for (const e of ui.engines) {
+      const b = document.querySelector('button.start[data-engine="' + e.id + '"]');
+      if (!b) continue;
+      let why = '';
+      if (!e.installed) why = e.label + ' is not installed: ' + e.install;
+      else if (running) why = 'A session is running: stop it before starting another';
+      else if (ui.starting) why = 'Starting…';
+      b.disabled = !!why;
+      b.title = why;
+    }
+  }
+
   async function start(engine, button) {
-    // Buttons are never disabled: every click answers at once, here.
     showError('');
     feedback('Starting ' + engine.label + '…');
+    ui.starting = true;
+    renderButtons();
     const { cols, rows } = termSize();
     const r = await api('POST', '/api/sessions', { engine: engine.id, cols, rows });
+    ui.starting = false;
+    renderButtons();
     if (!r.ok) {
       feedback('');
       let msg = r.data.error || ('starting ' + engine.label + ' failed (HTTP ' + r.status + ')');
@@ -247,6 +278,7 @@
   }
 
   function renderEngines(engines) {
+    ui.engines = engines;
     const box = $('engines');
     box.innerHTML = '';
     for (const e of engines) {
@@ -266,7 +298,7 @@
       if (!e.installed) {
         const hint = document.createElement('div');
         hint.className = 'hint';
-        hint.textContent = 'Not found on PATH. ' + e.install + '.';
+        hint.textContent = 'Not found on PATH. ' + sentence(e.install);
         card.appendChild(hint);
       }
       const b = document.createElement('button');
@@ -278,6 +310,7 @@
       card.appendChild(b);
       box.appendChild(card);
     }
+    renderButtons();
   }
 
   async function load() {
@@ -295,13 +328,11 @@
     }
     const sb = r.data.sandbox;
     if (sb && sb.status !== 'supported') {
-      showWarning('Sandbox ' + sb.status + ': ' + sb.message + ' Engines still start, without the write boundary.');
+      showWarning('Sandbox ' + sb.status + ': ' + sentence(sb.message) + ' Engines still start, without the write boundary.');
     }
     const s = r.data.session;
-    if (s) {
-      if (s.status === 'running') attach(s);
-      else { ui.session = s; ui.ended = true; renderSession(); }
-    }
+    // A running session is attached; an ended one too, to show its last screen.
+    if (s) attach(s);
   }
 
   load();
