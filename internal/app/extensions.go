@@ -94,7 +94,7 @@ func (a *App) Extensions(ctx context.Context, cwd string, opts ExtensionOptions)
 	e.Index = skills.NewIndex(skills.DefaultRoots(a.Config.SkillsDir, cwd)...)
 	e.Skills = &skills.Handler{
 		Index:   e.Index,
-		Store:   &skills.Store{Dir: a.Config.SkillsDir},
+		Store:   &skills.Store{Dir: a.Config.SkillsDir, MaxVersions: a.Config.SkillMaxVersions},
 		Cwd:     e.sessionCwd,
 		Home:    a.Config.UserHome,
 		Timeout: a.Config.CommandTimeout,

@@ -26,6 +26,10 @@ const (
 	DefaultCommandTimeout = 10 * time.Minute
 	// DefaultTaskTimeout bounds one sub-agent run.
 	DefaultTaskTimeout = 15 * time.Minute
+	// DefaultSkillMaxVersions is how many snapshots the skill store keeps per skill.
+	DefaultSkillMaxVersions = 20
+	// DefaultSkillSubagentTimeout bounds one auto-enhance run after a turn.
+	DefaultSkillSubagentTimeout = 5 * time.Minute
 )
 
 // Getenv looks up one environment variable; tests pass a map-backed one.
@@ -55,6 +59,11 @@ type Config struct {
 	// MCPStartTimeout (SYNAPSE_MCP_START_TIMEOUT, milliseconds) overrides how
 	// long start-up waits for MCP servers; 0 leaves each command's default.
 	MCPStartTimeout time.Duration
+	// SkillMaxVersions (SYNAPSE_SKILL_MAX_VERSIONS) bounds the snapshots kept per skill.
+	SkillMaxVersions int
+	// SkillSubagentTimeout (SYNAPSE_SKILL_SUBAGENT_TIMEOUT, milliseconds)
+	// bounds the auto-enhance sub-agent that runs after a turn.
+	SkillSubagentTimeout time.Duration
 
 	// Getenv is the environment the configuration was resolved from; kept so
 	// that provider selection (keys, base URLs) reads the same source.
@@ -112,6 +121,8 @@ func Load(getenv Getenv) (Config, error) {
 		CommandTimeout:         time.Duration(PositiveInt(getenv, "SYNAPSE_COMMAND_TIMEOUT", int(DefaultCommandTimeout/time.Millisecond))) * time.Millisecond,
 		TaskTimeout:            time.Duration(PositiveInt(getenv, "SYNAPSE_TASK_TIMEOUT", int(DefaultTaskTimeout/time.Millisecond))) * time.Millisecond,
 		MCPStartTimeout:        time.Duration(PositiveInt(getenv, "SYNAPSE_MCP_START_TIMEOUT", 0)) * time.Millisecond,
+		SkillMaxVersions:       PositiveInt(getenv, "SYNAPSE_SKILL_MAX_VERSIONS", DefaultSkillMaxVersions),
+		SkillSubagentTimeout:   time.Duration(PositiveInt(getenv, "SYNAPSE_SKILL_SUBAGENT_TIMEOUT", int(DefaultSkillSubagentTimeout/time.Millisecond))) * time.Millisecond,
 		Getenv:                 getenv,
 	}
 	return c, nil

@@ -51,3 +51,14 @@ func TestExpandHome(t *testing.T) {
 		}
 	}
 }
+
+func TestSkillKnobs(t *testing.T) {
+	c, _ := Load(MapEnv(map[string]string{"HOME": "/h"}))
+	if c.SkillMaxVersions != 20 || c.SkillSubagentTimeout != 5*time.Minute {
+		t.Errorf("defaults: %d %v", c.SkillMaxVersions, c.SkillSubagentTimeout)
+	}
+	c, _ = Load(MapEnv(map[string]string{"HOME": "/h", "SYNAPSE_SKILL_MAX_VERSIONS": "7", "SYNAPSE_SKILL_SUBAGENT_TIMEOUT": "2500"}))
+	if c.SkillMaxVersions != 7 || c.SkillSubagentTimeout != 2500*time.Millisecond {
+		t.Errorf("overrides: %d %v", c.SkillMaxVersions, c.SkillSubagentTimeout)
+	}
+}

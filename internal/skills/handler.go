@@ -65,8 +65,8 @@ var Commands = []ManagementCommand{
 		"Shows description, version, tags, folder, the skill:<name>:<script> commands with a one-line summary each, and the snapshots that skill:rollback can restore."},
 	{"skill:import", "<dir|git-url> [--force] [--path <subdir>]", "install skill folder(s) from a folder or a git repository",
 		"Copies the skill folder (the one holding SKILL.md, or every skill folder up to three levels down) into the user skill store.\nA git URL (https://, git@, ssh://, file://) is cloned into a temporary folder first.\nA skill of the same name is never replaced silently: the import fails and says so. With --force the installed version is snapshotted first (restore it with skill:rollback).\n--path <subdir> imports only from that sub-folder of the source.\nFiles the sandbox keeps from commands (.env, credentials, …) are left out of a folder import, and named."},
-	{"skill:rollback", "<name> [snapshot]", "restore a previous version of a skill",
-		"Restores the newest snapshot (or the numbered one; see skill:info for the list). The current version is snapshotted first, so a second rollback undoes the first. A deleted skill can be restored this way."},
+	{"skill:rollback", "<name> [snapshot]", "list a skill's saved versions, or restore one",
+		"Without a snapshot number, lists the saved versions (number, date, reason) and changes nothing.\nWith one, restores it. The current version is saved first, so rolling back never loses a version and another rollback switches back. A deleted skill can be restored this way."},
 	{"skill:delete", "<name>", "remove a skill (kept as a snapshot)",
 		"Removes the skill from the user store. It is kept as a snapshot and skill:rollback <name> brings it back."},
 }
@@ -216,6 +216,8 @@ func (h *Handler) list(args []string) command.Result {
 			}
 			if s.Source == SourceProject {
 				b.WriteString(" [project]")
+			} else if n := h.versionCount(s.Name); n > 0 {
+				fmt.Fprintf(&b, " [%d saved version%s]", n, plural(n))
 			}
 			fmt.Fprintf(&b, " — %s\n", OneLine(s.Description, 160))
 			if cmds := s.ScriptCommands(); len(cmds) > 0 {
@@ -268,20 +270,57 @@ func (h *Handler) info(args []string) command.Result {
 	if s.HasAssets {
 		b.WriteString("Assets: assets/\n")
 	}
-	if h.Store != nil {
-		vs, err := h.Store.Versions(s.Name)
-		if err != nil {
-			fmt.Fprintf(&b, "Snapshots: unreadable (%v)\n", err)
-		} else if len(vs) == 0 {
-			b.WriteString("Snapshots: none\n")
-		} else {
-			fmt.Fprintf(&b, "Snapshots (newest last; restore with skill:rollback %s [number]):\n", s.Name)
-			for _, v := range vs {
-				fmt.Fprintf(&b, "  %d  version %s  %s  %s\n", v.Number, orNone(v.Version), v.Created.Format(time.RFC3339), v.Reason)
-			}
-		}
+	if h.Store != nil && s.Source == SourceUser {
+		created, updated := h.Store.Times(s.Dir, s.Name)
+		fmt.Fprintf(&b, "Created: %s\nUpdated: %s\n", stamp(created), stamp(updated))
+		b.WriteString(h.versionList(s.Name))
 	}
 	return command.OK(b.String())
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// versionCount is how many snapshots of name the store keeps (0 without a store).
+func (h *Handler) versionCount(name string) int {
+	if h.Store == nil {
+		return 0
+	}
+	vs, _ := h.Store.Versions(name)
+	return len(vs)
+}
+
+// versionList is the "Snapshots" block of skill:info and skill:rollback <name>.
+func (h *Handler) versionList(name string) string {
+	vs, err := h.Store.Versions(name)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("Snapshots: unreadable (%v)\n", err)
+	case len(vs) == 0:
+		return "Snapshots: none\n"
+	}
+	cur, hasCur := h.Store.CurrentSnapshot(name, vs)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Snapshots (%d, oldest first; restore one with skill:rollback %s <number>):\n", len(vs), name)
+	for _, v := range vs {
+		mark := ""
+		if hasCur && v.Number == cur.Number {
+			mark = "  (installed)"
+		}
+		fmt.Fprintf(&b, "  %d  version %s  %s  %s%s\n", v.Number, orNone(v.Version), stamp(v.Created), v.Reason, mark)
+	}
+	return b.String()
 }
 
 func (h *Handler) cwd() string {
@@ -347,7 +386,7 @@ func (h *Handler) importCmd(ctx context.Context, args []string) command.Result {
 		}
 		fmt.Fprintf(&b, " into %s.\n", r.Dir)
 		if r.Replaced != nil {
-			fmt.Fprintf(&b, "  The previous version was kept as snapshot %d; `skill:rollback %s` restores it.\n", r.Replaced.Number, r.Name)
+			fmt.Fprintf(&b, "  The previous version is kept as snapshot %d; `skill:rollback %s %d` restores it.\n", r.Replaced.Number, r.Name, r.Replaced.Number)
 		}
 		if s != nil && len(s.Scripts) > 0 {
 			fmt.Fprintf(&b, "  Scripts: %s\n", strings.Join(s.ScriptCommands(), ", "))
@@ -386,29 +425,37 @@ func (h *Handler) userOnly(name string) *command.Result {
 }
 
 func (h *Handler) rollback(args []string) command.Result {
-	usage := "Usage: skill:rollback <name> [snapshot]\nskill:info <name> lists the snapshots."
+	usage := "Usage: skill:rollback <name> [snapshot]\nskill:rollback <name> lists the snapshots."
 	if len(args) < 1 || len(args) > 2 || strings.HasPrefix(args[0], "-") {
 		return command.Usage(usage)
 	}
 	name := args[0]
+	if err := checkName(name); err != nil {
+		return command.Fail(err.Error())
+	}
 	if bad := h.userOnly(name); bad != nil {
 		return *bad
 	}
-	number := 0
-	if len(args) == 2 {
-		n, err := strconv.Atoi(strings.TrimPrefix(strings.ToLower(args[1]), "v"))
-		if err != nil || n <= 0 {
-			vs, _ := h.Store.Versions(name)
-			for _, v := range vs { // accept the frontmatter version too
-				if v.Version == args[1] {
-					n = v.Number
-				}
-			}
-			if n <= 0 {
-				return command.Usage(fmt.Sprintf("snapshot %q is not a snapshot number or a known version of %s\n%s", args[1], name, usage))
+	if len(args) == 1 {
+		// Restoring is a choice among versions: show them, change nothing.
+		list := h.versionList(name)
+		if !isDir(h.Store.skillDir(name)) {
+			list = fmt.Sprintf("Skill %q is not installed.\n", name) + list
+		}
+		return command.OK(list)
+	}
+	number, err := strconv.Atoi(strings.TrimPrefix(strings.ToLower(args[1]), "v"))
+	if err != nil || number <= 0 {
+		number = 0
+		vs, _ := h.Store.Versions(name)
+		for _, v := range vs { // accept the frontmatter version too (the newest snapshot of it)
+			if v.Version == args[1] {
+				number = v.Number
 			}
 		}
-		number = n
+		if number <= 0 {
+			return command.Usage(fmt.Sprintf("snapshot %q is not a snapshot number or a known version of %s\n%s", args[1], name, usage))
+		}
 	}
 	restored, saved, err := h.Store.Rollback(name, number)
 	h.Index.Invalidate()
@@ -421,7 +468,7 @@ func (h *Handler) rollback(args []string) command.Result {
 	}
 	msg += ".\n"
 	if saved != nil {
-		msg += fmt.Sprintf("The replaced version was kept as snapshot %d; `skill:rollback %s` switches back.\n", saved.Number, name)
+		msg += fmt.Sprintf("The replaced version is kept as snapshot %d; `skill:rollback %s %d` switches back.\n", saved.Number, name, saved.Number)
 	}
 	return command.OK(msg)
 }
@@ -439,7 +486,7 @@ func (h *Handler) delete(args []string) command.Result {
 	if err != nil {
 		return command.Fail(err.Error())
 	}
-	return command.OK(fmt.Sprintf("Deleted skill %q. It was kept as snapshot %d; `skill:rollback %s` restores it.\n", name, snap.Number, name))
+	return command.OK(fmt.Sprintf("Deleted skill %q. It is kept as snapshot %d; `skill:rollback %s %d` restores it.\n", name, snap.Number, name, snap.Number))
 }
 
 func (h *Handler) runScript(ctx context.Context, skillName, scriptName string, args []string) command.Result {

@@ -140,6 +140,7 @@ func (ix *Index) refreshLocked() {
 				continue
 			}
 			if _, err := os.Stat(filepath.Join(d, SkillFile)); err != nil {
+				ix.problems = append(ix.problems, fmt.Sprintf("folder %s has no %s, so it is not a skill: add a %s or move the folder out of %s", d, SkillFile, SkillFile, r.Dir))
 				continue
 			}
 			s, err := Load(d, r.Source)

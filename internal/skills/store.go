@@ -2,32 +2,19 @@ package skills
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/synapse-agent/synapse/internal/fsutil"
 )
 
-// DefaultMaxVersions is how many snapshots per skill the store keeps.
-const DefaultMaxVersions = 5
-
-const versionsDir = ".versions"
-
-// Store manages the user skill folder ($SYNAPSE_HOME/skills). Every change
-// (import over an existing skill, rollback, delete) first moves the current
-// folder into a numbered snapshot under .versions/<name>/; at most MaxVersions
-// snapshots are kept per skill. Changes are renames within one file system, so
-// a crash leaves either the old or the new folder in place, never a mix.
+// Store manages the user skill folder ($SYNAPSE_HOME/skills) and the
+// snapshots of every skill's versions (see versions.go).
 type Store struct {
 	Dir         string
 	MaxVersions int
@@ -35,22 +22,6 @@ type Store struct {
 	Git func(ctx context.Context, args ...string) error
 	// Now is the clock for snapshot times (nil: time.Now).
 	Now func() time.Time
-}
-
-// Snapshot is one kept previous version of a skill.
-type Snapshot struct {
-	Number  int       `json:"number"`
-	Version string    `json:"version,omitempty"` // the frontmatter version at the time
-	Created time.Time `json:"created"`
-	Reason  string    `json:"reason"`
-	dir     string
-}
-
-func (st *Store) max() int {
-	if st.MaxVersions > 0 {
-		return st.MaxVersions
-	}
-	return DefaultMaxVersions
 }
 
 func (st *Store) now() time.Time {
@@ -88,98 +59,6 @@ func checkName(name string) error {
 		return fmt.Errorf("invalid skill name %q: a skill name is one folder name of letters, digits, '.', '_' or '-'; see skill:list", name)
 	}
 	return nil
-}
-func (st *Store) verDir(name string) string { return filepath.Join(st.Dir, versionsDir, name) }
-
-// Versions lists the snapshots of name, oldest first.
-func (st *Store) Versions(name string) ([]Snapshot, error) {
-	if err := checkName(name); err != nil {
-		return nil, err
-	}
-	entries, err := os.ReadDir(st.verDir(name))
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read versions of %s: %w", name, err)
-	}
-	var out []Snapshot
-	for _, e := range entries {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil || !e.IsDir() {
-			continue
-		}
-		d := filepath.Join(st.verDir(name), e.Name())
-		snap := Snapshot{Number: n, dir: d}
-		if data, err := os.ReadFile(filepath.Join(d, "meta.json")); err == nil {
-			_ = json.Unmarshal(data, &snap)
-			snap.Number = n
-		}
-		out = append(out, snap)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
-	return out, nil
-}
-
-// snapshotLocked moves the current folder of name into a new snapshot.
-func (st *Store) snapshotLocked(name, reason string) (Snapshot, error) {
-	if err := checkName(name); err != nil {
-		return Snapshot{}, err
-	}
-	cur := st.skillDir(name)
-	vd := st.verDir(name)
-	if err := os.MkdirAll(vd, 0o755); err != nil {
-		return Snapshot{}, fmt.Errorf("create %s: %w", vd, err)
-	}
-	n, err := st.nextNumber(name)
-	if err != nil {
-		return Snapshot{}, err
-	}
-	snap := Snapshot{Number: n, Created: st.now().UTC(), Reason: reason, dir: filepath.Join(vd, strconv.Itoa(n))}
-	if s, err := Load(cur, SourceUser); err == nil {
-		snap.Version = s.Version
-	}
-	if err := os.MkdirAll(snap.dir, 0o755); err != nil {
-		return Snapshot{}, fmt.Errorf("create snapshot: %w", err)
-	}
-	meta, _ := json.MarshalIndent(snap, "", "  ")
-	if err := fsutil.WriteFileAtomic(filepath.Join(snap.dir, "meta.json"), meta, 0o600); err != nil {
-		return Snapshot{}, err
-	}
-	if err := os.Rename(cur, filepath.Join(snap.dir, "skill")); err != nil {
-		os.RemoveAll(snap.dir)
-		return Snapshot{}, fmt.Errorf("snapshot %s: %w", name, err)
-	}
-	st.pruneLocked(name)
-	return snap, nil
-}
-
-// nextNumber keeps snapshot numbers increasing even after restores and prunes.
-func (st *Store) nextNumber(name string) (int, error) {
-	seqFile := filepath.Join(st.verDir(name), "seq")
-	n := 0
-	if data, err := os.ReadFile(seqFile); err == nil {
-		n, _ = strconv.Atoi(strings.TrimSpace(string(data)))
-	}
-	if vs, _ := st.Versions(name); len(vs) > 0 && vs[len(vs)-1].Number > n {
-		n = vs[len(vs)-1].Number
-	}
-	n++
-	if err := fsutil.WriteFileAtomic(seqFile, []byte(strconv.Itoa(n)+"\n"), 0o600); err != nil {
-		return 0, err
-	}
-	return n, nil
-}
-
-func (st *Store) pruneLocked(name string) {
-	vs, err := st.Versions(name)
-	if err != nil {
-		return
-	}
-	for len(vs) > st.max() {
-		os.RemoveAll(vs[0].dir)
-		vs = vs[1:]
-	}
 }
 
 // ImportResult says what one imported skill became.
@@ -360,86 +239,16 @@ func (st *Store) importOne(srcDir string, force bool, allow ReadFilter) (ImportR
 		return ImportResult{}, fmt.Errorf("copy %s: %w", srcDir, err)
 	}
 	res := ImportResult{Name: in.Name, Dir: dst, Skipped: skipped, Withheld: withheld}
+	reason := "skill:import"
 	if exists {
-		snap, err := st.snapshotLocked(in.Name, "replaced by skill:import --force")
-		if err != nil {
-			return ImportResult{}, err
-		}
-		res.Replaced = &snap
+		reason = "skill:import --force"
 	}
-	if err := os.Rename(staged, dst); err != nil {
-		return ImportResult{}, fmt.Errorf("install %s: %w", in.Name, err)
+	prev, _, err := st.installLocked(in.Name, staged, reason)
+	if err != nil {
+		return ImportResult{}, err
 	}
+	res.Replaced = prev
 	return res, nil
-}
-
-// Rollback restores snapshot number (0: the newest) of name, snapshotting the
-// current folder first when there is one. It returns the restored snapshot.
-func (st *Store) Rollback(name string, number int) (Snapshot, *Snapshot, error) {
-	if err := checkName(name); err != nil {
-		return Snapshot{}, nil, err
-	}
-	unlock, err := st.lock()
-	if err != nil {
-		return Snapshot{}, nil, err
-	}
-	defer unlock()
-	vs, err := st.Versions(name)
-	if err != nil {
-		return Snapshot{}, nil, err
-	}
-	if len(vs) == 0 {
-		return Snapshot{}, nil, fmt.Errorf("skill %q has no previous versions to roll back to", name)
-	}
-	target := vs[len(vs)-1]
-	if number > 0 {
-		found := false
-		for _, v := range vs {
-			if v.Number == number {
-				target, found = v, true
-			}
-		}
-		if !found {
-			return Snapshot{}, nil, fmt.Errorf("skill %q has no snapshot %d; available: %s", name, number, snapNumbers(vs))
-		}
-	}
-	var saved *Snapshot
-	if isDir(st.skillDir(name)) {
-		s, err := st.snapshotLocked(name, fmt.Sprintf("before rollback to snapshot %d", target.Number))
-		if err != nil {
-			return Snapshot{}, nil, err
-		}
-		saved = &s
-	}
-	if err := os.Rename(filepath.Join(target.dir, "skill"), st.skillDir(name)); err != nil {
-		return Snapshot{}, saved, fmt.Errorf("restore snapshot %d of %s: %w", target.Number, name, err)
-	}
-	os.RemoveAll(target.dir)
-	return target, saved, nil
-}
-
-// Delete removes name from the store, keeping it as a snapshot.
-func (st *Store) Delete(name string) (Snapshot, error) {
-	if err := checkName(name); err != nil {
-		return Snapshot{}, err
-	}
-	unlock, err := st.lock()
-	if err != nil {
-		return Snapshot{}, err
-	}
-	defer unlock()
-	if !isDir(st.skillDir(name)) {
-		return Snapshot{}, fmt.Errorf("skill %q is not installed in %s", name, st.Dir)
-	}
-	return st.snapshotLocked(name, "deleted")
-}
-
-func snapNumbers(vs []Snapshot) string {
-	var parts []string
-	for _, v := range vs {
-		parts = append(parts, strconv.Itoa(v.Number))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // copyTree copies regular files and folders; symlinks and special files are

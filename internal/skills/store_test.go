@@ -58,11 +58,18 @@ func TestImportConflictForceRollbackDelete(t *testing.T) {
 		t.Fatalf("force import: %s / %q", out, descOf(t, h, "notes"))
 	}
 	out = run(t, h, "skill:info notes", 0)
-	if !strings.Contains(out, "  1  version 1.0  ") || !strings.Contains(out, "replaced by skill:import --force") {
-		t.Errorf("info lacks the snapshot: %s", out)
+	for _, want := range []string{"  1  version 1.0  ", "skill:import\n", "  2  version 2.0  ", "skill:import --force  (installed)", "Created: ", "Updated: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("info lacks %q: %s", want, out)
+		}
 	}
 
+	// Without a number, rollback lists and changes nothing.
 	out = run(t, h, "skill:rollback notes", 0)
+	if !strings.Contains(out, "Snapshots (2,") || descOf(t, h, "notes") != "second notes" {
+		t.Fatalf("rollback without a number: %s / %q", out, descOf(t, h, "notes"))
+	}
+	out = run(t, h, "skill:rollback notes 1", 0)
 	if !strings.Contains(out, "snapshot 1 (version 1.0)") || !strings.Contains(out, "kept as snapshot 2") || descOf(t, h, "notes") != "first notes" {
 		t.Fatalf("rollback: %s / %q", out, descOf(t, h, "notes"))
 	}
@@ -71,13 +78,20 @@ func TestImportConflictForceRollbackDelete(t *testing.T) {
 		t.Fatalf("rollback by version: %q", descOf(t, h, "notes"))
 	}
 	run(t, h, "skill:rollback notes 99", 1)
+	if vs, _ := h.Store.Versions("notes"); len(vs) != 2 {
+		t.Errorf("rollbacks between saved versions made new snapshots: %+v", vs)
+	}
 
 	out = run(t, h, "skill:delete notes", 0)
-	if !strings.Contains(out, "kept as snapshot") || descOf(t, h, "notes") != "" {
+	if !strings.Contains(out, "kept as snapshot 2") || descOf(t, h, "notes") != "" {
 		t.Fatalf("delete: %s", out)
 	}
 	run(t, h, "skill:delete notes", 1)
-	run(t, h, "skill:rollback notes", 0)
+	out = run(t, h, "skill:rollback notes", 0)
+	if !strings.Contains(out, `Skill "notes" is not installed.`) || descOf(t, h, "notes") != "" {
+		t.Fatalf("listing a deleted skill's versions: %s", out)
+	}
+	run(t, h, "skill:rollback notes 2", 0)
 	if descOf(t, h, "notes") != "second notes" {
 		t.Fatalf("restore after delete: %q", descOf(t, h, "notes"))
 	}
@@ -98,8 +112,13 @@ func TestSnapshotsAreBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(vs) != 3 || vs[0].Number != 3 || vs[2].Number != 5 || vs[2].Version != "4" {
-		t.Errorf("versions = %+v, want numbers 3..5", vs)
+	// Every installed content is saved; the oldest go first.
+	if len(vs) != 3 || vs[0].Number != 4 || vs[2].Number != 6 || vs[2].Version != "5" {
+		t.Errorf("versions = %+v, want numbers 4..6", vs)
+	}
+	out := run(t, h, "skill:list", 0)
+	if !strings.Contains(out, "counter (5) [3 saved versions]") {
+		t.Errorf("skill:list lacks the version count: %s", out)
 	}
 }
 
