@@ -33,7 +33,20 @@ type outBuf struct {
 type cursor struct {
 	sent  int64 // next offset to send
 	acked int64 // bytes the client has confirmed processing
+
+	// sendMu is held from claiming bytes (advancing sent) until they are
+	// handed to the client, so that sends leave in stream order.
+	sendMu sync.Mutex
+	// direct sends small output straight from the writer (the PTY pump)
+	// when the client is caught up: a keystroke's echo then skips the hop
+	// through the connection's goroutine. nil: only Send sends.
+	direct func([]byte) error
 }
+
+// directMax is the largest write sent directly; bigger ones (floods) go
+// through the connection's goroutine, which keeps reading and sending in
+// parallel.
+const directMax = 4 << 10
 
 var errDetached = errors.New("client detached: another client attached to this session")
 
@@ -52,7 +65,11 @@ func (b *outBuf) notifyLocked() {
 
 // Write appends p, waiting while the attached client has not yet been sent
 // the bytes that would be overwritten. It returns ctx's error if ctx ends first.
+// A small p for a caught-up client with a direct sender is sent from here.
 func (b *outBuf) Write(ctx context.Context, p []byte) error {
+	if b.writeDirect(p) {
+		return nil
+	}
 	size := int64(len(b.ring))
 	for len(p) > 0 {
 		b.mu.Lock()
@@ -74,17 +91,53 @@ func (b *outBuf) Write(ctx context.Context, p []byte) error {
 		if n > free {
 			n = free
 		}
-		for i := int64(0); i < n; {
-			at := (b.total + i) % size
-			c := copy(b.ring[at:], p[i:n])
-			i += int64(c)
-		}
-		b.total += n
+		b.appendLocked(p[:n])
 		p = p[n:]
 		b.notifyLocked()
 		b.mu.Unlock()
 	}
 	return nil
+}
+
+// writeDirect appends p and sends it through the attached client's direct
+// sender, when that client has been sent everything before p, has window
+// room for p and no send is under way. It reports whether it did.
+func (b *outBuf) writeDirect(p []byte) bool {
+	if len(p) == 0 || len(p) > directMax || len(p) > len(b.ring) {
+		return false
+	}
+	b.mu.Lock()
+	c := b.reader
+	if c == nil || c.direct == nil || c.sent != b.total || b.window-(c.sent-c.acked) < int64(len(p)) || !c.sendMu.TryLock() {
+		b.mu.Unlock()
+		return false
+	}
+	b.appendLocked(p)
+	c.sent = b.total
+	// No wake-up: the client's goroutine has nothing new to send.
+	b.mu.Unlock()
+	// A failed send ends the connection; a reconnect replays from the ring.
+	_ = c.direct(p)
+	c.sendMu.Unlock()
+	return true
+}
+
+// appendLocked copies p into the ring after the last byte; b.mu must be held
+// and p must fit in the ring.
+func (b *outBuf) appendLocked(p []byte) {
+	size := int64(len(b.ring))
+	for i := 0; i < len(p); {
+		at := (b.total + int64(i)) % size
+		i += copy(b.ring[at:], p[i:])
+	}
+	b.total += int64(len(p))
+}
+
+// SetDirect gives client c a direct sender (see cursor.direct).
+func (b *outBuf) SetDirect(c *cursor, send func([]byte) error) {
+	b.mu.Lock()
+	c.direct = send
+	b.mu.Unlock()
 }
 
 // Close marks the end of output; readers drain what is left and then see io.EOF-like done.
@@ -147,6 +200,26 @@ const (
 // are some. When the client's window stays full for stallAfter (0 means
 // never) without an acknowledgement, Next returns readStalled.
 func (b *outBuf) Next(ctx context.Context, c *cursor, dst []byte, stallAfter time.Duration) (int, readResult, error) {
+	n, res, err := b.claim(ctx, c, dst, stallAfter)
+	if res == readData && err == nil {
+		c.sendMu.Unlock()
+	}
+	return n, res, err
+}
+
+// Send is Next followed by send(dst[:n]), with no direct send able to
+// overtake those bytes in between.
+func (b *outBuf) Send(ctx context.Context, c *cursor, dst []byte, stallAfter time.Duration, send func([]byte) error) (readResult, error) {
+	n, res, err := b.claim(ctx, c, dst, stallAfter)
+	if res != readData || err != nil {
+		return res, err
+	}
+	defer c.sendMu.Unlock()
+	return res, send(dst[:n])
+}
+
+// claim is Next, returning with c.sendMu held when it returns data.
+func (b *outBuf) claim(ctx context.Context, c *cursor, dst []byte, stallAfter time.Duration) (int, readResult, error) {
 	size := int64(len(b.ring))
 	var stalled <-chan time.Time
 	for {
@@ -157,6 +230,19 @@ func (b *outBuf) Next(ctx context.Context, c *cursor, dst []byte, stallAfter tim
 		}
 		avail := b.total - c.sent
 		room := b.window - (c.sent - c.acked)
+		if avail > 0 && room > 0 && !c.sendMu.TryLock() {
+			// A direct send is under way: take the lock in order
+			// (send lock before b.mu) and look again.
+			b.mu.Unlock()
+			c.sendMu.Lock()
+			b.mu.Lock()
+			avail, room = b.total-c.sent, b.window-(c.sent-c.acked)
+			if b.reader != c || avail <= 0 || room <= 0 {
+				c.sendMu.Unlock()
+				b.mu.Unlock()
+				continue
+			}
+		}
 		if avail > 0 && room > 0 {
 			n := min(avail, room, int64(len(dst)))
 			for i := int64(0); i < n; {
@@ -171,6 +257,9 @@ func (b *outBuf) Next(ctx context.Context, c *cursor, dst []byte, stallAfter tim
 		}
 		if avail == 0 && b.closed {
 			b.mu.Unlock()
+			// A direct send still under way goes out before the end.
+			c.sendMu.Lock()
+			c.sendMu.Unlock() //nolint:staticcheck // waiting, not guarding
 			return 0, readEOF, nil
 		}
 		ch := b.changed

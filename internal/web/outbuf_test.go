@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 )
@@ -111,5 +112,103 @@ func TestOutBufTakeover(t *testing.T) {
 	b.Detach(c2)
 	if err := b.Write(context.Background(), pattern(100, 'a')); err != nil {
 		t.Fatalf("write with no client: %v", err)
+	}
+}
+
+// Small writes for a caught-up client leave through its direct sender; a
+// client that is behind gets them through Send, in order.
+func TestOutBufDirectSend(t *testing.T) {
+	b := newOutBuf(64, 32)
+	c := b.Attach()
+	var direct [][]byte
+	b.SetDirect(c, func(p []byte) error { direct = append(direct, bytes.Clone(p)); return nil })
+	ctx := context.Background()
+	if err := b.Write(ctx, []byte("k")); err != nil {
+		t.Fatal(err)
+	}
+	if len(direct) != 1 || string(direct[0]) != "k" {
+		t.Fatalf("direct sends = %q, want [k]", direct)
+	}
+	if got := b.Snapshot(); string(got) != "k" {
+		t.Fatalf("ring = %q: a direct send must stay in the replay", got)
+	}
+	// Unacknowledged bytes count against the window: 31 more fit, 32 do not.
+	if err := b.Write(ctx, pattern(32, 'a')); err != nil {
+		t.Fatal(err)
+	}
+	if len(direct) != 1 {
+		t.Fatalf("a write beyond the window went direct: %q", direct)
+	}
+	// Now the client is behind: the next small write waits for Send too.
+	if err := b.Write(ctx, []byte("z")); err != nil {
+		t.Fatal(err)
+	}
+	var sent []byte
+	b.Ack(c, 1)
+	for len(sent) < 33 {
+		res, err := b.Send(ctx, c, make([]byte, 64), 0, func(p []byte) error { sent = append(sent, p...); return nil })
+		if err != nil || res != readData {
+			t.Fatalf("Send: %v %v", res, err)
+		}
+		b.Ack(c, int64(len(sent)))
+	}
+	if want := append(pattern(32, 'a'), 'z'); !bytes.Equal(sent, want) || len(direct) != 1 {
+		t.Fatalf("sent %q (direct %q), want %q through Send", sent, direct, want)
+	}
+}
+
+// Direct sends from the writer and Sends from the client's goroutine never
+// reorder the stream.
+func TestOutBufDirectAndSendKeepOrder(t *testing.T) {
+	b := newOutBuf(1<<10, 512)
+	c := b.Attach()
+	var mu sync.Mutex
+	var got []byte
+	record := func(p []byte) error { mu.Lock(); got = append(got, p...); mu.Unlock(); return nil }
+	b.SetDirect(c, record)
+	var want []byte
+	for i := range 2000 {
+		want = append(want, pattern(1+i%200, byte('A'+i%20))...)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		dst := make([]byte, 100)
+		for {
+			res, err := b.Send(ctx, c, dst, 0, func(p []byte) error {
+				if err := record(p); err != nil {
+					return err
+				}
+				b.Ack(c, int64(len(p)))
+				return nil
+			})
+			if err != nil || res == readEOF {
+				done <- err
+				return
+			}
+		}
+	}()
+	for i, off := 0, 0; off < len(want); i++ {
+		n := 1 + i%200
+		if err := b.Write(ctx, want[off:off+n]); err != nil {
+			t.Fatal(err)
+		}
+		// Acknowledge direct sends too, as the page does.
+		mu.Lock()
+		unacked := int64(len(got))
+		mu.Unlock()
+		b.mu.Lock()
+		acked := c.acked
+		b.mu.Unlock()
+		b.Ack(c, unacked-acked)
+		off += n
+	}
+	b.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("stream reordered or lost: got %d bytes, want %d", len(got), len(want))
 	}
 }

@@ -424,6 +424,41 @@ func (s *Session) Input(p []byte) error {
 	return err
 }
 
+// tryInput writes what of p the PTY takes without waiting and returns the
+// rest (all of p when another write is under way or the PTY is not on the
+// poller).
+func (s *Session) tryInput(p []byte) []byte {
+	if !s.nonblock || !s.inputMu.TryLock() {
+		return p
+	}
+	defer s.inputMu.Unlock()
+	select {
+	case <-s.done:
+		return p // Input reports the end
+	default:
+	}
+	s.touch()
+	raw, err := s.ptmx.SyscallConn()
+	if err != nil {
+		return p
+	}
+	_ = raw.Control(func(fd uintptr) {
+		for len(p) > 0 {
+			n, err := unix.Write(int(fd), p)
+			if n > 0 {
+				p = p[n:]
+			}
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || n <= 0 {
+				return
+			}
+		}
+	})
+	return p
+}
+
 // Resize sets the PTY size (the program gets SIGWINCH when it changes). With
 // redraw it also nudges the program to repaint when the size did not change,
 // so a reattached client gets a full screen rather than a partial replay.

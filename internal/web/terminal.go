@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -31,7 +32,7 @@ const (
 	writeTimeout                        = 30 * time.Second
 	pingEvery                           = 30 * time.Second
 	readLimit                           = 1 << 20
-	inputQueue                          = 64
+	inputQueueLen                       = 64
 	closeTakenOver websocket.StatusCode = 4001
 )
 
@@ -96,18 +97,24 @@ func serveTerminal(ctx context.Context, conn *websocket.Conn, sess *Session) {
 	}
 	cur := sess.attach()
 	defer sess.out.Detach(cur)
-
-	inputs := make(chan []byte, inputQueue)
-	go func() { // PTY writes may block; they must not stall acks
-		for {
-			select {
-			case p := <-inputs:
-				_ = sess.Input(p)
-			case <-ctx.Done():
-				return
-			}
+	send := func(p []byte) error {
+		wctx, wcancel := context.WithTimeout(ctx, writeTimeout)
+		defer wcancel()
+		return conn.Write(wctx, websocket.MessageBinary, p)
+	}
+	// Small output for a caught-up page leaves straight from the PTY pump
+	// (a keystroke's echo is one hop shorter); the loop below sends the
+	// replay and floods.
+	sess.out.SetDirect(cur, func(p []byte) error {
+		err := send(p)
+		if err != nil {
+			cancel()
 		}
-	}()
+		return err
+	})
+
+	inputs := newInputQueue(sess)
+	go inputs.run(ctx)
 	go readClient(ctx, cancel, conn, sess, cur, inputs)
 	go func() {
 		t := time.NewTicker(pingEvery)
@@ -130,7 +137,7 @@ func serveTerminal(ctx context.Context, conn *websocket.Conn, sess *Session) {
 
 	buf := make([]byte, frameMax)
 	for {
-		n, res, err := sess.out.Next(ctx, cur, buf, ackTimeout)
+		res, err := sess.out.Send(ctx, cur, buf, ackTimeout, send)
 		switch {
 		case errors.Is(err, errDetached):
 			_ = conn.Close(closeTakenOver, "the terminal was opened in another window")
@@ -151,17 +158,56 @@ func serveTerminal(ctx context.Context, conn *websocket.Conn, sess *Session) {
 			}
 			return
 		}
-		wctx, wcancel := context.WithTimeout(ctx, writeTimeout)
-		err = conn.Write(wctx, websocket.MessageBinary, buf[:n])
-		wcancel()
-		if err != nil {
+	}
+}
+
+// inputQueue writes keystrokes to the PTY. A write that fits goes straight
+// from the connection's reader; what the PTY cannot take at once waits for
+// a goroutine of its own, so a program not reading its input never stalls
+// the reader (and with it the acks).
+type inputQueue struct {
+	sess    *Session
+	ch      chan []byte
+	pending atomic.Int64 // queued writes not yet done
+}
+
+func newInputQueue(sess *Session) *inputQueue {
+	return &inputQueue{sess: sess, ch: make(chan []byte, inputQueueLen)}
+}
+
+func (q *inputQueue) run(ctx context.Context) {
+	for {
+		select {
+		case p := <-q.ch:
+			_ = q.sess.Input(p)
+			q.pending.Add(-1)
+		case <-ctx.Done():
 			return
 		}
 	}
 }
 
+// put writes p, or queues what could not be written without waiting. Only
+// the connection's reader calls it, so nothing can be queued between the
+// check of pending and the direct write: input stays in order.
+func (q *inputQueue) put(ctx context.Context, p []byte) error {
+	if q.pending.Load() == 0 {
+		p = q.sess.tryInput(p)
+		if len(p) == 0 {
+			return nil
+		}
+	}
+	q.pending.Add(1)
+	select {
+	case q.ch <- p:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // readClient handles input, resize and ack messages until the connection ends.
-func readClient(ctx context.Context, cancel context.CancelFunc, conn *websocket.Conn, sess *Session, cur *cursor, inputs chan<- []byte) {
+func readClient(ctx context.Context, cancel context.CancelFunc, conn *websocket.Conn, sess *Session, cur *cursor, inputs *inputQueue) {
 	defer cancel()
 	resized := false
 	for {
@@ -170,9 +216,7 @@ func readClient(ctx context.Context, cancel context.CancelFunc, conn *websocket.
 			return
 		}
 		if typ == websocket.MessageBinary {
-			select {
-			case inputs <- data:
-			case <-ctx.Done():
+			if inputs.put(ctx, data) != nil {
 				return
 			}
 			continue
@@ -183,9 +227,7 @@ func readClient(ctx context.Context, cancel context.CancelFunc, conn *websocket.
 		}
 		switch m.Type {
 		case "input":
-			select {
-			case inputs <- []byte(m.Data):
-			case <-ctx.Done():
+			if inputs.put(ctx, []byte(m.Data)) != nil {
 				return
 			}
 		case "resize":
