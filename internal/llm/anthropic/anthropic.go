@@ -56,6 +56,7 @@ func New(opts Options) *Provider {
 		option.WithHTTPClient(cmp.Or(opts.HTTPClient, &http.Client{})),
 		option.WithBaseURL(base),
 		option.WithMaxRetries(0), // retries are ours: they also cover errors inside the stream
+		option.WithMiddleware(llm.StreamFromJSON(streamFromMessage)),
 	}
 	if opts.APIKey != "" {
 		ro = append(ro, option.WithAPIKey(opts.APIKey))

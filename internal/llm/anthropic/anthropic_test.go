@@ -541,3 +541,34 @@ func TestMalformedToolArgumentsAreReturned(t *testing.T) {
 		t.Errorf("events %+v, %d requests", c.Calls, srv.Count())
 	}
 }
+
+// A gateway that answers the streaming request with one plain JSON message (no
+// SSE) gives one complete response: thinking, text, tool calls, usage, stop.
+func TestPlainJSONAnswerToStreamingRequest(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Turn{PlainJSON: true, Text: "Looking…", Thinking: "hmm", Signature: "sig-1",
+		ToolCalls: []llmtest.ToolCall{llmtest.BashCall("toolu_a", "ls -la"), llmtest.BashCall("toolu_b", "pwd")},
+		Usage:     llmtest.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 60, Exact: true}})
+	var c llmtest.Events
+	resp, err := New(Options{APIKey: "k", BaseURL: srv.URL()}).Stream(context.Background(), llm.Request{
+		Model: "claude-test", MaxTokens: 100, Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}},
+	}, c.On)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCalls := []llm.ToolCall{
+		{ID: "toolu_a", Name: "Bash", Input: json.RawMessage(`{"command":"ls -la"}`)},
+		{ID: "toolu_b", Name: "Bash", Input: json.RawMessage(`{"command":"pwd"}`)},
+	}
+	if resp.Message.Text != "Looking…" || c.Text != "Looking…" {
+		t.Errorf("text %q / events %q", resp.Message.Text, c.Text)
+	}
+	if len(resp.Message.Thinking) != 1 || resp.Message.Thinking[0] != (llm.Thinking{Text: "hmm", Signature: "sig-1"}) {
+		t.Errorf("thinking %+v", resp.Message.Thinking)
+	}
+	if !reflect.DeepEqual(resp.Message.ToolCalls, wantCalls) || !reflect.DeepEqual(c.Calls, wantCalls) {
+		t.Errorf("calls %+v / events %+v", resp.Message.ToolCalls, c.Calls)
+	}
+	if resp.StopReason != llm.StopToolUse || resp.Usage != (llm.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 60}) {
+		t.Errorf("stop %q usage %+v", resp.StopReason, resp.Usage)
+	}
+}

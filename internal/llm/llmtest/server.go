@@ -247,6 +247,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply := newReply(&req, turn)
+	if turn.PlainJSON {
+		req.Stream = false
+	}
 	if format == FormatAnthropic {
 		writeAnthropic(r.Context(), w, &req, turn, reply)
 	} else {

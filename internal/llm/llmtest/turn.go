@@ -79,6 +79,10 @@ type Turn struct {
 	// CutAfter > 0 aborts the connection after that many streamed events
 	// (a half-closed stream: no terminating chunk, the client sees an unexpected EOF).
 	CutAfter int
+	// PlainJSON answers even a streaming request with the whole
+	// non-streaming JSON body (Content-Type application/json), as some
+	// gateways and proxies do.
+	PlainJSON bool
 	// Raw, when set, is written verbatim as a text/event-stream body (or as a
 	// JSON body for non-streaming requests), for malformed-input tests.
 	Raw string

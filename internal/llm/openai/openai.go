@@ -53,6 +53,7 @@ func New(opts Options) *Provider {
 		option.WithHTTPClient(cmp.Or(opts.HTTPClient, &http.Client{})),
 		option.WithBaseURL(base),
 		option.WithMaxRetries(0),
+		option.WithMiddleware(llm.StreamFromJSON(streamFromCompletion)),
 	}
 	if opts.APIKey != "" {
 		ro = append(ro, option.WithAPIKey(opts.APIKey))

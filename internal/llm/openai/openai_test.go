@@ -264,3 +264,35 @@ func TestMalformedToolArgumentsAreReturned(t *testing.T) {
 		t.Errorf("events %+v, %d requests", c.Calls, srv.Count())
 	}
 }
+
+// A gateway that answers the streaming request with one plain JSON body (no
+// SSE) gives one complete response: text, tool calls, usage and stop reason.
+func TestPlainJSONAnswerToStreamingRequest(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Turn{PlainJSON: true, Text: "Looking…", Thinking: "hmm",
+		ToolCalls: []llmtest.ToolCall{llmtest.BashCall("call_a", "ls -la"), llmtest.BashCall("call_b", "pwd")},
+		Usage:     llmtest.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 60, Exact: true}})
+	var c llmtest.Events
+	resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.On)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCalls := []llm.ToolCall{
+		{ID: "call_a", Name: "Bash", Input: json.RawMessage(`{"command":"ls -la"}`)},
+		{ID: "call_b", Name: "Bash", Input: json.RawMessage(`{"command":"pwd"}`)},
+	}
+	if resp.Message.Text != "Looking…" || c.Text != "Looking…" {
+		t.Errorf("text %q / events %q", resp.Message.Text, c.Text)
+	}
+	if len(resp.Message.Thinking) != 1 || resp.Message.Thinking[0].Text != "hmm" {
+		t.Errorf("thinking %+v", resp.Message.Thinking)
+	}
+	if !reflect.DeepEqual(resp.Message.ToolCalls, wantCalls) || !reflect.DeepEqual(c.Calls, wantCalls) {
+		t.Errorf("calls %+v / events %+v", resp.Message.ToolCalls, c.Calls)
+	}
+	if resp.StopReason != llm.StopToolUse || resp.Usage != (llm.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 60}) {
+		t.Errorf("stop %q usage %+v", resp.StopReason, resp.Usage)
+	}
+	if reqs := srv.Requests(); len(reqs) != 1 || !reqs[0].Stream {
+		t.Fatalf("requests: %d (the request must still ask for a stream)", len(reqs))
+	}
+}
