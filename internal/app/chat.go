@@ -24,6 +24,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/sandbox"
 	"github.com/synapse-agent/synapse/internal/skills"
 	"github.com/synapse-agent/synapse/internal/subagent"
+	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
 
@@ -244,7 +245,8 @@ func toolsText(m *sandbox.Manager, ext *Extensions, mcpFile string) string {
 	if len(status) == 0 {
 		fmt.Fprintf(&b, "  none: add servers to %s or ./mcp_servers.json\n", mcpFile)
 	}
-	return b.String()
+	// Descriptions, docs and server errors come from skills and servers.
+	return textutil.Sanitize(b.String())
 }
 
 // userShellOutputCap bounds what a `!` command keeps of each stream.

@@ -15,6 +15,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/sandbox"
 	"github.com/synapse-agent/synapse/internal/skills"
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 // PolicySource is the sandbox that extension processes (skill scripts, stdio
@@ -117,9 +118,11 @@ func (a *App) Extensions(ctx context.Context, cwd string, opts ExtensionOptions)
 	e.Tools = &mcp.Handler{M: e.MCP, Timeout: a.Config.CommandTimeout}
 	e.Search = &cmdsearch.Handler{Sources: []cmdsearch.Source{e.skillEntries, e.toolEntries}}
 
-	e.mcpProblems = problems
+	for _, p := range problems {
+		e.mcpProblems = append(e.mcpProblems, textutil.Sanitize(p))
+	}
 	for _, p := range e.Index.Problems() {
-		e.skillProblems = append(e.skillProblems, "skills: "+extFirstLine(p))
+		e.skillProblems = append(e.skillProblems, textutil.Sanitize("skills: "+extFirstLine(p)))
 	}
 	if !opts.DeferMCP {
 		e.StartMCP(ctx)
@@ -142,7 +145,10 @@ func (e *Extensions) StartMCP(ctx context.Context) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.mcpSummary = fmt.Sprintf("MCP: loaded %d tools from %d servers", rep.Tools, rep.Servers)
-	e.mcpProblems = append(e.mcpProblems, rep.Failures...)
+	// A failure line quotes the server's own words (its stderr, its error).
+	for _, f := range rep.Failures {
+		e.mcpProblems = append(e.mcpProblems, textutil.Sanitize(f))
+	}
 }
 
 // Report is the start-up report, one line per fact: the MCP tool count

@@ -12,6 +12,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/app"
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/router"
+	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
 
@@ -75,16 +76,20 @@ The exit status is the last command's (1 for a tool error without an exit code).
 			}
 			defer g.Close()
 			for _, w := range g.Sandbox.Warnings() {
-				fmt.Fprintln(stdio.Err, "synapse: warning:", w)
+				fmt.Fprintln(stdio.Err, "synapse: warning:", textutil.Sanitize(w))
 			}
 			if needsMCPList(args) {
 				g.Extensions.StartMCP(ctx)
 			}
 			// Quiet unless something is broken: no tool count, no skills.
 			for _, p := range g.Extensions.MCPProblems() {
-				fmt.Fprintln(stdio.Err, "synapse: warning:", p)
+				fmt.Fprintln(stdio.Err, "synapse: warning:", textutil.Sanitize(p))
 			}
 			t := g.Tool
+			// On a terminal, command output (and command:search's skill and
+			// tool descriptions) is cleaned of escape sequences; piped, it
+			// passes unchanged, as the model sees it.
+			tty := isTTY(stdio.Out)
 			enc := json.NewEncoder(stdio.Out)
 			code := 0
 			for _, line := range args {
@@ -94,7 +99,11 @@ The exit status is the last command's (1 for a tool error without an exit code).
 						return exitCode(1, fmt.Errorf("write the result: %w", err))
 					}
 				} else {
-					fmt.Fprintln(stdio.Out, r.Output)
+					out := r.Output
+					if tty {
+						out = textutil.Sanitize(out)
+					}
+					fmt.Fprintln(stdio.Out, out)
 				}
 				code = resultCode(r)
 				if ctx.Err() != nil {

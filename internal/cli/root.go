@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/synapse-agent/synapse/internal/app"
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 // Version is set at build time with -ldflags "-X .../internal/cli.Version=…".
@@ -72,17 +73,19 @@ func Run(ctx context.Context, args []string, stdio IO) int {
 	}
 	if strings.HasPrefix(err.Error(), "unknown command") {
 		// Cobra has no typed error for this; it is bad usage all the same.
-		fmt.Fprintf(stdio.Err, "synapse: %v; run 'synapse --help' for the commands\n", err)
+		fmt.Fprintf(stdio.Err, "synapse: %s; run 'synapse --help' for the commands\n", textutil.Sanitize(err.Error()))
 		return 2
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(stdio.Err, "synapse:", ee.err)
+			// Errors carry text from outside (a provider's message, a
+			// server's reply): it must not drive the user's terminal.
+			fmt.Fprintln(stdio.Err, "synapse:", textutil.Sanitize(ee.err.Error()))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stdio.Err, "synapse:", err)
+	fmt.Fprintln(stdio.Err, "synapse:", textutil.Sanitize(err.Error()))
 	return 1
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/app"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/render"
+	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
@@ -116,7 +117,7 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	// The extensions' report (MCP tool count, broken servers or skills) is
 	// progress, not the answer: stderr in every format.
 	for _, n := range g.Extensions.Notices() {
-		fmt.Fprintln(stdio.Err, "synapse:", n)
+		fmt.Fprintln(stdio.Err, "synapse:", textutil.Sanitize(n))
 	}
 	runner := g.Runner
 	start := time.Now()
@@ -227,7 +228,7 @@ func (o *runOutput) event(e agent.Event) {
 		_ = o.enc.Encode(eventJSON(e))
 	case formatJSON:
 		if e.Kind == agent.Warning {
-			fmt.Fprintln(o.errw, "synapse: warning:", e.Err)
+			fmt.Fprintln(o.errw, "synapse: warning:", textutil.Sanitize(e.Err.Error()))
 		}
 	default:
 		o.textEvent(e)

@@ -5,13 +5,16 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
-// clean makes untrusted text (model output, command output) safe to print:
-// ANSI escape sequences are removed (they would move our cursor or recolour
-// the screen), a carriage return keeps only what follows it (progress bars
-// print their last state), other control characters are dropped, and tabs are
-// expanded when expandTabs is set (so widths can be computed on a TTY).
+// clean makes untrusted text (model output, command output) safe to print.
+// It is textutil.Sanitize plus layout: escape sequences (found by
+// textutil.EscapeEnd) and control characters are dropped, a carriage return
+// keeps only what follows it (progress bars print their last state), and
+// tabs are expanded when expandTabs is set (so widths can be computed on a
+// TTY).
 func clean(s string, expandTabs bool) string {
 	if isPlain(s) {
 		return s
@@ -20,11 +23,12 @@ func clean(s string, expandTabs bool) string {
 	b.Grow(len(s))
 	lineStart := 0 // index in b where the current line began (for \r)
 	for i := 0; i < len(s); {
+		if end := textutil.EscapeEnd(s, i); end > i {
+			i = end
+			continue
+		}
 		c := s[i]
 		switch {
-		case c == 0x1b:
-			i = skipEscape(s, i)
-			continue
 		case c == '\r':
 			if i+1 < len(s) && s[i+1] == '\n' {
 				i++
@@ -53,7 +57,7 @@ func clean(s string, expandTabs bool) string {
 			r, size := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && size == 1 {
 				b.WriteRune(utf8.RuneError)
-			} else if r >= 0x80 && r < 0xa0 { // C1 controls
+			} else if r >= 0x80 && r < 0xa0 { // C1 controls EscapeEnd left
 			} else {
 				b.WriteString(s[i : i+size])
 			}
@@ -100,35 +104,6 @@ func isPlain(s string) bool {
 	return true
 }
 
-// skipEscape returns the index just past the escape sequence starting at s[i]
-// (ESC). Unterminated sequences swallow the rest of s.
-func skipEscape(s string, i int) int {
-	if i+1 >= len(s) {
-		return len(s)
-	}
-	switch s[i+1] {
-	case '[': // CSI: parameters, then one final byte 0x40–0x7e
-		for j := i + 2; j < len(s); j++ {
-			if s[j] >= 0x40 && s[j] <= 0x7e {
-				return j + 1
-			}
-		}
-		return len(s)
-	case ']', 'P', '_', '^': // OSC/DCS/APC/PM: until BEL or ESC \
-		for j := i + 2; j < len(s); j++ {
-			if s[j] == 0x07 {
-				return j + 1
-			}
-			if s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\' {
-				return j + 2
-			}
-		}
-		return len(s)
-	default:
-		return i + 2
-	}
-}
-
 // runeWidth is the number of terminal columns r occupies.
 func runeWidth(r rune) int {
 	switch {
@@ -168,7 +143,7 @@ func truncate(s string, max int) string {
 	styled := false
 	for i := 0; i < len(s); {
 		if s[i] == 0x1b {
-			j := skipEscape(s, i)
+			j := textutil.EscapeEnd(s, i)
 			styled = true
 			i = j
 			continue

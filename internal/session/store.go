@@ -20,10 +20,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/synapse-agent/synapse/internal/fsutil"
 	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 // IDPrefix starts every session id.
@@ -504,58 +504,13 @@ func Title(text string) string {
 			text = text[i+nl+1:]
 		}
 	}
-	t := strings.Join(strings.Fields(printable(text)), " ")
+	// Sanitized, so that a title never drives the terminal it is listed in.
+	t := strings.Join(strings.Fields(textutil.Sanitize(text)), " ")
 	r := []rune(t)
 	if len(r) > max {
 		return strings.TrimSpace(string(r[:max-1])) + "…"
 	}
 	return t
-}
-
-// printable drops terminal escape sequences (CSI, OSC and two-byte ESC
-// sequences, the C1 forms too) and other control characters but whitespace,
-// so that a title never drives the terminal it is listed in.
-func printable(s string) string {
-	var b strings.Builder
-	rs := []rune(s)
-	for i := 0; i < len(rs); i++ {
-		c := rs[i]
-		switch {
-		case c == 0x1b && i+1 < len(rs) && rs[i+1] == '[', c == 0x9b:
-			if c == 0x1b {
-				i++
-			}
-			// CSI: parameter and intermediate bytes, then a final byte @ to ~.
-			for i+1 < len(rs) && rs[i+1] >= 0x20 && rs[i+1] <= 0x3f {
-				i++
-			}
-			if i+1 < len(rs) && rs[i+1] >= 0x40 && rs[i+1] <= 0x7e {
-				i++
-			}
-		case c == 0x1b && i+1 < len(rs) && rs[i+1] == ']', c == 0x9d:
-			if c == 0x1b {
-				i++
-			}
-			// OSC: up to BEL or ESC \.
-			for i+1 < len(rs) && rs[i+1] != 0x07 && rs[i+1] != 0x1b && rs[i+1] != 0x9c {
-				i++
-			}
-			i++
-			if i < len(rs) && rs[i] == 0x1b && i+1 < len(rs) && rs[i+1] == '\\' {
-				i++
-			}
-		case c == 0x1b:
-			if i+1 < len(rs) && rs[i+1] >= 0x20 && rs[i+1] < 0x7f {
-				i++ // a two-byte sequence such as ESC c or ESC 7
-			}
-		case c == '\n' || c == '\t' || c == '\r':
-			b.WriteRune(' ')
-		case unicode.IsControl(c):
-		default:
-			b.WriteRune(c)
-		}
-	}
-	return b.String()
 }
 
 // maxCorruptWarnings is how many corrupt lines of one file are reported one

@@ -1,0 +1,9 @@
+// Package textutil holds small text helpers shared by every layer. It is a
+// leaf: it imports nothing of ours, so any package may use it.
+//
+// Sanitize is the one output cleaner for text from outside (command output,
+// skill and MCP descriptions, server and provider error messages) on its way
+// to a terminal: such text must not be able to drive the terminal (move the
+// cursor, retitle the window, write the clipboard with OSC 52, query and
+// inject replies with DCS/APC sequences).
+package textutil
