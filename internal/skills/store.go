@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,13 +118,17 @@ func (st *Store) Import(ctx context.Context, src, sub string, force bool, allow 
 			return nil, fmt.Errorf("cannot import %s: %s", src, reason)
 		}
 	}
+	if err := os.MkdirAll(st.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create the skill store %s: %w", st.Dir, err)
+	}
+	// Clones and copies are made in the store, where commands cannot write.
+	tmp, err := os.MkdirTemp(st.Dir, ".import-")
+	if err != nil {
+		return nil, fmt.Errorf("create a temporary folder in %s: %w", st.Dir, err)
+	}
+	defer os.RemoveAll(tmp)
 	if IsGitURL(src) {
 		allow = nil
-		tmp, err := os.MkdirTemp("", "synapse-skill-import-")
-		if err != nil {
-			return nil, fmt.Errorf("create a temporary folder for the clone: %w", err)
-		}
-		defer os.RemoveAll(tmp)
 		if err := st.git(ctx, "clone", "--depth", "1", "--quiet", "--", src, filepath.Join(tmp, "repo")); err != nil {
 			return nil, fmt.Errorf("git clone %s failed: %w", src, err)
 		}
@@ -140,19 +143,23 @@ func (st *Store) Import(ctx context.Context, src, sub string, force bool, allow 
 		}
 		root = filepath.Join(root, clean)
 	}
-	if allow != nil {
-		if ok, reason := allow(root); !ok {
-			return nil, fmt.Errorf("cannot import %s: %s", root, reason)
-		}
+	stage := filepath.Join(tmp, "staged")
+	if err := os.Mkdir(stage, 0o700); err != nil {
+		return nil, fmt.Errorf("create a temporary folder in %s: %w", st.Dir, err)
 	}
-	dirs := findSkillDirs(root, 3)
-	if len(dirs) == 0 {
+	// Everything is read once, through descriptors, into our own copy; from
+	// then on only the copy is looked at (see stage.go).
+	staged, err := stageSkills(root, stage, 3, allow)
+	if len(staged) == 0 {
+		if err != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("no %s found in %s (searched three levels down)", SkillFile, src)
 	}
+	errs := []error{err}
 	var results []ImportResult
-	var errs []error
-	for _, d := range dirs {
-		r, err := st.importOne(d, force, allow)
+	for _, one := range staged {
+		r, err := st.importOne(one, force)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -178,35 +185,10 @@ func (st *Store) git(ctx context.Context, args ...string) error {
 	return nil
 }
 
-func findSkillDirs(root string, depth int) []string {
-	if _, err := os.Stat(filepath.Join(root, SkillFile)); err == nil {
-		return []string{root}
-	}
-	if depth == 0 {
-		return nil
-	}
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range entries {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && e.Name() != "node_modules" {
-			out = append(out, findSkillDirs(filepath.Join(root, e.Name()), depth-1)...)
-		}
-	}
-	return out
-}
-
-func (st *Store) importOne(srcDir string, force bool, allow ReadFilter) (ImportResult, error) {
-	if allow != nil {
-		for _, p := range []string{srcDir, filepath.Join(srcDir, SkillFile)} {
-			if ok, reason := allow(p); !ok {
-				return ImportResult{}, fmt.Errorf("cannot import %s: %s", srcDir, reason)
-			}
-		}
-	}
-	in, err := Load(srcDir, SourceUser)
+// importOne installs one staged copy (ours, in the store).
+func (st *Store) importOne(one stagedSkill, force bool) (ImportResult, error) {
+	srcDir := one.Src
+	in, err := Load(one.Dir, SourceUser)
 	if err != nil {
 		return ImportResult{}, fmt.Errorf("cannot import %s: %w", srcDir, err)
 	}
@@ -228,22 +210,12 @@ func (st *Store) importOne(srcDir string, force bool, allow ReadFilter) (ImportR
 		}
 		return ImportResult{}, ce
 	}
-	tmp, err := os.MkdirTemp(st.Dir, ".import-")
-	if err != nil {
-		return ImportResult{}, fmt.Errorf("create a temporary folder in %s: %w", st.Dir, err)
-	}
-	defer os.RemoveAll(tmp)
-	staged := filepath.Join(tmp, in.Name)
-	skipped, withheld, err := copyTreeFiltered(srcDir, staged, allow)
-	if err != nil {
-		return ImportResult{}, fmt.Errorf("copy %s: %w", srcDir, err)
-	}
-	res := ImportResult{Name: in.Name, Dir: dst, Skipped: skipped, Withheld: withheld}
+	res := ImportResult{Name: in.Name, Dir: dst, Skipped: one.Skipped, Withheld: one.Withheld}
 	reason := "skill:import"
 	if exists {
 		reason = "skill:import --force"
 	}
-	prev, _, err := st.installLocked(in.Name, staged, reason)
+	prev, _, err := st.installLocked(in.Name, one.Dir, reason)
 	if err != nil {
 		return ImportResult{}, err
 	}
@@ -252,63 +224,27 @@ func (st *Store) importOne(srcDir string, force bool, allow ReadFilter) (ImportR
 }
 
 // copyTree copies regular files and folders; symlinks and special files are
-// skipped (a skill must not point outside itself) and returned.
+// skipped (a skill must not point outside itself) and returned. It reads
+// like an import does (stage.go): through descriptors, never following a
+// link, so a folder someone else can write cannot redirect it.
 func copyTree(src, dst string) ([]string, error) {
-	skipped, _, err := copyTreeFiltered(src, dst, nil)
-	return skipped, err
-}
-
-// copyTreeFiltered is copyTree that also leaves out the files and folders
-// allow refuses (withheld).
-func copyTreeFiltered(src, dst string, allow ReadFilter) (skipped, withheld []string, err error) {
-	err = filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() && (d.Name() == ".git") && p != src {
-			return filepath.SkipDir
-		}
-		if allow != nil && p != src {
-			if ok, _ := allow(p); !ok {
-				withheld = append(withheld, rel)
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-		}
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case d.Type().IsRegular():
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			return copyFile(p, target, info.Mode().Perm())
-		default:
-			skipped = append(skipped, rel)
-			return nil
-		}
-	})
-	return skipped, withheld, err
-}
-
-func copyFile(src, dst string, perm os.FileMode) error {
-	in, err := os.Open(src)
+	f, err := os.Open(src)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm|0o600)
-	if err != nil {
-		return err
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a folder", src)
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return nil, err
 	}
-	return out.Close()
+	if err := os.Mkdir(dst, 0o700); err != nil {
+		return nil, err
+	}
+	var out stagedSkill
+	if err := (&stager{}).copyDir(f, src, dst, "", &out); err != nil {
+		return out.Skipped, err
+	}
+	return out.Skipped, os.Chmod(dst, 0o755)
 }
