@@ -32,7 +32,7 @@ type PathChecker interface {
 }
 
 // DefaultTodoMaxContent is the longest todo content or activeForm, in characters.
-const DefaultTodoMaxContent = 500
+const DefaultTodoMaxContent = config.DefaultTodoMaxContent
 
 // Options configures a Shell.
 type Options struct {
@@ -45,7 +45,8 @@ type Options struct {
 	ReadLimit int
 	// TodoMaxItems caps the todo list (config.Config.TodoMaxItems).
 	TodoMaxItems int
-	// TodoMaxContent caps each item's content and activeForm, in characters.
+	// TodoMaxContent caps each item's content and activeForm, in characters
+	// (config.Config.TodoMaxContent).
 	TodoMaxContent int
 }
 

@@ -282,7 +282,11 @@ func TestTodoWrite(t *testing.T) {
 		{"bad status", nil, "TodoWrite '" + list(item("a", "done")) + "'", `todos[0].status is "done"`, 0},
 		{"missing activeForm", nil, `TodoWrite '{"todos":[{"content":"a","status":"pending"}]}'`, "todos[0].activeForm is missing", 0},
 		{"empty content", nil, `TodoWrite '{"todos":[{"content":" ","activeForm":"b","status":"pending"}]}'`, "todos[0].content is missing or empty", 0},
-		{"content too long", nil, "TodoWrite '" + list(item(strings.Repeat("x", 501), "pending")) + "'", "the limit is 500", 0},
+		{"content too long", nil, "TodoWrite '" + list(item(strings.Repeat("x", 501), "pending")) + "'", "the limit is 500 (SYNAPSE_TODO_MAX_CONTENT_LENGTH)", 0},
+		{"content env limit applies", map[string]string{"SYNAPSE_TODO_MAX_CONTENT_LENGTH": "10"}, "TodoWrite '" + list(item(strings.Repeat("x", 11), "pending")) + "'", "todos[0].content is 11 characters, the limit is 10", 0},
+		{"content env limit allows", map[string]string{"SYNAPSE_TODO_MAX_CONTENT_LENGTH": "600"}, "TodoWrite '" + list(item(strings.Repeat("x", 590), "pending")) + "'", "", 1},
+		{"invalid content env falls back (under)", map[string]string{"SYNAPSE_TODO_MAX_CONTENT_LENGTH": "lots"}, "TodoWrite '" + list(item(strings.Repeat("x", 496), "pending")) + "'", "", 1},
+		{"invalid content env falls back (over)", map[string]string{"SYNAPSE_TODO_MAX_CONTENT_LENGTH": "-5"}, "TodoWrite '" + list(item(strings.Repeat("x", 501), "pending")) + "'", "the limit is 500", 0},
 		{"missing todos", nil, `TodoWrite '{}'`, `missing "todos"`, 0},
 		{"not json", nil, `TodoWrite 'hello'`, "invalid JSON", 0},
 		{"trailing text", nil, `TodoWrite '{"todos":[]} x'`, "unexpected text", 0},
@@ -303,7 +307,7 @@ func TestTodoWrite(t *testing.T) {
 			store.Set(prior)
 			notified := 0
 			store.OnChange(func([]todo.Item) { notified++ })
-			sh := New(Options{Todos: store, TodoMaxItems: cfg.TodoMaxItems})
+			sh := New(Options{Todos: store, TodoMaxItems: cfg.TodoMaxItems, TodoMaxContent: cfg.TodoMaxContent})
 			r := sh.Run(context.Background(), tt.line)
 			if tt.wantErr != "" {
 				if r.ExitCode != 1 || !strings.Contains(r.Stderr, tt.wantErr) {

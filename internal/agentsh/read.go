@@ -99,7 +99,8 @@ func (s *Shell) read(ctx context.Context, rest string) command.Result {
 		return failf("read", abs+": "+err.Error())
 	}
 	if offset > 0 && res.shown == 0 {
-		return failf("read", "--offset "+strconv.Itoa(offset)+" is past the end of "+abs+" ("+plural(res.skipped, "line", "lines")+")")
+		// Paging past the end is normal: nothing to show, and the length.
+		return command.OK("(" + path + " has " + plural(res.skipped, "line", "lines") + "; nothing after --offset " + strconv.Itoa(offset) + ")\n")
 	}
 	if res.more {
 		out.WriteString("\n(Showing lines " + strconv.Itoa(offset+1) + "-" + strconv.Itoa(offset+res.shown) +

@@ -76,7 +76,7 @@ func parseTodos(raw string, maxItems, maxContent int) ([]todo.Item, error) {
 				return nil, fmt.Errorf("%s.%s is missing or empty", where, f.name)
 			}
 			if f.name != "status" && utf8.RuneCountInString(*f.v) > maxContent {
-				return nil, fmt.Errorf("%s.%s is %d characters, the limit is %d; shorten it", where, f.name, utf8.RuneCountInString(*f.v), maxContent)
+				return nil, fmt.Errorf("%s.%s is %d characters, the limit is %d (SYNAPSE_TODO_MAX_CONTENT_LENGTH); shorten it", where, f.name, utf8.RuneCountInString(*f.v), maxContent)
 			}
 		}
 		st := todo.Status(*it.Status)

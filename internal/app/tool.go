@@ -57,12 +57,13 @@ func (a *App) NewTool(_ context.Context, s ToolSetup) (*Tool, error) {
 		paths, _ = t.Exec.(agentsh.PathChecker)
 	}
 	t.Agent = agentsh.New(agentsh.Options{
-		Exec:         t.Exec,
-		Paths:        paths,
-		Todos:        s.Todos,
-		Home:         a.Config.UserHome,
-		ReadLimit:    a.Config.ReadDefaultLimit,
-		TodoMaxItems: a.Config.TodoMaxItems,
+		Exec:           t.Exec,
+		Paths:          paths,
+		Todos:          s.Todos,
+		Home:           a.Config.UserHome,
+		ReadLimit:      a.Config.ReadDefaultLimit,
+		TodoMaxItems:   a.Config.TodoMaxItems,
+		TodoMaxContent: a.Config.TodoMaxContent,
 	})
 	t.Bash = tool.New(tool.Options{
 		Exec:      t.Exec,

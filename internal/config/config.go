@@ -16,6 +16,7 @@ import (
 const (
 	DefaultReadLimit              = 2000
 	DefaultTodoMaxItems           = 50
+	DefaultTodoMaxContent         = 500
 	DefaultMaxParallelTasks       = 5
 	DefaultMaxToolIterations      = 200
 	DefaultMaxConsecutiveFailures = 3
@@ -49,6 +50,7 @@ type Config struct {
 
 	ReadDefaultLimit       int           // SYNAPSE_READ_DEFAULT_LIMIT
 	TodoMaxItems           int           // SYNAPSE_TODO_MAX_ITEMS
+	TodoMaxContent         int           // SYNAPSE_TODO_MAX_CONTENT_LENGTH, characters per todo text
 	MaxParallelTasks       int           // SYNAPSE_MAX_PARALLEL_TASKS
 	MaxToolIterations      int           // SYNAPSE_MAX_TOOL_ITERATIONS
 	MaxConsecutiveFailures int           // SYNAPSE_MAX_CONSECUTIVE_TOOL_FAILURES
@@ -113,6 +115,7 @@ func Load(getenv Getenv) (Config, error) {
 		MCPDir:                 filepath.Join(home, "mcp"),
 		ReadDefaultLimit:       PositiveInt(getenv, "SYNAPSE_READ_DEFAULT_LIMIT", DefaultReadLimit),
 		TodoMaxItems:           PositiveInt(getenv, "SYNAPSE_TODO_MAX_ITEMS", DefaultTodoMaxItems),
+		TodoMaxContent:         PositiveInt(getenv, "SYNAPSE_TODO_MAX_CONTENT_LENGTH", DefaultTodoMaxContent),
 		MaxParallelTasks:       PositiveInt(getenv, "SYNAPSE_MAX_PARALLEL_TASKS", DefaultMaxParallelTasks),
 		MaxToolIterations:      PositiveInt(getenv, "SYNAPSE_MAX_TOOL_ITERATIONS", DefaultMaxToolIterations),
 		MaxConsecutiveFailures: PositiveInt(getenv, "SYNAPSE_MAX_CONSECUTIVE_TOOL_FAILURES", DefaultMaxConsecutiveFailures),

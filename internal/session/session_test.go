@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/llm/anthropic"
+	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 )
 
 type warnings struct {
@@ -422,5 +425,51 @@ func TestDelete(t *testing.T) {
 	}
 	if err := s.Delete(ids[1]); err != nil {
 		t.Errorf("deleting again: %v", err)
+	}
+}
+
+// A resumed session whose tool input was stored as a JSON string (some
+// writers encode the arguments twice) comes back with an object input, which
+// providers accept; other non-object inputs become {}.
+func TestResumeNormalisesStringToolInput(t *testing.T) {
+	tests := []struct{ stored, want string }{
+		{`"{\"command\":\"ls -la\"}"`, `{"command":"ls -la"}`},
+		{`" {\"command\":\"pwd\"} "`, `{"command":"pwd"}`},
+		{`"\"{\\\"command\\\":\\\"id\\\"}\""`, `{"command":"id"}`},
+		{`{"command":"ls"}`, `{"command":"ls"}`},
+		{`null`, `{}`},
+		{`"ls -la"`, `{}`},
+		{`[1,2]`, `{}`},
+	}
+	for _, tt := range tests {
+		s, w := newStore(t)
+		id := IDPrefix + "20260101-000000-abcdef"
+		lines := []string{
+			`{"role":"user","text":"list","ts":"2026-01-01T00:00:00Z"}`,
+			`{"role":"assistant","tool_calls":[{"id":"c1","name":"Bash","input":` + tt.stored + `}],"ts":"2026-01-01T00:00:01Z"}`,
+			`{"role":"tool","tool_call_id":"c1","text":"a","ts":"2026-01-01T00:00:02Z"}`,
+		}
+		if err := os.WriteFile(filepath.Join(s.Dir, id+".jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, msgs, err := s.Open(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) != 3 || len(msgs[1].ToolCalls) != 1 {
+			t.Fatalf("stored %s: messages %+v (warnings %v)", tt.stored, msgs, w.all())
+		}
+		if got := string(msgs[1].ToolCalls[0].Input); got != tt.want {
+			t.Errorf("stored %s: input %s, want %s", tt.stored, got, tt.want)
+		}
+		// On the wire the resumed call goes out as an object, which the API accepts.
+		srv := llmtest.New(t, llmtest.TextTurn("ok"))
+		p := anthropic.New(anthropic.Options{APIKey: "k", BaseURL: srv.URL()})
+		if _, err := p.Stream(context.Background(), llm.Request{Model: "claude-test", MaxTokens: 10, Messages: append(msgs, user("go on"))}, nil); err != nil {
+			t.Fatalf("stored %s: resumed request: %v", tt.stored, err)
+		}
+		if raw := string(srv.Requests()[0].Raw); !strings.Contains(raw, `"input":`+tt.want) {
+			t.Errorf("stored %s: the request does not carry the input as an object:\n%s", tt.stored, raw)
+		}
 	}
 }
