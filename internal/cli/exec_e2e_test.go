@@ -119,6 +119,7 @@ func TestExecExitStatusIsTheLastCommands(t *testing.T) {
 		{[]string{"nosuchcommand_e2e"}, 127, "`nosuchcommand_e2e` is not a command here"},
 		{[]string{"read"}, 1, `Bash(command="read --help")`},
 		{[]string{"mcp:demo:echo"}, 1, `Unknown MCP server "demo": no MCP servers are configured`},
+		{[]string{"mcp:"}, 0, "No MCP servers are configured."}, // lists servers, not bash's exit 127
 		{[]string{"read --help"}, 0, "# read"},
 		{[]string{"read -h"}, 0, "Usage: read <file_path>"},
 		{[]string{"echo a", "--json"}, 127, "--json"}, // after the first command, everything is a command

@@ -164,6 +164,15 @@ func TestExecUsesExtensions(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, `MCP server "gone" failed to start`) || !strings.Contains(r.stdout, "mcp:docs:pdf_to_text") {
 		t.Errorf("with a broken server: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
+	// mcp: lists both servers; --help of the down one's tool says what it can, exit 0.
+	r = execIn(t, "mcp:")
+	if r.code != 0 || !strings.Contains(r.stdout, "docs (stdio) — not started yet: it starts on first use") || !strings.Contains(r.stdout, "gone (stdio) —") {
+		t.Errorf("mcp: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	r = execIn(t, "mcp:gone:search --help")
+	if r.code != 0 || !strings.Contains(r.stdout, "Usage: mcp:gone:search") || !strings.Contains(r.stdout, `MCP server "gone" is down`) || !strings.Contains(r.stdout, "synapse-no-such-server") {
+		t.Errorf("help of a down server's tool: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
 }
 
 // TestChatUsesExtensions: the REPL's banner reports the MCP start-up, /tools

@@ -48,8 +48,12 @@ func (h *Handler) Run(ctx context.Context, line string) command.Result {
 	if tool == "" {
 		return h.listTools(ctx, server)
 	}
+	help := len(words) == 1 && (words[0] == "-h" || words[0] == "--help")
 	tools, err := h.M.ServerTools(ctx, server)
 	if err != nil {
+		if help && ctx.Err() == nil {
+			return command.OK(h.helpWhileDown(server, tool, err))
+		}
 		return h.failure(ctx, server, err)
 	}
 	var info *ToolInfo
@@ -66,7 +70,7 @@ func (h *Handler) Run(ctx context.Context, line string) command.Result {
 		}
 		return command.Fail(fmt.Sprintf("MCP server %q has no tool %q. Its tools: %s\nRun mcp:%s:<tool> --help for a tool's arguments.", server, tool, strings.Join(names, ", "), server))
 	}
-	if len(words) == 1 && (words[0] == "-h" || words[0] == "--help") {
+	if help {
 		return command.OK(ToolHelp(server, tool, info.Description, info.Schema))
 	}
 	args, err := BuildArgs(info.Schema, words)
@@ -115,6 +119,19 @@ func (h *Handler) failure(ctx context.Context, server string, err error) command
 	return command.Fail(fmt.Sprintf("MCP server %q is not available: %v\nCheck its entry in %s; it is retried on the next call.", server, err, h.configFile(server)))
 }
 
+// helpWhileDown is --help of a tool whose server cannot be reached: what is
+// known without it (the command form), that it is down and why, and when it
+// is tried again. Asking for help is not a failure, so it is not one.
+func (h *Handler) helpWhileDown(server, tool string, err error) string {
+	cmd := "mcp:" + server + ":" + tool
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: %s [--<argument> <value> …]\n\n", cmd)
+	fmt.Fprintf(&b, "MCP server %q is down, so the arguments of %s cannot be listed now.\n", server, tool)
+	fmt.Fprintf(&b, "Why: %v\n\n", err)
+	fmt.Fprintf(&b, "The server is started again on the next call. Once it runs, `%s --help` lists the arguments and `mcp:%s` the tools. If it keeps failing, check its entry in %s.\n", cmd, server, h.configFile(server))
+	return b.String()
+}
+
 func (h *Handler) configFile(server string) string {
 	if c, ok := h.M.Config(server); ok && c.File != "" {
 		return c.File
@@ -140,9 +157,9 @@ func (h *Handler) listServers() command.Result {
 	for _, s := range st {
 		state := fmt.Sprintf("connected, %d tools", s.Tools)
 		if !s.Connected {
-			state = "not connected"
+			state = "not started yet: it starts on first use"
 			if s.Err != "" {
-				state += ": " + s.Err
+				state = "not connected: " + s.Err
 			}
 		}
 		fmt.Fprintf(&b, "  %s (%s) — %s\n", s.Name, s.Kind, state)

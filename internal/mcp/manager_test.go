@@ -204,6 +204,16 @@ func TestStartReportsBrokenServersAndLoadsTheRest(t *testing.T) {
 		}
 	}
 	runOK(t, h, "mcp:good:echo still-works")
+	// --help of a tool of a down server: what is known, that it is down and why, exit 0.
+	help := runOK(t, h, "mcp:exits:search --help")
+	for _, want := range []string{"Usage: mcp:exits:search [--<argument> <value> …]", `MCP server "exits" is down`, "Why: ", "boom", "started again on the next call"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help while down lacks %q:\n%s", want, help)
+		}
+	}
+	if help := runOK(t, h, "mcp:missing:x -h"); !strings.Contains(help, "synapse-no-such-command") || !strings.Contains(help, "cfg.json") {
+		t.Errorf("help while down does not say why or where:\n%s", help)
+	}
 	r := h.Run(context.Background(), "mcp:exits:anything")
 	if r.ExitCode != 1 || !strings.Contains(r.Stderr, `MCP server "exits" is not available`) || !strings.Contains(r.Stderr, "boom") {
 		t.Errorf("call to broken server: %d %q", r.ExitCode, r.Stderr)

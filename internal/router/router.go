@@ -85,7 +85,8 @@ func Classify(line string) Route {
 		return Route{Layer: Agent, Family: FamilyTask, Name: word}
 	case word == "command:search":
 		return Route{Layer: Agent, Family: FamilySearch, Name: word}
-	case strings.HasPrefix(word, "mcp:") && len(word) > len("mcp:"):
+	case strings.HasPrefix(word, "mcp:"):
+		// mcp: alone lists the configured servers.
 		return Route{Layer: Extension, Family: FamilyMCP, Name: word}
 	case strings.HasPrefix(word, "skill:") && len(word) > len("skill:"):
 		// skill:<action> manages skills; skill:<skill>:<script> runs a script.

@@ -43,6 +43,8 @@ func TestClassify(t *testing.T) {
 		{"skill:a:b", Extension, FamilySkillScript, "skill:a:b"},
 		{"mcp:demo:echo --text hi", Extension, FamilyMCP, "mcp:demo:echo"},
 		{"mcp:srv:tool", Extension, FamilyMCP, "mcp:srv:tool"},
+		{"mcp:", Extension, FamilyMCP, "mcp:"},
+		{"mcp:srv", Extension, FamilyMCP, "mcp:srv"},
 		// Native.
 		{"npm test", Native, FamilyNative, "npm"},
 		{"ls -la | grep x", Native, FamilyNative, "ls"},
