@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/hooks"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/session"
 	"github.com/synapse-agent/synapse/internal/todo"
@@ -55,6 +56,9 @@ type Options struct {
 
 	// OnEvent receives every event, never concurrently.
 	OnEvent func(Event)
+	// Hooks, when set, run at the hook points: the user's prompt, around
+	// each tool call, and after a turn that ended with a final answer.
+	Hooks Hooks
 	Pricing session.Pricing
 }
 
@@ -68,6 +72,7 @@ const (
 	StopConsecutiveFailures = "consecutive_failures"
 	StopInterrupted         = "interrupted"
 	StopError               = "error"
+	StopBlocked             = "blocked" // a UserPromptSubmit hook refused the prompt
 )
 
 // ErrInterrupted is returned (wrapped) when the run's context was cancelled.
@@ -87,6 +92,8 @@ type Result struct {
 	Turns      int       `json:"turns"`
 	StopReason string    `json:"stopReason"`
 	Usage      llm.Usage `json:"usage"`
+	// Hooks are the stop hooks' outputs, shown after the answer (never in the history).
+	Hooks []hooks.Output `json:"hooks,omitempty"`
 }
 
 // Runner holds one conversation. Run must not be called concurrently with
@@ -102,6 +109,7 @@ type Runner struct {
 	limits   limits
 	skill    bool
 	onEvent  func(Event)
+	hooks    Hooks
 
 	emitMu sync.Mutex
 
@@ -147,6 +155,7 @@ func New(opts Options) (*Runner, error) {
 		model:    opts.Model,
 		skill:    !opts.DisableSkillSearchInstruction,
 		onEvent:  opts.OnEvent,
+		hooks:    opts.Hooks,
 		limits: limits{
 			maxTurns:     orDefault(opts.MaxTurns, config.DefaultMaxToolIterations),
 			maxFailures:  orDefault(opts.MaxConsecutiveFailures, config.DefaultMaxConsecutiveFailures),

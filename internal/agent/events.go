@@ -3,6 +3,7 @@ package agent
 import (
 	"time"
 
+	"github.com/synapse-agent/synapse/internal/hooks"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
@@ -28,10 +29,13 @@ const (
 	TurnEnd                            // one model turn (and its tool calls) is done
 	Error                              // Err: the run failed
 	Warning                            // Err: something non-fatal (a corrupt session line)
+	HookProgress                       // Text: a stop hook's progress line
+	HookOutput                         // Hooks (and Text, formatted): the stop hooks' block after the answer
 )
 
 var kindNames = [...]string{"", "text_delta", "thinking_delta", "tool_start", "tool_end", "task_start",
-	"task_tool_start", "task_tool_end", "task_end", "usage", "todo_change", "reminder", "turn_end", "error", "warning"}
+	"task_tool_start", "task_tool_end", "task_end", "usage", "todo_change", "reminder", "turn_end", "error", "warning",
+	"hook_progress", "hook_output"}
 
 // String is the kind's snake_case name (used by stream-json output).
 func (k EventKind) String() string {
@@ -56,4 +60,5 @@ type Event struct {
 	TaskDescription string
 	ToolCount       int
 	Err             error
+	Hooks           []hooks.Output
 }

@@ -46,6 +46,16 @@ func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 		// rewritten at most once a second during the run, and here at its end.
 		defer func() { r.saveFailed(sess, sess.Flush()) }()
 	}
+	if r.hooks != nil {
+		v := r.hooks.UserPromptSubmit(ctx, r.SessionID(), r.cwd, input)
+		r.reportProblems(v)
+		if v.Block != "" {
+			res.StopReason = StopBlocked
+			err := fmt.Errorf("the UserPromptSubmit hook refused the prompt: %s", v.Block)
+			r.Emit(Event{Kind: Error, Err: err})
+			return res, err
+		}
+	}
 	text := input
 	if r.skill {
 		text = WrapSkillSearch(input)
@@ -53,6 +63,9 @@ func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 	r.commit(sess, llm.Message{Role: llm.RoleUser, Text: text})
 
 	failures, reminders := 0, 0
+	// deniedPerm: the user refused a permission during this run; the turn
+	// did not go as the model planned, so stop hooks do not learn from it.
+	deniedPerm := false
 	for res.Turns < r.limits.maxTurns {
 		res.Turns++
 		resp, err := r.stream(ctx)
@@ -92,6 +105,9 @@ func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 			unfinished := r.todos.Unfinished()
 			if len(unfinished) == 0 || reminders >= r.limits.maxReminders || ctx.Err() != nil {
 				r.Emit(Event{Kind: TurnEnd})
+				if !deniedPerm {
+					r.runStopHooks(ctx, &res)
+				}
 				return res, nil
 			}
 			reminders++
@@ -108,6 +124,7 @@ func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 			res.StopReason = StopInterrupted
 			return res, fmt.Errorf("tool execution: %w", ErrInterrupted)
 		}
+		deniedPerm = deniedPerm || denied(results)
 		step := make([]llm.Message, 0, 1+len(results))
 		step = append(step, msg)
 		allUsageFailures := true

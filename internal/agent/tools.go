@@ -111,7 +111,7 @@ func (r *Runner) runGroup(ctx context.Context, calls []llm.ToolCall, commands []
 				defer func() { <-sem }()
 				r.Emit(Event{Kind: ToolStart, CallID: calls[i].ID, Command: commands[i]})
 				start := time.Now()
-				res := r.callTool(ctx, calls[i])
+				res := r.hookedCall(ctx, calls[i])
 				done <- callOutcome{index: i, res: res, took: time.Since(start)}
 			}(i)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/hooks"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/sandbox"
@@ -93,6 +94,13 @@ type Agent struct {
 	Extensions *Extensions
 	// Tool is the agent's Bash tool.
 	Tool *Tool
+	// Hooks are the runner's stop hooks and the user's command hooks (nil
+	// with NoModel).
+	Hooks *hooks.Set
+
+	// notices are start-up problems of the agent's own settings (hooks,
+	// skillEnhance), shown with the others.
+	notices []string
 
 	providers *modelProviders
 	closers   []func() error
@@ -126,8 +134,13 @@ func (g *Agent) Notices() []string {
 	for _, w := range g.Sandbox.Warnings() {
 		out = append(out, "warning: "+w)
 	}
+	out = append(out, g.notices...)
 	return append(out, g.Extensions.Notices()...)
 }
+
+// SettingsNotices are the problems found in the agent's own settings.json
+// entries (hooks, skillEnhance), one line each.
+func (g *Agent) SettingsNotices() []string { return append([]string(nil), g.notices...) }
 
 // Close flushes the session, stops the MCP servers and the shell, in the
 // reverse order of their building. It is safe to call more than once.
@@ -212,7 +225,16 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 		return g, nil
 	}
 
+	// User hooks come from $SYNAPSE_HOME/settings.json only: no project
+	// file is read for them, and sandboxed commands cannot reach that file.
+	hookCfg, hookWarns := hooks.ParseConfig(settings.Hooks)
+	for _, w := range hookWarns {
+		g.notices = append(g.notices, "warning: "+w)
+	}
+	g.Hooks = hooks.NewSet(&hooks.Runner{Config: hookCfg, Env: g.Sandbox.Env()})
+
 	opts := a.AgentOptions(s.Persist, warn)
+	opts.Hooks = g.Hooks
 	opts.Provider, opts.Model, opts.Cwd = provider, model, cwd
 	opts.Tool, opts.Todos, opts.OnEvent = g.Tool, todos, s.OnEvent
 	opts.ResumeID = s.ResumeID

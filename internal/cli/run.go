@@ -15,6 +15,7 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/app"
+	"github.com/synapse-agent/synapse/internal/hooks"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/textutil"
@@ -116,7 +117,7 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	}
 	// The extensions' report (MCP tool count, broken servers or skills) is
 	// progress, not the answer: stderr in every format.
-	for _, n := range g.Extensions.Notices() {
+	for _, n := range append(g.SettingsNotices(), g.Extensions.Notices()...) {
 		fmt.Fprintln(stdio.Err, "synapse:", textutil.Sanitize(n))
 	}
 	runner := g.Runner
@@ -296,6 +297,21 @@ func (o *runOutput) textEvent(e agent.Event) {
 		if e.Err != nil {
 			r.Notice("warning: " + e.Err.Error())
 		}
+	case agent.HookProgress:
+		r.Notice(e.Text)
+	case agent.HookOutput:
+		// After the answer, set apart from it: on stdout when piped (it is
+		// part of the outcome), in the renderer's styled block on a terminal.
+		if o.text == nil {
+			r.EndText()
+			r.HookBlock("hooks", hooks.Body(e.Hooks))
+			return
+		}
+		if !o.lastNL {
+			_, _ = io.WriteString(o.text, "\n")
+		}
+		_, _ = io.WriteString(o.text, "\n"+hooks.Format(e.Hooks))
+		o.lastNL, o.wrote = true, true
 	}
 }
 
@@ -329,11 +345,13 @@ type resultOut struct {
 	Error      string    `json:"error,omitempty"`
 	DurationMs int64     `json:"durationMs"`
 	CostUSD    *float64  `json:"sessionCostUSD,omitempty"`
+	// Hooks are the stop hooks' outputs (also streamed as a hook_output event).
+	Hooks []hooks.Output `json:"hooks,omitempty"`
 }
 
 func resultJSON(runner *agent.Runner, res agent.Result, runErr error, took time.Duration) resultOut {
 	r := resultOut{Type: "result", Text: res.Text, SessionID: runner.SessionID(), Usage: res.Usage, Turns: res.Turns,
-		StopReason: res.StopReason, DurationMs: took.Milliseconds()}
+		StopReason: res.StopReason, DurationMs: took.Milliseconds(), Hooks: res.Hooks}
 	if runErr != nil {
 		r.IsError, r.Error = true, runErr.Error()
 	}
@@ -361,11 +379,12 @@ type eventOut struct {
 	TaskDescription string         `json:"taskDescription,omitempty"`
 	ToolCount       int            `json:"toolCount,omitempty"`
 	Error           string         `json:"error,omitempty"`
+	Hooks           []hooks.Output `json:"hooks,omitempty"`
 }
 
 func eventJSON(e agent.Event) eventOut {
 	o := eventOut{Type: e.Kind.String(), Text: e.Text, CallID: e.CallID, Command: e.Command, Usage: e.Usage,
-		TaskID: e.TaskID, TaskType: e.TaskType, TaskDescription: e.TaskDescription, ToolCount: e.ToolCount}
+		TaskID: e.TaskID, TaskType: e.TaskType, TaskDescription: e.TaskDescription, ToolCount: e.ToolCount, Hooks: e.Hooks}
 	if e.Result != nil {
 		out, isErr := e.Result.Output, e.Result.IsError
 		o.Output, o.IsError, o.Message, o.Extras = &out, &isErr, e.Result.Message, e.Result.Extras

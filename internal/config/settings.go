@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/synapse-agent/synapse/internal/fsutil"
@@ -39,12 +40,19 @@ type Settings struct {
 	// ThinkingBudget > 0 enables extended thinking (Anthropic) with that budget.
 	ThinkingBudget int `json:"thinkingBudget,omitempty"`
 
+	// Hooks is the user's command hooks (internal/hooks reads it), kept raw
+	// so that a broken entry is a warning at start-up, not a failure to start.
+	Hooks json.RawMessage `json:"hooks,omitempty"`
+	// SkillEnhance is {"autoEnhance": bool, "triggerProfile": "conservative"
+	// | "neutral" | "aggressive"}, raw for the same reason (see SkillEnhanceConfig).
+	SkillEnhance json.RawMessage `json:"skillEnhance,omitempty"`
+
 	// Extra holds the keys this version does not know, verbatim.
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // knownKeys are the JSON keys of Settings' fields.
-var knownKeys = []string{"provider", "model", "env", "enableSkillSearchInstruction", "maxTokens", "thinkingBudget"}
+var knownKeys = []string{"provider", "model", "env", "enableSkillSearchInstruction", "maxTokens", "thinkingBudget", "hooks", "skillEnhance"}
 
 // SkillSearchInstruction reports whether the skill-search instruction is on (default true).
 func (s Settings) SkillSearchInstruction() bool {
@@ -193,6 +201,8 @@ func SaveSettings(path string, s Settings) error {
 	set("enableSkillSearchInstruction", s.EnableSkillSearchInstruction, s.EnableSkillSearchInstruction != nil)
 	set("maxTokens", s.MaxTokens, s.MaxTokens > 0)
 	set("thinkingBudget", s.ThinkingBudget, s.ThinkingBudget > 0)
+	set("hooks", s.Hooks, len(s.Hooks) > 0)
+	set("skillEnhance", s.SkillEnhance, len(s.SkillEnhance) > 0)
 	data, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return fmt.Errorf("cannot encode settings for %s: %w", path, err)
@@ -208,4 +218,75 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("cannot create %s: %w", dir, err)
 	}
 	return fsutil.WriteFileAtomic(path, data, perm)
+}
+
+// Trigger profiles of skill auto-enhance, from the most to the least selective.
+const (
+	ProfileConservative = "conservative"
+	ProfileNeutral      = "neutral"
+	ProfileAggressive   = "aggressive"
+)
+
+// SkillEnhanceConfig is settings.json "skillEnhance".
+type SkillEnhanceConfig struct {
+	// AutoEnhance runs the skill auto-enhance stop hook (default off: it
+	// costs a sub-agent run after a worthwhile turn).
+	AutoEnhance bool
+	// TriggerProfile is how readily a turn counts as worth learning from.
+	TriggerProfile string
+}
+
+// SkillEnhanceConfig reads "skillEnhance". A value of the wrong type is a
+// warning and the default (off, conservative), never silently on.
+func (s Settings) SkillEnhanceConfig() (SkillEnhanceConfig, []string) {
+	cfg := SkillEnhanceConfig{TriggerProfile: ProfileConservative}
+	if len(bytes.TrimSpace(s.SkillEnhance)) == 0 || string(bytes.TrimSpace(s.SkillEnhance)) == "null" {
+		return cfg, nil
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(s.SkillEnhance, &raw); err != nil {
+		return cfg, []string{`settings.json "skillEnhance" must be an object like {"autoEnhance": true, "triggerProfile": "conservative"}; auto-enhance stays off`}
+	}
+	var warns []string
+	if v, ok := raw["autoEnhance"]; ok {
+		if err := json.Unmarshal(v, &cfg.AutoEnhance); err != nil {
+			warns = append(warns, fmt.Sprintf(`settings.json "skillEnhance.autoEnhance" must be true or false, not %s; auto-enhance stays off (fix it with /skill enhance --on or --off)`, string(v)))
+			cfg.AutoEnhance = false
+		}
+	}
+	if v, ok := raw["triggerProfile"]; ok {
+		var p string
+		_ = json.Unmarshal(v, &p)
+		switch p = strings.ToLower(strings.TrimSpace(p)); p {
+		case ProfileConservative, ProfileNeutral, ProfileAggressive:
+			cfg.TriggerProfile = p
+		default:
+			warns = append(warns, fmt.Sprintf(`settings.json "skillEnhance.triggerProfile" is %s; use "conservative", "neutral" or "aggressive" (using conservative)`, string(v)))
+		}
+	}
+	return cfg, warns
+}
+
+// SetAutoEnhance writes "skillEnhance.autoEnhance" into the settings file at
+// path, keeping every other key (of "skillEnhance" too).
+func SetAutoEnhance(path string, on bool) error {
+	s, err := LoadSettings(path)
+	if err != nil {
+		return err
+	}
+	obj := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(s.SkillEnhance)) > 0 {
+		// A broken value is replaced: the user asked for a definite state.
+		_ = json.Unmarshal(s.SkillEnhance, &obj)
+		if obj == nil {
+			obj = map[string]json.RawMessage{}
+		}
+	}
+	obj["autoEnhance"] = json.RawMessage(strconv.FormatBool(on))
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return fmt.Errorf("encode skillEnhance: %w", err)
+	}
+	s.SkillEnhance = data
+	return SaveSettings(path, s)
 }

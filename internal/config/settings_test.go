@@ -21,8 +21,8 @@ func TestLoadSettings(t *testing.T) {
 		{name: "empty file is defaults", content: ptr("  \n"), want: Settings{}},
 		{name: "full", content: ptr(`{"provider":"OpenAI","model":"gpt-4o","env":{"OPENAI_API_KEY":"sk-1"},"enableSkillSearchInstruction":false,"maxTokens":4096,"thinkingBudget":1024}`),
 			want: Settings{Provider: "openai", Model: "gpt-4o", Env: map[string]string{"OPENAI_API_KEY": "sk-1"}, EnableSkillSearchInstruction: &f, MaxTokens: 4096, ThinkingBudget: 1024}},
-		{name: "unknown keys kept", content: ptr(`{"model":"m","theme":"dark","hooks":{"a":[1,2]}}`),
-			want: Settings{Model: "m", Extra: map[string]json.RawMessage{"theme": json.RawMessage(`"dark"`), "hooks": json.RawMessage(`{"a":[1,2]}`)}}},
+		{name: "unknown keys kept", content: ptr(`{"model":"m","theme":"dark","statusLine":{"a":[1,2]}}`),
+			want: Settings{Model: "m", Extra: map[string]json.RawMessage{"theme": json.RawMessage(`"dark"`), "statusLine": json.RawMessage(`{"a":[1,2]}`)}}},
 		{name: "syntax error names file, line and column", content: ptr("{\n  \"model\": \"m\",\n  \"env\": {,}\n}"),
 			wantErr: []string{"settings.json", "line 3, column 11", "invalid JSON"}},
 		{name: "truncated", content: ptr(`{"model":`), wantErr: []string{"settings.json", "invalid JSON", "unexpected end"}},
@@ -154,5 +154,60 @@ func TestSettingsLookup(t *testing.T) {
 		if v != tc.want || from != tc.from {
 			t.Errorf("%s: got %q from %q, want %q from %q", tc.name, v, from, tc.want, tc.from)
 		}
+	}
+}
+
+func TestSkillEnhanceSettings(t *testing.T) {
+	tests := []struct {
+		json    string
+		on      bool
+		profile string
+		warn    string
+	}{
+		{`{}`, false, ProfileConservative, ""},
+		{`{"skillEnhance": {"autoEnhance": true}}`, true, ProfileConservative, ""},
+		{`{"skillEnhance": {"autoEnhance": "yes"}}`, false, ProfileConservative, `must be true or false, not "yes"`},
+		{`{"skillEnhance": {"autoEnhance": 1, "triggerProfile": "aggressive"}}`, false, ProfileAggressive, "must be true or false"},
+		{`{"skillEnhance": {"triggerProfile": "wild"}}`, false, ProfileConservative, `use "conservative", "neutral" or "aggressive"`},
+		{`{"skillEnhance": true}`, false, ProfileConservative, "must be an object"},
+	}
+	for _, tt := range tests {
+		s, err := ParseSettings("settings.json", []byte(tt.json))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.json, err)
+		}
+		cfg, warns := s.SkillEnhanceConfig()
+		if cfg.AutoEnhance != tt.on || cfg.TriggerProfile != tt.profile {
+			t.Errorf("%s: %+v", tt.json, cfg)
+		}
+		if got := strings.Join(warns, "\n"); (tt.warn == "") != (got == "") || !strings.Contains(got, tt.warn) {
+			t.Errorf("%s: warnings %q, want %q", tt.json, got, tt.warn)
+		}
+	}
+}
+
+func TestSetAutoEnhanceKeepsEverythingElse(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "settings.json")
+	orig := `{"model": "m1", "custom": [1, 2], "hooks": {"Stop": []}, "skillEnhance": {"autoEnhance": "bad", "triggerProfile": "neutral"}}`
+	if err := os.WriteFile(path, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetAutoEnhance(path, true); err != nil {
+		t.Fatal(err)
+	}
+	s, err := LoadSettings(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, warns := s.SkillEnhanceConfig()
+	if !cfg.AutoEnhance || cfg.TriggerProfile != ProfileNeutral || len(warns) != 0 || s.Model != "m1" || strings.Join(strings.Fields(string(s.Extra["custom"])), "") != "[1,2]" || !strings.Contains(string(s.Hooks), "Stop") {
+		t.Errorf("after --on: %+v %v %+v", cfg, warns, s)
+	}
+	if err := SetAutoEnhance(path, false); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = LoadSettings(path)
+	if cfg, _ := s.SkillEnhanceConfig(); cfg.AutoEnhance {
+		t.Error("--off did not persist")
 	}
 }

@@ -708,6 +708,19 @@ func (r *Renderer) Notice(s string) {
 	r.writeStatic(r.styledLines(s, r.p.dim)...)
 }
 
+// HookBlock writes the stop hooks' output after an answer: a marked title
+// line, then each line of body behind a bar, set apart from the answer.
+func (r *Renderer) HookBlock(title, body string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer r.flush()
+	lines := []string{r.p.cyan("◆ " + clean(title, r.tty))}
+	for _, l := range strings.Split(strings.TrimRight(clean(body, r.tty), "\n"), "\n") {
+		lines = append(lines, r.fit(r.p.cyan("│ ")+l))
+	}
+	r.writeStatic(lines...)
+}
+
 // Error writes an error line.
 func (r *Renderer) Error(s string) {
 	r.mu.Lock()

@@ -649,3 +649,23 @@ func BenchmarkParallelTasksTTY(b *testing.B) {
 		}
 	}
 }
+
+func TestHookBlockIsMarkedAndSetApart(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			var out bytes.Buffer
+			r, opts := newFor(m, &out)
+			r.TextDelta("the answer\n")
+			r.EndText()
+			r.HookBlock("hooks", "[Skill] Created: csv-report\n\x1b[31mraw\x1b[0m")
+			got := view(t, m, &out, opts)
+			want := "the answer\n◆ hooks\n│ [Skill] Created: csv-report\n│ raw"
+			if !strings.Contains(got, want) {
+				t.Errorf("screen:\n%s\nwant it to contain:\n%s", got, want)
+			}
+			if m.tty && !strings.Contains(out.String(), "\x1b[36m◆ hooks") {
+				t.Errorf("the block's title is not styled: %q", out.String())
+			}
+		})
+	}
+}

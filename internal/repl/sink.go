@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/hooks"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/todo"
@@ -117,6 +118,11 @@ func (s *Sink) Handle(e agent.Event) {
 		if e.Err != nil {
 			s.r.Notice("warning: " + e.Err.Error())
 		}
+	case agent.HookProgress:
+		s.r.Notice(e.Text)
+	case agent.HookOutput:
+		s.r.EndText()
+		s.r.HookBlock("hooks", hooks.Body(e.Hooks))
 	}
 }
 

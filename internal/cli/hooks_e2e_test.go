@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+)
+
+// writeSettings writes $SYNAPSE_HOME/settings.json.
+func (e runEnv) writeSettings(t *testing.T, content string) {
+	t.Helper()
+	if err := os.MkdirAll(e.home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.home, "settings.json"), []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const hookSettings = `{"hooks": {
+  "PreToolUse": [{"matcher": "rm", "hooks": [{"type": "command", "command": "echo 'rm is not allowed here' >&2; exit 2"}]}],
+  "Stop": [{"hooks": [{"type": "command", "command": "echo checked by the stop hook"}]}]}}`
+
+func TestRunShowsHookOutputAfterTheAnswer(t *testing.T) {
+	t.Run("text", func(t *testing.T) {
+		srv := llmtest.New(t, llmtest.BashTurn("a", "rm -f keep.txt"), llmtest.TextTurn("The answer."))
+		e := newRunEnv(t, srv, llmtest.FormatAnthropic)
+		e.writeSettings(t, hookSettings)
+		if err := os.WriteFile(filepath.Join(e.dir, "keep.txt"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := e.run(t, "", "run", "tidy up")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		if want := "The answer.\n\n── hooks ──\nchecked by the stop hook\n"; !strings.HasSuffix(r.stdout, want) {
+			t.Errorf("stdout = %q, want it to end with %q", r.stdout, want)
+		}
+		if _, err := os.Stat(filepath.Join(e.dir, "keep.txt")); err != nil {
+			t.Error("the blocked rm ran")
+		}
+		tr, ok := srv.Requests()[1].ToolResult("a-1")
+		if !ok || !tr.IsError || !strings.Contains(tr.Content, "rm is not allowed here") {
+			t.Errorf("the model was not told why: %+v", tr)
+		}
+		_, list := e.sessions(t)
+		store, _ := e.sessions(t)
+		hist, _ := store.History(list[0].ID)
+		for _, m := range hist {
+			if strings.Contains(m.Text, "checked by the stop hook") {
+				t.Error("hook output stored in the session")
+			}
+		}
+	})
+	t.Run("stream-json", func(t *testing.T) {
+		srv := llmtest.New(t, llmtest.TextTurn("Fin."))
+		e := newRunEnv(t, srv, llmtest.FormatAnthropic)
+		e.writeSettings(t, hookSettings)
+		r := e.run(t, "", "run", "--output-format", "stream-json", "q")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		var types []string
+		var hookEv, result map[string]any
+		sc := bufio.NewScanner(strings.NewReader(r.stdout))
+		for sc.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				t.Fatalf("line %q: %v", sc.Text(), err)
+			}
+			types = append(types, m["type"].(string))
+			switch m["type"] {
+			case "hook_output":
+				hookEv = m
+			case "result":
+				result = m
+			}
+		}
+		if hookEv == nil || !strings.Contains(hookEv["text"].(string), "checked by the stop hook") {
+			t.Fatalf("no hook_output event: %v\n%s", types, r.stdout)
+		}
+		if hs, _ := hookEv["hooks"].([]any); len(hs) != 1 || hs[0].(map[string]any)["hook"] != "Stop" {
+			t.Errorf("hook_output hooks: %v", hookEv["hooks"])
+		}
+		if i, j := indexOf(types, "hook_output"), indexOf(types, "result"); i < 0 || j < i || result["hooks"] == nil {
+			t.Errorf("event order %v / result %v", types, result)
+		}
+	})
+}
+
+func indexOf(list []string, s string) int {
+	for i, v := range list {
+		if v == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestProjectFilesCannotAddHooks(t *testing.T) {
+	srv := llmtest.New(t, llmtest.BashTurn("a", "echo hi"), llmtest.TextTurn("done"))
+	e := newRunEnv(t, srv, llmtest.FormatAnthropic)
+	marker := filepath.Join(t.TempDir(), "ran")
+	evil := `{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "touch ` + marker + `"}]}],
+	          "Stop": [{"hooks": [{"type": "command", "command": "touch ` + marker + `"}]}]}}`
+	for _, p := range []string{"settings.json", ".synapse/settings.json", ".claude/settings.json"} {
+		path := filepath.Join(e.dir, p)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(evil), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := e.run(t, "", "run", "hello")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a hook from a project file ran")
+	}
+	if strings.Contains(r.stdout, "hooks") {
+		t.Errorf("stdout = %q", r.stdout)
+	}
+}

@@ -1,0 +1,185 @@
+// Package hooks runs what happens around the agent's turns: stop hooks
+// (functions registered in code, such as skill auto-enhance) after a turn
+// that ended normally, and the user's command hooks from
+// $SYNAPSE_HOME/settings.json at UserPromptSubmit, PreToolUse, PostToolUse
+// and Stop. The agent calls a Set through the small interface it declares;
+// app builds the Set.
+package hooks
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"github.com/synapse-agent/synapse/internal/llm"
+)
+
+// StopInput is what a stop hook receives about the finished turn.
+type StopInput struct {
+	// SessionID is the session's id, "" without persistence.
+	SessionID string
+	Cwd       string
+	// Conversation is the whole history, the final answer included. Hooks
+	// must not change it.
+	Conversation []llm.Message
+	FinalAnswer  string
+	// Progress reports a line of progress while the hook runs (never nil
+	// inside a hook).
+	Progress func(string)
+}
+
+// StopFunc is one stop hook. Its non-empty output is shown after the answer;
+// an error is reported in its place.
+type StopFunc func(ctx context.Context, in StopInput) (string, error)
+
+// Output is one hook's contribution to the block shown after the answer.
+type Output struct {
+	Hook string `json:"hook"`
+	Text string `json:"text,omitempty"`
+	// Error is set when the hook failed (or panicked); Text may hold what
+	// it printed before.
+	Error string `json:"error,omitempty"`
+}
+
+// Verdict is what a user hook point decided.
+type Verdict struct {
+	// Block, when non-empty, refuses the prompt (UserPromptSubmit) or the
+	// call (PreToolUse) with this reason; for PostToolUse it is feedback
+	// added to the call's result for the model.
+	Block string
+	// Problems are hooks that failed without deciding anything (a non-zero
+	// exit other than 2, a timeout): reported to the user and ignored.
+	Problems []error
+}
+
+type namedStop struct {
+	name string
+	fn   StopFunc
+}
+
+// Set holds the stop hooks and the user's command hooks of one top-level
+// agent. The zero value runs nothing. It is safe for concurrent use.
+type Set struct {
+	mu    sync.Mutex
+	stops []namedStop
+	user  *Runner
+}
+
+// NewSet returns a Set running the user hooks of r (nil: none).
+func NewSet(r *Runner) *Set { return &Set{user: r} }
+
+// AddStop registers a stop hook. Stop hooks run in reverse order of
+// registration: the last registered runs first.
+func (s *Set) AddStop(name string, fn StopFunc) {
+	s.mu.Lock()
+	s.stops = append(s.stops, namedStop{name: name, fn: fn})
+	s.mu.Unlock()
+}
+
+// Stop runs every stop hook, last registered first, each isolated: an error
+// or a panic becomes that hook's Output and the others still run. Hooks
+// with nothing to say (no text, no error) are left out. The user's Stop
+// command hooks run first, as if registered last.
+func (s *Set) Stop(ctx context.Context, in StopInput) []Output {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	stops := append([]namedStop(nil), s.stops...)
+	s.mu.Unlock()
+	if s.user != nil && s.user.Has(EventStop) {
+		stops = append(stops, namedStop{name: "Stop", fn: s.user.stopHook})
+	}
+	if in.Progress == nil {
+		in.Progress = func(string) {}
+	}
+	var out []Output
+	for i := len(stops) - 1; i >= 0; i-- {
+		if ctx.Err() != nil {
+			break
+		}
+		h := stops[i]
+		text, err := runIsolated(ctx, h, in)
+		o := Output{Hook: h.name, Text: strings.TrimSpace(text)}
+		if err != nil {
+			o.Error = err.Error()
+		}
+		if o.Text != "" || o.Error != "" {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func runIsolated(ctx context.Context, h namedStop, in StopInput) (text string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("stop hook %s panicked: %v\n%s", h.name, p, firstFrames(debug.Stack()))
+		}
+	}()
+	// Each hook gets its own copy of the conversation slice header: one
+	// hook appending cannot change what the next sees.
+	in.Conversation = in.Conversation[:len(in.Conversation):len(in.Conversation)]
+	return h.fn(ctx, in)
+}
+
+// firstFrames keeps a panic's stack short enough to show.
+func firstFrames(stack []byte) string {
+	lines := strings.Split(string(stack), "\n")
+	if len(lines) > 12 {
+		lines = lines[:12]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// UserPromptSubmit runs the user's UserPromptSubmit hooks.
+func (s *Set) UserPromptSubmit(ctx context.Context, sessionID, cwd, prompt string) Verdict {
+	if s == nil || s.user == nil {
+		return Verdict{}
+	}
+	return s.user.run(ctx, Payload{Event: EventUserPromptSubmit, SessionID: sessionID, Cwd: cwd, Prompt: prompt}, "")
+}
+
+// PreToolUse runs the user's PreToolUse hooks whose matcher fits command.
+func (s *Set) PreToolUse(ctx context.Context, sessionID, cwd, command string) Verdict {
+	if s == nil || s.user == nil {
+		return Verdict{}
+	}
+	return s.user.run(ctx, toolPayload(EventPreToolUse, sessionID, cwd, command), command)
+}
+
+// PostToolUse runs the user's PostToolUse hooks whose matcher fits command.
+func (s *Set) PostToolUse(ctx context.Context, sessionID, cwd, command, output string, isError bool) Verdict {
+	if s == nil || s.user == nil {
+		return Verdict{}
+	}
+	p := toolPayload(EventPostToolUse, sessionID, cwd, command)
+	p.ToolResponse = &ToolResponse{Output: output, IsError: isError}
+	return s.user.run(ctx, p, command)
+}
+
+// Format is the block shown after the answer in plain text (synapse run):
+// a marked header line, then Body.
+func Format(outs []Output) string {
+	if len(outs) == 0 {
+		return ""
+	}
+	return "── hooks ──\n" + Body(outs)
+}
+
+// Body is each hook's output, then its failure, one after another.
+func Body(outs []Output) string {
+	var b strings.Builder
+	for _, o := range outs {
+		if o.Text != "" {
+			b.WriteString(o.Text)
+			b.WriteString("\n")
+		}
+		if o.Error != "" {
+			fmt.Fprintf(&b, "[%s] failed: %s\n", o.Hook, o.Error)
+		}
+	}
+	return b.String()
+}
