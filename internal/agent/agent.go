@@ -58,7 +58,7 @@ type Options struct {
 	OnEvent func(Event)
 	// Hooks, when set, run at the hook points: the user's prompt, around
 	// each tool call, and after a turn that ended with a final answer.
-	Hooks Hooks
+	Hooks   Hooks
 	Pricing session.Pricing
 }
 
