@@ -310,7 +310,7 @@ func (o *runOutput) textEvent(e agent.Event) {
 		if !o.lastNL {
 			_, _ = io.WriteString(o.text, "\n")
 		}
-		_, _ = io.WriteString(o.text, "\n"+hooks.Format(e.Hooks))
+		_, _ = io.WriteString(o.text, "\n"+textutil.Sanitize(hooks.Format(e.Hooks)))
 		o.lastNL, o.wrote = true, true
 	}
 }
