@@ -39,10 +39,13 @@ type runFlags struct {
 func newRunCmd(stdio IO) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   `run [flags] "<prompt>" | -`,
-		Short: "Run one task to completion without a REPL (prompt - reads stdin)",
+		Use:   `run [flags] ["<prompt>" | -]`,
+		Short: "Run one task to completion without a REPL (no prompt: reads stdin)",
 		Long: "Run one task to completion without a REPL and exit.\n\n" +
-			"The prompt is the arguments joined by spaces, or stdin when it is \"-\".\n" +
+			"The prompt is the arguments joined by spaces. With no argument (or \"-\")\n" +
+			"and stdin not a terminal, stdin is the prompt (echo \"fix the test\" | synapse run).\n" +
+			"With a prompt argument and piped stdin, stdin is appended to the prompt as\n" +
+			"context (git diff | synapse run \"review this\").\n" +
 			"--output-format text streams the answer; json prints one result object\n" +
 			"(text, sessionId, usage, turns, stopReason); stream-json prints one JSON\n" +
 			"event per line. Exit status: 0 done, 1 failed (provider error or a limit),\n" +
@@ -88,7 +91,7 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	prompt, err := readPrompt(stdio.In, args)
+	prompt, err := readPrompt(pipedStdin(stdio.In), args)
 	if err != nil {
 		return exitCode(2, err)
 	}
@@ -137,26 +140,58 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	}
 }
 
-// readPrompt joins args, or reads stdin for "-".
+// readPrompt builds the prompt: the arguments joined by spaces, or stdin
+// when the only argument is "-" or there is none; with arguments, piped
+// stdin (when there is any) is appended to them as context. in is nil when
+// stdin is a terminal or nothing (see pipedStdin).
 func readPrompt(in io.Reader, args []string) (string, error) {
-	if len(args) == 1 && args[0] == "-" {
+	dash := len(args) == 1 && args[0] == "-"
+	p := strings.TrimSpace(strings.Join(args, " "))
+	if dash || p == "" {
 		if in == nil {
-			return "", errors.New("no stdin to read the prompt from")
+			if dash {
+				return "", errors.New(`no stdin to read the prompt from: pipe the prompt in (echo "<prompt>" | synapse run) or give it as an argument`)
+			}
+			return "", errors.New(`no prompt: use synapse run "<prompt>", or pipe it in (echo "<prompt>" | synapse run)`)
 		}
 		data, err := io.ReadAll(in)
 		if err != nil {
 			return "", fmt.Errorf("read the prompt from stdin: %w", err)
 		}
 		if strings.TrimSpace(string(data)) == "" {
-			return "", errors.New(`no prompt: stdin was empty; pipe the prompt in (echo "<prompt>" | synapse run -) or give it as an argument`)
+			return "", errors.New(`no prompt: stdin was empty; pipe the prompt in (echo "<prompt>" | synapse run) or give it as an argument`)
 		}
-		args = []string{string(data)}
+		return strings.TrimSpace(string(data)), nil
 	}
-	p := strings.TrimSpace(strings.Join(args, " "))
-	if p == "" {
-		return "", errors.New(`no prompt: use synapse run "<prompt>", or synapse run - to read it from stdin`)
+	if in == nil {
+		return p, nil
+	}
+	data, err := io.ReadAll(in)
+	if err != nil {
+		return "", fmt.Errorf("read the context from stdin: %w", err)
+	}
+	if ctx := strings.TrimSpace(string(data)); ctx != "" {
+		p += "\n\n" + ctx
 	}
 	return p, nil
+}
+
+// pipedStdin is in when it may carry a prompt: a pipe or a file, not a
+// terminal (a person, who would be left waiting) and not a character
+// device such as /dev/null. Readers that are not files (tests) count as piped.
+func pipedStdin(in io.Reader) io.Reader {
+	f, ok := in.(*os.File)
+	if !ok {
+		return in
+	}
+	if f == nil || term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil || st.Mode()&os.ModeCharDevice != 0 {
+		return nil
+	}
+	return f
 }
 
 func getenvOr(g func(string) string) func(string) string {

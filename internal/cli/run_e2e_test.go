@@ -217,6 +217,34 @@ func TestRunOutputFormats(t *testing.T) {
 	})
 }
 
+// `echo hi | synapse run` answers: stdin is the prompt when there is no
+// argument; with an argument, piped stdin is appended as context; with
+// /dev/null on stdin an argument alone is the prompt (nothing waits).
+func TestRunPromptFromPipedStdin(t *testing.T) {
+	srv := llmtest.New(t, llmtest.TextTurn("hello there"), llmtest.TextTurn("looks fine"), llmtest.TextTurn("plain"))
+	e := newRunEnv(t, srv, llmtest.FormatAnthropic)
+	r := e.run(t, "hi\n", "run")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "hello there" {
+		t.Fatalf("echo hi | synapse run: exit %d, stdout %q, stderr %s", r.code, r.stdout, r.stderr)
+	}
+	if got := srv.Requests()[0].FirstUserText(); !strings.HasSuffix(got, "\nhi") {
+		t.Errorf("first user text = %q, want it to end with the piped prompt", got)
+	}
+	r = e.run(t, "+added line\n", "run", "review this")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "looks fine" {
+		t.Fatalf("exit %d, stdout %q, stderr %s", r.code, r.stdout, r.stderr)
+	}
+	if got := srv.Requests()[1].FirstUserText(); !strings.HasSuffix(got, "review this\n\n+added line") {
+		t.Errorf("stdin was not appended as context: %q", got)
+	}
+	c := exec.Command(synapseBin, "run", "just the argument")
+	c.Dir, c.Env = e.dir, e.env // Stdin nil: /dev/null
+	out, err := c.Output()
+	if err != nil || strings.TrimSpace(string(out)) != "plain" {
+		t.Fatalf("with /dev/null on stdin: %v, %q", err, out)
+	}
+}
+
 func TestRunPromptFromStdinAndContinue(t *testing.T) {
 	srv := llmtest.New(t, llmtest.TextTurn("first answer"), llmtest.TextTurn("second answer"), llmtest.TextTurn("third answer"))
 	e := newRunEnv(t, srv, llmtest.FormatAnthropic)

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -52,20 +54,68 @@ func TestRunTextToolMarks(t *testing.T) {
 func TestReadPromptEmpty(t *testing.T) {
 	cases := []struct {
 		name string
-		in   string
+		in   io.Reader
 		args []string
 		want string
 	}{
-		{"no argument", "", nil, `use synapse run "<prompt>"`},
-		{"blank argument", "", []string{"  "}, `use synapse run "<prompt>"`},
-		{"empty stdin", " \n", []string{"-"}, "stdin was empty"},
+		{"no argument, stdin a terminal", nil, nil, `use synapse run "<prompt>"`},
+		{"blank argument, stdin a terminal", nil, []string{"  "}, `use synapse run "<prompt>"`},
+		{"dash, stdin a terminal", nil, []string{"-"}, "no stdin to read the prompt from"},
+		{"empty stdin", strings.NewReader(" \n"), []string{"-"}, "stdin was empty"},
+		{"no argument, empty stdin", strings.NewReader(""), nil, "stdin was empty"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := readPrompt(strings.NewReader(c.in), c.args)
+			_, err := readPrompt(c.in, c.args)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error = %v, want it to contain %q", err, c.want)
 			}
 		})
+	}
+}
+
+// Where the prompt comes from: arguments, stdin, or both (stdin appended as context).
+func TestReadPrompt(t *testing.T) {
+	cases := []struct {
+		name string
+		in   io.Reader
+		args []string
+		want string
+	}{
+		{"argument only", nil, []string{"fix", "it"}, "fix it"},
+		{"stdin only", strings.NewReader("fix the test\n"), nil, "fix the test"},
+		{"dash", strings.NewReader("fix the test\n"), []string{"-"}, "fix the test"},
+		{"argument and stdin", strings.NewReader("diff --git a b\n"), []string{"review this"}, "review this\n\ndiff --git a b"},
+		{"argument and empty stdin", strings.NewReader(""), []string{"review this"}, "review this"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := readPrompt(c.in, c.args)
+			if err != nil || got != c.want {
+				t.Errorf("readPrompt = %q, %v; want %q", got, err, c.want)
+			}
+		})
+	}
+}
+
+// A terminal or /dev/null on stdin is never read: the run would wait for a
+// person, or the prompt would silently be empty.
+func TestPipedStdin(t *testing.T) {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	if pipedStdin(null) != nil {
+		t.Error("/dev/null counts as piped stdin")
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if pipedStdin(r) == nil {
+		t.Error("a pipe does not count as piped stdin")
 	}
 }
