@@ -284,7 +284,11 @@ func toolMessage(callID string, res tool.Result) llm.Message {
 	if text == "" {
 		text = "(no output)"
 	}
-	return llm.Message{Role: llm.RoleTool, ToolCallID: callID, Text: text, IsError: res.IsError}
+	m := llm.Message{Role: llm.RoleTool, ToolCallID: callID, Text: text, IsError: res.IsError}
+	for _, img := range res.Images {
+		m.Images = append(m.Images, llm.Image{MediaType: img.MediaType, Data: img.Data})
+	}
+	return m
 }
 
 // usageFailure is a failure the model caused by calling wrongly.

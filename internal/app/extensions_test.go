@@ -265,7 +265,7 @@ func TestToolsTextListsTheRealCommands(t *testing.T) {
 		"skill:pdf-kit:pages",
 		"Count the pages of a PDF file.",
 		"MCP servers (2 configured)",
-		"  web (http, 10 tools)\n",
+		"  web (http, 11 tools)\n",
 		"mcp:web:pdf_to_text",
 		"Convert a PDF document to plain text.",
 		`  gone (stdio): not connected: command "synapse-no-such-server" not found on PATH`,

@@ -109,11 +109,12 @@ type providerChoice struct {
 	APIKey    string
 	AuthToken string // anthropic only
 	BaseURL   string
+	Images    string // openai only: SYNAPSE_OPENAI_IMAGES (on, off, or "" for api.openai.com only)
 }
 
 func (c providerChoice) build() llm.Provider {
 	if c.Name == config.ProviderOpenAI {
-		return openai.New(openai.Options{APIKey: c.APIKey, BaseURL: c.BaseURL})
+		return openai.New(openai.Options{APIKey: c.APIKey, BaseURL: c.BaseURL, Images: c.Images})
 	}
 	return anthropic.New(anthropic.Options{APIKey: c.APIKey, AuthToken: c.AuthToken, BaseURL: c.BaseURL})
 }
@@ -167,6 +168,13 @@ func resolveProvider(s config.Settings, getenv config.Getenv, settingsPath strin
 	c.APIKey, _ = lookup(keyVar)
 	if name == config.ProviderAnthropic {
 		c.AuthToken, _ = lookup("ANTHROPIC_AUTH_TOKEN")
+	} else {
+		switch v, from := lookup("SYNAPSE_OPENAI_IMAGES"); v {
+		case "", "on", "off":
+			c.Images = v
+		default:
+			return providerChoice{}, fmt.Errorf("SYNAPSE_OPENAI_IMAGES (%s) is %q: use on (send tool images to the model), off, or leave it unset (on for api.openai.com only)", where(from), v)
+		}
 	}
 	base, baseFrom := lookup(urlVar)
 	if base != "" {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+	"github.com/synapse-agent/synapse/internal/mcp/mcptest"
 	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
@@ -78,7 +80,7 @@ func TestRunUsesExtensions(t *testing.T) {
 	if r.code != 0 || strings.TrimSpace(r.stdout) != "done" {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "synapse: MCP: loaded 10 tools from 1 servers") {
+	if !strings.Contains(r.stderr, "synapse: MCP: loaded 11 tools from 1 servers") {
 		t.Errorf("stderr lacks the MCP start-up report:\n%s", r.stderr)
 	}
 	reqs := srv.Requests()
@@ -188,12 +190,12 @@ func TestChatUsesExtensions(t *testing.T) {
 	installExtensions(t, envValue(env, "SYNAPSE_HOME"))
 	dir := t.TempDir()
 	p := startPTY(t, dir, env)
-	p.expect("MCP: loaded 10 tools from 1 servers")
+	p.expect("MCP: loaded 11 tools from 1 servers")
 	p.expect(prompt)
 	p.send("/tools\r")
 	p.expect("skill:pdf-kit:pages")
 	p.expect("Count the pages of a PDF file.")
-	p.expect("docs (stdio, 10 tools)")
+	p.expect("docs (stdio, 11 tools)")
 	p.expect("mcp:docs:pdf_to_text")
 	p.expect(prompt)
 	p.send("run them\r")
@@ -211,5 +213,53 @@ func TestChatUsesExtensions(t *testing.T) {
 		if r, ok := reqs[1].ToolResult(id); !ok || strings.TrimSpace(r.Content) != want {
 			t.Errorf("%s result = %+v, want %q", id, r, want)
 		}
+	}
+}
+
+// An MCP tool's image reaches the model as an image block in the tool
+// result (Anthropic wire format), its text naming it; and an
+// array-of-object parameter called exactly as the tool's help example
+// shows reaches the server as objects.
+func TestRunMCPImageAndHelpExample(t *testing.T) {
+	testutil.RequireBwrap(t)
+	// The help is read first (without a model) to script the call it shows.
+	e0 := newRunEnv(t, llmtest.New(t), llmtest.FormatAnthropic)
+	installExtensions(t, e0.home)
+	help := e0.run(t, "", "exec", "mcp:docs:patch --help")
+	_, example, ok := strings.Cut(help.stdout, "\nExample:\n  ")
+	if help.code != 0 || !ok {
+		t.Fatalf("help: exit %d\n%s%s", help.code, help.stdout, help.stderr)
+	}
+	example = strings.TrimSpace(example)
+	srv := llmtest.New(t,
+		llmtest.BashTurn("i", "mcp:docs:image"),
+		llmtest.BashTurn("p", example),
+		llmtest.TextTurn("done"),
+	)
+	e := newRunEnv(t, srv, llmtest.FormatAnthropic)
+	installExtensions(t, e.home)
+	r := e.run(t, "", "run", "look at the picture")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "done" {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	reqs := srv.Requests()
+	tr, ok := reqs[1].ToolResult("i-1")
+	if !ok {
+		t.Fatal("no result for the image call")
+	}
+	want := mcptest.PNG()
+	if len(tr.Images) != 1 || tr.Images[0].MediaType != "image/png" || !bytes.Equal(tr.Images[0].Data, want) {
+		t.Fatalf("tool result images = %+v, want the server's png", tr.Images)
+	}
+	if !strings.Contains(tr.Content, "[image: image/png, ") || !strings.Contains(tr.Content, "caption") {
+		t.Errorf("tool result text = %q", tr.Content)
+	}
+	// The image is kept in the history: the next request still carries it.
+	if tr2, _ := reqs[2].ToolResult("i-1"); len(tr2.Images) != 1 {
+		t.Errorf("the image was dropped from the history on the next request")
+	}
+	pr, ok := reqs[2].ToolResult("p-1")
+	if !ok || pr.IsError || !strings.Contains(pr.Content, `"edits":[{"newText":"example new text","oldText":"example old text"}]`) {
+		t.Errorf("the help's example %q gave %+v", example, pr)
 	}
 }

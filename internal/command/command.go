@@ -20,6 +20,16 @@ type Result struct {
 
 	// Cwd is the shell's working directory after the command, when known.
 	Cwd string `json:"cwd,omitempty"`
+
+	// Images the command returned besides its text (MCP image content);
+	// the text names each one for models that cannot be shown images.
+	Images []Image `json:"images,omitempty"`
+}
+
+// Image is one picture a command returned.
+type Image struct {
+	MediaType string `json:"mediaType"`
+	Data      []byte `json:"data"`
 }
 
 // Handler runs one command line of its layer. line is the whole command as the

@@ -47,6 +47,16 @@ type Message struct {
 	// ToolCallID and IsError are set on tool messages.
 	ToolCallID string `json:"tool_call_id,omitempty"`
 	IsError    bool   `json:"is_error,omitempty"`
+	// Images a tool returned (MCP image content), tool messages only.
+	// Adapters send them as image blocks where the provider takes images;
+	// Text already names each one, which is what other providers see.
+	Images []Image `json:"images,omitempty"`
+}
+
+// Image is one picture handed to the model.
+type Image struct {
+	MediaType string `json:"media_type"` // image/png, image/jpeg, image/gif, image/webp
+	Data      []byte `json:"data"`
 }
 
 // Usage counts tokens of one request (or a sum of requests).

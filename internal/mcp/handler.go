@@ -93,8 +93,8 @@ func (h *Handler) Run(ctx context.Context, line string) command.Result {
 		}
 		return h.failure(ctx, server, err)
 	}
-	out := FormatResult(res.CallToolResult)
-	r := command.Result{}
+	out, images := FormatResult(res.CallToolResult)
+	r := command.Result{Images: images}
 	if res.Reconnected {
 		r.Stderr = fmt.Sprintf("note: MCP server %q had stopped and was restarted before this call\n", server)
 	}

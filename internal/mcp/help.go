@@ -61,8 +61,15 @@ func ToolHelp(server, tool, description string, s *Schema) string {
 				fmt.Fprintf(&b, "      %s\n", d)
 			}
 			switch {
+			case p.is("array") && p.Items != nil && p.Items.is("object") && len(p.Items.Properties) > 0:
+				b.WriteString("      Each element is an object with these fields:\n")
+				writeFields(&b, p.Items, "        ")
+				fmt.Fprintf(&b, "      Pass a JSON array of such objects, or repeat --%s with one JSON object each.\n", k)
 			case p.is("array"):
 				b.WriteString("      Repeat the option for each element, or pass a JSON array.\n")
+			case p.is("object") && len(p.Properties) > 0:
+				b.WriteString("      A JSON object with these fields:\n")
+				writeFields(&b, p, "        ")
 			case p.is("object"):
 				b.WriteString("      Pass a JSON object.\n")
 			case p.is("boolean") && len(p.Types) == 1:
@@ -74,6 +81,42 @@ func ToolHelp(server, tool, description string, s *Schema) string {
 	}
 	fmt.Fprintf(&b, "\nExample:\n  %s\n", example(cmd, s))
 	return b.String()
+}
+
+// writeFields lists an object's fields: name, type, required, description;
+// nested objects (and arrays of objects) one level deeper.
+func writeFields(b *strings.Builder, s *Schema, indent string) {
+	order := s.Order()
+	width := 0
+	for _, k := range order {
+		width = max(width, len(k))
+	}
+	for _, k := range order {
+		f := s.Properties[k]
+		line := fmt.Sprintf("%s%-*s  %s", indent, width, k, f.TypeName())
+		if s.IsRequired(k) {
+			line += ", required"
+		}
+		if len(f.Enum) > 0 {
+			vals := make([]string, len(f.Enum))
+			for i, e := range f.Enum {
+				vals[i] = jsonText(e)
+			}
+			line += ", one of: " + strings.Join(vals, ", ")
+		}
+		if d := strings.Join(strings.Fields(f.Description), " "); d != "" {
+			line += " — " + d
+		}
+		b.WriteString(line + "\n")
+		if len(indent) < 16 {
+			switch {
+			case f.is("object") && len(f.Properties) > 0:
+				writeFields(b, f, indent+"  ")
+			case f.is("array") && f.Items != nil && f.Items.is("object") && len(f.Items.Properties) > 0:
+				writeFields(b, f.Items, indent+"  ")
+			}
+		}
+	}
 }
 
 func example(cmd string, s *Schema) string {
@@ -99,36 +142,82 @@ func example(cmd string, s *Schema) string {
 	return strings.Join(parts, " ")
 }
 
+// sampleValue is an example value for one option, as written on the command
+// line: plain text for strings and numbers, JSON for arrays and objects,
+// built from the schema (required fields of objects, one element of arrays)
+// so that BuildArgs accepts it.
 func sampleValue(name string, p *Schema) string {
+	v := sample(name, p, 0)
+	if str, ok := v.(string); ok {
+		return str
+	}
+	return jsonText(v)
+}
+
+func sample(name string, p *Schema, depth int) any {
 	if len(p.Enum) > 0 {
-		return fmt.Sprint(p.Enum[0])
+		return p.Enum[0]
 	}
 	if p.HasDefault && p.Default != nil {
-		if str, ok := p.Default.(string); ok {
-			return str
-		}
-		return jsonText(p.Default)
+		return p.Default
 	}
 	t := ""
-	if len(p.Types) > 0 {
-		t = p.Types[0]
+	for _, x := range p.Types {
+		if x != "null" {
+			t = x
+			break
+		}
 	}
 	switch t {
 	case "integer":
-		return "1"
+		return int64(1)
 	case "number":
-		return "1.5"
+		return 1.5
 	case "boolean":
-		return "true"
+		return true
 	case "object":
-		return `{"key":"value"}`
-	case "array":
-		if p.Items != nil && (p.Items.is("integer") || p.Items.is("number")) {
-			return "[1,2]"
+		if len(p.Properties) == 0 || depth > 4 {
+			return map[string]any{"key": "value"}
 		}
-		return `["a","b"]`
+		m := map[string]any{}
+		for _, k := range p.Order() {
+			if p.IsRequired(k) || len(p.Required) == 0 {
+				m[k] = sample(k, p.Properties[k], depth+1)
+			}
+		}
+		return m
+	case "array":
+		item := p.Items
+		if item == nil {
+			return []any{"a", "b"}
+		}
+		if depth > 4 {
+			return []any{}
+		}
+		return []any{sample(singular(name), item, depth+1)}
 	}
-	return "example " + strings.ReplaceAll(name, "_", " ")
+	return "example " + strings.ReplaceAll(camelWords(name), "_", " ")
+}
+
+// singular names an array's element for a sample: "edits" → "edit".
+func singular(name string) string {
+	if len(name) > 3 && strings.HasSuffix(name, "s") {
+		return name[:len(name)-1]
+	}
+	return name
+}
+
+// camelWords spaces out camelCase: "oldText" → "old text".
+func camelWords(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte(' ')
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func jsonText(v any) string {

@@ -46,7 +46,7 @@ func runOK(t *testing.T, h *Handler, line string) string {
 func TestStdioServerRoundTrip(t *testing.T) {
 	mgr, h := newManager(t, Options{}, stdioServer(t, "test"))
 	rep := mgr.Start(context.Background())
-	if got := rep.Lines(); len(got) != 1 || got[0] != "MCP: loaded 10 tools from 1 servers" {
+	if got := rep.Lines(); len(got) != 1 || got[0] != "MCP: loaded 11 tools from 1 servers" {
 		t.Fatalf("start report = %q", got)
 	}
 	out := runOK(t, h, `mcp:test:typed "Ann Lee" 3 --ratio=0.5 --verbose --tags=a --tags 'b c' --sizes=[4,5] --options='{"deep":{"x":[1,null]}}' --mode slow --note null`)
@@ -75,7 +75,7 @@ func TestStdioServerRoundTrip(t *testing.T) {
 		t.Errorf("quoted && = %q", out)
 	}
 	out = runOK(t, h, "mcp:test:image")
-	for _, want := range []string{"caption\n", "[image content: image/png, 8 bytes, not shown as text]", "[resource link: file:///tmp/report.pdf (report)]", "[embedded resource mem://note]\nembedded text"} {
+	for _, want := range []string{"caption\n", "[image: image/png, ", "attached as image 1]", "[resource link: file:///tmp/report.pdf (report), application/pdf, 47.1 KB] The quarterly report.", "[embedded resource mem://note, text/plain]\nembedded text"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("image output lacks %q:\n%s", want, out)
 		}
@@ -87,10 +87,10 @@ func TestStdioServerRoundTrip(t *testing.T) {
 	}{
 		{"mcp:test:fail", 1, []string{"it failed on purpose"}},
 		{"mcp:test:typed --count=x", 1, []string{"invalid arguments (nothing was sent)", "missing required argument --name (string)", `--count: expected an integer, got "x"`, "mcp:test:typed --help"}},
-		{"mcp:test:nosuch", 1, []string{`MCP server "test" has no tool "nosuch"`, "add, crash, dial, echo, env, fail, image, pdf_to_text, pid, typed"}},
+		{"mcp:test:nosuch", 1, []string{`MCP server "test" has no tool "nosuch"`, "add, crash, dial, echo, env, fail, image, patch, pdf_to_text, pid, typed"}},
 		{"mcp:other:echo", 1, []string{`Unknown MCP server "other"`, "Configured servers: test"}},
-		{"mcp:test", 0, []string{`MCP server "test" has 10 tools`, "mcp:test:pdf_to_text  Convert a PDF document to plain text.", "mcp:test:typed        Return the arguments it received as JSON."}},
-		{"mcp:", 0, []string{"test (stdio) — connected, 10 tools"}},
+		{"mcp:test", 0, []string{`MCP server "test" has 11 tools`, "mcp:test:pdf_to_text  Convert a PDF document to plain text.", "mcp:test:typed        Return the arguments it received as JSON."}},
+		{"mcp:", 0, []string{"test (stdio) — connected, 11 tools"}},
 		{"mcp:test:echo 'open", 1, []string{"Unclosed quote"}},
 	}
 	for _, tt := range tests {
@@ -119,6 +119,7 @@ func TestToolHelpGolden(t *testing.T) {
 		{"mcp:test:typed --help", "typed.txt"},
 		{"mcp:test:add -h", "add.txt"},
 		{"mcp:test:image --help", "image.txt"},
+		{"mcp:test:patch --help", "patch.txt"},
 	} {
 		got := runOK(t, h, tc.line)
 		path := filepath.Join("testdata", "golden", tc.file)
@@ -131,6 +132,37 @@ func TestToolHelpGolden(t *testing.T) {
 		}
 		if got != string(want) {
 			t.Errorf("%s differs from %s:\n--- got\n%s--- want\n%s", tc.line, path, got, want)
+		}
+	}
+}
+
+// The example at the end of every tool's help is a call Synapse accepts:
+// run exactly as printed against the real server, it reaches the tool (for
+// patch, an array-of-object parameter, the server gets the objects).
+func TestToolHelpExampleRuns(t *testing.T) {
+	mgr, h := newManager(t, Options{}, stdioServer(t, "test"))
+	mgr.Start(context.Background())
+	for _, tool := range []string{"patch", "typed", "add", "echo"} {
+		help := runOK(t, h, "mcp:test:"+tool+" --help")
+		_, ex, ok := strings.Cut(help, "\nExample:\n  ")
+		if !ok {
+			t.Fatalf("%s help has no example:\n%s", tool, help)
+		}
+		ex = strings.TrimSuffix(ex, "\n")
+		r := h.Run(context.Background(), ex)
+		if r.ExitCode != 0 {
+			t.Errorf("the help's example %q fails: %s", ex, r.Stderr)
+			continue
+		}
+		if tool == "patch" {
+			var got struct {
+				Path  string
+				Edits []map[string]any
+			}
+			if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil || got.Path == "" || len(got.Edits) != 1 ||
+				got.Edits[0]["oldText"] == nil || got.Edits[0]["newText"] == nil {
+				t.Errorf("patch example sent %s (%v)", r.Stdout, err)
+			}
 		}
 	}
 }
@@ -188,7 +220,7 @@ func TestStartReportsBrokenServersAndLoadsTheRest(t *testing.T) {
 	)
 	rep := mgr.Start(context.Background())
 	lines := rep.Lines()
-	if lines[0] != "MCP: loaded 10 tools from 1 servers" || len(lines) != 5 {
+	if lines[0] != "MCP: loaded 11 tools from 1 servers" || len(lines) != 5 {
 		t.Fatalf("report:\n%s", strings.Join(lines, "\n"))
 	}
 	joined := strings.Join(lines, "\n")
@@ -283,7 +315,7 @@ func TestHTTPTransports(t *testing.T) {
 			hs, calls := httpServer(t, kind == KindSSE, nil)
 			cfg := ServerConfig{Name: "web", URL: hs.URL + "/mcp", Type: kind, Headers: map[string]string{"Authorization": "Bearer tok"}}
 			mgr, h := newManager(t, Options{}, cfg)
-			if rep := mgr.Start(context.Background()); rep.Servers != 1 || rep.Tools != 10 {
+			if rep := mgr.Start(context.Background()); rep.Servers != 1 || rep.Tools != 11 {
 				t.Fatalf("start: %q", rep.Lines())
 			}
 			out := runOK(t, h, `mcp:web:typed --name=x --count=2 --tags=[] --verbose=no --options={}`)

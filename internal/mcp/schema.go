@@ -212,6 +212,9 @@ func BuildArgs(s *Schema, words []string) (map[string]any, error) {
 	var problems []string
 	var positional []string
 	fail := func(f string, a ...any) { problems = append(problems, fmt.Sprintf(f, a...)) }
+	// bad holds the arguments already reported: a mistyped value is one
+	// error, not also a "missing required argument".
+	bad := map[string]bool{}
 	for i := 0; i < len(words); i++ {
 		w := words[i]
 		if w == "--" {
@@ -258,12 +261,13 @@ func BuildArgs(s *Schema, words []string) (map[string]any, error) {
 		}
 		if err := assign(out, key, prop, val); err != nil {
 			fail("%v", err)
+			bad[key] = true
 		}
 	}
 	if len(positional) > 0 {
 		var free []string
 		for _, k := range s.Order() {
-			if _, set := out[k]; !set {
+			if _, set := out[k]; !set && !bad[k] {
 				free = append(free, k)
 			}
 		}
@@ -274,11 +278,12 @@ func BuildArgs(s *Schema, words []string) (map[string]any, error) {
 			}
 			if err := assign(out, free[i], s.Properties[free[i]], w); err != nil {
 				fail("%v", err)
+				bad[free[i]] = true
 			}
 		}
 	}
 	for _, r := range s.Required {
-		if _, ok := out[r]; !ok {
+		if _, ok := out[r]; !ok && !bad[r] {
 			t := "value"
 			if p := s.Properties[r]; p != nil {
 				t = p.TypeName()
@@ -337,6 +342,9 @@ func assign(out map[string]any, key string, prop *Schema, raw string) error {
 				item = prop.Items
 			}
 			v, err := convert(item, raw)
+			if err == nil {
+				err = checkJSONValue(item, v)
+			}
 			if err != nil {
 				return fmt.Errorf("--%s: %v", key, err)
 			}
@@ -353,6 +361,9 @@ func assign(out map[string]any, key string, prop *Schema, raw string) error {
 		return fmt.Errorf("--%s is given more than once", key)
 	}
 	v, err := convert(prop, raw)
+	if err == nil {
+		err = checkJSONValue(prop, v)
+	}
 	if err != nil {
 		return fmt.Errorf("--%s: %v", key, err)
 	}
@@ -456,41 +467,114 @@ func convertOne(t, raw string) (any, error) {
 	return raw, nil // a type we do not know: pass the text through
 }
 
-// checkJSONValue checks an element given inside a JSON array.
+// checkJSONValue checks a value given as JSON (an array element, an object)
+// against its schema, down into object fields and array elements, and names
+// the first problem with its path. Values converted from plain words (an
+// int64, a string) pass when their type is listed.
 func checkJSONValue(p *Schema, v any) error {
-	if p == nil || len(p.Types) == 0 {
+	return checkValue(p, v, 0)
+}
+
+func checkValue(p *Schema, v any, depth int) error {
+	if p == nil || depth > 16 {
 		return nil
 	}
-	for _, t := range p.Types {
-		switch x := v.(type) {
-		case string:
-			if t == "string" {
-				return nil
+	if len(p.Types) > 0 && !typeMatches(p.Types, v) {
+		b, _ := json.Marshal(v)
+		return fmt.Errorf("expected %s, got %s", p.TypeName(), b)
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for _, r := range p.Required {
+			if _, ok := x[r]; !ok {
+				t := "value"
+				if f := p.Properties[r]; f != nil {
+					t = f.TypeName()
+				}
+				return fmt.Errorf("missing field %q (%s, required)%s", r, t, fieldsHint(p))
 			}
-		case float64:
-			if t == "number" || (t == "integer" && x == math.Trunc(x)) {
-				return nil
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			f, ok := p.Properties[k]
+			if !ok {
+				if !p.Additional && len(p.Properties) > 0 {
+					return fmt.Errorf("unknown field %q%s", k, fieldsHint(p))
+				}
+				continue
 			}
-		case bool:
-			if t == "boolean" {
-				return nil
+			if err := checkValue(f, x[k], depth+1); err != nil {
+				return fmt.Errorf("field %q: %v", k, err)
 			}
-		case map[string]any:
-			if t == "object" {
-				return nil
-			}
-		case []any:
-			if t == "array" {
-				return nil
-			}
-		case nil:
-			if t == "null" {
-				return nil
+		}
+	case []any:
+		for i, e := range x {
+			if err := checkValue(p.Items, e, depth+1); err != nil {
+				return fmt.Errorf("element %d: %v", i, err)
 			}
 		}
 	}
-	b, _ := json.Marshal(v)
-	return fmt.Errorf("expected %s, got %s", p.TypeName(), b)
+	if len(p.Enum) > 0 && !inEnum(p.Enum, v) {
+		b, _ := json.Marshal(v)
+		return fmt.Errorf("%s is not allowed; use one of: %s", b, enumList(p.Enum))
+	}
+	return nil
+}
+
+func typeMatches(types []string, v any) bool {
+	for _, t := range types {
+		switch x := v.(type) {
+		case string:
+			if t == "string" {
+				return true
+			}
+		case float64:
+			if t == "number" || (t == "integer" && x == math.Trunc(x)) {
+				return true
+			}
+		case int64:
+			if t == "integer" || t == "number" {
+				return true
+			}
+		case bool:
+			if t == "boolean" {
+				return true
+			}
+		case map[string]any:
+			if t == "object" {
+				return true
+			}
+		case []any:
+			if t == "array" {
+				return true
+			}
+		case nil:
+			if t == "null" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fieldsHint lists an object's fields for an error message.
+func fieldsHint(p *Schema) string {
+	if len(p.Properties) == 0 {
+		return ""
+	}
+	var fs []string
+	for _, k := range p.Order() {
+		f := k + " (" + p.Properties[k].TypeName()
+		if p.IsRequired(k) {
+			f += ", required"
+		}
+		fs = append(fs, f+")")
+	}
+	return "; the fields are: " + strings.Join(fs, ", ")
 }
 
 func inEnum(enum []any, v any) bool {

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -43,7 +44,7 @@ func TestBuildArgs(t *testing.T) {
 		{"shell text verbatim", []string{"$(touch /tmp/pwned)", "1"}, `{"count":1,"name":"$(touch /tmp/pwned)"}`, nil},
 		{"missing required", []string{"--ratio=1"}, "", []string{"missing required argument --name (string)", "missing required argument --count (integer)"}},
 		{"type errors together", []string{"a", "--count=many", "--ratio=x", "--verbose=maybe", "--options=[1]"}, "",
-			[]string{`--count: expected an integer, got "many"`, `--ratio: expected a number, got "x"`, `--verbose: expected true or false, got "maybe"`, "--options: expected a JSON object", "missing required argument --count"}},
+			[]string{`--count: expected an integer, got "many"`, `--ratio: expected a number, got "x"`, `--verbose: expected true or false, got "maybe"`, "--options: expected a JSON object"}},
 		{"enum", []string{"a", "1", "--mode=medium"}, "", []string{`--mode: "medium" is not allowed; use one of: fast, slow`}},
 		{"array element type", []string{"a", "1", `--sizes=[1,"x"]`}, "", []string{`--sizes: element 1: expected integer, got "x"`}},
 		{"bad JSON array", []string{"a", "1", "--tags=[x"}, "", []string{"--tags: \"[x\" is not a valid JSON array"}},
@@ -72,6 +73,35 @@ func TestBuildArgs(t *testing.T) {
 			b, _ := json.Marshal(got)
 			if string(b) != tt.want {
 				t.Errorf("got %s, want %s", b, tt.want)
+			}
+		})
+	}
+}
+
+// Each bad argument is one error: a mistyped required value is not also
+// reported missing, and nested problems name the field's path.
+func TestBuildArgsOneErrorPerArgument(t *testing.T) {
+	typed := ParseSchema(json.RawMessage(mcptest.TypedSchema))
+	patch := ParseSchema(json.RawMessage(mcptest.PatchSchema))
+	tests := []struct {
+		name  string
+		s     *Schema
+		words []string
+		want  string
+	}{
+		{"mistyped required", typed, []string{"--name=a", "--count=many"}, `--count: expected an integer, got "many"`},
+		{"mistyped positional", typed, []string{"a", "many"}, `--count: expected an integer, got "many"`},
+		{"element field missing", patch, []string{"--path=a", `--edits=[{"oldText":"x"}]`}, `--edits: element 0: missing field "newText" (string, required); the fields are: oldText (string, required), newText (string, required), count (integer)`},
+		{"element field mistyped", patch, []string{"--path=a", `--edits=[{"oldText":"x","newText":"y","count":"two"}]`}, `--edits: element 0: field "count": expected integer, got "two"`},
+		{"element not an object", patch, []string{"--path=a", `--edits=["x"]`}, `--edits: element 0: expected object, got "x"`},
+		{"repeated element checked", patch, []string{"--path=a", `--edits={"newText":"y"}`}, `--edits: missing field "oldText" (string, required); the fields are: oldText (string, required), newText (string, required), count (integer)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := BuildArgs(tt.s, tt.words)
+			var ae *ArgError
+			if !errors.As(err, &ae) || len(ae.Problems) != 1 || ae.Problems[0] != tt.want {
+				t.Errorf("error = %v\nwant exactly one problem: %s", err, tt.want)
 			}
 		})
 	}

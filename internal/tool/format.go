@@ -41,7 +41,7 @@ func (b *Bash) shape(ctx context.Context, route router.Route, cmd string, res co
 		if out == "" {
 			out = NoOutput
 		}
-		return Result{Output: out, Extras: extras}
+		return Result{Output: out, Extras: extras, Images: res.Images}
 	}
 	if res.ExitCode == command.Interrupted && ctx.Err() != nil {
 		return interrupted(extras, out)

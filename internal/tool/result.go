@@ -4,6 +4,8 @@
 // offers a restricted variant for sub-agents.
 package tool
 
+import "github.com/synapse-agent/synapse/internal/command"
+
 // Failure categories reported in Result.Extras["failureCategory"].
 const (
 	FailureInvalidUsage    = "invalid_usage"
@@ -20,6 +22,8 @@ type Result struct {
 	IsError bool           `json:"isError"`
 	Message string         `json:"message,omitempty"` // short error message for ToolError
 	Extras  map[string]any `json:"extras,omitempty"`
+	// Images go to the model as image blocks where the provider takes them.
+	Images []command.Image `json:"images,omitempty"`
 }
 
 // Input is the tool's arguments as the model sends them.

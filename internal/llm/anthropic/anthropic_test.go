@@ -572,3 +572,25 @@ func TestPlainJSONAnswerToStreamingRequest(t *testing.T) {
 		t.Errorf("stop %q usage %+v", resp.StopReason, resp.Usage)
 	}
 }
+
+// Tool images are image blocks inside the tool_result, next to its text.
+func TestToolImagesAreImageBlocks(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\nfake")
+	srv := llmtest.New(t, llmtest.TextTurn("a cat"))
+	p := newProvider(srv, nil, 0)
+	_, err := p.Stream(context.Background(), baseRequest(
+		llm.Message{Role: llm.RoleUser, Text: "show me"},
+		llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "Bash", Input: json.RawMessage(`{"command":"mcp:x:shot"}`)}}},
+		llm.Message{Role: llm.RoleTool, ToolCallID: "c1", Text: "[image: image/png, 12 bytes]\n", Images: []llm.Image{{MediaType: "image/png", Data: png}}},
+	), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, ok := srv.Requests()[0].ToolResult("c1")
+	if !ok || len(tr.Images) != 1 || tr.Images[0].MediaType != "image/png" || string(tr.Images[0].Data) != string(png) {
+		t.Fatalf("tool result = %+v, want one png image block", tr)
+	}
+	if !strings.Contains(tr.Content, "[image: image/png") {
+		t.Errorf("tool result text = %q", tr.Content)
+	}
+}

@@ -42,6 +42,13 @@ type wireTool struct {
 	CacheControl *cacheControl   `json:"cache_control,omitempty"`
 }
 
+// imageSource is an image block's inline data.
+type imageSource struct {
+	Type      string `json:"type"` // "base64"
+	MediaType string `json:"media_type"`
+	Data      []byte `json:"data"` // encoding/json writes []byte as base64
+}
+
 type wireMessage struct {
 	Role    string      `json:"role"`
 	Content []wireBlock `json:"content"`
@@ -58,6 +65,7 @@ type wireBlock struct {
 	Name         string          `json:"name,omitempty"`
 	Input        json.RawMessage `json:"input,omitempty"`
 	ToolUseID    string          `json:"tool_use_id,omitempty"`
+	Source       *imageSource    `json:"source,omitempty"`
 	Content      []wireBlock     `json:"content,omitempty"`
 	IsError      bool            `json:"is_error,omitempty"`
 	CacheControl *cacheControl   `json:"cache_control,omitempty"`
@@ -173,6 +181,10 @@ func messages(in []llm.Message) []wireMessage {
 			tr := wireBlock{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
 			if m.Text != "" {
 				tr.Content = []wireBlock{textBlock(m.Text)}
+			}
+			for _, img := range m.Images {
+				tr.Content = append(tr.Content, wireBlock{Type: "image",
+					Source: &imageSource{Type: "base64", MediaType: img.MediaType, Data: img.Data}})
 			}
 			appendBlocks("user", tr)
 		case llm.RoleAssistant:

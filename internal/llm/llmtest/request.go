@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -38,6 +39,13 @@ type Message struct {
 	Thinking    []Thinking
 	ToolCalls   []ReceivedCall
 	ToolResults []ToolResult
+	Images      []Image // image parts of a user message (OpenAI)
+}
+
+// Image is an image block or part the client sent.
+type Image struct {
+	MediaType string
+	Data      []byte
 }
 
 // Thinking is a thinking block sent back by the client.
@@ -59,6 +67,7 @@ type ToolResult struct {
 	ToolCallID string
 	Content    string
 	IsError    bool
+	Images     []Image // image blocks inside the result (Anthropic)
 }
 
 // Tool is an offered tool.
@@ -226,7 +235,11 @@ func decodeAnthropic(body []byte) (Request, error) {
 			case "tool_use":
 				msg.ToolCalls = append(msg.ToolCalls, ReceivedCall{ID: b.ID, Name: b.Name, Input: b.Input})
 			case "tool_result":
-				msg.ToolResults = append(msg.ToolResults, ToolResult{ToolCallID: b.ToolUseID, Content: textOf(b.Content), IsError: b.IsError})
+				imgs, err := anthropicImages(b.Content)
+				if err != nil {
+					return Request{}, err
+				}
+				msg.ToolResults = append(msg.ToolResults, ToolResult{ToolCallID: b.ToolUseID, Content: textOf(b.Content), IsError: b.IsError, Images: imgs})
 			}
 		}
 		msg.Text = strings.Join(texts, "\n")
@@ -283,6 +296,11 @@ func decodeOpenAI(body []byte) (Request, error) {
 			continue
 		}
 		msg := Message{Role: m.Role, Text: textOf(m.Content)}
+		imgs, err := openAIImages(m.Content)
+		if err != nil {
+			return Request{}, err
+		}
+		msg.Images = imgs
 		if m.ReasoningContent != "" {
 			msg.Thinking = []Thinking{{Text: m.ReasoningContent}}
 		}
@@ -293,6 +311,75 @@ func decodeOpenAI(body []byte) (Request, error) {
 	}
 	r.System = strings.Join(system, "\n")
 	return r, nil
+}
+
+// anthropicImages decodes the image blocks of a tool_result's content.
+func anthropicImages(content json.RawMessage) ([]Image, error) {
+	if firstByte(content) != '[' {
+		return nil, nil
+	}
+	var blocks []struct {
+		Type   string `json:"type"`
+		Source *struct {
+			Type      string `json:"type"`
+			MediaType string `json:"media_type"`
+			Data      string `json:"data"`
+		} `json:"source"`
+	}
+	if err := json.Unmarshal(content, &blocks); err != nil {
+		return nil, fmt.Errorf("tool_result content is not blocks: %w", err)
+	}
+	var out []Image
+	for _, b := range blocks {
+		if b.Type != "image" {
+			continue
+		}
+		if b.Source == nil || b.Source.Type != "base64" {
+			return nil, fmt.Errorf("image block without a base64 source")
+		}
+		data, err := base64.StdEncoding.DecodeString(b.Source.Data)
+		if err != nil {
+			return nil, fmt.Errorf("image block data is not base64: %w", err)
+		}
+		out = append(out, Image{MediaType: b.Source.MediaType, Data: data})
+	}
+	return out, nil
+}
+
+// openAIImages decodes the image_url parts (data URLs) of a message's content.
+func openAIImages(content json.RawMessage) ([]Image, error) {
+	if firstByte(content) != '[' {
+		return nil, nil
+	}
+	var parts []struct {
+		Type     string `json:"type"`
+		ImageURL *struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if err := json.Unmarshal(content, &parts); err != nil {
+		return nil, fmt.Errorf("message content is not parts: %w", err)
+	}
+	var out []Image
+	for _, p := range parts {
+		if p.Type != "image_url" {
+			continue
+		}
+		if p.ImageURL == nil {
+			return nil, fmt.Errorf("image_url part without a url")
+		}
+		meta, data, ok := strings.Cut(strings.TrimPrefix(p.ImageURL.URL, "data:"), ",")
+		mt, enc, _ := strings.Cut(meta, ";")
+		if !ok || enc != "base64" {
+			return nil, fmt.Errorf("image_url is not a base64 data URL: %.40q", p.ImageURL.URL)
+		}
+		b, err := base64.StdEncoding.DecodeString(data)
+		if err != nil {
+			return nil, fmt.Errorf("image_url data is not base64: %w", err)
+		}
+		out = append(out, Image{MediaType: mt, Data: b})
+	}
+	return out, nil
 }
 
 // firstByte is the first non-space byte of a JSON value (0 when empty), which

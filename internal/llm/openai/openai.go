@@ -36,6 +36,10 @@ type Options struct {
 	BaseURL    string       // "" means DefaultBaseURL; include /v1 as OpenAI clients do
 	HTTPClient *http.Client // nil means a client without overall timeout
 	Retry      *llm.RetryPolicy
+	// Images sends tool images as image_url parts: "on", "off", or ""
+	// (on for api.openai.com only: compatible servers often run text-only
+	// models that refuse image parts, so they get the text notes instead).
+	Images string
 }
 
 // Provider is the OpenAI implementation of llm.Provider; safe for concurrent use.
@@ -44,6 +48,7 @@ type Provider struct {
 	retry    llm.RetryPolicy
 	baseURL  string
 	official bool // api.openai.com: use max_completion_tokens
+	images   bool // send tool images as image_url parts
 }
 
 // New builds a Provider.
@@ -66,7 +71,8 @@ func New(opts Options) *Provider {
 	if u, err := url.Parse(base); err == nil {
 		official = strings.EqualFold(u.Hostname(), "api.openai.com")
 	}
-	return &Provider{chat: sdk.NewChatCompletionService(ro...), retry: rp, baseURL: strings.TrimSuffix(base, "/"), official: official}
+	images := opts.Images == "on" || (opts.Images == "" && official)
+	return &Provider{chat: sdk.NewChatCompletionService(ro...), retry: rp, baseURL: strings.TrimSuffix(base, "/"), official: official, images: images}
 }
 
 // Name implements llm.Provider.

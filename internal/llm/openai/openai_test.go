@@ -296,3 +296,41 @@ func TestPlainJSONAnswerToStreamingRequest(t *testing.T) {
 		t.Fatalf("requests: %d (the request must still ask for a stream)", len(reqs))
 	}
 }
+
+// Tool images reach the model as image_url parts of a user message after the
+// turn's tool messages when images are on, and not at all when off (the tool
+// text names them; compatible servers are off unless told otherwise).
+func TestToolImages(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\nfake")
+	history := []llm.Message{
+		{Role: llm.RoleUser, Text: "show me"},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "Bash", Input: json.RawMessage(`{"command":"mcp:x:shot"}`)}}},
+		{Role: llm.RoleTool, ToolCallID: "c1", Text: "[image: image/png, 12 bytes]\n", Images: []llm.Image{{MediaType: "image/png", Data: png}}},
+	}
+	for _, c := range []struct {
+		images string
+		want   bool
+	}{{"on", true}, {"", false}, {"off", false}} {
+		t.Run("images="+c.images, func(t *testing.T) {
+			srv := llmtest.New(t, llmtest.TextTurn("a cat"))
+			p := New(Options{APIKey: "k", BaseURL: srv.OpenAIBaseURL(), Images: c.images})
+			if _, err := p.Stream(context.Background(), baseRequest(history...), nil); err != nil {
+				t.Fatal(err)
+			}
+			msgs := srv.Requests()[0].Messages
+			last := msgs[len(msgs)-1]
+			if !c.want {
+				if last.Role != "tool" || len(last.Images) != 0 {
+					t.Errorf("images sent with Images=%q: %+v", c.images, msgs)
+				}
+				return
+			}
+			if last.Role != "user" || len(last.Images) != 1 || last.Images[0].MediaType != "image/png" || string(last.Images[0].Data) != string(png) {
+				t.Fatalf("last message = %+v, want a user message carrying the png", last)
+			}
+			if !strings.Contains(last.Text, "c1") || msgs[len(msgs)-2].Role != "tool" {
+				t.Errorf("image message does not follow the tool message naming its call: %+v", msgs)
+			}
+		})
+	}
+}

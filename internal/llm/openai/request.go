@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"encoding/base64"
 	"encoding/json"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -12,7 +13,7 @@ import (
 func (p *Provider) params(req llm.Request) sdk.ChatCompletionNewParams {
 	params := sdk.ChatCompletionNewParams{
 		Model:         shared.ChatModel(req.Model),
-		Messages:      messages(req.System, req.Messages),
+		Messages:      messages(req.System, req.Messages, p.images),
 		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
 	}
 	if req.MaxTokens > 0 {
@@ -44,18 +45,37 @@ func schema(raw json.RawMessage) shared.FunctionParameters {
 
 // messages translates the history: one role "tool" message per result, in
 // order after the assistant message that made the calls. Thinking is not sent
-// back (compatible servers reject or ignore it).
-func messages(system string, in []llm.Message) []sdk.ChatCompletionMessageParamUnion {
+// back (compatible servers reject or ignore it). Tool messages carry text
+// only, so with images on, the images of a turn's results follow its tool
+// messages as one user message of image_url parts (data URLs).
+func messages(system string, in []llm.Message, images bool) []sdk.ChatCompletionMessageParamUnion {
 	var out []sdk.ChatCompletionMessageParamUnion
 	if system != "" {
 		out = append(out, sdk.SystemMessage(system))
 	}
+	var pending []sdk.ChatCompletionContentPartUnionParam
+	flush := func() {
+		if len(pending) > 0 {
+			out = append(out, sdk.UserMessage(pending))
+			pending = nil
+		}
+	}
 	for _, m := range in {
+		if m.Role != llm.RoleTool {
+			flush()
+		}
 		switch m.Role {
 		case llm.RoleUser:
 			out = append(out, sdk.UserMessage(m.Text))
 		case llm.RoleTool:
 			out = append(out, sdk.ToolMessage(m.Text, m.ToolCallID))
+			if images && len(m.Images) > 0 {
+				pending = append(pending, sdk.TextContentPart("Images returned by tool call "+m.ToolCallID+":"))
+				for _, img := range m.Images {
+					pending = append(pending, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{
+						URL: "data:" + img.MediaType + ";base64," + base64.StdEncoding.EncodeToString(img.Data)}))
+				}
+			}
 		case llm.RoleAssistant:
 			a := sdk.ChatCompletionAssistantMessageParam{}
 			if m.Text != "" {
@@ -79,5 +99,6 @@ func messages(system string, in []llm.Message) []sdk.ChatCompletionMessageParamU
 			out = append(out, sdk.ChatCompletionMessageParamUnion{OfAssistant: &a})
 		}
 	}
+	flush()
 	return out
 }

@@ -4,9 +4,12 @@
 package mcptest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"net"
 	"net/http"
 	"os"
@@ -32,6 +35,37 @@ const TypedSchema = `{
   "required": ["name", "count"]
 }`
 
+// PatchSchema has an array-of-object parameter, as file-editing servers do.
+const PatchSchema = `{
+  "type": "object",
+  "properties": {
+    "path":  {"type": "string", "description": "File to change."},
+    "edits": {"type": "array", "description": "Replacements to make, in order.",
+      "items": {"type": "object",
+        "properties": {
+          "oldText": {"type": "string", "description": "Text to find."},
+          "newText": {"type": "string", "description": "Text to put instead."},
+          "count":   {"type": "integer", "description": "How many occurrences."}
+        },
+        "required": ["oldText", "newText"]}},
+    "dryRun": {"type": "boolean", "description": "Only show what would change."}
+  },
+  "required": ["path", "edits"]
+}`
+
+// PNG is the image the "image" tool returns: a real 4x4 PNG.
+func PNG() []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 4, 4))
+	for i := range img.Pix {
+		img.Pix[i] = byte(i * 7)
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		panic(err) // encoding an in-memory image cannot fail
+	}
+	return b.Bytes()
+}
+
 // NewServer returns the test server. crash decides what the "crash" tool does
 // (nil: exit the process, for stdio servers).
 func NewServer(crash func()) *sdk.Server {
@@ -51,6 +85,7 @@ func NewServer(crash func()) *sdk.Server {
 				return h(args)
 			})
 	}
+	reportSize := int64(48213)
 	text := func(s string) *sdk.CallToolResult {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
 	}
@@ -71,10 +106,15 @@ func NewServer(crash func()) *sdk.Server {
 		func(map[string]any) (*sdk.CallToolResult, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{
 				&sdk.TextContent{Text: "caption"},
-				&sdk.ImageContent{MIMEType: "image/png", Data: []byte("\x89PNG....")},
-				&sdk.ResourceLink{URI: "file:///tmp/report.pdf", Name: "report"},
+				&sdk.ImageContent{MIMEType: "image/png", Data: PNG()},
+				&sdk.ResourceLink{URI: "file:///tmp/report.pdf", Name: "report", MIMEType: "application/pdf", Size: &reportSize, Description: "The quarterly report."},
 				&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "mem://note", MIMEType: "text/plain", Text: "embedded text"}},
 			}}, nil
+		})
+	add("patch", "Apply text replacements to a file and return the arguments received as JSON.", PatchSchema,
+		func(a map[string]any) (*sdk.CallToolResult, error) {
+			b, _ := json.Marshal(a)
+			return text(string(b)), nil
 		})
 	add("fail", "Always report a tool error.", `{"type":"object"}`,
 		func(map[string]any) (*sdk.CallToolResult, error) {
