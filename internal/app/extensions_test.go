@@ -126,7 +126,7 @@ func TestExtensionsUnderTheRealSandbox(t *testing.T) {
 	defer ext.Close()
 	report := strings.Join(ext.Report(), "\n")
 	for _, want := range []string{
-		"MCP: loaded 30 tools from 3 servers",
+		"MCP: loaded 33 tools from 3 servers",
 		`MCP server "broken" failed to start: command "synapse-no-such-server" not found on PATH`,
 		filepath.Join(cwd, "mcp_servers.json") + ": invalid JSON",
 		"skills: ",
