@@ -5,6 +5,7 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/hooks"
 	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
@@ -17,11 +18,11 @@ type EventKind int
 const (
 	TextDelta     EventKind = iota + 1 // Text: new answer text
 	ThinkingDelta                      // Text: new thinking text
-	ToolStart                          // CallID, Command
-	ToolEnd                            // CallID, Command, Result, Duration
+	ToolStart                          // CallID, Command, Route
+	ToolEnd                            // CallID, Command, Route, Result, Duration
 	TaskStart                          // TaskID, TaskType, TaskDescription
-	TaskToolStart                      // TaskID, CallID, Command
-	TaskToolEnd                        // TaskID, CallID, Command, Result, Duration
+	TaskToolStart                      // TaskID, CallID, Command, Route
+	TaskToolEnd                        // TaskID, CallID, Command, Route, Result, Duration
 	TaskEnd                            // TaskID, Result, Duration, ToolCount, Usage, Err
 	Usage                              // Usage: one model request's usage
 	TodoChange                         // Todos: the whole list after a change
@@ -47,10 +48,13 @@ func (k EventKind) String() string {
 
 // Event is one thing the loop (or a sub-agent) reports to the renderer.
 type Event struct {
-	Kind            EventKind
-	Text            string
-	CallID          string
-	Command         string
+	Kind    EventKind
+	Text    string
+	CallID  string
+	Command string
+	// Route is where Command went (native / agent / extension, and which
+	// command), so that no view has to parse the command text.
+	Route           router.Route
 	Result          *tool.Result
 	Duration        time.Duration
 	Usage           *llm.Usage

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
 
@@ -101,6 +102,10 @@ func (r *Runner) runGroup(ctx context.Context, calls []llm.ToolCall, commands []
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
+			}
+			// A slot may free up at the moment of the cancel, and select
+			// picks either ready case: check again, so no call starts after it.
+			if ctx.Err() != nil {
 				// Calls that never started still report, so drain need not wait for them.
 				for j := i; j < g.end; j++ {
 					done <- callOutcome{index: j, skipped: true}
@@ -109,7 +114,7 @@ func (r *Runner) runGroup(ctx context.Context, calls []llm.ToolCall, commands []
 			}
 			go func(i int) {
 				defer func() { <-sem }()
-				r.Emit(Event{Kind: ToolStart, CallID: calls[i].ID, Command: commands[i]})
+				r.Emit(Event{Kind: ToolStart, CallID: calls[i].ID, Command: commands[i], Route: router.Classify(commands[i])})
 				start := time.Now()
 				res := r.hookedCall(ctx, calls[i])
 				done <- callOutcome{index: i, res: res, took: time.Since(start)}
@@ -130,7 +135,8 @@ func (r *Runner) runGroup(ctx context.Context, calls []llm.ToolCall, commands []
 		}
 		results[o.index] = o.res
 		res := o.res
-		r.Emit(Event{Kind: ToolEnd, CallID: calls[o.index].ID, Command: commands[o.index], Result: &res, Duration: o.took})
+		r.Emit(Event{Kind: ToolEnd, CallID: calls[o.index].ID, Command: commands[o.index], Route: router.Classify(commands[o.index]),
+			Result: &res, Duration: o.took})
 	}
 	return true
 }

@@ -5,27 +5,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
-	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/command"
-	"github.com/synapse-agent/synapse/internal/llm"
-	"github.com/synapse-agent/synapse/internal/render"
-	"github.com/synapse-agent/synapse/internal/repl"
 	"github.com/synapse-agent/synapse/internal/sandbox"
 	"github.com/synapse-agent/synapse/internal/skills"
 	"github.com/synapse-agent/synapse/internal/subagent"
 	"github.com/synapse-agent/synapse/internal/textutil"
-	"github.com/synapse-agent/synapse/internal/tool"
 )
 
 // HistoryFile is the REPL's prompt history inside $SYNAPSE_HOME.
@@ -36,136 +27,12 @@ const HistoryFile = "prompt_history.jsonl"
 // tools show in command:search and /tools once it answers.
 const ChatMCPStartTimeout = 3 * time.Second
 
-// ChatSetup is what an interactive session (synapse / synapse chat) is built from.
-type ChatSetup struct {
-	Provider, Model string // --provider, --model ("" defers to env and settings)
-	ResumeID        string // --resume ID, or "latest" for --continue
-	Cwd             string
+// SandboxSummary is the REPL banner's one-line sandbox state.
+func (g *Agent) SandboxSummary() string { return sandboxSummary(g.Sandbox) }
 
-	In  io.Reader
-	Out io.Writer
-	// TTY: In and Out are one terminal, already in raw mode (the caller
-	// restores it). Otherwise input is read line by line, as from a pipe.
-	TTY bool
-	// RenderTTY: Out is a terminal (in-place status lines, markdown).
-	RenderTTY bool
-	// Color enables colours (false when NO_COLOR is set or Out is no terminal).
-	Color         bool
-	Width, Height int
-	Version       string
-}
-
-// Chat is a ready interactive session. Run it with Chat.REPL.Run, then Close it.
-type Chat struct {
-	REPL     *repl.REPL
-	Renderer *render.Renderer
-	// Agent is the runner, its sandbox manager and extensions.
-	*Agent
-}
-
-// NewChat builds the interactive agent: renderer and event sink, the agent
-// (NewAgent: a missing key or a broken settings.json fails before anything
-// starts) whose sandbox-blocked commands ask the user through the REPL, and
-// the REPL, whose banner shows the sandbox warnings and the extensions'
-// start-up report.
-func (a *App) NewChat(ctx context.Context, s ChatSetup) (*Chat, error) {
-	cwd := s.Cwd
-	if cwd == "" {
-		var err error
-		if cwd, err = os.Getwd(); err != nil {
-			return nil, fmt.Errorf("cannot find the working directory: %w", err)
-		}
-	}
-	rend := render.New(render.Options{
-		Out: s.Out, TTY: s.RenderTTY, Color: s.Color, Width: s.Width, Height: s.Height,
-		MaxRecentTools: a.Config.MaxRecentTools,
-	})
-	sink := repl.NewSink(rend)
-	warn := func(err error) {
-		if err != nil {
-			sink.Handle(agent.Event{Kind: agent.Warning, Err: err})
-		}
-	}
-
-	// The REPL is built last (it needs the runner); blocked commands can only
-	// happen during a turn, after it exists.
-	asker := &permissionAsker{}
-	g, err := a.NewAgent(ctx, AgentSetup{
-		Provider: s.Provider, Model: s.Model, Cwd: cwd,
-		Persist: true, ResumeID: s.ResumeID,
-		OnEvent: sink.Handle, Warn: warn, Approver: asker,
-		Extensions: ExtensionOptions{StartTimeout: ChatMCPStartTimeout, ClientVersion: s.Version},
-	})
-	if err != nil {
-		return nil, err
-	}
-	mgr, ext := g.Sandbox, g.Extensions
-	r, err := repl.New(repl.Options{
-		In: s.In, Out: s.Out, TTY: s.TTY, Width: s.Width,
-		Renderer:    rend,
-		Sink:        sink,
-		Agent:       g.Runner,
-		Sessions:    a.SessionStore(warn),
-		HistoryPath: filepath.Join(a.Config.Home, HistoryFile),
-		Shell:       userShell(mgr.Cwd),
-		SwitchModel: g.SwitchModel,
-		Version:     s.Version,
-		Cwd:         cwd,
-		SandboxSummary: func() string {
-			return sandboxSummary(mgr)
-		},
-		SandboxStatus: func() string {
-			return strings.TrimPrefix(mgr.Status().String(), "Sandbox: ")
-		},
-		ToolsText:     func() string { return toolsText(mgr, ext, a.Config.MCPServersPath()) },
-		ContextWindow: llm.ContextWindow,
-		Notices:       g.Notices(),
-	})
-	if err != nil {
-		_ = g.Close()
-		return nil, err
-	}
-	asker.set(r)
-	return &Chat{REPL: r, Renderer: rend, Agent: g}, nil
-}
-
-// permissionAsker is the Bash tool's Approver: it asks through the REPL's
-// permission prompt. The tool itself grants exactly the blocked resource
-// and retries, or tells the model the user denied it.
-type permissionAsker struct {
-	mu sync.Mutex
-	r  *repl.REPL
-}
-
-func (p *permissionAsker) set(r *repl.REPL) {
-	p.mu.Lock()
-	p.r = r
-	p.mu.Unlock()
-}
-
-// Approve implements tool.Approver.
-func (p *permissionAsker) Approve(ctx context.Context, req tool.ApprovalRequest) tool.Decision {
-	p.mu.Lock()
-	r := p.r
-	p.mu.Unlock()
-	if r == nil {
-		return tool.Deny
-	}
-	d := r.AskPermission(ctx, repl.PermissionRequest{Command: req.Command, Resource: req.Resource, Reason: req.Reason})
-	return toolDecision(d)
-}
-
-// toolDecision maps the REPL's answer onto the tool's.
-func toolDecision(d repl.Decision) tool.Decision {
-	switch d {
-	case repl.AllowOnce:
-		return tool.Once
-	case repl.AllowSession:
-		return tool.Session
-	case repl.AllowPermanent:
-		return tool.Permanent
-	}
-	return tool.Deny
+// ToolsText answers the REPL's /tools for g (see toolsText).
+func (a *App) ToolsText(g *Agent) string {
+	return toolsText(g.Sandbox, g.Extensions, a.Config.MCPServersPath())
 }
 
 // sandboxSummary is the banner's one-line sandbox state.
@@ -256,11 +123,11 @@ const userShellOutputCap = 1 << 20
 // bash exits, while background jobs it started hold the pipes.
 const userShellPipeGrace = 500 * time.Millisecond
 
-// userShell runs a `!` command for the user: bash -c in the agent shell's
+// UserShell runs a `!` command for the user: bash -c in the agent shell's
 // current directory, stdin from /dev/null (the REPL owns the terminal), the
 // whole process group killed on Ctrl+C. It is the user's own command, so it
 // is not sandboxed and never enters the conversation.
-func userShell(cwd func() string) func(ctx context.Context, cmd string) (command.Result, error) {
+func UserShell(cwd func() string) func(ctx context.Context, cmd string) (command.Result, error) {
 	return func(ctx context.Context, line string) (command.Result, error) {
 		c := exec.Command("/bin/bash", "-c", line)
 		c.Dir = cwd()

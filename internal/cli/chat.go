@@ -3,14 +3,24 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/app"
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/render"
+	"github.com/synapse-agent/synapse/internal/repl"
+	"github.com/synapse-agent/synapse/internal/tool"
+	"github.com/synapse-agent/synapse/internal/view"
 )
 
 type chatFlags struct {
@@ -56,7 +66,7 @@ func runChat(ctx context.Context, stdio IO, f chatFlags) error {
 
 	// Everything that can fail (a missing key, a broken settings.json, an
 	// unknown session) fails here, before the terminal changes mode.
-	chat, err := a.NewChat(ctx, app.ChatSetup{
+	chat, err := newChat(ctx, a, chatSetup{
 		Provider: f.provider, Model: f.model, ResumeID: resume, Cwd: cwd,
 		In: stdio.In, Out: stdio.Out, TTY: tty, RenderTTY: outTTY,
 		Color: outTTY && getenv("NO_COLOR") == "", Width: width, Height: height,
@@ -89,6 +99,136 @@ func runChat(ctx context.Context, stdio IO, f chatFlags) error {
 		return exitCode(code, nil)
 	}
 	return nil
+}
+
+// chatSetup is what an interactive session (synapse / synapse chat) is built from.
+type chatSetup struct {
+	Provider, Model string // --provider, --model ("" defers to env and settings)
+	ResumeID        string // --resume ID, or "latest" for --continue
+	Cwd             string
+
+	In  io.Reader
+	Out io.Writer
+	// TTY: In and Out are one terminal, already in raw mode (the caller
+	// restores it). Otherwise input is read line by line, as from a pipe.
+	TTY bool
+	// RenderTTY: Out is a terminal (in-place status lines, markdown).
+	RenderTTY bool
+	// Color enables colours (false when NO_COLOR is set or Out is no terminal).
+	Color         bool
+	Width, Height int
+	Version       string
+}
+
+// chat is a ready interactive session. Run it with chat.REPL.Run, then Close it.
+type chat struct {
+	REPL     *repl.REPL
+	Renderer *render.Renderer
+	// Agent is the runner, its sandbox manager and extensions.
+	*app.Agent
+}
+
+// newChat wires the UI to an agent: renderer and view, the agent (app's
+// NewAgent: a missing key or a broken settings.json fails before anything
+// starts) whose sandbox-blocked commands ask the user through the REPL, and
+// the REPL, whose banner shows the sandbox warnings and the extensions'
+// start-up report.
+func newChat(ctx context.Context, a *app.App, s chatSetup) (*chat, error) {
+	cwd := s.Cwd
+	if cwd == "" {
+		var err error
+		if cwd, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("cannot find the working directory: %w", err)
+		}
+	}
+	rend := render.New(render.Options{
+		Out: s.Out, TTY: s.RenderTTY, Color: s.Color, Width: s.Width, Height: s.Height,
+		MaxRecentTools: a.Config.MaxRecentTools,
+	})
+	v := view.New(rend)
+	warn := func(err error) {
+		if err != nil {
+			v.Handle(agent.Event{Kind: agent.Warning, Err: err})
+		}
+	}
+
+	// The REPL is built last (it needs the runner); blocked commands can only
+	// happen during a turn, after it exists.
+	asker := &permissionAsker{}
+	g, err := a.NewAgent(ctx, app.AgentSetup{
+		Provider: s.Provider, Model: s.Model, Cwd: cwd,
+		Persist: true, ResumeID: s.ResumeID,
+		OnEvent: v.Handle, Warn: warn, Approver: asker,
+		Extensions: app.ExtensionOptions{StartTimeout: app.ChatMCPStartTimeout, ClientVersion: s.Version},
+	})
+	if err != nil {
+		return nil, err
+	}
+	mgr := g.Sandbox
+	r, err := repl.New(repl.Options{
+		In: s.In, Out: s.Out, TTY: s.TTY, Width: s.Width,
+		Renderer:       rend,
+		View:           v,
+		Agent:          g.Runner,
+		Sessions:       a.SessionStore(warn),
+		HistoryPath:    filepath.Join(a.Config.Home, app.HistoryFile),
+		Shell:          app.UserShell(mgr.Cwd),
+		SwitchModel:    g.SwitchModel,
+		Version:        s.Version,
+		Cwd:            cwd,
+		SandboxSummary: g.SandboxSummary,
+		SandboxStatus: func() string {
+			return strings.TrimPrefix(mgr.Status().String(), "Sandbox: ")
+		},
+		ToolsText:     func() string { return a.ToolsText(g) },
+		ContextWindow: llm.ContextWindow,
+		Notices:       g.Notices(),
+	})
+	if err != nil {
+		_ = g.Close()
+		return nil, err
+	}
+	asker.set(r)
+	return &chat{REPL: r, Renderer: rend, Agent: g}, nil
+}
+
+// permissionAsker is the Bash tool's Approver: it asks through the REPL's
+// permission prompt. The tool itself grants exactly the blocked resource
+// and retries, or tells the model the user denied it.
+type permissionAsker struct {
+	mu sync.Mutex
+	r  *repl.REPL
+}
+
+func (p *permissionAsker) set(r *repl.REPL) {
+	p.mu.Lock()
+	p.r = r
+	p.mu.Unlock()
+}
+
+// Approve implements tool.Approver.
+func (p *permissionAsker) Approve(ctx context.Context, req tool.ApprovalRequest) tool.Decision {
+	p.mu.Lock()
+	r := p.r
+	p.mu.Unlock()
+	if r == nil {
+		return tool.Deny
+	}
+	d := r.AskPermission(ctx, repl.PermissionRequest{Command: req.Command, Resource: req.Resource, Reason: req.Reason})
+	return toolDecision(d)
+}
+
+// toolDecision maps the REPL's answer onto the tool's.
+func toolDecision(d repl.Decision) tool.Decision {
+	switch d {
+	case repl.AllowOnce:
+		return tool.Once
+	case repl.AllowSession:
+		return tool.Session
+	case repl.AllowPermanent:
+		return tool.Permanent
+	}
+	return tool.Deny
 }
 
 // watchResize passes the terminal's new size to set on every SIGWINCH.

@@ -20,7 +20,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/todo"
-	"github.com/synapse-agent/synapse/internal/tool"
+	"github.com/synapse-agent/synapse/internal/view"
 )
 
 // Output formats of `synapse run`.
@@ -206,19 +206,13 @@ func getenvOr(g func(string) string) func(string) string {
 type runOutput struct {
 	mu     sync.Mutex
 	format string
-	out    io.Writer
 	errw   io.Writer
 	enc    *json.Encoder
-	rend   *render.Renderer // text format: tools, tasks, notices
-	text   io.Writer        // text format: where answer text goes (nil: the renderer)
-	todos  []todo.Item
-	// lastNL tracks whether the raw text stream ends with a newline.
-	lastNL bool
-	wrote  bool
+	view   *view.View // text format: the same view of events as the REPL's
 }
 
 func newRunOutput(stdio IO, format string, getenv func(string) string) *runOutput {
-	o := &runOutput{format: format, out: stdio.Out, errw: stdio.Err, lastNL: true}
+	o := &runOutput{format: format, errw: stdio.Err}
 	switch format {
 	case formatJSON, formatStreamJSON:
 		o.enc = json.NewEncoder(stdio.Out)
@@ -228,13 +222,12 @@ func newRunOutput(stdio IO, format string, getenv func(string) string) *runOutpu
 		if isTTY(stdio.Out) {
 			// One terminal: the renderer owns it, text included.
 			w, h := termSize(stdio.Out)
-			o.rend = render.New(render.Options{Out: stdio.Out, TTY: true, Color: color, Width: w, Height: h})
+			o.view = view.New(render.New(render.Options{Out: stdio.Out, TTY: true, Color: color, Width: w, Height: h}))
 		} else {
 			// Piped: stdout carries only the answer; progress goes to stderr.
-			o.text = stdio.Out
 			tty := isTTY(stdio.Err)
 			w, h := termSize(stdio.Err)
-			o.rend = render.New(render.Options{Out: stdio.Err, TTY: tty, Color: color && tty, Width: w, Height: h})
+			o.view = view.NewSplit(render.New(render.Options{Out: stdio.Err, TTY: tty, Color: color && tty, Width: w, Height: h}), stdio.Out)
 		}
 	}
 	return o
@@ -267,86 +260,10 @@ func (o *runOutput) event(e agent.Event) {
 			fmt.Fprintln(o.errw, "synapse: warning:", textutil.Sanitize(e.Err.Error()))
 		}
 	default:
-		o.textEvent(e)
-	}
-}
-
-func (o *runOutput) textEvent(e agent.Event) {
-	r := o.rend
-	switch e.Kind {
-	case agent.TextDelta:
-		if o.text == nil {
-			r.TextDelta(e.Text)
-			return
+		// The run's error is printed once, by Main, after the output.
+		if e.Kind != agent.Error {
+			o.view.Handle(e)
 		}
-		if e.Text != "" {
-			_, _ = io.WriteString(o.text, e.Text)
-			o.lastNL = strings.HasSuffix(e.Text, "\n")
-			o.wrote = true
-		}
-	case agent.TurnEnd:
-		if o.text == nil {
-			r.EndText()
-		} else if !o.lastNL {
-			_, _ = io.WriteString(o.text, "\n")
-			o.lastNL = true
-		}
-	case agent.ToolStart:
-		if o.text == nil {
-			r.EndText()
-		}
-		r.ToolStart(e.CallID, e.Command)
-	case agent.ToolEnd:
-		meta := render.ToolMeta{}
-		ok := true
-		out := ""
-		if e.Result != nil {
-			ok, out, meta.Message = !e.Result.IsError, e.Result.Output, e.Result.Message
-			// As in the REPL: a refusal is information for the model, but
-			// the user should see at a glance that the command did not run.
-			if e.Result.Extras["type"] == tool.ExtrasTypeSandboxBlocked {
-				ok, meta.Message = false, "blocked by the sandbox"
-			}
-		}
-		if strings.HasPrefix(strings.TrimSpace(e.Command), "TodoWrite") && ok {
-			meta.Todos = append([]todo.Item{}, o.todos...)
-		}
-		r.ToolEnd(e.CallID, ok, out, meta)
-	case agent.TodoChange:
-		o.todos = e.Todos
-	case agent.TaskStart:
-		r.TaskStart(e.TaskID, e.TaskType, e.TaskDescription)
-	case agent.TaskToolStart:
-		r.TaskToolStart(e.TaskID, e.Command)
-	case agent.TaskToolEnd:
-		r.TaskToolEnd(e.TaskID, e.Command, e.Result == nil || !e.Result.IsError)
-	case agent.TaskEnd:
-		errText := ""
-		if e.Err != nil {
-			errText = e.Err.Error()
-		}
-		r.TaskEnd(e.TaskID, e.Err == nil && (e.Result == nil || !e.Result.IsError), e.Duration, e.ToolCount, errText)
-	case agent.Reminder:
-		r.Notice("todo list unfinished: reminding the model to continue")
-	case agent.Warning:
-		if e.Err != nil {
-			r.Notice("warning: " + e.Err.Error())
-		}
-	case agent.HookProgress:
-		r.Notice(e.Text)
-	case agent.HookOutput:
-		// After the answer, set apart from it: on stdout when piped (it is
-		// part of the outcome), in the renderer's styled block on a terminal.
-		if o.text == nil {
-			r.EndText()
-			r.HookBlock("hooks", hooks.Body(e.Hooks))
-			return
-		}
-		if !o.lastNL {
-			_, _ = io.WriteString(o.text, "\n")
-		}
-		_, _ = io.WriteString(o.text, "\n"+textutil.Sanitize(hooks.Format(e.Hooks)))
-		o.lastNL, o.wrote = true, true
 	}
 }
 
@@ -358,14 +275,7 @@ func (o *runOutput) finish(runner *agent.Runner, res agent.Result, runErr error,
 	case formatJSON, formatStreamJSON:
 		_ = o.enc.Encode(resultJSON(runner, res, runErr, took))
 	default:
-		if errors.Is(runErr, agent.ErrInterrupted) {
-			o.rend.Abort("interrupted")
-		}
-		if o.text == nil {
-			o.rend.EndText()
-		} else if o.wrote && !o.lastNL {
-			_, _ = io.WriteString(o.text, "\n")
-		}
+		o.view.Finish(errors.Is(runErr, agent.ErrInterrupted))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/tool"
@@ -46,6 +47,25 @@ func TestRunTextToolMarks(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A task that fails shows why in `synapse run` as it does in the REPL (the
+// two once drew TaskEnd differently, and run dropped the reason).
+func TestRunTextShowsAFailedTasksReason(t *testing.T) {
+	var out, errw bytes.Buffer
+	o := newRunOutput(IO{Out: &out, Err: &errw}, formatText, func(string) string { return "" })
+	o.event(agent.Event{Kind: agent.TaskStart, TaskID: "t1", TaskType: "explore", TaskDescription: "find the bug"})
+	o.event(agent.Event{Kind: agent.TaskEnd, TaskID: "t1", Duration: time.Second,
+		Result: &tool.Result{IsError: true, Message: "the sub-agent stopped after 20 turns"}})
+	got := errw.String()
+	for _, w := range []string{"find the bug", "✗", "the sub-agent stopped after 20 turns"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("progress lacks %q:\n%s", w, got)
+		}
+	}
+	if out.Len() != 0 {
+		t.Errorf("stdout carries only the answer, got %q", out.String())
 	}
 }
 

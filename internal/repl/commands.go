@@ -61,8 +61,8 @@ func (r *REPL) cmdHelp(context.Context, string) error {
 
 func (r *REPL) cmdClear(context.Context, string) error {
 	r.o.Agent.Reset()
-	if r.o.Sink != nil {
-		r.o.Sink.Reset()
+	if r.o.View != nil {
+		r.o.View.Reset()
 	}
 	r.println("Started a new conversation.")
 	return nil
@@ -126,8 +126,8 @@ func (r *REPL) cmdContext(context.Context, string) error {
 		calls += len(m.ToolCalls)
 	}
 	var used int64
-	if r.o.Sink != nil {
-		used = r.o.Sink.ContextTokens()
+	if r.o.View != nil {
+		used = r.o.View.ContextTokens()
 	}
 	model := r.o.Agent.Model()
 	window := 0
@@ -257,8 +257,8 @@ func (r *REPL) cmdResume(_ context.Context, args string) error {
 		r.r.Error("resume: " + err.Error())
 		return nil
 	}
-	if r.o.Sink != nil {
-		r.o.Sink.Reset()
+	if r.o.View != nil {
+		r.o.View.Reset()
 	}
 	hist := r.o.Agent.History()
 	id = r.o.Agent.SessionID()

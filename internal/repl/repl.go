@@ -22,6 +22,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/session"
+	"github.com/synapse-agent/synapse/internal/view"
 )
 
 // Agent is what the REPL needs of the conversation (*agent.Runner).
@@ -51,7 +52,9 @@ type Options struct {
 	TTY      bool
 	Width    int
 	Renderer *render.Renderer
-	Sink     *Sink
+	// View draws the agent's events (the REPL passes its Handle as the
+	// agent's OnEvent); /context reads the last request's size from it.
+	View     *view.View
 	Agent    Agent
 	Sessions Sessions // nil: /resume says sessions are off
 	// HistoryPath persists the prompt history ("" keeps it in memory).
@@ -387,7 +390,7 @@ func (r *REPL) turn(ctx context.Context, input string) {
 
 // shownByAgent reports whether the agent already emitted err as an event.
 func (r *REPL) shownByAgent(err error) bool {
-	return r.o.Sink != nil && r.o.Sink.shown(err)
+	return r.o.View != nil && r.o.View.Shown(err)
 }
 
 // bang runs `!cmd` for the user: output and exit code, conversation untouched.

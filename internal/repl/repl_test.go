@@ -22,7 +22,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/session"
 	"github.com/synapse-agent/synapse/internal/testutil"
-	"github.com/synapse-agent/synapse/internal/tool"
+	"github.com/synapse-agent/synapse/internal/view"
 )
 
 // fakeAgent stands in for agent.Runner; run decides what a turn does.
@@ -100,7 +100,7 @@ func runPiped(t *testing.T, fa *fakeAgent, input string, tweak func(*Options)) (
 	t.Helper()
 	var out bytes.Buffer
 	rd := render.New(render.Options{Out: &out})
-	o := Options{In: strings.NewReader(input), Out: &out, Renderer: rd, Sink: NewSink(rd), Agent: fa,
+	o := Options{In: strings.NewReader(input), Out: &out, Renderer: rd, View: view.New(rd), Agent: fa,
 		Version: "test", Cwd: "/work"}
 	code := newREPL(t, o, tweak).Run(context.Background())
 	return out.String(), code
@@ -185,10 +185,10 @@ func TestClearCostContextResume(t *testing.T) {
 	}
 	var out bytes.Buffer
 	rd := render.New(render.Options{Out: &out})
-	sink := NewSink(rd)
+	sink := view.New(rd)
 	sink.Handle(agent.Event{Kind: agent.Usage, Usage: &llm.Usage{InputTokens: 500, CacheReadTokens: 49500}})
 	r, err := New(Options{In: strings.NewReader("/cost\n/context\n/resume\n1\n/resume --latest\n/resume abc\n/clear\n"),
-		Out: &out, Renderer: rd, Sink: sink, Agent: fa, Sessions: sessions, Now: func() time.Time { return now },
+		Out: &out, Renderer: rd, View: sink, Agent: fa, Sessions: sessions, Now: func() time.Time { return now },
 		ContextWindow: func(string) int { return 200000 }})
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +223,7 @@ func TestClearCostContextResume(t *testing.T) {
 func TestTurnErrorsShownOnce(t *testing.T) {
 	var out bytes.Buffer
 	rd := render.New(render.Options{Out: &out})
-	sink := NewSink(rd)
+	sink := view.New(rd)
 	provErr := errors.New("model request failed: 401 invalid x-api-key")
 	fa := &fakeAgent{run: func(ctx context.Context, input string) (agent.Result, error) {
 		if input == "emitted" {
@@ -232,7 +232,7 @@ func TestTurnErrorsShownOnce(t *testing.T) {
 		}
 		return agent.Result{}, errors.New("save session: disk full")
 	}}
-	r, _ := New(Options{In: strings.NewReader("emitted\nsilent\n"), Out: &out, Renderer: rd, Sink: sink, Agent: fa})
+	r, _ := New(Options{In: strings.NewReader("emitted\nsilent\n"), Out: &out, Renderer: rd, View: sink, Agent: fa})
 	r.Run(context.Background())
 	s := out.String()
 	if strings.Count(s, "401 invalid x-api-key") != 1 || strings.Count(s, "disk full") != 1 {
@@ -279,7 +279,7 @@ func startPTY(t *testing.T, fa *fakeAgent, tweak func(*Options)) *ptyREPL {
 	p := &ptyREPL{t: t, master: master, out: &syncBuffer{}, done: make(chan int, 1)}
 	go func() { _, _ = io.Copy(p.out, master) }()
 	rd := render.New(render.Options{Out: slave, TTY: true, Width: 80, Height: 24})
-	o := Options{In: slave, Out: slave, TTY: true, Width: 80, Renderer: rd, Sink: NewSink(rd), Agent: fa,
+	o := Options{In: slave, Out: slave, TTY: true, Width: 80, Renderer: rd, View: view.New(rd), Agent: fa,
 		Version: "test", Cwd: "/work"}
 	r := newREPL(t, o, tweak)
 	p.repl = r
@@ -334,7 +334,7 @@ func TestPTYCtrlCCancelsTurnAndReturnsToPrompt(t *testing.T) {
 	fa := &fakeAgent{}
 	p := startPTY(t, fa, nil)
 	fa.run = func(ctx context.Context, input string) (agent.Result, error) {
-		p.repl.o.Sink.Handle(agent.Event{Kind: agent.ToolStart, CallID: "1", Command: "sleep 100"})
+		p.repl.o.View.Handle(agent.Event{Kind: agent.ToolStart, CallID: "1", Command: "sleep 100"})
 		started <- struct{}{}
 		<-ctx.Done()
 		sawCancel = true
@@ -479,43 +479,6 @@ func TestAskPermissionWithoutTerminalDenies(t *testing.T) {
 	r, _ := New(Options{In: strings.NewReader(""), Out: &out, Renderer: rd, Agent: &fakeAgent{}})
 	if d := r.AskPermission(context.Background(), PermissionRequest{Command: "x", Resource: "/etc/shadow"}); d != Deny {
 		t.Errorf("got %v, want deny", d)
-	}
-}
-
-func TestSinkTodoWriteSummary(t *testing.T) {
-	var out bytes.Buffer
-	sink := NewSink(render.New(render.Options{Out: &out}))
-	sink.Handle(agent.Event{Kind: agent.ToolStart, CallID: "1", Command: "TodoWrite '[]'"})
-	sink.Handle(agent.Event{Kind: agent.TodoChange, Todos: nil})
-	sink.Handle(agent.Event{Kind: agent.ToolEnd, CallID: "1", Command: "TodoWrite '[]'", Result: &tool.Result{Output: "ok"}})
-	if !strings.Contains(out.String(), "todo list is empty") {
-		t.Errorf("TodoWrite line lacks the list summary:\n%s", out.String())
-	}
-}
-
-func TestSinkToolMarks(t *testing.T) {
-	tests := []struct {
-		name   string
-		result *tool.Result
-		want   []string
-	}{
-		{"success", &tool.Result{Output: "hi"}, []string{"✓ echo x", "hi"}},
-		{"failure", &tool.Result{Output: "boom\n[exit code: 2]", IsError: true, Message: "Command failed with exit code 2"}, []string{"✗ echo x", "Command failed", "boom"}},
-		{"sandbox refusal is not shown as a success", &tool.Result{Output: "[sandbox blocked] The sandbox policy did not allow this command",
-			Extras: map[string]any{"type": tool.ExtrasTypeSandboxBlocked}}, []string{"✗ echo x", "blocked by the sandbox", "[sandbox blocked]"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var out bytes.Buffer
-			sink := NewSink(render.New(render.Options{Out: &out}))
-			sink.Handle(agent.Event{Kind: agent.ToolStart, CallID: "1", Command: "echo x"})
-			sink.Handle(agent.Event{Kind: agent.ToolEnd, CallID: "1", Command: "echo x", Result: tt.result})
-			for _, w := range tt.want {
-				if !strings.Contains(out.String(), w) {
-					t.Errorf("output lacks %q:\n%s", w, out.String())
-				}
-			}
-		})
 	}
 }
 

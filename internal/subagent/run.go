@@ -50,10 +50,11 @@ func (h *Handler) runAgent(ctx context.Context, id string, req Request, provider
 	onEvent := func(e agent.Event) {
 		switch e.Kind {
 		case agent.ToolStart:
-			h.emit(agent.Event{Kind: agent.TaskToolStart, TaskID: id, CallID: e.CallID, Command: e.Command})
+			h.emit(agent.Event{Kind: agent.TaskToolStart, TaskID: id, CallID: e.CallID, Command: e.Command, Route: e.Route})
 		case agent.ToolEnd:
 			tools.Add(1)
-			h.emit(agent.Event{Kind: agent.TaskToolEnd, TaskID: id, CallID: e.CallID, Command: e.Command, Result: e.Result, Duration: e.Duration})
+			h.emit(agent.Event{Kind: agent.TaskToolEnd, TaskID: id, CallID: e.CallID, Command: e.Command, Route: e.Route,
+				Result: e.Result, Duration: e.Duration})
 		case agent.Usage:
 			if e.Usage != nil {
 				usage.add(*e.Usage)

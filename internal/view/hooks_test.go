@@ -1,4 +1,4 @@
-package repl
+package view
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 
 func TestSinkShowsHookOutputAsItsOwnBlock(t *testing.T) {
 	var out bytes.Buffer
-	sink := NewSink(render.New(render.Options{Out: &out}))
+	sink := New(render.New(render.Options{Out: &out}))
 	sink.Handle(agent.Event{Kind: agent.TextDelta, Text: "The answer."})
 	sink.Handle(agent.Event{Kind: agent.TurnEnd})
 	sink.Handle(agent.Event{Kind: agent.HookProgress, Text: "[Skill] reviewing the session"})
