@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/evolve"
 	"github.com/synapse-agent/synapse/internal/hooks"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/router"
@@ -98,6 +100,11 @@ type Agent struct {
 	// with NoModel).
 	Hooks *hooks.Set
 
+	// autoEnhance is whether skill auto-enhance runs after a turn
+	// (settings.json skillEnhance.autoEnhance; /skill enhance switches it).
+	autoEnhance  atomic.Bool
+	settingsPath string
+
 	// notices are start-up problems of the agent's own settings (hooks,
 	// skillEnhance), shown with the others.
 	notices []string
@@ -136,6 +143,22 @@ func (g *Agent) Notices() []string {
 	}
 	out = append(out, g.notices...)
 	return append(out, g.Extensions.Notices()...)
+}
+
+// AutoEnhance reports whether skill auto-enhance is on.
+func (g *Agent) AutoEnhance() bool { return g.autoEnhance.Load() }
+
+// SetAutoEnhance switches skill auto-enhance for this agent and persists
+// it in settings.json (skillEnhance.autoEnhance).
+func (g *Agent) SetAutoEnhance(on bool) error {
+	if g.settingsPath == "" {
+		return errors.New("this agent has no model, so no auto-enhance")
+	}
+	if err := config.SetAutoEnhance(g.settingsPath, on); err != nil {
+		return fmt.Errorf("save skillEnhance.autoEnhance in %s: %w", g.settingsPath, err)
+	}
+	g.autoEnhance.Store(on)
+	return nil
 }
 
 // SettingsNotices are the problems found in the agent's own settings.json
@@ -232,6 +255,23 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 		g.notices = append(g.notices, "warning: "+w)
 	}
 	g.Hooks = hooks.NewSet(&hooks.Runner{Config: hookCfg, Env: g.Sandbox.Env()})
+
+	se, seWarns := settings.SkillEnhanceConfig()
+	for _, w := range seWarns {
+		g.notices = append(g.notices, "warning: "+w)
+	}
+	g.autoEnhance.Store(se.AutoEnhance)
+	g.settingsPath = a.Config.SettingsPath()
+	enh := &evolve.Enhancer{
+		Store: g.Extensions.Skills.Store,
+		Run: a.enhanceRunner(SubagentSetup{Provider: provider, Providers: g.providers, Model: model, Cwd: cwd,
+			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index}, func() subagent.Parent { return g.Runner }),
+		Enabled:    g.autoEnhance.Load,
+		Profile:    se.TriggerProfile,
+		Timeout:    a.Config.SkillSubagentTimeout,
+		Invalidate: g.Extensions.Index.Invalidate,
+	}
+	g.Hooks.AddStop(evolve.HookName, enh.Hook)
 
 	opts := a.AgentOptions(s.Persist, warn)
 	opts.Hooks = g.Hooks

@@ -1,13 +1,16 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/evolve"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/sandbox"
@@ -38,7 +41,12 @@ type SubagentSetup struct {
 	Skills *skills.Index
 	// Start starts each sub-agent's shell; nil uses the default starter.
 	Start sandbox.StartSession
+	// SkillsDir is the skills directory a skill:enhance sub-agent may write
+	// ("" : the user store; auto-enhance gives it a scratch copy).
+	SkillsDir string
 }
+
+func (a *App) skillsDir(s SubagentSetup) string { return cmp.Or(s.SkillsDir, a.Config.SkillsDir) }
 
 // NewTaskHandler builds the task:<type> handler for one parent agent. Put it
 // in the parent Bash tool's Handlers under router.FamilyTask, and call Bind
@@ -62,7 +70,7 @@ func (a *App) NewTaskHandler(s SubagentSetup) *subagent.Handler {
 		Workspace:   a.subagentWorkspace(s),
 		SkillIndex:  index,
 		SkillExists: exists,
-		SkillsDir:   a.Config.SkillsDir,
+		SkillsDir:   a.skillsDir(s),
 		Cwd:         s.Cwd,
 		Timeout:     a.Config.TaskTimeout,
 		OutputCap:   a.Config.OutputCap,
@@ -93,10 +101,11 @@ func (a *App) subagentWorkspace(s SubagentSetup) subagent.WorkspaceFunc {
 			}
 		}
 		if k.WritesSkills {
-			if err := os.MkdirAll(a.Config.SkillsDir, 0o755); err != nil {
-				return subagent.Workspace{}, fmt.Errorf("create the skills directory %s: %w", a.Config.SkillsDir, err)
+			dir := a.skillsDir(s)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return subagent.Workspace{}, fmt.Errorf("create the skills directory %s: %w", dir, err)
 			}
-			if err := mgr.AddRuntimeWhitelist(a.Config.SkillsDir); err != nil {
+			if err := mgr.AddRuntimeWhitelist(dir); err != nil {
 				return subagent.Workspace{}, fmt.Errorf("allow writing the skills directory: %w", err)
 			}
 		}
@@ -221,4 +230,22 @@ func skillIndex(ix *skills.Index) (text func() string, exists func(string) bool)
 		return ok
 	}
 	return text, exists
+}
+
+// enhanceRunner runs the skill:enhance sub-agent for auto-enhance, writing
+// into the scratch skills directory it is given (the hook commits from
+// there through the store), under parent's events and usage.
+func (a *App) enhanceRunner(s SubagentSetup, parent func() subagent.Parent) evolve.RunFunc {
+	return func(ctx context.Context, dir, prompt string) (string, error) {
+		s := s
+		s.SkillsDir = dir
+		h := a.NewTaskHandler(s)
+		h.Bind(parent())
+		k, _ := subagent.LookupKind(subagent.SkillEnhance)
+		res := h.Execute(ctx, subagent.Request{Kind: k, Prompt: prompt, Description: "skill auto-enhance"})
+		if res.ExitCode != 0 {
+			return res.Stdout, errors.New(strings.TrimSpace(res.Stderr))
+		}
+		return res.Stdout, nil
+	}
 }

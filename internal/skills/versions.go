@@ -413,3 +413,10 @@ func snapNumbers(vs []Snapshot) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// CopyDir copies a skill folder's regular files and folders (symlinks and
+// special files are left out, as on import).
+func CopyDir(src, dst string) error {
+	_, err := copyTree(src, dst)
+	return err
+}

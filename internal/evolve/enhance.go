@@ -1,0 +1,268 @@
+package evolve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/hooks"
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/skills"
+)
+
+func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+// HookName is the auto-enhance stop hook's name in the hooks block.
+const HookName = "skill-enhance"
+
+// DefaultTranscriptChars bounds the transcript given to the sub-agent.
+const DefaultTranscriptChars = 16000
+
+// RunFunc runs the skill:enhance sub-agent with prompt, its writable skills
+// directory being skillsDir, and returns its final answer.
+type RunFunc func(ctx context.Context, skillsDir, prompt string) (string, error)
+
+// Enhancer is the auto-enhance stop hook.
+type Enhancer struct {
+	// Store is the user skill store: every change is committed through it.
+	Store *skills.Store
+	// Run runs the enhance sub-agent.
+	Run RunFunc
+	// Enabled reports whether auto-enhance is on now (/skill enhance
+	// switches it while the REPL runs).
+	Enabled func() bool
+	// Profile is the trigger profile (config.Profile*).
+	Profile string
+	// Timeout bounds one enhancement, retry included (SYNAPSE_SKILL_SUBAGENT_TIMEOUT).
+	Timeout time.Duration
+	// MaxTranscript bounds the transcript (0: DefaultTranscriptChars).
+	MaxTranscript int
+	// Invalidate is called after the store changed (the skill index).
+	Invalidate func()
+}
+
+// Hook is the stop hook to register (hooks.Set.AddStop(HookName, e.Hook)).
+func (e *Enhancer) Hook(ctx context.Context, in hooks.StopInput) (string, error) {
+	if e.Enabled != nil && !e.Enabled() {
+		return "", nil
+	}
+	sig := Score(in.Conversation)
+	if !Worth(sig, e.Profile) {
+		return "", nil
+	}
+	in.Progress(fmt.Sprintf("[Skill] this session looks worth learning from (%s): running the skill-enhance sub-agent…", sig))
+	if e.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, e.Timeout)
+		defer cancel()
+	}
+	line, err := e.enhance(ctx, Transcript(in.Conversation, e.maxTranscript()), sig)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return "", fmt.Errorf("[Skill] enhancement timed out after %s; raise SYNAPSE_SKILL_SUBAGENT_TIMEOUT (milliseconds) or turn it off with /skill enhance --off", e.Timeout)
+	}
+	return line, err
+}
+
+func (e *Enhancer) maxTranscript() int {
+	if e.MaxTranscript > 0 {
+		return e.MaxTranscript
+	}
+	return DefaultTranscriptChars
+}
+
+// Outcome is the sub-agent's answer contract: its last line.
+type Outcome struct {
+	Kind   string // "Created", "Enhanced" or "None"
+	Name   string
+	Reason string
+}
+
+var contractLine = regexp.MustCompile(`^\[Skill\] (?:(Created|Enhanced): ([A-Za-z0-9][A-Za-z0-9._-]*)|No enhancement needed(?:[:\s(—-]+(.*))?)\s*$`)
+
+// ParseOutcome reads the contract from the answer's last non-empty line.
+func ParseOutcome(answer string) (Outcome, bool) {
+	lines := strings.Split(strings.TrimSpace(answer), "\n")
+	last := strings.Trim(strings.TrimSpace(lines[len(lines)-1]), "`*")
+	m := contractLine.FindStringSubmatch(last)
+	if m == nil {
+		return Outcome{}, false
+	}
+	if m[1] != "" {
+		return Outcome{Kind: m[1], Name: m[2]}, true
+	}
+	return Outcome{Kind: "None", Reason: strings.TrimRight(strings.TrimSpace(m[3]), ")")}, true
+}
+
+// enhance stages a copy of the store, runs the sub-agent on it (once more
+// when its answer breaks the contract), and commits the skill it names.
+func (e *Enhancer) enhance(ctx context.Context, transcript string, sig Signals) (string, error) {
+	stage, err := os.MkdirTemp("", "synapse-skill-enhance-")
+	if err != nil {
+		return "", fmt.Errorf("[Skill] cannot create a scratch folder: %w", err)
+	}
+	defer os.RemoveAll(stage)
+	if err := e.stageStore(stage); err != nil {
+		return "", fmt.Errorf("[Skill] cannot copy the skill store for the sub-agent: %w", err)
+	}
+	prompt := Prompt(transcript, sig, stage)
+	answer, err := e.Run(ctx, stage, prompt)
+	if err != nil {
+		return "", fmt.Errorf("[Skill] the skill-enhance sub-agent failed: %w", err)
+	}
+	out, ok := ParseOutcome(answer)
+	if !ok {
+		answer, err = e.Run(ctx, stage, prompt+retryNote(answer))
+		if err != nil {
+			return "", fmt.Errorf("[Skill] the skill-enhance sub-agent failed: %w", err)
+		}
+		if out, ok = ParseOutcome(answer); !ok {
+			return "[Skill] No enhancement needed (the sub-agent's answer did not follow the contract twice; nothing was changed)", nil
+		}
+	}
+	if out.Kind == "None" {
+		reason := out.Reason
+		if reason == "" {
+			reason = "the sub-agent gave no reason"
+		}
+		return "[Skill] No enhancement needed (" + reason + ")", nil
+	}
+	return e.commit(stage, out)
+}
+
+func retryNote(answer string) string {
+	return "\n\n# Your previous answer broke the contract\n\nIt ended with:\n\n" + clip(lastLine(answer), 300) +
+		"\n\nThe files you wrote are still in place. Finish now, and make the very last line of your answer exactly one of:\n" +
+		"[Skill] Created: <name>\n[Skill] Enhanced: <name>\n[Skill] No enhancement needed: <reason>\n"
+}
+
+// commit installs the staged skill out.Name through the store.
+func (e *Enhancer) commit(stage string, out Outcome) (string, error) {
+	src := filepath.Join(stage, out.Name)
+	s, err := skills.Load(src, skills.SourceUser)
+	if err != nil {
+		return "", fmt.Errorf("[Skill] the sub-agent reported %s: %s, but the skill cannot be installed: %w", out.Kind, out.Name, err)
+	}
+	if s.Name != out.Name {
+		return "", fmt.Errorf("[Skill] the sub-agent wrote %s with name %q in its frontmatter; the folder and the name must match. Nothing was installed", out.Name, s.Name)
+	}
+	if strings.TrimSpace(s.Description) == "" {
+		return "", fmt.Errorf("[Skill] %s has no description in its frontmatter; nothing was installed", out.Name)
+	}
+	snap, created, err := e.Store.Commit(out.Name, src, "skill auto-enhance")
+	if e.Invalidate != nil {
+		e.Invalidate()
+	}
+	if err != nil {
+		return "", fmt.Errorf("[Skill] install %s: %w", out.Name, err)
+	}
+	verb := "Enhanced"
+	if created {
+		verb = "Created"
+	}
+	return fmt.Sprintf("[Skill] %s: %s (snapshot %d; skill:rollback %s lists its versions)", verb, out.Name, snap.Number, out.Name), nil
+}
+
+// stageStore copies the installed user skills (not their snapshots) into
+// stage, where the sub-agent may change them.
+func (e *Enhancer) stageStore(stage string) error {
+	entries, err := os.ReadDir(e.Store.Dir)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, ent := range entries {
+		if strings.HasPrefix(ent.Name(), ".") || !ent.IsDir() {
+			continue
+		}
+		if err := skills.CopyDir(filepath.Join(e.Store.Dir, ent.Name()), filepath.Join(stage, ent.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Prompt is the enhance sub-agent's task.
+func Prompt(transcript string, sig Signals, stage string) string {
+	var b strings.Builder
+	b.WriteString("A session just finished that looks worth learning from (" + sig.String() + ").\n")
+	b.WriteString("Decide whether it holds a reusable procedure, and if so capture it as a skill.\n\n")
+	b.WriteString("# How\n\n")
+	b.WriteString("1. Run `skill:load skill-enhance` and `skill:load skill-creator` and follow them.\n")
+	fmt.Fprintf(&b, "2. The installed skills are copied in %s (your writable skills directory). Prefer improving one that covers this kind of task over creating a new one; a new skill goes in a new folder there named like its frontmatter name.\n", stage)
+	b.WriteString("3. Write only inside that directory. Nothing you write elsewhere is kept.\n\n")
+	b.WriteString("# Answer contract\n\nThe very last line of your answer must be exactly one of:\n")
+	b.WriteString("[Skill] Created: <name>\n[Skill] Enhanced: <name>\n[Skill] No enhancement needed: <reason>\n\n")
+	b.WriteString("# Transcript of the session (oldest parts may be left out)\n\n")
+	b.WriteString(transcript)
+	return b.String()
+}
+
+// Transcript renders conv compactly within max characters, keeping the
+// newest part: the end of a session is where the solution is.
+func Transcript(conv []llm.Message, max int) string {
+	var parts []string
+	for _, m := range conv {
+		parts = append(parts, renderMessage(m)...)
+	}
+	total := 0
+	keep := len(parts)
+	for i := len(parts) - 1; i >= 0; i-- {
+		if total+len(parts[i])+1 > max {
+			break
+		}
+		total += len(parts[i]) + 1
+		keep = i
+	}
+	out := strings.Join(parts[keep:], "\n")
+	if keep > 0 {
+		out = fmt.Sprintf("[%d earlier entries left out]\n", keep) + out
+	}
+	return out
+}
+
+func renderMessage(m llm.Message) []string {
+	var out []string
+	switch m.Role {
+	case llm.RoleUser:
+		if isReminder(m.Text) {
+			return nil
+		}
+		out = append(out, "USER: "+clip(agent.UnwrapSkillSearch(m.Text), 2000))
+	case llm.RoleAssistant:
+		if t := strings.TrimSpace(m.Text); t != "" {
+			out = append(out, "ASSISTANT: "+clip(t, 1500))
+		}
+		for _, c := range m.ToolCalls {
+			out = append(out, "$ "+clip(commandOf(c), 600))
+		}
+	case llm.RoleTool:
+		tag := "OUTPUT"
+		if m.IsError {
+			tag = "ERROR"
+		}
+		out = append(out, tag+": "+clip(strings.TrimSpace(m.Text), 600))
+	}
+	return out
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}

@@ -1,0 +1,199 @@
+package evolve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/hooks"
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/skills"
+)
+
+func call(cmd string) llm.ToolCall {
+	in, _ := json.Marshal(map[string]string{"command": cmd})
+	return llm.ToolCall{ID: cmd, Name: "Bash", Input: in}
+}
+
+func user(s string) llm.Message { return llm.Message{Role: llm.RoleUser, Text: s} }
+func calls(cmds ...string) llm.Message {
+	m := llm.Message{Role: llm.RoleAssistant}
+	for _, c := range cmds {
+		m.ToolCalls = append(m.ToolCalls, call(c))
+	}
+	return m
+}
+func result(isErr bool) llm.Message {
+	return llm.Message{Role: llm.RoleTool, Text: "out", IsError: isErr}
+}
+func answer(s string) llm.Message { return llm.Message{Role: llm.RoleAssistant, Text: s} }
+
+func TestScore(t *testing.T) {
+	tests := []struct {
+		name string
+		conv []llm.Message
+		want Signals
+	}{
+		{"plain answer", []llm.Message{user("hi"), answer("hello")}, Signals{}},
+		{"several calls", []llm.Message{user("x"), calls("ls", "pwd", "date", "id", "uname"), result(false), result(false), result(false), result(false), result(false), answer("ok")},
+			Signals{ToolCalls: 5}},
+		{"error then recovery", []llm.Message{user("x"), calls("cat a"), result(true), calls("ls"), result(false), answer("ok")},
+			Signals{ToolCalls: 2, Recovered: true}},
+		{"error without recovery", []llm.Message{user("x"), calls("cat a"), result(true), answer("failed")}, Signals{ToolCalls: 1}},
+		{"write", []llm.Message{user("x"), calls("write a.txt 'x'"), result(false)}, Signals{ToolCalls: 1, FilesChanged: true}},
+		{"redirection", []llm.Message{user("x"), calls("echo x > out.txt 2>&1"), result(false)}, Signals{ToolCalls: 1, FilesChanged: true}},
+		{"no file change", []llm.Message{user("x"), calls("ls > /dev/null 2>&1", "grep a b >&2"), result(false), result(false)}, Signals{ToolCalls: 2}},
+		{"correction after a turn", []llm.Message{user("do x"), answer("did y"), user("No, that's wrong: use z instead"), answer("ok")}, Signals{Corrected: true}},
+		{"first prompt is no correction", []llm.Message{user("don't touch a, fix b"), answer("ok")}, Signals{}},
+		{"only the last turn counts", []llm.Message{user("a"), calls("cat a"), result(true), calls("ls"), result(false), answer("ok"), user("thanks"), answer("bye")}, Signals{}},
+		{"reminders belong to the turn", []llm.Message{user("a"), calls("cat a"), result(true), answer("done?"), user("[System Reminder] todo"), calls("ls"), result(false)},
+			Signals{ToolCalls: 2, Recovered: true}},
+	}
+	for _, tt := range tests {
+		if got := Score(tt.conv); got != tt.want {
+			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestThresholds(t *testing.T) {
+	one, two, three := Signals{Recovered: true}, Signals{Recovered: true, FilesChanged: true}, Signals{ToolCalls: 9, Recovered: true, FilesChanged: true}
+	for _, tt := range []struct {
+		s       Signals
+		profile string
+		want    bool
+	}{
+		{one, config.ProfileAggressive, true}, {one, config.ProfileNeutral, false}, {two, config.ProfileNeutral, true},
+		{two, config.ProfileConservative, false}, {three, config.ProfileConservative, true}, {two, "", false},
+	} {
+		if got := Worth(tt.s, tt.profile); got != tt.want {
+			t.Errorf("Worth(%+v, %q) = %v", tt.s, tt.profile, got)
+		}
+	}
+}
+
+func TestTranscriptKeepsTheNewest(t *testing.T) {
+	var conv []llm.Message
+	for i := range 200 {
+		conv = append(conv, calls("echo step-"+strings.Repeat("x", 50)+string(rune('a'+i%26))), result(false))
+	}
+	conv = append(conv, answer("FINAL ANSWER"))
+	tr := Transcript(conv, 2000)
+	if len(tr) > 2100 || !strings.HasSuffix(tr, "ASSISTANT: FINAL ANSWER") || !strings.HasPrefix(tr, "[") {
+		t.Errorf("transcript (%d chars): %q…", len(tr), tr[:100])
+	}
+}
+
+func TestParseOutcome(t *testing.T) {
+	for in, want := range map[string]Outcome{
+		"did it\n[Skill] Created: csv-report":                {Kind: "Created", Name: "csv-report"},
+		"[Skill] Enhanced: git-flow\n":                       {Kind: "Enhanced", Name: "git-flow"},
+		"`[Skill] No enhancement needed: nothing reusable`":  {Kind: "None", Reason: "nothing reusable"},
+		"[Skill] No enhancement needed (a one-off question)": {Kind: "None", Reason: "a one-off question"},
+	} {
+		got, ok := ParseOutcome(in)
+		if !ok || got != want {
+			t.Errorf("ParseOutcome(%q) = %+v %v, want %+v", in, got, ok, want)
+		}
+	}
+	for _, bad := range []string{"I created csv-report", "[Skill] Created: ../x", "[Skill] Created: a\nmore text"} {
+		if _, ok := ParseOutcome(bad); ok {
+			t.Errorf("ParseOutcome(%q) accepted", bad)
+		}
+	}
+}
+
+// worthy is a turn with all four signals.
+var worthy = []llm.Message{user("a"), answer("b"), user("no, do it differently instead"),
+	calls("cat a", "ls", "pwd", "id", "write x 'y'"), result(true), result(false)}
+
+func newEnhancer(t *testing.T, run RunFunc) *Enhancer {
+	return &Enhancer{Store: &skills.Store{Dir: filepath.Join(t.TempDir(), "skills")}, Run: run, Profile: config.ProfileConservative}
+}
+
+func stop(t *testing.T, e *Enhancer) (string, error) {
+	return e.Hook(context.Background(), hooks.StopInput{Conversation: worthy, Progress: func(string) {}})
+}
+
+func TestBrokenContractIsRetriedOnceThenNoEnhancement(t *testing.T) {
+	runs := 0
+	e := newEnhancer(t, func(ctx context.Context, dir, prompt string) (string, error) {
+		runs++
+		if runs == 2 && !strings.Contains(prompt, "broke the contract") {
+			t.Error("the retry does not say what was wrong")
+		}
+		return "I think it went fine.", nil
+	})
+	out, err := stop(t, e)
+	if err != nil || runs != 2 || !strings.HasPrefix(out, "[Skill] No enhancement needed (") {
+		t.Errorf("out %q err %v runs %d", out, err, runs)
+	}
+}
+
+func TestRetryThatFollowsTheContractCounts(t *testing.T) {
+	runs := 0
+	e := newEnhancer(t, func(ctx context.Context, dir, prompt string) (string, error) {
+		runs++
+		if runs == 1 {
+			os.MkdirAll(filepath.Join(dir, "tidy"), 0o755)
+			os.WriteFile(filepath.Join(dir, "tidy", "SKILL.md"), []byte("---\nname: tidy\ndescription: tidy things\n---\nbody\n"), 0o644)
+			return "done", nil
+		}
+		return "[Skill] Created: tidy", nil
+	})
+	out, err := stop(t, e)
+	if err != nil || !strings.HasPrefix(out, "[Skill] Created: tidy (snapshot 1") {
+		t.Fatalf("out %q err %v", out, err)
+	}
+	// Enhancing it: the existing skill is in the scratch copy.
+	e.Run = func(ctx context.Context, dir, prompt string) (string, error) {
+		data, err := os.ReadFile(filepath.Join(dir, "tidy", "SKILL.md"))
+		if err != nil {
+			return "", err
+		}
+		os.WriteFile(filepath.Join(dir, "tidy", "SKILL.md"), append(data, "more\n"...), 0o644)
+		return "[Skill] Enhanced: tidy", nil
+	}
+	if out, err := stop(t, e); err != nil || !strings.HasPrefix(out, "[Skill] Enhanced: tidy (snapshot 2") {
+		t.Fatalf("enhance: %q %v", out, err)
+	}
+}
+
+func TestNotRunWhenOffOrNotWorthIt(t *testing.T) {
+	ran := false
+	e := newEnhancer(t, func(context.Context, string, string) (string, error) { ran = true; return "", nil })
+	e.Enabled = func() bool { return false }
+	if out, _ := stop(t, e); out != "" || ran {
+		t.Error("ran while off")
+	}
+	e.Enabled = nil
+	out, _ := e.Hook(context.Background(), hooks.StopInput{Conversation: []llm.Message{user("hi"), answer("hello")}, Progress: func(string) {}})
+	if out != "" || ran {
+		t.Error("ran on a turn without signals")
+	}
+}
+
+func TestReportedSkillMustExistAndBeValid(t *testing.T) {
+	e := newEnhancer(t, func(context.Context, string, string) (string, error) { return "[Skill] Created: ghost", nil })
+	if _, err := stop(t, e); err == nil || !strings.Contains(err.Error(), "cannot be installed") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	e := newEnhancer(t, func(ctx context.Context, _, _ string) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	e.Timeout = 50 * time.Millisecond
+	_, err := stop(t, e)
+	if err == nil || !strings.Contains(err.Error(), "SYNAPSE_SKILL_SUBAGENT_TIMEOUT") || errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v", err)
+	}
+}
