@@ -180,9 +180,12 @@ func newChat(ctx context.Context, a *app.App, s chatSetup) (*chat, error) {
 		SandboxStatus: func() string {
 			return strings.TrimPrefix(mgr.Status().String(), "Sandbox: ")
 		},
-		ToolsText:     func() string { return a.ToolsText(g) },
-		ContextWindow: llm.ContextWindow,
-		Notices:       g.Notices(),
+		ToolsText:      func() string { return a.ToolsText(g) },
+		SkillCommand:   g.Extensions.Skills.Run,
+		AutoEnhance:    g.AutoEnhance,
+		SetAutoEnhance: g.SetAutoEnhance,
+		ContextWindow:  llm.ContextWindow,
+		Notices:        g.Notices(),
 	})
 	if err != nil {
 		_ = g.Close()

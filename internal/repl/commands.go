@@ -10,6 +10,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/session"
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 type slashCommand struct {
@@ -31,14 +32,20 @@ func init() {
 		{"tools", "", "what the agent can call, by layer", (*REPL).cmdTools},
 		{"resume", "[--latest | id]", "continue a saved session (pick from recent ones)", (*REPL).cmdResume},
 		{"sandbox", "", "what the sandbox enforces, and this session's grants", (*REPL).cmdSandbox},
+		{"skills", "", "list the installed skills", (*REPL).cmdSkills},
+		{"skill", "enhance [--on|--off]", "skill auto-enhance after worthwhile turns: status, or switch it (saved)", (*REPL).cmdSkill},
+		{"skill:<command>", "…", "run a skill command yourself: /skill:info <name>, /skill:rollback <name> [n], /skill:import <dir>, …", nil},
 	}
 }
 
 func (r *REPL) slash(ctx context.Context, line string) error {
 	name, args, _ := strings.Cut(strings.TrimPrefix(line, "/"), " ")
 	args = strings.TrimSpace(args)
+	if strings.HasPrefix(name, "skill:") {
+		return r.runSkillCommand(ctx, strings.TrimPrefix(line, "/"))
+	}
 	for _, c := range slashCommands {
-		if c.name == name {
+		if c.name == name && c.run != nil {
 			return c.run(r, ctx, args)
 		}
 	}
@@ -315,4 +322,72 @@ func truncateLine(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+func (r *REPL) cmdSkills(ctx context.Context, args string) error {
+	if args != "" {
+		r.r.Error("/skills takes no arguments: /skill:info <name> shows one skill")
+		return nil
+	}
+	return r.runSkillCommand(ctx, "skill:list")
+}
+
+// runSkillCommand runs a skill management command for the user; its output
+// comes from skill files, so it is cleaned before it reaches the terminal.
+func (r *REPL) runSkillCommand(ctx context.Context, line string) error {
+	if r.o.SkillCommand == nil {
+		r.r.Error("skill commands are not available in this session")
+		return nil
+	}
+	res := r.o.SkillCommand(ctx, line)
+	out := strings.TrimRight(textutil.Sanitize(res.Stdout), "\n")
+	if out != "" {
+		r.println(out)
+	}
+	if msg := strings.TrimSpace(textutil.Sanitize(res.Stderr)); msg != "" || res.ExitCode != 0 {
+		if msg == "" {
+			msg = fmt.Sprintf("%s failed (exit %d)", line, res.ExitCode)
+		}
+		r.r.Error(msg)
+	}
+	return nil
+}
+
+func (r *REPL) cmdSkill(_ context.Context, args string) error {
+	fields := strings.Fields(args)
+	if len(fields) == 0 || fields[0] != "enhance" || len(fields) > 2 {
+		r.r.Error("usage: /skill enhance [--on|--off]; /skills lists skills, /skill:<command> runs a skill command")
+		return nil
+	}
+	if r.o.AutoEnhance == nil || r.o.SetAutoEnhance == nil {
+		r.r.Error("skill auto-enhance is not available in this session")
+		return nil
+	}
+	if len(fields) == 1 {
+		state := "off"
+		if r.o.AutoEnhance() {
+			state = "on"
+		}
+		r.println("Skill auto-enhance is " + state + ". After a turn worth learning from, it runs the skill-enhance sub-agent to create or improve a skill. Switch with /skill enhance --on or --off (saved in settings.json).")
+		return nil
+	}
+	var on bool
+	switch fields[1] {
+	case "--on", "on":
+		on = true
+	case "--off", "off":
+	default:
+		r.r.Error("usage: /skill enhance [--on|--off]")
+		return nil
+	}
+	if err := r.o.SetAutoEnhance(on); err != nil {
+		r.r.Error(err.Error())
+		return nil
+	}
+	if on {
+		r.println("Skill auto-enhance is on (saved in settings.json). Each turn worth learning from then costs an extra sub-agent run, in tokens and time; /skill enhance --off stops it.")
+	} else {
+		r.println("Skill auto-enhance is off (saved in settings.json).")
+	}
+	return nil
 }

@@ -77,6 +77,13 @@ type Options struct {
 	Notices []string
 	// ToolsText describes what the agent can call, by layer (/tools).
 	ToolsText func() string
+	// SkillCommand runs a skill management command line (skill:list,
+	// skill:info …) for /skills and /skill:<command>; nil: unavailable.
+	SkillCommand func(ctx context.Context, line string) command.Result
+	// AutoEnhance reports whether skill auto-enhance is on, SetAutoEnhance
+	// switches and persists it (/skill enhance); nil: unavailable.
+	AutoEnhance    func() bool
+	SetAutoEnhance func(on bool) error
 	// ContextWindow gives the model's window in tokens (0: unknown).
 	ContextWindow func(model string) int
 	// Now is the clock (tests); nil means time.Now.
