@@ -7,10 +7,12 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/config"
 	"github.com/synapse-agent/synapse/internal/evolve"
+	"github.com/synapse-agent/synapse/internal/fsutil"
 	"github.com/synapse-agent/synapse/internal/hooks"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/router"
@@ -82,6 +84,10 @@ type AgentSetup struct {
 	// Sandbox and Env are the agent's own and need not be set.
 	Extensions ExtensionOptions
 }
+
+// scratchMaxAge is when a scratch directory left by an agent that did not
+// close (a crash, a kill) is removed by the next agent.
+const scratchMaxAge = 24 * time.Hour
 
 // Agent is one top-level agent and everything it owns. Close it once.
 type Agent struct {
@@ -215,6 +221,15 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 			_ = g.Close()
 		}
 	}()
+	// Our own temp files (cut outputs, long sub-agent answers) go to a
+	// private directory made for this agent, removed when it closes; those
+	// of agents that crashed are removed once a day old.
+	fsutil.RemoveStale("", scratchMaxAge, time.Now())
+	scratch, err := fsutil.NewScratch("")
+	if err != nil {
+		return nil, err
+	}
+	g.closers = append(g.closers, scratch.Remove)
 	if g.Sandbox, err = a.agentSandbox(cwd, s.AllowPaths); err != nil {
 		return nil, err
 	}
@@ -236,11 +251,11 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 	if provider != nil {
 		g.providers = a.newModelProviders(choice, provider)
 		tasks = a.NewTaskHandler(SubagentSetup{Provider: provider, Providers: g.providers, Model: model, Cwd: cwd,
-			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index})
+			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index, OutputDir: scratch.Dir()})
 		handlers[router.FamilyTask] = tasks
 	}
 	todos := &todo.Store{}
-	if g.Tool, err = a.NewTool(ctx, ToolSetup{Cwd: cwd, Exec: g.Sandbox, Todos: todos, Handlers: handlers, Approver: s.Approver}); err != nil {
+	if g.Tool, err = a.NewTool(ctx, ToolSetup{Cwd: cwd, Exec: g.Sandbox, Todos: todos, Handlers: handlers, Approver: s.Approver, OutputDir: scratch.Dir()}); err != nil {
 		return nil, err
 	}
 	g.closers = append(g.closers, g.Tool.Close)
@@ -265,7 +280,7 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 	enh := &evolve.Enhancer{
 		Store: g.Extensions.Skills.Store,
 		Run: a.enhanceRunner(SubagentSetup{Provider: provider, Providers: g.providers, Model: model, Cwd: cwd,
-			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index}, func() subagent.Parent { return g.Runner }),
+			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index, OutputDir: scratch.Dir()}, func() subagent.Parent { return g.Runner }),
 		Enabled:    g.autoEnhance.Load,
 		Profile:    se.TriggerProfile,
 		Timeout:    a.Config.SkillSubagentTimeout,

@@ -44,6 +44,9 @@ type SubagentSetup struct {
 	// SkillsDir is the skills directory a skill:enhance sub-agent may write
 	// ("" : the user store; auto-enhance gives it a scratch copy).
 	SkillsDir string
+	// OutputDir receives cut outputs and long answers: the parent's private
+	// scratch directory (empty: the temp dir).
+	OutputDir string
 }
 
 func (a *App) skillsDir(s SubagentSetup) string { return cmp.Or(s.SkillsDir, a.Config.SkillsDir) }
@@ -74,7 +77,7 @@ func (a *App) NewTaskHandler(s SubagentSetup) *subagent.Handler {
 		Cwd:         s.Cwd,
 		Timeout:     a.Config.TaskTimeout,
 		OutputCap:   a.Config.OutputCap,
-		OutputDir:   outputDir(),
+		OutputDir:   s.OutputDir,
 	})
 }
 
@@ -93,7 +96,7 @@ func (a *App) subagentWorkspace(s SubagentSetup) subagent.WorkspaceFunc {
 			// A read-only sandbox replaces the host temp dir with a private
 			// /tmp; keep the saved outputs of cut commands readable there
 			// (read-only), since the notice tells the agent to grep or tail them.
-			if dir := outputDir(); os.MkdirAll(dir, 0o700) == nil {
+			if dir := s.OutputDir; dir != "" {
 				if err := mgr.AddRuntimeWhitelist(dir); err != nil {
 					_ = mgr.Shutdown()
 					return subagent.Workspace{}, fmt.Errorf("show saved outputs to the sub-agent: %w", err)
@@ -111,11 +114,12 @@ func (a *App) subagentWorkspace(s SubagentSetup) subagent.WorkspaceFunc {
 		}
 		todos := &todo.Store{}
 		t, err := a.NewTool(ctx, ToolSetup{
-			Cwd:      s.Cwd,
-			Exec:     mgr,
-			Paths:    mgr, // a read-only kind's policy refuses writes outside the temp directory
-			Todos:    todos,
-			Handlers: subagentHandlers(s.Handlers, k),
+			Cwd:       s.Cwd,
+			Exec:      mgr,
+			Paths:     mgr, // a read-only kind's policy refuses writes outside the temp directory
+			Todos:     todos,
+			Handlers:  subagentHandlers(s.Handlers, k),
+			OutputDir: s.OutputDir,
 		})
 		if err != nil {
 			_ = mgr.Shutdown()

@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 
 	"github.com/synapse-agent/synapse/internal/agentsh"
 	"github.com/synapse-agent/synapse/internal/command"
@@ -31,6 +29,9 @@ type ToolSetup struct {
 	Handlers map[router.Family]command.Handler
 	// Approver is asked about sandbox-blocked commands (the REPL's prompt).
 	Approver tool.Approver
+	// OutputDir receives the full output of cut commands: the agent's
+	// private scratch directory (empty: files go straight into the temp dir).
+	OutputDir string
 }
 
 // Tool is one agent's Bash tool and what it is built from.
@@ -71,12 +72,8 @@ func (a *App) NewTool(_ context.Context, s ToolSetup) (*Tool, error) {
 		Handlers:  s.Handlers,
 		Approver:  s.Approver,
 		OutputCap: a.Config.OutputCap,
-		OutputDir: outputDir(),
+		OutputDir: s.OutputDir,
 		Home:      a.Config.UserHome,
 	})
 	return t, nil
 }
-
-// outputDir receives command outputs and sub-agent answers too long to
-// return whole.
-func outputDir() string { return filepath.Join(os.TempDir(), "synapse-output") }

@@ -266,8 +266,8 @@ func TestExploreCannotWriteProjectUnderTempDir(t *testing.T) {
 	hostTmp := filepath.Dir(w.proj)
 	t.Setenv("TMPDIR", hostTmp) // the project now lives under the temp dir
 	must(t, os.WriteFile(filepath.Join(w.proj, "existing.txt"), []byte("original\n"), 0o644))
-	must(t, os.MkdirAll(filepath.Join(hostTmp, "synapse-output"), 0o700))
-	must(t, os.WriteFile(filepath.Join(hostTmp, "synapse-output", "probe.txt"), []byte("saved output\n"), 0o600))
+	scratch := "$(ls -d " + filepath.Join(hostTmp, "synapse-scratch-") + "*)"
+	writeSaved := `echo x > "` + scratch + `/probe.txt" && echo wrote`
 	attempts := []attempt{
 		{cmd: `echo x > f1.txt`, want: "This agent works read-only"},
 		// Reported on the project directory, not on sed's temporary file.
@@ -275,12 +275,16 @@ func TestExploreCannotWriteProjectUnderTempDir(t *testing.T) {
 		{cmd: `touch f2.txt`},
 		{cmd: "echo x > " + filepath.Join(hostTmp, "planted.txt")},
 		{cmd: `cat existing.txt`, want: "original"},
-		// Cut outputs are saved on the host; their directory stays readable.
-		{cmd: "cat " + filepath.Join(hostTmp, "synapse-output", "probe.txt"), want: "saved output"},
-		{cmd: "echo x > " + filepath.Join(hostTmp, "synapse-output", "probe.txt")},
+		// Cut outputs are saved on the host, in the parent's private scratch
+		// directory; it stays readable, not writable.
+		{cmd: `ls -ld "` + scratch + `"`, want: "drwx------"},
+		{cmd: writeSaved},
 		{cmd: `echo "$TMPDIR" && echo scratch > "$TMPDIR/s.txt" && cat "$TMPDIR/s.txt"`, want: "/tmp\nscratch"},
 	}
-	runSubagentAttempts(t, w, "explore", attempts)
+	results, _ := runSubagentAttempts(t, w, "explore", attempts)
+	if r := results[writeSaved]; strings.Contains(r.Content, "wrote") {
+		t.Errorf("explore wrote into the saved outputs: %q", r.Content)
+	}
 	entries, err := os.ReadDir(w.proj)
 	must(t, err)
 	if len(entries) != 1 || entries[0].Name() != "existing.txt" {
@@ -288,9 +292,6 @@ func TestExploreCannotWriteProjectUnderTempDir(t *testing.T) {
 	}
 	if data, err := os.ReadFile(filepath.Join(w.proj, "existing.txt")); err != nil || string(data) != "original\n" {
 		t.Errorf("existing.txt = %q, %v", data, err)
-	}
-	if data, _ := os.ReadFile(filepath.Join(hostTmp, "synapse-output", "probe.txt")); string(data) != "saved output\n" {
-		t.Errorf("explore changed a saved output: %q", data)
 	}
 	if _, err := os.Stat(filepath.Join(hostTmp, "planted.txt")); err == nil {
 		t.Error("explore wrote into the host temp directory")

@@ -1,12 +1,17 @@
 // Package fsutil holds the file writes several packages share: replacing a
-// file atomically and saving text to a fresh temporary file.
+// file atomically, saving text to a fresh temporary file, and Synapse's own
+// private scratch directory.
 package fsutil
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // WriteFileAtomic replaces path with data: it writes a temporary file beside
@@ -44,24 +49,51 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
 // SaveTemp writes text to a new file in dir named after pattern (as for
 // os.CreateTemp) and returns its path. An empty dir means os.TempDir(); a
 // missing dir is created private (0700). A failed write leaves no file.
+//
+// dir usually sits where sandboxed commands can write, so it is not trusted:
+// it is opened without following a symlink planted in its place (an error,
+// not a write into wherever the link points), and the file is created
+// relative to that open directory, exclusively and without following links.
 func SaveTemp(dir, pattern, text string) (string, error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return "", err
 	}
-	f, err := os.CreateTemp(dir, pattern)
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	d, err := openDirNoFollow(dir)
 	if err != nil {
 		return "", err
 	}
-	_, err = f.WriteString(text)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	defer d.Close()
+	prefix, suffix, _ := strings.Cut(pattern, "*")
+	for range 100 {
+		name := prefix + randomName() + suffix
+		f, err := createAt(d, name)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("create a file in %s: %w", dir, err)
+		}
+		_, err = f.WriteString(text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			_ = removeAt(d, name)
+			return "", err
+		}
+		return filepath.Join(dir, name), nil
 	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
+	return "", fmt.Errorf("create a file in %s: no free name after 100 tries", dir)
+}
+
+func randomName() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
