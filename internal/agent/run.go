@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/session"
@@ -220,8 +221,15 @@ func (r *Runner) stream(ctx context.Context) (llm.Response, error) {
 			r.Emit(Event{Kind: TextDelta, Text: ev.Text})
 		case llm.EventThinkingDelta:
 			r.Emit(Event{Kind: ThinkingDelta, Text: ev.Text})
+		case llm.EventRetry:
+			r.Emit(Event{Kind: Retry, Text: RetryText(*ev.Retry)})
 		}
 	})
+}
+
+// RetryText is how a retry is told to the user: attempt, wait and reason.
+func RetryText(n llm.RetryNotice) string {
+	return fmt.Sprintf("model request failed, retry %d of %d in %s: %s", n.Attempt, n.Max, n.Wait.Round(100*time.Millisecond), n.Reason)
 }
 
 // answerWarning says what is wrong with a final answer that was cut at the

@@ -117,7 +117,13 @@ type Agent struct {
 
 	providers *modelProviders
 	closers   []func() error
+	// settingsWarnings: environment settings that fell back to defaults.
+	settingsWarnings []string
 }
+
+// SettingsWarnings name environment settings that were unusable and fell
+// back to their defaults (shown once at start-up).
+func (g *Agent) SettingsWarnings() []string { return g.settingsWarnings }
 
 // SwitchModel makes model the runner's model for the next requests, with
 // the provider it implies (gpt-4o after a start on Anthropic runs on the
@@ -144,6 +150,9 @@ func (g *Agent) SwitchModel(model string) error {
 // each broken server, file or skill).
 func (g *Agent) Notices() []string {
 	var out []string
+	for _, w := range g.settingsWarnings {
+		out = append(out, "warning: "+w)
+	}
 	for _, w := range g.Sandbox.Warnings() {
 		out = append(out, "warning: "+w)
 	}
@@ -215,7 +224,7 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 		provider, model = choice.build(), choice.Model
 	}
 
-	g := &Agent{Model: model}
+	g := &Agent{Model: model, settingsWarnings: a.Config.Warnings}
 	defer func() {
 		if err != nil {
 			_ = g.Close()

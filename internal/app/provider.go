@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/synapse-agent/synapse/internal/config"
 	"github.com/synapse-agent/synapse/internal/llm"
@@ -42,7 +43,9 @@ func (a *App) resolveProvider(sel ProviderSelection) (providerChoice, error) {
 	if err != nil {
 		return providerChoice{}, err
 	}
-	return resolveProvider(s, a.Config.Getenv, a.Config.SettingsPath(), sel)
+	c, err := resolveProvider(s, a.Config.Getenv, a.Config.SettingsPath(), sel)
+	c.IdleTimeout = a.Config.StreamIdleTimeout
+	return c, err
 }
 
 // modelProviders picks the provider of a model chosen after start-up (the
@@ -110,13 +113,15 @@ type providerChoice struct {
 	AuthToken string // anthropic only
 	BaseURL   string
 	Images    string // openai only: SYNAPSE_OPENAI_IMAGES (on, off, or "" for api.openai.com only)
+	// IdleTimeout abandons a request whose server stays silent that long.
+	IdleTimeout time.Duration
 }
 
 func (c providerChoice) build() llm.Provider {
 	if c.Name == config.ProviderOpenAI {
-		return openai.New(openai.Options{APIKey: c.APIKey, BaseURL: c.BaseURL, Images: c.Images})
+		return openai.New(openai.Options{APIKey: c.APIKey, BaseURL: c.BaseURL, Images: c.Images, IdleTimeout: c.IdleTimeout})
 	}
-	return anthropic.New(anthropic.Options{APIKey: c.APIKey, AuthToken: c.AuthToken, BaseURL: c.BaseURL})
+	return anthropic.New(anthropic.Options{APIKey: c.APIKey, AuthToken: c.AuthToken, BaseURL: c.BaseURL, IdleTimeout: c.IdleTimeout})
 }
 
 func resolveProvider(s config.Settings, getenv config.Getenv, settingsPath string, sel ProviderSelection) (providerChoice, error) {

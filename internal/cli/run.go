@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -115,7 +116,7 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	if err != nil {
 		return exitCode(1, err)
 	}
-	for _, w := range g.Sandbox.Warnings() {
+	for _, w := range slices.Concat(g.SettingsWarnings(), g.Sandbox.Warnings()) {
 		out.warn(errors.New(w))
 	}
 	// The extensions' report (MCP tool count, broken servers or skills) is

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -31,6 +32,9 @@ const (
 	DefaultSkillMaxVersions = 20
 	// DefaultSkillSubagentTimeout bounds one auto-enhance run after a turn.
 	DefaultSkillSubagentTimeout = 5 * time.Minute
+	// DefaultStreamIdleTimeout is how long a model server may stay silent
+	// (llm.DefaultStreamIdleTimeout says why five minutes).
+	DefaultStreamIdleTimeout = 5 * time.Minute
 )
 
 // Getenv looks up one environment variable; tests pass a map-backed one.
@@ -66,6 +70,13 @@ type Config struct {
 	// SkillSubagentTimeout (SYNAPSE_SKILL_SUBAGENT_TIMEOUT, milliseconds)
 	// bounds the auto-enhance sub-agent that runs after a turn.
 	SkillSubagentTimeout time.Duration
+	// StreamIdleTimeout (SYNAPSE_STREAM_IDLE_TIMEOUT, seconds) is how long
+	// a model request may wait for headers or the next stream data.
+	StreamIdleTimeout time.Duration
+
+	// Warnings name settings that were set but unusable, with the default
+	// used instead; shown once at start-up.
+	Warnings []string
 
 	// Getenv is the environment the configuration was resolved from; kept so
 	// that provider selection (keys, base URLs) reads the same source.
@@ -128,6 +139,7 @@ func Load(getenv Getenv) (Config, error) {
 		SkillSubagentTimeout:   time.Duration(PositiveInt(getenv, "SYNAPSE_SKILL_SUBAGENT_TIMEOUT", int(DefaultSkillSubagentTimeout/time.Millisecond))) * time.Millisecond,
 		Getenv:                 getenv,
 	}
+	c.StreamIdleTimeout = time.Duration(c.positive(getenv, "SYNAPSE_STREAM_IDLE_TIMEOUT", int(DefaultStreamIdleTimeout/time.Second), "seconds")) * time.Second
 	return c, nil
 }
 
@@ -140,6 +152,17 @@ func PositiveInt(getenv Getenv, name string, def int) int {
 	n, err := strconv.Atoi(v)
 	if err != nil || n <= 0 {
 		return def
+	}
+	return n
+}
+
+// positive is PositiveInt that also records a warning when the variable is
+// set but unusable, so a typo does not silently keep the default.
+func (c *Config) positive(getenv Getenv, name string, def int, unit string) int {
+	v := getenv(name)
+	n := PositiveInt(getenv, name, def)
+	if v != "" && n == def && strings.TrimSpace(v) != strconv.Itoa(def) {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%s=%q is not a positive whole number of %s: using the default, %d", name, v, unit, def))
 	}
 	return n
 }

@@ -19,6 +19,7 @@ const (
 	ErrBadRequest ErrorKind = "bad_request" // 400: the request itself was refused
 	ErrTruncated  ErrorKind = "truncated"   // max_tokens hit in the middle of a tool call
 	ErrProtocol   ErrorKind = "protocol"    // the server sent something that is not the wire format
+	ErrStalled    ErrorKind = "stalled"     // the server sent nothing for the idle timeout
 )
 
 // Error is a typed provider error with a message a user can act on.

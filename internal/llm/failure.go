@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -54,15 +55,22 @@ func (f APIFailure) Typed(kind ErrorKind, what, hint string) *Error {
 // TransportMessages are an adapter's words for failures that came with no
 // API response; they name its endpoint and the settings to check.
 type TransportMessages struct {
-	Undecodable string // the stream is not the wire format
-	Closed      string // the connection ended before the response did
-	Unreachable string // any other failure to talk to the server
+	// Endpoint is the server's base URL and URLVar the setting that names
+	// it, for the message of a stalled request.
+	Endpoint, URLVar string
+	Undecodable      string // the stream is not the wire format
+	Closed           string // the connection ended before the response did
+	Unreachable      string // any other failure to talk to the server
 }
 
 // TransportError classifies err, which came with no API response. A stream
 // the client cannot decode is ErrProtocol and not worth retrying; a
 // connection that closed early or never got through is ErrConnection and is.
 func TransportError(provider string, err error, m TransportMessages) (*Error, bool) {
+	var stall *StallError
+	if errors.As(err, &stall) {
+		return &Error{Kind: ErrStalled, Provider: provider, Err: err, Message: stalledMessage(stall, m)}, true
+	}
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	if errors.As(err, &syn) || errors.As(err, &typ) || errors.Is(err, bufio.ErrTooLong) {
@@ -98,4 +106,15 @@ func BadRequestHint(detail, code string) string {
 	}
 	return "if the request keeps being refused, start a new conversation (/clear in the REPL) in case the history is the cause, " +
 		"and check the model and settings.json"
+}
+
+// stalledMessage names the silent endpoint and what to do about it.
+func stalledMessage(s *StallError, m TransportMessages) string {
+	secs := fmt.Sprintf("%gs", s.After.Seconds())
+	what := "the stream from " + m.Endpoint + " stalled: no data for " + secs
+	if s.Headers {
+		what = m.Endpoint + " did not answer: no response within " + secs
+	}
+	return what + " (SYNAPSE_STREAM_IDLE_TIMEOUT); check that the server is up and reachable (" + m.URLVar +
+		"), or raise SYNAPSE_STREAM_IDLE_TIMEOUT (seconds) for a slow local model"
 }

@@ -113,6 +113,9 @@ const (
 	EventThinkingDelta                      // Text holds new thinking text
 	EventToolCall                           // ToolCall holds one complete call
 	EventUsage                              // Usage holds the usage so far
+	// EventRetry: Retry says a failed attempt (nothing shown yet) will be
+	// retried after a wait. It may come before any other event.
+	EventRetry
 )
 
 // Event is one streaming event.
@@ -121,6 +124,7 @@ type Event struct {
 	Text     string
 	ToolCall *ToolCall
 	Usage    *Usage
+	Retry    *RetryNotice
 }
 
 // Response is the assembled result of a streamed request.

@@ -94,12 +94,28 @@ type AttemptError struct {
 	Retry bool
 }
 
+// RetryNotice says that a failed attempt will be retried: the retry's
+// number (1 for the first), how many the policy allows, the wait before it,
+// and why the attempt failed.
+type RetryNotice struct {
+	Attempt int
+	Max     int
+	Wait    time.Duration
+	Reason  string
+}
+
 // Do runs try until it succeeds, then returns its response. It stops with
 // ctx's error once ctx is done, and with try's error when output already
 // reached the caller (emitted: a retry would show it twice), when the error
 // is not retryable, or when the policy gives up (the message then says after
 // how many retries).
 func (p RetryPolicy) Do(ctx context.Context, try func() (resp Response, emitted bool, err *AttemptError)) (Response, error) {
+	return p.DoNotify(ctx, nil, try)
+}
+
+// DoNotify is Do that also tells onEvent (when not nil) about each retry
+// before waiting for it, as an EventRetry, so a user sees why nothing moves.
+func (p RetryPolicy) DoNotify(ctx context.Context, onEvent func(Event), try func() (resp Response, emitted bool, err *AttemptError)) (Response, error) {
 	for attempt := 0; ; attempt++ {
 		resp, emitted, err := try()
 		if err == nil {
@@ -107,6 +123,10 @@ func (p RetryPolicy) Do(ctx context.Context, try func() (resp Response, emitted 
 		}
 		if ctx.Err() != nil {
 			return Response{}, ctx.Err()
+		}
+		if emitted && err.Retry {
+			// A retry would show the partial answer twice: the user retries.
+			err.Message += " (the answer had already started, so it was not retried: send the request again)"
 		}
 		if emitted || !err.Retry {
 			return Response{}, err.Error
@@ -121,6 +141,9 @@ func (p RetryPolicy) Do(ctx context.Context, try func() (resp Response, emitted 
 				err.Message += " (gave up after " + retries + ")"
 			}
 			return Response{}, err.Error
+		}
+		if onEvent != nil {
+			onEvent(Event{Type: EventRetry, Retry: &RetryNotice{Attempt: attempt + 1, Max: p.MaxRetries, Wait: d, Reason: err.Error.Error()}})
 		}
 		if werr := p.Wait(ctx, d); werr != nil {
 			return Response{}, werr

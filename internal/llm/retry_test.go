@@ -35,7 +35,7 @@ func TestRetryPolicyDo(t *testing.T) {
 		{name: "not retryable", maxRetries: 2, script: []attempt{{err: failing(ErrAuth, false, 0)}},
 			wantTries: 1, wantKind: ErrAuth, wantMsg: "auth"},
 		{name: "output already emitted", maxRetries: 2, script: []attempt{{emitted: true, err: failing(ErrConnection, true, 0)}},
-			wantTries: 1, wantKind: ErrConnection, wantMsg: "connection"},
+			wantTries: 1, wantKind: ErrConnection, wantMsg: "connection (the answer had already started, so it was not retried: send the request again)"},
 		{name: "gives up after one retry", maxRetries: 1,
 			script:    []attempt{{err: failing(ErrStatus, true, 0)}, {err: failing(ErrStatus, true, 0)}},
 			wantTries: 2, wantKind: ErrStatus, wantMsg: "status (gave up after 1 retry)", wantWaits: []time.Duration{time.Second}},

@@ -131,6 +131,8 @@ func (v *View) Handle(e agent.Event) {
 		}
 	case agent.HookProgress:
 		v.r.Notice(e.Text)
+	case agent.Retry:
+		v.r.Notice(e.Text)
 	case agent.HookOutput:
 		v.hookOutput(e.Hooks)
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
@@ -31,9 +32,14 @@ const DefaultBaseURL = "https://api.anthropic.com/"
 type Options struct {
 	APIKey string // sent as x-api-key
 	// AuthToken is sent as "Authorization: Bearer" (some gateways want it); optional.
-	AuthToken  string
-	BaseURL    string       // "" means DefaultBaseURL
-	HTTPClient *http.Client // nil means a client without overall timeout (streams are long)
+	AuthToken string
+	BaseURL   string // "" means DefaultBaseURL
+	// HTTPClient nil means llm.NewHTTPClient(IdleTimeout): no overall
+	// timeout (streams are long), but a silent server is abandoned.
+	HTTPClient *http.Client
+	// IdleTimeout bounds the server's silence (headers, then between
+	// stream reads) when HTTPClient is nil; 0 means llm.DefaultStreamIdleTimeout.
+	IdleTimeout time.Duration
 	// Retry is the retry policy; nil means llm.DefaultRetryPolicy().
 	Retry *llm.RetryPolicy
 	// DisableCache leaves out cache_control markers (for gateways that refuse them).
@@ -53,7 +59,7 @@ type Provider struct {
 func New(opts Options) *Provider {
 	base := cmp.Or(opts.BaseURL, DefaultBaseURL)
 	ro := []option.RequestOption{
-		option.WithHTTPClient(cmp.Or(opts.HTTPClient, &http.Client{})),
+		option.WithHTTPClient(httpClient(opts.HTTPClient, opts.IdleTimeout)),
 		option.WithBaseURL(base),
 		option.WithMaxRetries(0), // retries are ours: they also cover errors inside the stream
 		option.WithMiddleware(llm.StreamFromJSON(streamFromMessage)),
@@ -92,7 +98,7 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onEvent func(llm
 	if onEvent == nil {
 		onEvent = func(llm.Event) {}
 	}
-	return p.retry.Do(ctx, func() (llm.Response, bool, *llm.AttemptError) {
+	return p.retry.DoNotify(ctx, onEvent, func() (llm.Response, bool, *llm.AttemptError) {
 		return p.once(ctx, body, params.MaxTokens, onEvent)
 	})
 }
@@ -118,4 +124,11 @@ func (p *Provider) once(ctx context.Context, body []byte, maxTokens int, onEvent
 		return llm.Response{}, a.emitted, &llm.AttemptError{Error: err, Retry: err.Kind == llm.ErrConnection}
 	}
 	return resp, a.emitted, nil
+}
+
+func httpClient(c *http.Client, idle time.Duration) *http.Client {
+	if c != nil {
+		return c
+	}
+	return llm.NewHTTPClient(idle)
 }

@@ -594,3 +594,9 @@ func TestToolImagesAreImageBlocks(t *testing.T) {
 		t.Errorf("tool result text = %q", tr.Content)
 	}
 }
+
+func TestStalledServer(t *testing.T) {
+	llmtest.CheckStall(t, "ANTHROPIC_BASE_URL", func(srv *llmtest.Server, idle time.Duration, maxRetries int) llm.Provider {
+		return New(Options{APIKey: "k", BaseURL: srv.URL(), IdleTimeout: idle, Retry: llmtest.RetryPolicy(maxRetries, &llmtest.Waits{})})
+	})
+}

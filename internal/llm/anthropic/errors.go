@@ -20,6 +20,7 @@ func (p *Provider) classify(err error) (*llm.Error, bool) {
 		return fromAPI(apiErr, err)
 	}
 	return llm.TransportError(Name, err, llm.TransportMessages{
+		Endpoint: p.baseURL, URLVar: "ANTHROPIC_BASE_URL",
 		Undecodable: "the server sent a stream event that is not valid JSON (" + err.Error() + "); check that ANTHROPIC_BASE_URL (" + p.baseURL + ") is an Anthropic Messages API endpoint",
 		Closed:      "the connection closed before the response was complete; check the network or ANTHROPIC_BASE_URL and try again",
 		Unreachable: "cannot reach " + p.baseURL + " (" + err.Error() + "); check the network and ANTHROPIC_BASE_URL",

@@ -3,6 +3,7 @@ package llmtest
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ type Events struct {
 	Text, Thinking string // the text and thinking deltas, joined
 	Calls          []llm.ToolCall
 	Usage          []llm.Usage
+	Retries        []llm.RetryNotice
 }
 
 // On records one event.
@@ -29,6 +31,8 @@ func (c *Events) On(e llm.Event) {
 		c.Calls = append(c.Calls, *e.ToolCall)
 	case llm.EventUsage:
 		c.Usage = append(c.Usage, *e.Usage)
+	case llm.EventRetry:
+		c.Retries = append(c.Retries, *e.Retry)
 	}
 }
 
@@ -87,5 +91,73 @@ func CheckCancel(t *testing.T, newProvider func(srv *Server) llm.Provider) {
 	}
 	if srv.Count() != 1 {
 		t.Errorf("%d requests: a cancelled request must not be retried", srv.Count())
+	}
+}
+
+// CheckStall checks a provider's idle-timeout contract against servers that
+// go silent: one that never sends headers and one whose stream stops, both
+// before any output (retried, with a retry notice) and after output was
+// shown (a clear failure naming the endpoint, not retried), and that the
+// next request on the same provider works. newProvider points the provider
+// under test at srv with the given idle timeout and maxRetries retries
+// (waits recorded, not slept); urlVar is the setting naming its endpoint.
+func CheckStall(t *testing.T, urlVar string, newProvider func(srv *Server, idle time.Duration, maxRetries int) llm.Provider) {
+	t.Helper()
+	const idle = 300 * time.Millisecond
+	req := llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}}
+	tests := []struct {
+		name       string
+		turns      []Turn
+		maxRetries int
+		wantErr    string // "" means success with text "ok"
+		wantTries  int
+		wantNotes  int
+	}{
+		{name: "no headers, then a reply: retried", turns: []Turn{{Text: "late", Delay: time.Hour}, {Text: "ok"}},
+			maxRetries: 2, wantTries: 2, wantNotes: 1},
+		{name: "stalls before any text: retried", turns: []Turn{{Text: "never shown", StallAfter: 1}, {Text: "ok"}},
+			maxRetries: 2, wantTries: 2, wantNotes: 1},
+		{name: "stalls after text was shown: clear failure", turns: []Turn{{Text: "a partial answer that stops", Fragment: 4, StallAfter: 4}},
+			maxRetries: 2, wantErr: "stalled: no data for 0.3s", wantTries: 1},
+		{name: "never answers: gives up", turns: []Turn{{Delay: time.Hour}, {Delay: time.Hour}},
+			maxRetries: 1, wantErr: "did not answer: no response within 0.3s", wantTries: 2, wantNotes: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := New(t, tt.turns...)
+			p := newProvider(srv, idle, tt.maxRetries)
+			var ev Events
+			resp, err := p.Stream(context.Background(), req, ev.On)
+			if tt.wantErr == "" {
+				if err != nil || resp.Message.Text != "ok" {
+					t.Fatalf("Stream = %q, %v; want ok", resp.Message.Text, err)
+				}
+			} else {
+				if llm.KindOf(err) != llm.ErrStalled {
+					t.Fatalf("err = %v (kind %q), want kind %q", err, llm.KindOf(err), llm.ErrStalled)
+				}
+				for _, want := range []string{tt.wantErr, strings.TrimSuffix(srv.URL(), "/"), urlVar, "SYNAPSE_STREAM_IDLE_TIMEOUT"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error %q does not contain %q", err, want)
+					}
+				}
+			}
+			if srv.Count() != tt.wantTries {
+				t.Errorf("%d requests, want %d", srv.Count(), tt.wantTries)
+			}
+			if len(ev.Retries) != tt.wantNotes {
+				t.Fatalf("retry notices = %+v, want %d", ev.Retries, tt.wantNotes)
+			}
+			for i, n := range ev.Retries {
+				if n.Attempt != i+1 || n.Max != tt.maxRetries || n.Wait <= 0 || !strings.Contains(n.Reason, "SYNAPSE_STREAM_IDLE_TIMEOUT") {
+					t.Errorf("retry notice %d = %+v", i, n)
+				}
+			}
+			// The provider is not left broken: the next request works.
+			srv.Script(Turn{Text: "ok"})
+			if resp, err := p.Stream(context.Background(), req, nil); err != nil || resp.Message.Text != "ok" {
+				t.Fatalf("next request = %q, %v", resp.Message.Text, err)
+			}
+		})
 	}
 }

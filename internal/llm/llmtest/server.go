@@ -376,6 +376,7 @@ type sse struct {
 	rc       *http.ResponseController
 	n        int
 	cutAfter int
+	stall    int
 	delay    time.Duration
 }
 
@@ -383,7 +384,7 @@ func newSSE(ctx context.Context, w http.ResponseWriter, t Turn) *sse {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	return &sse{ctx: ctx, w: w, rc: http.NewResponseController(w), cutAfter: t.CutAfter, delay: t.EventDelay}
+	return &sse{ctx: ctx, w: w, rc: http.NewResponseController(w), cutAfter: t.CutAfter, stall: t.StallAfter, delay: t.EventDelay}
 }
 
 // send writes one event (event may be "" for data-only events). It reports
@@ -412,6 +413,10 @@ func (e *sse) send(event string, data []byte) bool {
 	if e.cutAfter > 0 && e.n >= e.cutAfter {
 		// Abort: the server drops the connection without the terminating chunk.
 		panic(http.ErrAbortHandler)
+	}
+	if e.stall > 0 && e.n >= e.stall {
+		<-e.ctx.Done()
+		return false
 	}
 	return true
 }

@@ -83,6 +83,10 @@ type Turn struct {
 	// non-streaming JSON body (Content-Type application/json), as some
 	// gateways and proxies do.
 	PlainJSON bool
+	// StallAfter > 0 stops sending after that many streamed events and
+	// keeps the connection open, silent, until the client goes away (a
+	// stalled provider). A long Delay is a server that never sends headers.
+	StallAfter int
 	// Raw, when set, is written verbatim as a text/event-stream body (or as a
 	// JSON body for non-streaming requests), for malformed-input tests.
 	Raw string

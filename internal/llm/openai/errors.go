@@ -37,6 +37,7 @@ func (p *Provider) classify(err error) (*llm.Error, bool) {
 		return p.fromStatus(0, body.Error.Type, code, msg, nil, err)
 	}
 	return llm.TransportError(Name, err, llm.TransportMessages{
+		Endpoint: p.baseURL, URLVar: "OPENAI_BASE_URL",
 		Undecodable: "the server sent a stream chunk that is not valid JSON (" + err.Error() + "); check that OPENAI_BASE_URL (" + p.baseURL + ") is an OpenAI-compatible endpoint",
 		Closed:      "the connection closed before the response was complete; check the network or OPENAI_BASE_URL and try again",
 		Unreachable: "cannot reach " + p.baseURL + " (" + err.Error() + "); is the server running? check the network and OPENAI_BASE_URL",

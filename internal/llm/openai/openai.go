@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -32,10 +33,15 @@ const DefaultBaseURL = "https://api.openai.com/v1/"
 // Options configure a Provider. Every value is explicit: the SDK's own
 // reading of the process environment is bypassed.
 type Options struct {
-	APIKey     string       // "" sends no Authorization header (local servers)
-	BaseURL    string       // "" means DefaultBaseURL; include /v1 as OpenAI clients do
-	HTTPClient *http.Client // nil means a client without overall timeout
-	Retry      *llm.RetryPolicy
+	APIKey  string // "" sends no Authorization header (local servers)
+	BaseURL string // "" means DefaultBaseURL; include /v1 as OpenAI clients do
+	// HTTPClient nil means llm.NewHTTPClient(IdleTimeout): no overall
+	// timeout (streams are long), but a silent server is abandoned.
+	HTTPClient *http.Client
+	// IdleTimeout bounds the server's silence (headers, then between
+	// stream reads) when HTTPClient is nil; 0 means llm.DefaultStreamIdleTimeout.
+	IdleTimeout time.Duration
+	Retry       *llm.RetryPolicy
 	// Images sends tool images as image_url parts: "on", "off", or ""
 	// (on for api.openai.com only: compatible servers often run text-only
 	// models that refuse image parts, so they get the text notes instead).
@@ -55,7 +61,7 @@ type Provider struct {
 func New(opts Options) *Provider {
 	base := cmp.Or(opts.BaseURL, DefaultBaseURL)
 	ro := []option.RequestOption{
-		option.WithHTTPClient(cmp.Or(opts.HTTPClient, &http.Client{})),
+		option.WithHTTPClient(httpClient(opts.HTTPClient, opts.IdleTimeout)),
 		option.WithBaseURL(base),
 		option.WithMaxRetries(0),
 		option.WithMiddleware(llm.StreamFromJSON(streamFromCompletion)),
@@ -85,7 +91,7 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onEvent func(llm
 	if onEvent == nil {
 		onEvent = func(llm.Event) {}
 	}
-	return p.retry.Do(ctx, func() (llm.Response, bool, *llm.AttemptError) {
+	return p.retry.DoNotify(ctx, onEvent, func() (llm.Response, bool, *llm.AttemptError) {
 		return p.once(ctx, params, onEvent)
 	})
 }
@@ -116,4 +122,11 @@ func maxTokensOf(p sdk.ChatCompletionNewParams) int64 {
 		return p.MaxTokens.Value
 	}
 	return 0
+}
+
+func httpClient(c *http.Client, idle time.Duration) *http.Client {
+	if c != nil {
+		return c
+	}
+	return llm.NewHTTPClient(idle)
 }

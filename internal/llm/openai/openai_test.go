@@ -334,3 +334,9 @@ func TestToolImages(t *testing.T) {
 		})
 	}
 }
+
+func TestStalledServer(t *testing.T) {
+	llmtest.CheckStall(t, "OPENAI_BASE_URL", func(srv *llmtest.Server, idle time.Duration, maxRetries int) llm.Provider {
+		return New(Options{APIKey: "k", BaseURL: srv.OpenAIBaseURL(), IdleTimeout: idle, Retry: llmtest.RetryPolicy(maxRetries, &llmtest.Waits{})})
+	})
+}
