@@ -126,6 +126,9 @@ type Runner struct {
 	saveWarned bool
 	// running: a Run is in progress (it flushes the session when done).
 	running bool
+	// unfinished is the note the next run puts before its prompt when the
+	// previous one ended without an answer ("" when it finished).
+	unfinished string
 }
 
 type limits struct {
@@ -303,6 +306,7 @@ func (r *Runner) SystemPromptText() string { return r.system }
 func (r *Runner) Reset() {
 	r.mu.Lock()
 	r.history = nil
+	r.unfinished = ""
 	old := r.sess
 	r.sess = nil
 	r.mu.Unlock()
@@ -327,6 +331,11 @@ func (r *Runner) Resume(idOrPrefix string) error {
 	old := r.sess
 	r.sess = sess
 	r.history = msgs
+	r.unfinished = ""
+	if historyUnfinished(msgs) {
+		// Saved by a run that was interrupted (or failed) in another process.
+		r.unfinished = resumedUnfinishedNote
+	}
 	r.mu.Unlock()
 	if old != nil {
 		_ = old.Close()

@@ -123,12 +123,38 @@ func cancelOnePhase(t *testing.T, format string, ph cancelPhase) {
 	if d := danglingCalls(loadSession(t, r.store.Dir, r.SessionID())); len(d) != 0 {
 		t.Fatalf("%s: dangling calls on disk %v", ph.name, d)
 	}
+	// Every call shown starting is shown ending (stream-json relies on it).
+	ends := map[string]Event{}
+	for _, e := range rec.kinds(ToolEnd) {
+		ends[e.CallID] = e
+	}
+	for _, e := range rec.kinds(ToolStart) {
+		end, ok := ends[e.CallID]
+		if !ok {
+			t.Fatalf("%s: call %s started but never ended", ph.name, e.CallID)
+		}
+		if end.Result == nil || end.Result.Extras["status"] != CancelledStatus {
+			t.Errorf("%s: call %s ended with %+v, want status %q", ph.name, e.CallID, end.Result, CancelledStatus)
+		}
+	}
 	rec.mu.Lock()
 	rec.hook = nil
 	rec.mu.Unlock()
 	res, err := r.Run(context.Background(), "again")
 	if err != nil || res.Text != "recovered" {
 		t.Fatalf("%s: next turn = %+v, %v", ph.name, res, err)
+	}
+	// The model is told the previous request was interrupted, before the new prompt.
+	last, _ := srv.LastRequest()
+	var users []string
+	for _, m := range last.Messages {
+		if m.Role == "user" && m.Text != "" {
+			users = append(users, m.Text)
+		}
+	}
+	joined := strings.Join(users, "\n")
+	if i, j := strings.Index(joined, InterruptedNote), strings.LastIndex(joined, "again"); i < 0 || j < i {
+		t.Errorf("%s: the next request's user texts lack the interrupted note before the prompt:\n%s", ph.name, joined)
 	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)

@@ -30,6 +30,9 @@ func (r *Runner) Run(ctx context.Context, input string) (Result, error) {
 	r.mu.Lock()
 	res.Usage = res.Usage.Add(r.runSub)
 	r.running = false
+	if err != nil {
+		r.unfinished = unfinishedNote(err)
+	}
 	r.mu.Unlock()
 	return res, err
 }
@@ -60,6 +63,15 @@ func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 	text := input
 	if r.skill {
 		text = WrapSkillSearch(input)
+	}
+	r.mu.Lock()
+	note := r.unfinished
+	r.unfinished = ""
+	r.mu.Unlock()
+	if note != "" {
+		// The model reads why the previous request has no answer, so it does
+		// not take the new prompt as a reason to redo the dropped work.
+		r.commit(sess, llm.Message{Role: llm.RoleUser, Text: note})
 	}
 	r.commit(sess, llm.Message{Role: llm.RoleUser, Text: text})
 
@@ -316,6 +328,38 @@ func reminderText(items []todo.Item) string {
 		fmt.Fprintf(&b, "- [%s] %s\n", it.Status, it.Content)
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// InterruptedNote is the user-side note put before the next prompt after a
+// run the user interrupted: its unfinished step was dropped (never kept
+// half-done in the history), and the model should know that rather than
+// see an unanswered request.
+const InterruptedNote = "[The user interrupted the previous request before it finished. Its unfinished step was dropped: " +
+	"tool calls that were running did not complete. Do not resume that work unless the next message asks for it.]"
+
+// resumedUnfinishedNote is the note after a resumed history that ends
+// without an answer: whether it was interrupted or failed is not recorded.
+const resumedUnfinishedNote = "[The previous request ended before it finished (it was interrupted or failed). Its unfinished step was dropped. " +
+	"Do not resume that work unless the next message asks for it.]"
+
+// unfinishedNote is the note for a run that ended with err: interrupted,
+// stopped by a limit, or failed.
+func unfinishedNote(err error) string {
+	if errors.Is(err, ErrInterrupted) {
+		return InterruptedNote
+	}
+	return "[The previous request stopped before it finished: " + err.Error() + "]"
+}
+
+// historyUnfinished reports whether a loaded history ends without an answer
+// (its last run was interrupted or failed): the last message is not an
+// assistant message without tool calls.
+func historyUnfinished(h []llm.Message) bool {
+	if len(h) == 0 {
+		return false
+	}
+	last := h[len(h)-1]
+	return last.Role != llm.RoleAssistant || len(last.ToolCalls) > 0
 }
 
 // IsInterrupted reports whether err means the run was cancelled.

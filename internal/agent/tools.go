@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/synapse-agent/synapse/internal/llm"
@@ -97,6 +99,7 @@ func (r *Runner) runGroup(ctx context.Context, calls []llm.ToolCall, commands []
 	n := g.end - g.start
 	done := make(chan callOutcome, n) // buffered: an abandoned call never blocks
 	sem := make(chan struct{}, width)
+	st := &groupStarts{started: map[int]bool{}}
 	go func() {
 		for i := g.start; i < g.end; i++ {
 			select {
@@ -114,31 +117,90 @@ func (r *Runner) runGroup(ctx context.Context, calls []llm.ToolCall, commands []
 			}
 			go func(i int) {
 				defer func() { <-sem }()
-				r.Emit(Event{Kind: ToolStart, CallID: calls[i].ID, Command: commands[i], Route: router.Classify(commands[i])})
+				if !st.start(i, func() {
+					r.Emit(Event{Kind: ToolStart, CallID: calls[i].ID, Command: commands[i], Route: router.Classify(commands[i])})
+				}) {
+					done <- callOutcome{index: i, skipped: true}
+					return
+				}
 				start := time.Now()
 				res := r.hookedCall(ctx, calls[i])
 				done <- callOutcome{index: i, res: res, took: time.Since(start)}
 			}(i)
 		}
 	}()
+	ended := make(map[int]bool, n)
+	cancelled := func(pending int) bool {
+		r.drain(done, pending)
+		// Every call that was shown starting is shown ending, as cancelled.
+		for _, i := range st.close() {
+			if !ended[i] {
+				res := cancelledResult()
+				r.Emit(Event{Kind: ToolEnd, CallID: calls[i].ID, Command: commands[i], Route: router.Classify(commands[i]), Result: &res})
+			}
+		}
+		return false
+	}
 	for got := 0; got < n; got++ {
 		var o callOutcome
 		select {
 		case o = <-done:
 		case <-ctx.Done():
-			r.drain(done, n-got)
-			return false
+			return cancelled(n - got)
 		}
 		if o.skipped {
-			r.drain(done, n-got-1)
-			return false
+			return cancelled(n - got - 1)
 		}
 		results[o.index] = o.res
 		res := o.res
+		ended[o.index] = true
 		r.Emit(Event{Kind: ToolEnd, CallID: calls[o.index].ID, Command: commands[o.index], Route: router.Classify(commands[o.index]),
 			Result: &res, Duration: o.took})
 	}
 	return true
+}
+
+// groupStarts records which calls of a group started, so that a cancel can
+// end each of them; once closed, no further call starts.
+type groupStarts struct {
+	mu      sync.Mutex
+	started map[int]bool
+	closed  bool
+}
+
+// start marks call i started and announces it (under the lock, so that a
+// cancel never ends a call before its start was shown); false once closed.
+func (s *groupStarts) start(i int, announce func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.started[i] = true
+	announce()
+	return true
+}
+
+// close stops further starts and returns the calls that started, in order.
+func (s *groupStarts) close() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	out := make([]int, 0, len(s.started))
+	for i := range s.started {
+		out = append(out, i)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// CancelledStatus is Result.Extras["status"] of the end event of a call the
+// run's cancel stopped; the call's step is dropped from the history.
+const CancelledStatus = "cancelled"
+
+func cancelledResult() tool.Result {
+	return tool.Result{IsError: true, Message: "cancelled: the run was interrupted",
+		Extras: map[string]any{"status": CancelledStatus}}
 }
 
 // drain waits (bounded) for calls still running after a cancel, so that a

@@ -328,7 +328,11 @@ func TestRunInterruptExits130(t *testing.T) {
 			sleep := fmt.Sprintf("sleep %d.%d", 40+i, os.Getpid())
 			srv := llmtest.New(t, llmtest.BashTurn("s", "touch started; "+sleep))
 			e := newRunEnv(t, srv, llmtest.FormatAnthropic)
-			c := exec.Command(synapseBin, "run", "wait for it")
+			args := []string{"run", "wait for it"}
+			if sig == syscall.SIGTERM {
+				args = append(args, "--output-format", "stream-json")
+			}
+			c := exec.Command(synapseBin, args...)
 			c.Dir, c.Env = e.dir, e.env
 			var out, errb bytes.Buffer
 			c.Stdout, c.Stderr = &out, &errb
@@ -351,6 +355,16 @@ func TestRunInterruptExits130(t *testing.T) {
 			}
 			if !strings.Contains(errb.String(), "interrupted") {
 				t.Errorf("stderr = %s", errb.String())
+			}
+			if sig == syscall.SIGTERM {
+				// stream-json ends the started call with an end event, cancelled.
+				ended := false
+				for _, line := range strings.Split(out.String(), "\n") {
+					ended = ended || (strings.Contains(line, `"s-1"`) && strings.Contains(line, `"cancelled"`))
+				}
+				if !ended {
+					t.Errorf("no cancelled end event for the started call:\n%s", out.String())
+				}
 			}
 			// The cancelled command was killed, not left running.
 			gone := false
