@@ -333,7 +333,8 @@ func TestAbortDuringToolsDropsTheStepAndRecovers(t *testing.T) {
 			if d := danglingCalls(hist); len(d) != 0 {
 				t.Errorf("dangling tool calls %v in %+v", d, hist)
 			}
-			if len(hist) != 3 || hist[2].Text != "recovered" {
+			// The prompt, the note that it was interrupted, the new prompt, the answer.
+			if len(hist) != 4 || hist[1].Text != InterruptedNote || hist[3].Text != "recovered" {
 				t.Errorf("history = %+v", hist)
 			}
 		}

@@ -148,7 +148,9 @@ func (r *Runner) runGroup(ctx context.Context, calls []llm.ToolCall, commands []
 		case <-ctx.Done():
 			return cancelled(n - got)
 		}
-		if o.skipped {
+		if o.skipped || ctx.Err() != nil {
+			// A call that returned after the cancel is ended as cancelled too:
+			// its step is dropped whatever it says.
 			return cancelled(n - got - 1)
 		}
 		results[o.index] = o.res
