@@ -30,7 +30,9 @@ func (r *Runner) Run(ctx context.Context, input string) (Result, error) {
 	r.mu.Lock()
 	res.Usage = res.Usage.Add(r.runSub)
 	r.running = false
-	if err != nil {
+	if err != nil && historyUnfinished(r.history) {
+		// Only when the run left its prompt unanswered: one refused before
+		// it was added (a hook, a cancel before the start) left nothing.
 		r.unfinished = unfinishedNote(err)
 	}
 	r.mu.Unlock()
