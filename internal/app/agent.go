@@ -28,17 +28,18 @@ func (a *App) SessionStore(warn func(error)) *session.Store {
 	return session.NewStore(a.Config.SessionsDir, a.pricing(warn), warn)
 }
 
-// pricing reads $SYNAPSE_HOME/pricing.json; a broken file is a warning and no
-// prices, never a failure to start.
+// pricing is the built-in price list with $SYNAPSE_HOME/pricing.json's
+// entries over it; a broken file is a warning and the built-in prices, never
+// a failure to start.
 func (a *App) pricing(warn func(error)) session.Pricing {
 	p, err := session.LoadPricing(a.Config.PricingPath())
 	if err != nil {
 		if warn != nil {
-			warn(fmt.Errorf("costs are not shown: %w", err))
+			warn(fmt.Errorf("built-in prices are used: %w", err))
 		}
-		return nil
+		return session.DefaultPricing()
 	}
-	return p
+	return session.DefaultPricing().WithOverrides(p)
 }
 
 // AgentOptions returns agent options filled from the configuration: limits,
