@@ -2,15 +2,27 @@ package render
 
 import (
 	"strings"
+
+	"github.com/alecthomas/chroma/v2"
+	"github.com/alecthomas/chroma/v2/formatters"
+	"github.com/alecthomas/chroma/v2/lexers"
+	"github.com/alecthomas/chroma/v2/styles"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/yuin/goldmark"
+	gast "github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	east "github.com/yuin/goldmark/extension/ast"
+	gtext "github.com/yuin/goldmark/text"
 )
 
-// SGR codes used by the renderer. Only these are ever emitted for colour.
+// SGR codes used by the renderer's own styles (chroma adds its own for code).
 const (
 	sgrReset     = "\x1b[0m"
 	sgrBold      = "\x1b[1m"
 	sgrDim       = "\x1b[2m"
 	sgrItalic    = "\x1b[3m"
 	sgrUnderline = "\x1b[4m"
+	sgrStrike    = "\x1b[9m"
 	sgrRed       = "\x1b[31m"
 	sgrGreen     = "\x1b[32m"
 	sgrYellow    = "\x1b[33m"
@@ -31,80 +43,270 @@ func (p palette) bold(s string) string   { return p.wrap(sgrBold, s) }
 func (p palette) dim(s string) string    { return p.wrap(sgrDim, s) }
 func (p palette) italic(s string) string { return p.wrap(sgrItalic, s) }
 func (p palette) under(s string) string  { return p.wrap(sgrUnderline, s) }
+func (p palette) strike(s string) string { return p.wrap(sgrStrike, s) }
 func (p palette) red(s string) string    { return p.wrap(sgrRed, s) }
 func (p palette) green(s string) string  { return p.wrap(sgrGreen, s) }
 func (p palette) yellow(s string) string { return p.wrap(sgrYellow, s) }
 func (p palette) cyan(s string) string   { return p.wrap(sgrCyan, s) }
 
-// markdown renders the model's text one complete line at a time. It keeps
-// only the state a line needs from the ones before it: whether we are inside
-// a fenced code block.
+// markdown renders the model's text for a terminal as it streams, one
+// complete line at a time, so that the cost of a line never depends on how
+// long the answer already is. goldmark parses each line's block and inline
+// structure, chroma highlights fenced code, x/ansi wraps at the terminal
+// width. The only state carried between lines is what a line needs from
+// the ones before it: an open code fence (and its lexer), and the rows of a
+// table, which are laid out together once the table ends.
 type markdown struct {
-	p      palette
-	width  int
+	p     palette
+	width int
+	gm    goldmark.Markdown
+
 	inCode bool
 	fence  string
+	lexer  chroma.Lexer // nil: no highlighting for this block
+	table  []string     // raw rows of the table being read
 }
 
-func (m *markdown) reset() { m.inCode, m.fence = false, "" }
+func newMarkdown(p palette, width int) markdown {
+	return markdown{p: p, width: width, gm: goldmark.New(goldmark.WithExtensions(
+		extension.Table, extension.Strikethrough, extension.TaskList))}
+}
 
-// line renders one line (without its newline) for a terminal.
-func (m *markdown) line(s string) string {
+func (m *markdown) reset() { m.inCode, m.fence, m.lexer, m.table = false, "", nil, nil }
+
+// inTable reports whether table rows are being collected.
+func (m *markdown) inTable() bool { return len(m.table) > 0 }
+
+// feed renders one complete line (tabs expanded, no escapes) and returns the
+// rows to print: none while a table is being collected or for a code fence,
+// several when a table ends or a long line wraps.
+func (m *markdown) feed(s string) []string {
 	trimmed := strings.TrimSpace(s)
+	if !m.inCode && isTableRow(trimmed) {
+		m.table = append(m.table, s)
+		return nil
+	}
+	var out []string
+	if m.inTable() {
+		out = m.flushTable()
+	}
+	return append(out, m.line(s, trimmed)...)
+}
+
+// flush ends what is open at the end of a message: a table is laid out.
+func (m *markdown) flush() []string {
+	if m.inTable() {
+		return m.flushTable()
+	}
+	return nil
+}
+
+func isTableRow(trimmed string) bool { return len(trimmed) > 1 && trimmed[0] == '|' }
+
+func (m *markdown) line(s, trimmed string) []string {
 	if f := fenceOf(trimmed); f != "" && (!m.inCode || strings.HasPrefix(trimmed, m.fence) && strings.TrimLeft(trimmed, f[:1]) == "") {
 		if m.inCode {
-			m.inCode, m.fence = false, ""
-		} else {
-			m.inCode, m.fence = true, f
+			m.inCode, m.fence, m.lexer = false, "", nil
+			return nil
 		}
-		return m.p.dim(s)
+		m.inCode, m.fence = true, f
+		lang := strings.TrimSpace(strings.TrimLeft(trimmed, f[:1]))
+		if i := strings.IndexAny(lang, " {,"); i >= 0 {
+			lang = lang[:i]
+		}
+		m.lexer = nil
+		if lang != "" && m.p.on {
+			if l := lexers.Get(lang); l != nil {
+				m.lexer = chroma.Coalesce(l)
+			}
+		}
+		if lang == "" {
+			return nil
+		}
+		return []string{m.p.dim("  " + lang)}
 	}
 	if m.inCode {
-		return m.p.cyan(s)
+		return []string{"  " + m.highlight(s)}
 	}
 	if trimmed == "" {
-		return ""
+		return []string{""}
 	}
 	indent := s[:len(s)-len(strings.TrimLeft(s, " "))]
 	body := s[len(indent):]
+	src := []byte(body)
+	doc := m.gm.Parser().Parse(gtext.NewReader(src))
+	first := doc.FirstChild()
+	if first == nil {
+		return []string{indent + body}
+	}
+	switch n := first.(type) {
+	case *gast.Heading:
+		text := ansi.Strip(m.inline(n, src))
+		style := sgrBold
+		if n.Level == 1 {
+			style = sgrBold + sgrUnderline
+		}
+		return m.wrapped(indent, indent, m.p.wrap(style, text))
+	case *gast.ThematicBreak:
+		w := min(max(m.width-1, 3), 40)
+		return []string{m.p.dim(strings.Repeat("─", w))}
+	case *gast.Blockquote:
+		bar := m.p.dim("│ ")
+		return m.wrapped(indent+bar, indent+bar, m.p.italic(m.blockInline(n, src)))
+	case *gast.List:
+		item := n.FirstChild()
+		if item == nil {
+			break
+		}
+		marker := m.p.yellow("•") + " "
+		if n.IsOrdered() {
+			marker = m.p.yellow(itoa(n.Start)+string(n.Marker)) + " "
+		}
+		content := item.FirstChild()
+		if content != nil {
+			if cb, ok := content.FirstChild().(*east.TaskCheckBox); ok {
+				if cb.IsChecked {
+					marker = m.p.green("☑") + " "
+				} else {
+					marker = "☐ "
+				}
+			}
+		}
+		text := ""
+		if content != nil {
+			text = m.blockInline(item, src)
+		}
+		return m.wrapped(indent+marker, indent+strings.Repeat(" ", ansi.StringWidth(marker)), text)
+	case *gast.Paragraph, *gast.TextBlock:
+		return m.wrapped(indent, indent, m.inline(n, src))
+	}
+	return m.wrapped(indent, indent, body)
+}
 
-	if level, text, ok := heading(body); ok {
-		text = m.inline(text)
-		if !m.p.on {
-			return indent + text
+// blockInline renders the inline content of a container's first block.
+func (m *markdown) blockInline(n gast.Node, src []byte) string {
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		switch c.(type) {
+		case *gast.Paragraph, *gast.TextBlock:
+			return m.inline(c, src)
 		}
-		if level == 1 {
-			return indent + m.p.wrap(sgrBold+sgrUnderline, stripSGR(text))
+	}
+	return ""
+}
+
+// wrapped word-wraps styled text to the width after first (and later rows
+// after rest), both of which are already styled prefixes.
+func (m *markdown) wrapped(first, rest, styled string) []string {
+	avail := m.width - 1 - ansi.StringWidth(first)
+	if avail < 10 {
+		return []string{first + styled}
+	}
+	rows := strings.Split(ansi.Wrap(styled, avail, ""), "\n")
+	for i := range rows {
+		rows[i] = strings.TrimRight(rows[i], " ")
+		if i == 0 {
+			rows[i] = first + rows[i]
+		} else {
+			rows[i] = rest + rows[i]
 		}
-		return indent + m.p.bold(stripSGR(text))
 	}
-	if isRule(trimmed) {
-		n := m.width - 1
-		if n > 40 {
-			n = 40
+	return rows
+}
+
+// inline renders the inline children of n.
+func (m *markdown) inline(n gast.Node, src []byte) string {
+	var b strings.Builder
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		m.inlineNode(&b, c, src)
+	}
+	return b.String()
+}
+
+func (m *markdown) inlineNode(b *strings.Builder, n gast.Node, src []byte) {
+	switch n := n.(type) {
+	case *gast.Text:
+		b.Write(n.Segment.Value(src))
+		if n.SoftLineBreak() || n.HardLineBreak() {
+			b.WriteByte(' ')
 		}
-		if n < 3 {
-			n = 3
+	case *gast.String:
+		b.Write(n.Value)
+	case *gast.CodeSpan:
+		code := m.plain(n, src)
+		if m.p.on {
+			b.WriteString(m.p.cyan(code))
+		} else {
+			b.WriteString("`" + code + "`")
 		}
-		return m.p.dim(strings.Repeat("─", n))
-	}
-	if rest, ok := strings.CutPrefix(body, "> "); ok || body == ">" {
-		return indent + m.p.dim("│ ") + m.p.italic(m.inline(rest))
-	}
-	if len(body) >= 2 && (body[0] == '-' || body[0] == '*' || body[0] == '+') && body[1] == ' ' {
-		item := strings.TrimLeft(body[2:], " ")
-		switch {
-		case strings.HasPrefix(item, "[ ] "):
-			return indent + "☐ " + m.inline(item[4:])
-		case strings.HasPrefix(item, "[x] "), strings.HasPrefix(item, "[X] "):
-			return indent + m.p.green("☑") + " " + m.inline(item[4:])
+	case *gast.Emphasis:
+		inner := m.inline(n, src)
+		if n.Level >= 2 {
+			b.WriteString(m.p.bold(inner))
+		} else {
+			b.WriteString(m.p.italic(inner))
 		}
-		return indent + m.p.yellow("•") + " " + m.inline(item)
+	case *east.Strikethrough:
+		b.WriteString(m.p.strike(m.inline(n, src)))
+	case *gast.Link:
+		text := m.inline(n, src)
+		b.WriteString(m.p.under(text))
+		if dest := string(n.Destination); dest != "" && dest != ansi.Strip(text) {
+			b.WriteString(" " + m.p.dim("("+dest+")"))
+		}
+	case *gast.AutoLink:
+		b.WriteString(m.p.under(string(n.URL(src))))
+	case *gast.Image:
+		b.WriteString(m.p.dim("[image: " + m.plain(n, src) + "]"))
+	case *gast.RawHTML:
+		for i := 0; i < n.Segments.Len(); i++ {
+			seg := n.Segments.At(i)
+			b.Write(seg.Value(src))
+		}
+	case *east.TaskCheckBox:
+		// shown as the item's marker
+	default:
+		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+			m.inlineNode(b, c, src)
+		}
 	}
-	if n := orderedMarker(body); n > 0 {
-		return indent + m.p.yellow(body[:n]) + " " + m.inline(strings.TrimLeft(body[n:], " "))
+}
+
+// plain is the text of n's children without styling.
+func (m *markdown) plain(n gast.Node, src []byte) string {
+	var b strings.Builder
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		switch t := c.(type) {
+		case *gast.Text:
+			b.Write(t.Segment.Value(src))
+		case *gast.String:
+			b.Write(t.Value)
+		default:
+			b.WriteString(m.plain(c, src))
+		}
 	}
-	return indent + m.inline(body)
+	return b.String()
+}
+
+// highlight colours one line of code with the block's lexer. Lines are
+// highlighted one at a time, as they arrive: a construct spanning lines (a
+// block comment) may lose its colour after the first, which is the price of
+// a cost per line that does not grow with the block.
+func (m *markdown) highlight(line string) string {
+	if !m.p.on {
+		return line
+	}
+	if m.lexer == nil {
+		return m.p.cyan(line)
+	}
+	it, err := m.lexer.Tokenise(nil, line)
+	if err != nil {
+		return m.p.cyan(line)
+	}
+	var b strings.Builder
+	if err := formatters.TTY16.Format(&b, styles.Get("monokai"), it); err != nil {
+		return m.p.cyan(line)
+	}
+	return strings.TrimRight(b.String(), "\n") + sgrReset
 }
 
 // fenceOf returns the fence (``` or ~~~ run) a line opens or closes, or "".
@@ -118,107 +320,159 @@ func fenceOf(trimmed string) string {
 	return ""
 }
 
-func heading(body string) (int, string, bool) {
-	n := 0
-	for n < len(body) && body[n] == '#' {
-		n++
+// ---- tables ----
+
+// flushTable lays out the collected rows: goldmark reads them as a GFM
+// table; rows that are not one (no delimiter row) are rendered as lines.
+func (m *markdown) flushTable() []string {
+	rows := m.table
+	m.table = nil
+	src := []byte(strings.Join(trimIndent(rows), "\n") + "\n")
+	doc := m.gm.Parser().Parse(gtext.NewReader(src))
+	tbl, ok := doc.FirstChild().(*east.Table)
+	if !ok || tbl.NextSibling() != nil {
+		var out []string
+		for _, r := range rows {
+			out = append(out, m.line(r, strings.TrimSpace(r))...)
+		}
+		return out
 	}
-	if n == 0 || n > 6 || n == len(body) || body[n] != ' ' {
-		return 0, "", false
+	var cells [][]string
+	for row := tbl.FirstChild(); row != nil; row = row.NextSibling() {
+		var line []string
+		for c := row.FirstChild(); c != nil; c = c.NextSibling() {
+			line = append(line, m.inline(c, src))
+		}
+		cells = append(cells, line)
 	}
-	return n, strings.TrimRight(strings.TrimSpace(body[n:]), "#"), true
+	return m.layoutTable(cells, tbl.Alignments)
 }
 
-func isRule(t string) bool {
-	if len(t) < 3 {
-		return false
+func trimIndent(rows []string) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = strings.TrimSpace(r)
 	}
-	c := t[0]
-	if c != '-' && c != '*' && c != '_' {
-		return false
+	return out
+}
+
+// layoutTable draws cells (the first row is the header) with box lines,
+// shrinking the widest columns until the table fits the terminal and
+// wrapping their cells over several rows.
+func (m *markdown) layoutTable(cells [][]string, align []east.Alignment) []string {
+	cols := 0
+	for _, r := range cells {
+		cols = max(cols, len(r))
 	}
-	n := 0
-	for i := 0; i < len(t); i++ {
-		switch t[i] {
-		case c:
-			n++
-		case ' ':
-		default:
-			return false
+	if cols == 0 {
+		return nil
+	}
+	widths := make([]int, cols)
+	for _, r := range cells {
+		for i, c := range r {
+			widths[i] = max(widths[i], ansi.StringWidth(c))
 		}
 	}
-	return n >= 3
-}
-
-// orderedMarker returns the length of a "12." or "12)" list marker followed
-// by a space, or 0.
-func orderedMarker(body string) int {
-	i := 0
-	for i < len(body) && i < 9 && body[i] >= '0' && body[i] <= '9' {
-		i++
+	for i := range widths {
+		widths[i] = max(widths[i], 1)
 	}
-	if i == 0 || i+1 >= len(body) || (body[i] != '.' && body[i] != ')') || body[i+1] != ' ' {
-		return 0
+	// Each column takes its width plus 3 (a border and two spaces), and one
+	// more border closes the row.
+	total := func() int {
+		t := 1
+		for _, w := range widths {
+			t += w + 3
+		}
+		return t
 	}
-	return i + 1
-}
-
-// inline renders `code`, **bold**, __bold__, *italic* and [text](url). Markers
-// that do not close are printed as they are. Without colour the markers of
-// bold and italic are removed and code keeps its backticks.
-func (m *markdown) inline(s string) string {
-	if !strings.ContainsAny(s, "`*_[") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '`':
-			if j := strings.IndexByte(s[i+1:], '`'); j > 0 {
-				code := s[i+1 : i+1+j]
-				if m.p.on {
-					b.WriteString(m.p.cyan(code))
-				} else {
-					b.WriteString("`" + code + "`")
-				}
-				i += j + 2
-				continue
-			}
-		case (c == '*' || c == '_') && strings.HasPrefix(s[i:], string([]byte{c, c})):
-			marker := s[i : i+2]
-			if j := strings.Index(s[i+2:], marker); j > 0 && s[i+2] != ' ' {
-				b.WriteString(m.p.bold(m.inline(s[i+2 : i+2+j])))
-				i += j + 4
-				continue
-			}
-		case c == '*' && i+1 < len(s) && s[i+1] != ' ' && s[i+1] != '*':
-			if j := strings.IndexByte(s[i+1:], '*'); j > 0 && s[i+j] != ' ' {
-				b.WriteString(m.p.italic(s[i+1 : i+1+j]))
-				i += j + 2
-				continue
-			}
-		case c == '[':
-			if close := strings.Index(s[i:], "]("); close > 1 {
-				if end := strings.IndexByte(s[i+close:], ')'); end > 2 {
-					text := s[i+1 : i+close]
-					url := s[i+close+2 : i+close+end]
-					b.WriteString(m.p.under(text) + " " + m.p.dim("("+url+")"))
-					i += close + end + 1
-					continue
-				}
+	for total() > m.width-1 {
+		widest := 0
+		for i, w := range widths {
+			if w > widths[widest] {
+				widest = i
 			}
 		}
-		b.WriteByte(c)
-		i++
+		if widths[widest] <= 3 {
+			break
+		}
+		widths[widest]--
 	}
-	return b.String()
+	border := func(l, mid, r string) string {
+		var b strings.Builder
+		b.WriteString(l)
+		for i, w := range widths {
+			if i > 0 {
+				b.WriteString(mid)
+			}
+			b.WriteString(strings.Repeat("─", w+2))
+		}
+		b.WriteString(r)
+		return m.p.dim(b.String())
+	}
+	bar := m.p.dim("│")
+	out := []string{border("┌", "┬", "┐")}
+	for ri, r := range cells {
+		wrappedCells := make([][]string, cols)
+		height := 1
+		for i := 0; i < cols; i++ {
+			c := ""
+			if i < len(r) {
+				c = r[i]
+			}
+			if ri == 0 {
+				c = m.p.bold(ansi.Strip(c))
+			}
+			lines := strings.Split(ansi.Wrap(c, widths[i], ""), "\n")
+			wrappedCells[i] = lines
+			height = max(height, len(lines))
+		}
+		for h := 0; h < height; h++ {
+			var b strings.Builder
+			b.WriteString(bar)
+			for i := 0; i < cols; i++ {
+				c := ""
+				if h < len(wrappedCells[i]) {
+					c = strings.TrimRight(wrappedCells[i][h], " ")
+				}
+				var a east.Alignment
+				if i < len(align) {
+					a = align[i]
+				}
+				b.WriteString(" " + pad(c, widths[i], a) + " ")
+				b.WriteString(bar)
+			}
+			out = append(out, b.String())
+		}
+		if ri == 0 && len(cells) > 1 {
+			out = append(out, border("├", "┼", "┤"))
+		}
+	}
+	return append(out, border("└", "┴", "┘"))
 }
 
-// stripSGR removes colour codes (used before re-styling a heading as a whole).
-func stripSGR(s string) string {
-	if !strings.Contains(s, "\x1b[") {
-		return s
+// pad fills s to w columns, aligned as the table's delimiter row says.
+func pad(s string, w int, a east.Alignment) string {
+	gap := w - ansi.StringWidth(s)
+	if gap <= 0 {
+		return ansi.Truncate(s, w, "")
 	}
-	return clean(s, false)
+	switch a {
+	case east.AlignRight:
+		return strings.Repeat(" ", gap) + s
+	case east.AlignCenter:
+		return strings.Repeat(" ", gap/2) + s + strings.Repeat(" ", gap-gap/2)
+	}
+	return s + strings.Repeat(" ", gap)
+}
+
+// document renders a complete piece of Markdown (a sub-agent's answer)
+// with the line renderer used for streamed text, leaving the stream's own
+// state alone.
+func (m *markdown) document(s string, width int) []string {
+	d := markdown{p: m.p, width: width, gm: m.gm}
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		out = append(out, d.feed(l)...)
+	}
+	return append(out, d.flush()...)
 }

@@ -1,11 +1,15 @@
 // Package render draws the agent's activity in a terminal: streamed model
-// text (markdown on a TTY), tool lines with folded output, TodoWrite
-// summaries, and parallel sub-agent tasks.
+// text (Markdown on a TTY), thinking, tool lines with folded output or a diff
+// of the file they changed, TodoWrite summaries, parallel sub-agent tasks,
+// retry notices, a working indicator and a status footer.
 //
-// On a TTY, running tools and tasks live in a small status region at the
-// bottom of the output that is redrawn in place; everything finished scrolls
-// above it as ordinary lines. Not on a TTY, every line is written once, in
-// order, with no cursor movement or line clearing at all.
+// On a TTY, everything still running lives in a live area at the bottom of
+// the output that is redrawn in place: the unfinished line of text, then the
+// status region (running tools with a tail of their output, one row per
+// task, the working indicator and the footer). Everything finished scrolls
+// above it as ordinary lines, so the live area never enters the scrollback.
+// Not on a TTY, every line is written once, in order, with no cursor
+// movement, no animation and no line clearing at all.
 //
 // A Renderer is safe for concurrent use: parallel sub-agents report from
 // several goroutines.
@@ -17,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/synapse-agent/synapse/internal/todo"
 )
@@ -28,20 +33,23 @@ const (
 	DefaultMaxRecentTools = 5
 	DefaultSummaryLimit   = 60
 	DefaultOutputLines    = 4
+	DefaultDiffLines      = 20
+	DefaultTailLines      = 3
 )
 
 // Options configure a Renderer.
 type Options struct {
 	Out io.Writer
-	// TTY enables in-place status updates and markdown styling.
+	// TTY enables the live area (in-place updates, animation) and Markdown
+	// styling.
 	TTY bool
 	// Color enables SGR colours. Callers pass false when NO_COLOR is set or
 	// Out is not a terminal.
 	Color bool
 	// Width and Height of the terminal in cells (0: 80×24). Height bounds
-	// the status region so it never scrolls off the screen.
+	// the live area so it never scrolls off the screen.
 	Width, Height int
-	// MaxRecentTools is how many of a task's tools stay visible
+	// MaxRecentTools is how many of a task's tools are remembered
 	// (SYNAPSE_MAX_RECENT_TOOLS; 0: 5).
 	MaxRecentTools int
 	// SummaryLimit is the longest task description shown, in runes (0: 60).
@@ -49,7 +57,33 @@ type Options struct {
 	// OutputLines is how many lines of a tool's output are shown before the
 	// rest is folded (0: 4).
 	OutputLines int
+	// DiffLines is how many lines of an edit's diff are shown before the
+	// rest is counted (0: 20).
+	DiffLines int
+	// ShowThinking prints the model's whole thinking (dimmed) instead of
+	// its first lines.
+	ShowThinking bool
+	// InterruptKey is named by the working indicator ("" : "ctrl+c").
+	InterruptKey string
+	// Animate, when positive on a TTY, redraws the live area at this
+	// interval between StartTurn and EndTurn (spinners, timers, countdowns).
+	// Zero leaves redrawing to Tick (tests).
+	Animate time.Duration
+	// Now is the clock (tests); nil means time.Now.
+	Now func() time.Time
 }
+
+// ToolKind says how a top-level tool call is shown while it runs.
+type ToolKind int
+
+const (
+	// ToolCommand is an ordinary command: a running row with a timer and
+	// a tail of its output.
+	ToolCommand ToolKind = iota
+	// ToolTask starts sub-agent tasks, which show rows of their own; the
+	// call itself gets no running row.
+	ToolTask
+)
 
 // ToolMeta is extra information about a finished top-level tool call.
 type ToolMeta struct {
@@ -59,6 +93,13 @@ type ToolMeta struct {
 	Todos []todo.Item
 	// Message is a short error message (tool.Result.Message), shown on failure.
 	Message string
+	// Change is what an edit or write did to a file: shown as a diff (or a
+	// preview of a new file) instead of the output.
+	Change *FileChange
+	// Markdown renders the output as Markdown (a sub-agent's answer).
+	Markdown bool
+	// Duration is how long the call took (shown from a second up).
+	Duration time.Duration
 }
 
 type status int
@@ -71,6 +112,10 @@ const (
 
 type toolState struct {
 	id, cmd string
+	kind    ToolKind
+	start   time.Time
+	tail    []string // last lines of live output (TTY)
+	partial string   // unfinished last line of live output
 }
 
 type taskTool struct {
@@ -80,6 +125,7 @@ type taskTool struct {
 
 type taskState struct {
 	id, typ, desc string
+	start         time.Time
 	recent        []taskTool // the last MaxRecentTools tools
 	total         int
 }
@@ -91,47 +137,73 @@ type Renderer struct {
 	buf bytes.Buffer // one Write per call keeps concurrent output whole
 	p   palette
 	nl  string
+	now func() time.Time
 
 	tty                             bool
 	width, height                   int
 	maxRecent, summary, outputLines int
+	diffLines                       int
+	showThinking                    bool
+	interruptKey                    string
+	animate                         time.Duration
+	epoch                           time.Time // spinner frames count from here
 
-	md      markdown
-	line    strings.Builder // current incomplete line of model text
-	shown   string          // the part of line already on screen (TTY)
-	midLine bool            // the cursor is not at column 0
+	md   markdown
+	line strings.Builder // current incomplete line of model text
+	// shown is the unfinished line on screen (TTY). It is always followed
+	// by a line break and the status region, so the cursor rests at column
+	// 0 below the live area.
+	shown string
+	// shownRows and shownCol are the rows shown takes and the column after
+	// its last cell (the width when the row is full), kept as it grows.
+	shownRows, shownCol int
 	// lineDirty: line holds bytes clean would change (escapes, tabs, C1
 	// controls, invalid UTF-8). While it does not, shown is line itself and
 	// a delta is shown without re-cleaning the whole line.
 	lineDirty bool
 
-	tools      []*toolState // running top-level tools, in start order
-	tasks      []*taskState // running tasks, in start order
-	regionRows int          // rows of the status region now on screen
+	tools        []*toolState // running top-level tools, in start order
+	tasks        []*taskState // running tasks, in start order
+	regionRows   int          // rows of the status region now on screen
+	regionWidths []int        // their widths, to erase them after a resize
+
+	live liveState
 }
 
 // New returns a Renderer writing to opts.Out.
 func New(opts Options) *Renderer {
 	r := &Renderer{
-		out:         opts.Out,
-		tty:         opts.TTY,
-		p:           palette{on: opts.Color},
-		nl:          "\n",
-		width:       orDefault(opts.Width, DefaultWidth),
-		height:      orDefault(opts.Height, DefaultHeight),
-		maxRecent:   orDefault(opts.MaxRecentTools, DefaultMaxRecentTools),
-		summary:     orDefault(opts.SummaryLimit, DefaultSummaryLimit),
-		outputLines: orDefault(opts.OutputLines, DefaultOutputLines),
+		out:          opts.Out,
+		tty:          opts.TTY,
+		p:            palette{on: opts.Color},
+		nl:           "\n",
+		now:          opts.Now,
+		width:        orDefault(opts.Width, DefaultWidth),
+		height:       orDefault(opts.Height, DefaultHeight),
+		maxRecent:    orDefault(opts.MaxRecentTools, DefaultMaxRecentTools),
+		summary:      orDefault(opts.SummaryLimit, DefaultSummaryLimit),
+		outputLines:  orDefault(opts.OutputLines, DefaultOutputLines),
+		diffLines:    orDefault(opts.DiffLines, DefaultDiffLines),
+		showThinking: opts.ShowThinking,
+		interruptKey: opts.InterruptKey,
+		animate:      opts.Animate,
 	}
 	if r.out == nil {
 		r.out = io.Discard
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	if r.interruptKey == "" {
+		r.interruptKey = "ctrl+c"
 	}
 	if r.tty {
 		// The REPL may leave the terminal in raw mode, where \n does not
 		// return the carriage; \r\n is right in both modes.
 		r.nl = "\r\n"
 	}
-	r.md = markdown{p: r.p, width: r.width}
+	r.epoch = r.now()
+	r.md = newMarkdown(r.p, r.width)
 	return r
 }
 
@@ -142,13 +214,89 @@ func orDefault(v, def int) int {
 	return v
 }
 
-// SetSize updates the terminal size (after SIGWINCH).
-func (r *Renderer) SetSize(width, height int) {
+// SetSize updates the terminal size (after SIGWINCH). On a TTY the live
+// area is erased as the terminal now shows it (a terminal that reflows
+// wraps the old rows at the new width) and drawn again, so no stale rows
+// are left behind.
+func (r *Renderer) SetSize(cols, rows int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.width = orDefault(width, DefaultWidth)
-	r.height = orDefault(height, DefaultHeight)
-	r.md.width = r.width
+	defer r.flush()
+	cols, rows = orDefault(cols, DefaultWidth), orDefault(rows, DefaultHeight)
+	if r.tty && (r.shown != "" || r.regionRows > 0) {
+		up := 0
+		if r.shown != "" {
+			up += lineRows(r.shown, cols)
+		}
+		for _, w := range r.regionWidths {
+			up += rowsAt(w, cols)
+		}
+		r.buf.WriteString("\r")
+		if up > 0 {
+			r.buf.WriteString(cursorUp(up))
+		}
+		r.buf.WriteString("\x1b[J")
+		shown := r.shown
+		r.shown, r.regionRows, r.regionWidths = "", 0, nil
+		r.width, r.height, r.md.width = cols, rows, cols
+		if shown != "" {
+			r.putPartial(shown)
+		}
+		r.drawRegion()
+		return
+	}
+	r.width, r.height, r.md.width = cols, rows, cols
+}
+
+// rowsAt is how many rows a line of w columns takes on a terminal width cols wide.
+func rowsAt(w, cols int) int {
+	if w <= cols {
+		return 1
+	}
+	return (w + cols - 1) / cols
+}
+
+// layoutOver continues the layout of a line on a terminal cols wide from
+// (rows, col) over s, as the terminal wraps it: a wide rune that does not
+// fit on a row starts the next one.
+func layoutOver(rows, col int, s string, cols int) (int, int) {
+	if rows == 0 {
+		rows, col = 1, 0
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x80 {
+			if col+1 > cols {
+				rows, col = rows+1, 0
+			}
+			col++
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		i += size - 1
+		w := runeWidth(c)
+		if w == 0 {
+			continue
+		}
+		if col+w > cols {
+			rows, col = rows+1, 0
+		}
+		col += w
+	}
+	return rows, col
+}
+
+// lineRows is how many rows s takes on a terminal cols wide.
+func lineRows(s string, cols int) int {
+	rows, _ := layoutOver(0, 0, s, cols)
+	return rows
+}
+
+// putPartial writes text as the unfinished line (the live area is erased).
+func (r *Renderer) putPartial(text string) {
+	r.shown = text
+	r.shownRows, r.shownCol = layoutOver(0, 0, text, r.width)
+	r.buf.WriteString(text)
+	r.buf.WriteString(r.nl)
 }
 
 // flush writes what the call assembled. Write errors are ignored: there is
@@ -160,10 +308,27 @@ func (r *Renderer) flush() {
 	}
 }
 
+// ClearScreen clears the terminal and its scrollback (/clear) and draws the
+// live area again at the top. Not on a TTY it does nothing.
+func (r *Renderer) ClearScreen() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer r.flush()
+	if !r.tty {
+		return
+	}
+	r.line.Reset()
+	r.lineDirty = false
+	r.md.reset()
+	r.shown, r.regionRows, r.regionWidths = "", 0, nil
+	r.buf.WriteString("\x1b[H\x1b[2J\x1b[3J")
+	r.drawRegion()
+}
+
 // ---- model text ----
 
 // TextDelta renders streamed model text. Complete lines are rendered as
-// markdown on a TTY and as plain text otherwise; on a TTY the unfinished
+// Markdown on a TTY and as plain text otherwise; on a TTY the unfinished
 // line is shown as it arrives and restyled once it completes.
 func (r *Renderer) TextDelta(s string) {
 	if s == "" {
@@ -172,6 +337,9 @@ func (r *Renderer) TextDelta(s string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer r.flush()
+	r.endThinking()
+	r.live.retry = nil
+	r.live.streamed += len(s)
 	for {
 		i := strings.IndexByte(s, '\n')
 		if i < 0 {
@@ -185,19 +353,23 @@ func (r *Renderer) TextDelta(s string) {
 	if !kept(s) {
 		r.lineDirty = true
 	}
-	if r.tty && len(r.tools) == 0 && len(r.tasks) == 0 && r.line.Len() > 0 {
+	if r.tty && r.line.Len() > 0 {
 		r.showPartial(s)
 	}
 }
 
-// EndText ends the model's message: an unfinished line is written out and
-// the cursor returns to column 0.
+// EndText ends the model's message: an unfinished line is written out, a
+// table still being read is laid out, and Markdown state is reset.
 func (r *Renderer) EndText() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer r.flush()
-	if r.line.Len() > 0 || r.midLine {
+	r.endThinking()
+	if r.line.Len() > 0 {
 		r.completeLine()
+	}
+	if rows := r.md.flush(); len(rows) > 0 {
+		r.writeStatic(rows...)
 	}
 	r.md.reset()
 }
@@ -212,94 +384,115 @@ func (r *Renderer) completeLine() {
 		return
 	}
 	text := clean(raw, true)
-	styled := r.md.line(text)
-	if r.shown != "" && r.regionRows == 0 && r.midLine {
-		if styled == text && strings.HasPrefix(text, r.shown) {
-			r.buf.WriteString(text[len(r.shown):])
-		} else {
-			r.erasePartial()
-			r.buf.WriteString(styled)
-		}
-		r.buf.WriteString(r.nl)
-		r.shown, r.midLine = "", false
+	rows := r.md.feed(text)
+	if r.shown != "" && len(rows) == 1 && rows[0] == text && strings.HasPrefix(text, r.shown) {
+		// The line as it streamed is the line as rendered: extend it and
+		// leave it where it is.
+		r.appendPartial(text[len(r.shown):])
+		r.shown = ""
 		return
 	}
-	r.shown = ""
-	r.writeStatic(styled)
+	if r.shown == "" && len(rows) == 0 && !r.md.inTable() {
+		return // a code fence: nothing to show, nothing to erase
+	}
+	r.eraseLive()
+	for _, l := range rows {
+		r.buf.WriteString(l)
+		r.buf.WriteString(r.nl)
+	}
+	r.drawRegion()
 }
 
-// showPartial puts the unfinished line on screen (TTY, no status region);
-// added is what the line just gained. A plain line is extended by added
-// alone: re-cleaning and comparing the whole line for every delta made a
-// long line quadratic.
+// showPartial puts the unfinished line on screen; added is what the line
+// just gained. A plain line is extended by added alone: re-cleaning and
+// comparing the whole line for every delta made a long line quadratic.
 func (r *Renderer) showPartial(added string) {
-	if !r.lineDirty && r.midLine && r.shown != "" && len(r.shown)+len(added) == r.line.Len() {
-		r.buf.WriteString(added)
-		r.shown = r.line.String()
+	if !r.lineDirty && r.shown != "" && len(r.shown)+len(added) == r.line.Len() {
+		r.appendPartial(added)
 		return
 	}
 	text := clean(r.line.String(), true)
 	if r.shown != "" && strings.HasPrefix(text, r.shown) {
-		r.buf.WriteString(text[len(r.shown):])
+		r.appendPartial(text[len(r.shown):])
+		return
+	}
+	r.eraseLive()
+	if text != "" {
+		r.putPartial(text)
+	}
+	r.drawRegion()
+}
+
+// appendPartial extends the unfinished line on screen by add: the cursor
+// goes up past the region to the end of the line, the region is erased,
+// add is written and the region drawn again below. The cost is add plus the
+// region, whatever the length of the line or of the answer.
+func (r *Renderer) appendPartial(add string) {
+	if add == "" {
+		return
+	}
+	if r.shown == "" {
+		r.eraseLive()
+		r.putPartial(add)
+		r.drawRegion()
+		return
+	}
+	rows, col := layoutOver(r.shownRows, r.shownCol, add, r.width)
+	// A line taller than the screen cannot be redrawn: what is shown stays
+	// as it is and the line goes on below it.
+	if rows+r.regionRows >= r.height {
+		r.eraseRegion()
+		r.putPartial(add)
+		r.drawRegion()
+		return
+	}
+	if r.shownCol >= r.width {
+		// The line fills its last row exactly: it goes on at the start
+		// of the row below, where the region begins.
+		r.eraseRegion()
 	} else {
-		if r.shown != "" {
-			r.erasePartial()
-		} else if r.midLine {
-			r.buf.WriteString(r.nl)
-		}
-		r.buf.WriteString(text)
+		r.buf.WriteString(cursorUp(r.regionRows + 1))
+		r.buf.WriteString("\x1b[" + itoa(r.shownCol) + "C")
+		r.buf.WriteString("\x1b[J")
+		r.regionRows, r.regionWidths = 0, nil
 	}
-	r.shown = text
-	r.midLine = text != ""
+	r.buf.WriteString(add)
+	r.buf.WriteString(r.nl)
+	r.shown += add
+	r.shownRows, r.shownCol = rows, col
+	r.drawRegion()
 }
 
-// erasePartial removes the shown unfinished line, which may have wrapped,
-// leaving the cursor at column 0 of its first row.
-func (r *Renderer) erasePartial() {
-	rows := 1
-	if w := width(r.shown); w > r.width {
-		rows = (w + r.width - 1) / r.width
-	}
-	r.buf.WriteString("\r")
-	if rows > 1 {
-		r.buf.WriteString(cursorUp(rows - 1))
-	}
-	r.buf.WriteString("\x1b[J")
-	r.shown, r.midLine = "", false
-}
-
-// settle brings the cursor to column 0 before other output. An unfinished
-// line of text is ended first (it continues on the next line later), so text
-// and tool lines keep the order in which they arrived.
+// settle ends an unfinished line of text before other output (it continues
+// on a line of its own later), so that text and tool lines keep the order
+// in which they arrived. The live area must be erased already.
 func (r *Renderer) settle() {
-	switch {
-	case r.tty && r.midLine && r.shown != "":
-		styled := r.md.line(r.shown)
-		if styled != r.shown {
-			r.erasePartial()
-			r.buf.WriteString(styled)
-		}
-		r.buf.WriteString(r.nl)
-	case r.line.Len() > 0: // buffered, not on screen yet
+	var rows []string
+	if r.line.Len() > 0 {
 		text := clean(r.line.String(), r.tty)
 		if r.tty {
-			text = r.md.line(text)
+			rows = r.md.feed(text)
+		} else {
+			rows = []string{text}
 		}
-		r.buf.WriteString(text)
-		r.buf.WriteString(r.nl)
-	case r.midLine:
+	}
+	if r.tty {
+		rows = append(rows, r.md.flush()...)
+	}
+	for _, l := range rows {
+		r.buf.WriteString(l)
 		r.buf.WriteString(r.nl)
 	}
 	r.line.Reset()
 	r.lineDirty = false
-	r.shown, r.midLine = "", false
+	r.shown = ""
 }
 
-// ---- static output and the status region ----
+// ---- static output and the live area ----
 
-// writeStatic writes finished lines above the status region.
+// writeStatic writes finished lines above the live area.
 func (r *Renderer) writeStatic(lines ...string) {
-	r.clearRegion() // never drawn while a partial line is on screen
+	r.eraseLive()
 	r.settle()
 	for _, l := range lines {
 		r.buf.WriteString(l)
@@ -310,60 +503,116 @@ func (r *Renderer) writeStatic(lines ...string) {
 
 func cursorUp(n int) string { return "\x1b[" + itoa(n) + "A" }
 
-func (r *Renderer) clearRegion() {
+// eraseRegion erases the status region; the cursor ends at column 0 of its
+// first row.
+func (r *Renderer) eraseRegion() {
 	if r.regionRows == 0 {
 		return
 	}
-	// The cursor sits at column 0 just below the region.
 	r.buf.WriteString(cursorUp(r.regionRows))
 	r.buf.WriteString("\x1b[J")
-	r.regionRows = 0
+	r.regionRows, r.regionWidths = 0, nil
 }
 
-// drawRegion draws the running tools and tasks (TTY only). Every line is cut
-// to the terminal width so that rows can be counted exactly.
+// eraseLive erases the unfinished line and the region below it.
+func (r *Renderer) eraseLive() {
+	rows := r.regionRows
+	if r.shown != "" {
+		rows += r.shownRows
+	}
+	if rows > 0 {
+		r.buf.WriteString(cursorUp(rows))
+		r.buf.WriteString("\x1b[J")
+	}
+	r.shown, r.regionRows, r.regionWidths = "", 0, nil
+}
+
+// drawRegion draws the status region (TTY only). Every line is cut to the
+// terminal width so that rows can be counted exactly.
 func (r *Renderer) drawRegion() {
-	if !r.tty || (len(r.tools) == 0 && len(r.tasks) == 0) {
+	if !r.tty {
 		return
 	}
 	lines := r.regionLines()
 	for _, l := range lines {
 		r.buf.WriteString(l)
 		r.buf.WriteString(r.nl)
+		r.regionWidths = append(r.regionWidths, width(stripSGR(l)))
 	}
 	r.regionRows = len(lines)
 }
 
 func (r *Renderer) redraw() {
-	r.clearRegion()
-	r.settle()
+	if !r.tty {
+		return
+	}
+	r.eraseRegion()
 	r.drawRegion()
 }
 
-// regionLines lays out the running items, compacting them when they would not
-// fit on the screen.
-func (r *Renderer) regionLines() []string {
-	max := r.height - 2
-	if max < 3 {
-		max = 3
+// Tick redraws the live area: spinners turn, timers and countdowns move.
+// Callers without Options.Animate call it themselves.
+func (r *Renderer) Tick() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer r.flush()
+	if r.tty && (r.regionRows > 0 || r.live.busy) {
+		r.redraw()
 	}
-	for _, detail := range []int{2, 1, 0} {
-		var lines []string
+}
+
+// regionLines lays out the status region, compacting it when it would not
+// fit on the screen: pending table rows, thinking, running tools with their
+// output tail, one row per task, the indicator and the footer.
+func (r *Renderer) regionLines() []string {
+	maxRows := r.height - 2
+	if r.shown != "" {
+		maxRows -= r.shownRows
+	}
+	maxRows = max(maxRows, 3)
+	now := r.now()
+	var tail []string // indicator and footer: always shown
+	if l := r.indicatorLine(now); l != "" {
+		tail = append(tail, r.fit(l))
+	}
+	if l := r.footerLine(); l != "" {
+		tail = append(tail, r.fit(l))
+	}
+	var head []string
+	for i, l := range r.md.table {
+		if i >= len(r.md.table)-3 {
+			head = append(head, r.fit(r.p.dim(strings.TrimSpace(l))))
+		}
+	}
+	if l := r.thinkingLine(); l != "" {
+		head = append(head, r.fit(l))
+	}
+	for _, detail := range []bool{true, false} {
+		lines := append([]string(nil), head...)
 		for _, t := range r.tools {
-			lines = append(lines, r.fit(r.p.yellow("◌")+" "+r.p.bold(shortCommand(t.cmd))))
+			if t.kind == ToolTask {
+				continue
+			}
+			lines = append(lines, r.fit(r.spinner(now)+" "+r.p.bold(shortCommand(t.cmd))+r.p.dim(" · "+formatElapsed(now.Sub(t.start)))))
+			if detail {
+				for _, l := range t.tail {
+					lines = append(lines, r.fit(r.p.dim("    "+l)))
+				}
+			}
 		}
 		for _, t := range r.tasks {
-			lines = append(lines, r.taskLines(t, running, detail)...)
+			lines = append(lines, r.taskRow(t, now))
 		}
-		if len(lines) <= max || detail == 0 {
-			if len(lines) > max {
-				hidden := len(lines) - (max - 1)
-				lines = append(lines[:max-1], r.p.dim("… "+plural(hidden, "more running", "more running")))
+		room := maxRows - len(tail)
+		if len(lines) <= room || !detail {
+			if len(lines) > room && room > 0 {
+				hidden := len(lines) - (room - 1)
+				lines = append(lines[:room-1], r.p.dim("… "+plural(hidden, "more running", "more running")))
 			}
-			return lines
+			return append(lines, tail...)
 		}
 	}
-	return nil
+	return tail
 }
 
 // fit cuts a (possibly coloured) line to the width of the terminal.
@@ -376,21 +625,71 @@ func (r *Renderer) fit(s string) string {
 
 // ---- top-level tools ----
 
-// ToolStart shows a top-level tool call starting.
-func (r *Renderer) ToolStart(id, command string) {
+// ToolStart shows a top-level command starting.
+func (r *Renderer) ToolStart(id, command string) { r.ToolStartKind(id, command, ToolCommand) }
+
+// ToolStartKind shows a top-level tool call starting.
+func (r *Renderer) ToolStartKind(id, command string, kind ToolKind) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer r.flush()
-	r.tools = append(r.tools, &toolState{id: id, cmd: command})
+	r.endThinking()
+	r.live.retry = nil
+	r.tools = append(r.tools, &toolState{id: id, cmd: command, kind: kind, start: r.now()})
 	if r.tty {
-		r.redraw()
+		r.eraseLive()
+		r.settle()
+		r.drawRegion()
 		return
+	}
+	if kind == ToolTask {
+		return // its tasks are listed as they start
 	}
 	r.writeStatic("▸ " + shortCommand(command))
 }
 
+// ToolOutput adds live output of a running top-level command: on a TTY the
+// last lines show under its row until it ends. Not on a TTY it is ignored
+// (the folded result follows at the end).
+func (r *Renderer) ToolOutput(id, chunk string) {
+	if !r.tty || chunk == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer r.flush()
+	var t *toolState
+	for _, x := range r.tools {
+		if x.id == id {
+			t = x
+		}
+	}
+	if t == nil {
+		return
+	}
+	text := t.partial + clean(chunk, true)
+	parts := strings.Split(text, "\n")
+	t.partial = parts[len(parts)-1]
+	if len(t.partial) > 4096 {
+		t.partial = t.partial[len(t.partial)-4096:]
+	}
+	for _, l := range parts[:len(parts)-1] {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		t.tail = append(t.tail, l)
+	}
+	if n := len(t.tail); n > DefaultTailLines {
+		t.tail = append(t.tail[:0], t.tail[n-DefaultTailLines:]...)
+	}
+	if r.animate == 0 { // with animation the next tick shows it
+		r.redraw()
+	}
+}
+
 // ToolEnd shows a top-level tool call's result: a success or failure mark
-// and a few lines of its output, or for TodoWrite the list's summary.
+// and a few lines of its output, for TodoWrite the list's summary, for an
+// edit or write the diff.
 func (r *Renderer) ToolEnd(id string, ok bool, output string, meta ToolMeta) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -403,14 +702,25 @@ func (r *Renderer) ToolEnd(id string, ok bool, output string, meta ToolMeta) {
 			break
 		}
 	}
-	lines := []string{r.fit(r.mark(ok) + " " + r.p.bold(shortCommand(cmd)))}
-	if ok && isTodoWrite(cmd) && meta.Todos != nil {
+	head := r.mark(ok) + " " + r.p.bold(shortCommand(cmd))
+	if meta.Duration >= time.Second {
+		head += r.p.dim(" · " + formatDuration(meta.Duration))
+	}
+	lines := []string{r.fit(head)}
+	switch {
+	case ok && isTodoWrite(cmd) && meta.Todos != nil:
 		lines = append(lines, r.todoLines(meta.Todos, "    ")...)
-	} else {
+	case ok && meta.Change != nil:
+		lines = append(lines, r.diffLinesOf(*meta.Change)...)
+	default:
 		if !ok && meta.Message != "" && !strings.Contains(output, meta.Message) {
 			lines = append(lines, r.fit("    "+r.p.red(clean(meta.Message, true))))
 		}
-		lines = append(lines, r.outputLinesOf(output, ok)...)
+		if ok && meta.Markdown && r.tty {
+			lines = append(lines, r.markdownPreview(output)...)
+		} else {
+			lines = append(lines, r.outputLinesOf(output, ok)...)
+		}
 	}
 	r.writeStatic(lines...)
 }
@@ -457,6 +767,26 @@ func (r *Renderer) outputLinesOf(output string, ok bool) []string {
 	}
 	if fold != "" && ok {
 		out = append(out, r.p.dim("    "+fold))
+	}
+	return out
+}
+
+// markdownPreview is a sub-agent's answer rendered as Markdown, indented
+// and folded like any output.
+func (r *Renderer) markdownPreview(output string) []string {
+	text := strings.TrimSpace(clean(output, true))
+	if text == "" {
+		return nil
+	}
+	rows := r.md.document(text, r.width-4)
+	n := r.outputLines * 2
+	var out []string
+	for i, l := range rows {
+		if i == n && len(rows) > n+1 {
+			out = append(out, r.p.dim("    … "+plural(len(rows)-n, "more line", "more lines")))
+			break
+		}
+		out = append(out, r.fit("    "+l))
 	}
 	return out
 }
@@ -520,15 +850,18 @@ func (r *Renderer) taskTitle(t *taskState) string {
 	return "Task(" + t.typ + ": " + t.desc + ")"
 }
 
-// TaskStart shows a sub-agent task starting: its own Task(...) line at once.
+// TaskStart shows a sub-agent task starting: its own row at once.
 func (r *Renderer) TaskStart(taskID, taskType, description string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer r.flush()
-	t := &taskState{id: taskID, typ: summarize(taskType, 40), desc: summarize(description, r.summary)}
+	r.endThinking()
+	t := &taskState{id: taskID, typ: summarize(taskType, 40), desc: summarize(description, r.summary), start: r.now()}
 	r.tasks = append(r.tasks, t)
 	if r.tty {
-		r.redraw()
+		r.eraseLive()
+		r.settle()
+		r.drawRegion()
 		return
 	}
 	r.writeStatic("▸ " + r.taskTitle(t))
@@ -548,9 +881,7 @@ func (r *Renderer) TaskToolStart(taskID, command string) {
 	if len(t.recent) > r.maxRecent {
 		t.recent = append(t.recent[:0], t.recent[len(t.recent)-r.maxRecent:]...)
 	}
-	if r.tty {
-		r.redraw()
-	}
+	r.redraw()
 }
 
 // TaskToolEnd records a task's tool finishing.
@@ -586,14 +917,26 @@ func (r *Renderer) TaskToolEnd(taskID, command string, ok bool) {
 		return
 	}
 	t.recent[match].st = st
-	if r.tty {
-		r.redraw()
-	}
+	r.redraw()
 }
 
-// TaskEnd shows a task's outcome: its Task(...) line with a mark, its most
-// recent tools (earlier ones counted) and its error, if any.
+// TaskOutcome is how a task ended.
+type TaskOutcome struct {
+	OK       bool
+	Duration time.Duration
+	Tools    int
+	Tokens   int64 // tokens the sub-agent used, 0: not shown
+	Err      string
+}
+
+// TaskEnd shows a task's outcome (see TaskEnded).
 func (r *Renderer) TaskEnd(taskID string, ok bool, duration time.Duration, toolCount int, errText string) {
+	r.TaskEnded(taskID, TaskOutcome{OK: ok, Duration: duration, Tools: toolCount, Err: errText})
+}
+
+// TaskEnded shows a task's outcome: its row with a mark, duration, tools
+// and tokens, and its error, if any.
+func (r *Renderer) TaskEnded(taskID string, o TaskOutcome) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer r.flush()
@@ -608,11 +951,17 @@ func (r *Renderer) TaskEnd(taskID string, ok bool, duration time.Duration, toolC
 	if t == nil {
 		t = &taskState{id: taskID, typ: "task", desc: taskID}
 	}
-	if toolCount > t.total {
-		t.total = toolCount
+	if o.Tools > t.total {
+		t.total = o.Tools
 	}
+	head := r.mark(o.OK) + " " + r.p.bold(r.taskTitle(t))
+	info := " · " + formatDuration(o.Duration) + " · " + plural(t.total, "tool", "tools")
+	if o.Tokens > 0 {
+		info += " · " + formatTokens(o.Tokens) + " tokens"
+	}
+	lines := []string{r.fit(head + r.p.dim(info))}
 	st := failed
-	if ok {
+	if o.OK {
 		st = succeeded
 	}
 	for i := range t.recent {
@@ -620,10 +969,9 @@ func (r *Renderer) TaskEnd(taskID string, ok bool, duration time.Duration, toolC
 			t.recent[i].st = st
 		}
 	}
-	lines := r.taskLines(t, st, 2)
-	lines[0] = r.fit(lines[0] + r.p.dim(" · "+formatDuration(duration)))
-	if !ok && strings.TrimSpace(errText) != "" {
-		for i, l := range strings.Split(strings.TrimSpace(clean(errText, r.tty)), "\n") {
+	lines = append(lines, r.recentLines(t)...)
+	if !o.OK && strings.TrimSpace(o.Err) != "" {
+		for i, l := range strings.Split(strings.TrimSpace(clean(o.Err, r.tty)), "\n") {
 			if i == 3 {
 				lines = append(lines, r.p.dim("    …"))
 				break
@@ -634,54 +982,56 @@ func (r *Renderer) TaskEnd(taskID string, ok bool, duration time.Duration, toolC
 	r.writeStatic(lines...)
 }
 
-// taskLines is a task's block. detail 2: header and the recent-tools window;
-// 1: header and the latest tool; 0: header only.
-func (r *Renderer) taskLines(t *taskState, st status, detail int) []string {
-	var mark string
-	switch st {
-	case running:
-		mark = r.p.yellow("◌")
-	case succeeded:
-		mark = r.p.green("✓")
-	default:
-		mark = r.p.red("✗")
-	}
-	head := mark + " " + r.p.bold(r.taskTitle(t))
-	if t.total > 0 {
-		head += r.p.dim(" · " + plural(t.total, "tool", "tools"))
-	}
-	lines := []string{r.fit(head)}
-	recent := t.recent
-	switch detail {
-	case 0:
-		return lines
-	case 1:
-		if len(recent) > 1 {
-			recent = recent[len(recent)-1:]
-		}
-	}
-	if earlier := t.total - len(recent); earlier > 0 {
+// recentLines is a finished task's window of recent tools, with a count of
+// the earlier ones.
+func (r *Renderer) recentLines(t *taskState) []string {
+	var lines []string
+	if earlier := t.total - len(t.recent); earlier > 0 {
 		lines = append(lines, r.p.dim("    ... ("+plural(earlier, "earlier tool", "earlier tools")+")"))
 	}
-	for _, tt := range recent {
-		var m string
-		switch tt.st {
-		case running:
-			m = r.p.yellow("◌")
-		case succeeded:
-			m = r.p.green("✓")
-		default:
-			m = r.p.red("✗")
-		}
+	for _, tt := range t.recent {
+		m := r.mark(tt.st == succeeded)
 		lines = append(lines, r.fit("    "+m+" "+tt.cmd))
 	}
 	return lines
+}
+
+// taskRow is a running task's one row: spinner, title, tool count, current
+// tool and elapsed time.
+func (r *Renderer) taskRow(t *taskState, now time.Time) string {
+	row := r.spinner(now) + " " + r.p.bold(r.taskTitle(t))
+	info := ""
+	if t.total > 0 {
+		info += " · " + plural(t.total, "tool", "tools")
+		if last := t.recent[len(t.recent)-1]; last.st == running {
+			info += " · " + last.cmd
+		}
+	}
+	info += " · " + formatElapsed(now.Sub(t.start))
+	// The elapsed time stays visible however long the current tool is.
+	full := row + r.p.dim(info)
+	if width(stripSGR(full)) <= r.width-1 {
+		return full
+	}
+	clock := " · " + formatElapsed(now.Sub(t.start))
+	return truncate(row+r.p.dim(strings.TrimSuffix(info, clock)), r.width-1-width(clock)) + r.p.dim(clock)
 }
 
 func formatDuration(d time.Duration) string {
 	if d < time.Minute {
 		s := d.Round(100 * time.Millisecond).Seconds()
 		return strings.TrimSuffix(strings.TrimRight(strings.TrimRight(ftoa1(s), "0"), "."), ".") + "s"
+	}
+	return formatElapsed(d)
+}
+
+// formatElapsed is a running timer: whole seconds, then minutes.
+func formatElapsed(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	if d < time.Minute {
+		return itoa(int(d/time.Second)) + "s"
 	}
 	d = d.Round(time.Second)
 	m := int(d / time.Minute)
@@ -696,6 +1046,23 @@ func formatDuration(d time.Duration) string {
 func ftoa1(f float64) string {
 	tenths := int(f*10 + 0.5)
 	return itoa(tenths/10) + "." + itoa(tenths%10)
+}
+
+// formatTokens is a token count for a status line: 950, 1.2k, 3.4M.
+func formatTokens(n int64) string {
+	switch {
+	case n < 1000:
+		return itoa(int(n))
+	case n < 1_000_000:
+		return trimTenths(float64(n)/1000) + "k"
+	default:
+		return trimTenths(float64(n)/1_000_000) + "M"
+	}
+}
+
+func trimTenths(f float64) string {
+	s := ftoa1(f)
+	return strings.TrimSuffix(s, ".0")
 }
 
 // ---- messages ----
@@ -753,11 +1120,16 @@ func (r *Renderer) Abort(reason string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer r.flush()
-	r.clearRegion()
+	r.endThinking()
+	r.live.retry = nil
+	r.eraseLive()
 	r.settle()
 	r.md.reset()
 	var lines []string
 	for _, t := range r.tools {
+		if t.kind == ToolTask {
+			continue
+		}
 		lines = append(lines, r.fit(r.mark(false)+" "+r.p.bold(shortCommand(t.cmd))+r.p.dim(" · "+reason)))
 	}
 	for _, t := range r.tasks {
@@ -766,11 +1138,9 @@ func (r *Renderer) Abort(reason string) {
 				t.recent[i].st = failed
 			}
 		}
-		ls := r.taskLines(t, failed, 2)
-		ls[0] = r.fit(ls[0] + r.p.dim(" · "+reason))
-		lines = append(lines, ls...)
+		lines = append(lines, r.fit(r.mark(false)+" "+r.p.bold(r.taskTitle(t))+r.p.dim(" · "+reason)))
+		lines = append(lines, r.recentLines(t)...)
 	}
 	r.tools, r.tasks = nil, nil
-	r.clearRegion()
 	r.writeStatic(lines...)
 }

@@ -95,7 +95,7 @@ func TestTTYTaskLineStartsOnItsOwnLine(t *testing.T) {
 			for _, l := range lines {
 				if i := strings.Index(l, "Task(general: second)"); i >= 0 {
 					found = true
-					if l != "◌ Task(general: second)" {
+					if l != "⠋ Task(general: second) · 0s" {
 						t.Errorf("Task line shares its row with other output: %q\nscreen:\n%s", l, s)
 					}
 				}
@@ -108,7 +108,7 @@ func TestTTYTaskLineStartsOnItsOwnLine(t *testing.T) {
 			raw := out.String()
 			i := strings.LastIndex(raw, "Task(general: second)")
 			prefix := raw[:i]
-			prefix = prefix[:strings.LastIndex(prefix, "◌")]
+			prefix = prefix[:strings.LastIndex(prefix, "⠋")]
 			prefix = strings.TrimSuffix(prefix, sgrYellow)
 			if !strings.HasSuffix(prefix, "\n") && !strings.HasSuffix(prefix, "\x1b[J") {
 				t.Errorf("Task line not preceded by a newline: ...%q", prefix[max(0, len(prefix)-40):])
@@ -142,9 +142,11 @@ func TestRecentToolsWindow(t *testing.T) {
 					r.TaskToolStart("a", cmd)
 					r.TaskToolEnd("a", cmd, true)
 				}
-				if m.tty { // the live window, while the task runs
+				if m.tty { // while the task runs: one row, with the count
 					live := screen(t, out.Bytes(), opts)
-					checkWindow(t, live, c.tools, c.window, c.want)
+					if want := "Task(explore: look) · " + plural(c.tools, "tool", "tools") + " · 0s"; strings.Count(live, "Task(") != 1 || !strings.Contains(live, want) {
+						t.Errorf("live area is not one row %q:\n%s", want, live)
+					}
 				}
 				r.TaskEnd("a", true, time.Second, c.tools, "")
 				checkWindow(t, view(t, m, &out, opts), c.tools, c.window, c.want)
@@ -176,9 +178,11 @@ func TestPlainOutputHasNoCursorControl(t *testing.T) {
 	for _, color := range []bool{false, true} {
 		t.Run(fmt.Sprintf("color=%v", color), func(t *testing.T) {
 			var out bytes.Buffer
-			r := New(Options{Out: &out, Color: color, MaxRecentTools: 2})
+			c := &ctl{now: start}
+			r := New(Options{Out: &out, Color: color, MaxRecentTools: 2, Now: c.clock})
+			c.r = r
 			for _, sc := range scenarios {
-				sc.run(r)
+				sc.run(r, c)
 			}
 			s := out.String()
 			if m := cursorControl.FindString(s); m != "" {
@@ -193,8 +197,8 @@ func TestPlainOutputHasNoCursorControl(t *testing.T) {
 			// Readable: the parts a reader needs are there, as whole lines.
 			for _, want := range []string{
 				"▸ Task(explore: find the config loader)\n",
-				"✓ Task(explore: find the config loader) · 1 tool · 2s\n",
-				"✗ Task(skill:search: pdf tools) · 1 tool · 1.5s\n",
+				"✓ Task(explore: find the config loader) · 2s · 1 tool\n",
+				"✗ Task(skill:search: pdf tools) · 1.5s · 1 tool\n",
 				"    sub-agent failed: model error\n",
 				"3 todos: 1 done, 1 in progress, 1 pending\n",
 				"    [x] Read the config loader\n",
@@ -211,13 +215,17 @@ func TestPlainOutputHasNoCursorControl(t *testing.T) {
 // emulator fails on anything else, so this pins the TTY vocabulary.
 func TestTTYUsesKnownSequencesOnly(t *testing.T) {
 	var out bytes.Buffer
-	opts := Options{Out: &out, TTY: true, Color: true, Width: 50, Height: 12, MaxRecentTools: 3}
-	r := New(opts)
+	c := &ctl{now: start, term: newVT(50, 12)}
+	opts := Options{Out: teeVT{buf: &out, term: c.term, c: c}, TTY: true, Color: true, Width: 50, Height: 12, MaxRecentTools: 3, Now: c.clock}
+	c.r = New(opts)
 	for _, sc := range scenarios {
-		sc.run(r)
+		sc.run(c.r, c)
 	}
-	s := screen(t, out.Bytes(), opts)
-	if strings.Contains(s, "◌") {
+	if c.err != nil {
+		t.Fatalf("terminal rejected the output: %v", c.err)
+	}
+	s := c.term.String()
+	if strings.ContainsAny(s, spinnerFrames) {
 		t.Errorf("a running mark stayed on screen after everything finished:\n%s", s)
 	}
 }
@@ -405,24 +413,27 @@ func TestMarkdownLine(t *testing.T) {
 		{"#hashtag", "#hashtag", "#hashtag"},
 	}
 	for _, c := range cases {
-		plain := markdown{p: palette{}, width: 80}
-		if got := plain.line(c.in); got != c.plain {
-			t.Errorf("no colour: line(%q) = %q, want %q", c.in, got, c.plain)
+		plain := newMarkdown(palette{}, 80)
+		if got := strings.Join(plain.feed(c.in), "\n"); got != c.plain {
+			t.Errorf("no colour: feed(%q) = %q, want %q", c.in, got, c.plain)
 		}
-		color := markdown{p: palette{on: true}, width: 80}
-		if got := color.line(c.in); got != c.color {
-			t.Errorf("colour: line(%q) = %q, want %q", c.in, got, c.color)
+		color := newMarkdown(palette{on: true}, 80)
+		if got := strings.Join(color.feed(c.in), "\n"); got != c.color {
+			t.Errorf("colour: feed(%q) = %q, want %q", c.in, got, c.color)
 		}
 	}
-	// Inside a fence nothing is interpreted.
-	m := markdown{p: palette{}, width: 80}
+	// Inside a fence nothing is interpreted; the fences themselves are not
+	// shown (a language is, as a label), code is indented.
+	m := newMarkdown(palette{}, 80)
+	var got []string
 	for _, l := range []string{"```", "# not a heading", "**x**", "```"} {
-		if got := m.line(l); got != l {
-			t.Errorf("fenced line %q rendered as %q", l, got)
-		}
+		got = append(got, m.feed(l)...)
 	}
-	if m.line("**x**") != "x" {
-		t.Error("fence did not close")
+	if want := []string{"  # not a heading", "  **x**"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("fenced block rendered as %q, want %q", got, want)
+	}
+	if got := m.feed("**x**"); len(got) != 1 || got[0] != "x" {
+		t.Errorf("fence did not close: %q", got)
 	}
 }
 
@@ -460,7 +471,9 @@ func TestTextStreaming(t *testing.T) {
 		r.TextDelta("ok\n")
 		r.TextDelta("a **long** line that wraps over 中文字符 rows")
 		r.TextDelta(" and more\n")
-		want := "ok\na long line that wra\nps over 中文字符 row\ns and more\n"
+		// Once complete, the line is word-wrapped at the width (the
+		// terminal had cut it mid-word while it streamed).
+		want := "ok\na long line that\nwraps over 中文字符\nrows and more\n"
 		if s := screen(t, out.Bytes(), opts); s != want {
 			t.Errorf("screen =\n%s\nwant\n%s", s, want)
 		}
@@ -505,7 +518,7 @@ func TestStatusRegionFitsTheScreen(t *testing.T) {
 	}
 	s = screen(t, out.Bytes(), opts)
 	for i := 0; i < 12; i++ {
-		if !strings.Contains(s, fmt.Sprintf("✓ Task(explore: task %d) · 6 tools · 1s\n", i)) {
+		if !strings.Contains(s, fmt.Sprintf("✓ Task(explore: task %d) · 1s · 6 tools\n", i)) {
 			t.Errorf("task %d result missing:\n%s", i, s)
 		}
 	}
@@ -545,7 +558,7 @@ func TestConcurrentTasks(t *testing.T) {
 			r.EndText()
 			v := stripSGR(view(t, m, &out, opts))
 			for i := 0; i < tasks; i++ {
-				block := fmt.Sprintf("✓ Task(explore: worker %d) · %d tools · 1s\n    ... (%d earlier tools)\n", i, tools, tools-3)
+				block := fmt.Sprintf("✓ Task(explore: worker %d) · 1s · %d tools\n    ... (%d earlier tools)\n", i, tools, tools-3)
 				for j := tools - 3; j < tools; j++ {
 					block += fmt.Sprintf("    ✓ step %d.%d\n", i, j)
 				}

@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
@@ -200,3 +201,11 @@ func plural(n int, one, many string) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// stripSGR removes escape sequences (colour) from s.
+func stripSGR(s string) string {
+	if !strings.Contains(s, "\x1b") {
+		return s
+	}
+	return ansi.Strip(s)
+}

@@ -13,13 +13,14 @@ import (
 type vt struct {
 	width, height int
 	lines         [][]rune
+	soft          map[int]bool // rows that continue the row above (wrapped)
 	row, col      int
 	wrapPending   bool
 	maxRow        int
 }
 
 func newVT(width, height int) *vt {
-	return &vt{width: width, height: height, lines: [][]rune{nil}}
+	return &vt{width: width, height: height, lines: [][]rune{nil}, soft: map[int]bool{}}
 }
 
 func (v *vt) ensure(row int) {
@@ -32,17 +33,23 @@ func (v *vt) ensure(row int) {
 }
 
 func (v *vt) put(r rune) {
+	w := runeWidth(r)
+	if !v.wrapPending && w == 2 && v.col+2 > v.width {
+		// A wide rune that does not fit on the row moves to the next.
+		v.wrapPending = true
+	}
 	if v.wrapPending {
 		v.row++
 		v.col = 0
 		v.wrapPending = false
+		v.ensure(v.row)
+		v.soft[v.row] = true
 	}
 	v.ensure(v.row)
 	line := v.lines[v.row]
 	for len(line) < v.col {
 		line = append(line, ' ')
 	}
-	w := runeWidth(r)
 	if v.col < len(line) {
 		line[v.col] = r
 	} else {
@@ -131,6 +138,14 @@ func (v *vt) csi(params string, final byte) error {
 	switch final {
 	case 'm':
 		return nil
+	case 'C':
+		v.col = min(v.col+n, v.width-1)
+		v.wrapPending = false
+	case 'H':
+		if params != "" {
+			return fmt.Errorf("unsupported cursor position %q", params)
+		}
+		v.row, v.col, v.wrapPending = v.screenTop(), 0, false
 	case 'A':
 		v.row -= n
 		if top := v.screenTop(); v.row < top {
@@ -138,6 +153,12 @@ func (v *vt) csi(params string, final byte) error {
 		}
 		v.wrapPending = false
 	case 'J':
+		if params == "2" || params == "3" {
+			// Clear the screen (2) and the scrollback (3): the test
+			// terminal keeps them as one list of lines.
+			v.lines, v.soft, v.row, v.col, v.maxRow = [][]rune{nil}, map[int]bool{}, 0, 0, 0
+			return nil
+		}
 		if params != "" && params != "0" {
 			return fmt.Errorf("unsupported erase in display %q", params)
 		}
@@ -146,6 +167,11 @@ func (v *vt) csi(params string, final byte) error {
 			v.lines[v.row] = v.lines[v.row][:v.col]
 		}
 		v.lines = v.lines[:v.row+1]
+		for r := range v.soft {
+			if r > v.row {
+				delete(v.soft, r)
+			}
+		}
 		v.maxRow = v.row
 	case 'K':
 		v.ensure(v.row)
@@ -163,6 +189,45 @@ func (v *vt) csi(params string, final byte) error {
 		return fmt.Errorf("unsupported CSI %q%c", params, final)
 	}
 	return nil
+}
+
+// resize changes the width as a reflowing terminal does: rows that were
+// wrapped are joined into their lines and wrapped again at the new width.
+// The cursor must be at column 0 of the row after the last (where the
+// renderer leaves it).
+func (v *vt) resize(width, height int) {
+	var logical [][]rune
+	for i, l := range v.lines {
+		if v.soft[i] && len(logical) > 0 {
+			logical[len(logical)-1] = append(logical[len(logical)-1], l...)
+			continue
+		}
+		logical = append(logical, append([]rune(nil), l...))
+	}
+	v.width, v.height = width, height
+	v.lines, v.soft = nil, map[int]bool{}
+	for _, l := range logical {
+		first := true
+		for {
+			cells, n := 0, 0
+			for n < len(l) && cells < width {
+				cells++
+				n++
+			}
+			if !first {
+				v.soft[len(v.lines)] = true
+			}
+			v.lines = append(v.lines, l[:n])
+			l = l[n:]
+			first = false
+			if len(l) == 0 {
+				break
+			}
+		}
+	}
+	v.row = len(v.lines) - 1
+	v.col, v.wrapPending = 0, false
+	v.maxRow = v.row
 }
 
 // String is the scrollback, trailing spaces and the empty last line removed.

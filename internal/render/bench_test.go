@@ -1,0 +1,36 @@
+package render
+
+import (
+	"io"
+	"strings"
+	"testing"
+)
+
+// BenchmarkStreamDelta measures one streamed delta of Markdown on a TTY
+// with the live area up (indicator and footer), after an answer of the given
+// number of lines is already on screen. The cost per delta must not grow
+// with the answer: each line is rendered once, when it completes, and a
+// delta only extends the unfinished line and redraws the bounded region.
+func BenchmarkStreamDelta(b *testing.B) {
+	chunks := []string{"Some **bold** text and `code` ", "with a [link](https://x.y) ", "in a line that wraps ", "at the terminal width.\n",
+		"- a list item\n", "| a | b |\n", "|---|---|\n", "| 1 | 2 |\n", "\n", "```go\n", "func f() { return }\n", "```\n"}
+	for _, lines := range []int{100, 10_000, 100_000} {
+		b.Run("answer_lines="+itoa(lines), func(b *testing.B) {
+			r := New(Options{Out: io.Discard, TTY: true, Color: true, Width: 100, Height: 40})
+			r.SetStatus(Status{Model: "claude-sonnet-4-5", ContextPercent: 30, Sandbox: "on"})
+			r.StartTurn()
+			for written := 0; written < lines; {
+				for _, c := range chunks {
+					r.TextDelta(c)
+					written += strings.Count(c, "\n")
+				}
+			}
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				r.TextDelta(chunks[i%len(chunks)])
+				i++
+			}
+		})
+	}
+}

@@ -1,0 +1,98 @@
+package render
+
+import (
+	"strings"
+
+	udiff "github.com/aymanbagabas/go-udiff"
+)
+
+// FileChange is what an edit or write did to a file, for the person: the
+// renderer shows it as a unified diff with line numbers, or a preview of a
+// new file. The model never sees it.
+type FileChange struct {
+	Path     string
+	Old, New string
+	// Created is set when the file did not exist before.
+	Created bool
+}
+
+// diffContext is the number of unchanged lines shown around a change.
+const diffContext = 2
+
+// diffLinesOf renders a change, trimmed to Options.DiffLines rows with a
+// count of the rows left out. go-udiff computes the hunks (Myers' diff on
+// lines); this lays them out with the line numbers of the new file (of the
+// old one for removed lines).
+func (r *Renderer) diffLinesOf(c FileChange) []string {
+	old, nw := clean(c.Old, true), clean(c.New, true)
+	if c.Created || old == "" {
+		return r.newFilePreview(nw)
+	}
+	if old == nw {
+		return []string{r.p.dim("    (no changes)")}
+	}
+	edits := udiff.Lines(old, nw)
+	d, err := udiff.ToUnifiedDiff(c.Path, c.Path, old, edits, diffContext)
+	if err != nil || len(d.Hunks) == 0 {
+		return nil
+	}
+	var rows []string
+	added, removed := 0, 0
+	for hi, h := range d.Hunks {
+		if hi > 0 {
+			rows = append(rows, r.p.dim("     ⋮"))
+		}
+		oldNo, newNo := h.FromLine, h.ToLine
+		for _, l := range h.Lines {
+			text := strings.TrimSuffix(l.Content, "\n")
+			switch l.Kind {
+			case udiff.Delete:
+				rows = append(rows, r.fit(r.p.red(numCol(oldNo)+" - "+text)))
+				oldNo++
+				removed++
+			case udiff.Insert:
+				rows = append(rows, r.fit(r.p.green(numCol(newNo)+" + "+text)))
+				newNo++
+				added++
+			default:
+				rows = append(rows, r.fit(r.p.dim(numCol(newNo)+"   "+text)))
+				oldNo++
+				newNo++
+			}
+		}
+	}
+	summary := "    " + plural(added, "line", "lines") + " added, " + itoa(removed) + " removed"
+	out := []string{r.p.dim(summary)}
+	return append(out, r.trimRows(rows, "more diff line", "more diff lines")...)
+}
+
+// newFilePreview is the first lines of a new file's content.
+func (r *Renderer) newFilePreview(content string) []string {
+	text := strings.TrimRight(content, "\n")
+	if text == "" {
+		return []string{r.p.dim("    (empty file)")}
+	}
+	var rows []string
+	for i, l := range strings.Split(text, "\n") {
+		rows = append(rows, r.fit(r.p.green(numCol(i+1)+" + "+l)))
+	}
+	return r.trimRows(rows, "more line", "more lines")
+}
+
+// trimRows keeps the first DiffLines rows and counts the rest.
+func (r *Renderer) trimRows(rows []string, one, many string) []string {
+	n := r.diffLines
+	if len(rows) <= n+1 {
+		return rows
+	}
+	return append(rows[:n:n], r.p.dim("    … "+plural(len(rows)-n, one, many)))
+}
+
+// numCol is a right-aligned line number column.
+func numCol(n int) string {
+	s := itoa(n)
+	if len(s) < 5 {
+		s = strings.Repeat(" ", 5-len(s)) + s
+	}
+	return s
+}

@@ -1,0 +1,300 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// spinnerFrames turn once a second at the 100 ms frame rate; each frame is
+// one 3-byte rune.
+const spinnerFrames = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+const frameInterval = 100 * time.Millisecond
+
+// maxThinking bounds the thinking text kept for one block.
+const maxThinking = 64 << 10
+
+// liveState is what the working indicator, thinking line, retry countdown
+// and footer show.
+type liveState struct {
+	busy      bool
+	busySince time.Time
+	tokIn     int64 // prompt tokens of this turn's requests
+	tokOut    int64 // output tokens of this turn's finished requests
+	streamed  int   // bytes streamed since the last usage report (an estimate of output)
+
+	thinking      strings.Builder
+	thinkingSince time.Time
+	thinkingOn    bool
+
+	retry  *retryState
+	status *Status
+
+	stopTick chan struct{}
+	tickDone chan struct{}
+}
+
+type retryState struct {
+	info  Retry
+	until time.Time
+}
+
+// Retry describes a failed model request that will be tried again.
+type Retry struct {
+	Reason  string        // what failed ("rate limited (429)")
+	Attempt int           // the attempt about to be made, from 2
+	Max     int           // the last attempt (0: unknown)
+	Wait    time.Duration // until the next attempt
+}
+
+// Status is the footer's content.
+type Status struct {
+	Model string
+	// ContextPercent is how full the context window is, -1: unknown.
+	ContextPercent int
+	CostUSD        float64
+	Priced         bool
+	Sandbox        string // "on", "off", "degraded", …
+}
+
+// StartTurn shows the working indicator until EndTurn: a spinner, the
+// time since the turn started, tokens in and out so far, and the key that
+// interrupts. On a TTY with Options.Animate it is redrawn at that interval.
+func (r *Renderer) StartTurn() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer r.flush()
+	if r.live.busy {
+		return
+	}
+	r.live.busy = true
+	r.live.busySince = r.now()
+	r.live.tokIn, r.live.tokOut, r.live.streamed = 0, 0, 0
+	if !r.tty {
+		return
+	}
+	r.redraw()
+	if r.animate > 0 {
+		stop, done := make(chan struct{}), make(chan struct{})
+		r.live.stopTick, r.live.tickDone = stop, done
+		go r.tickLoop(r.animate, stop, done)
+	}
+}
+
+func (r *Renderer) tickLoop(every time.Duration, stop, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			r.Tick()
+		}
+	}
+}
+
+// EndTurn removes the working indicator and the footer.
+func (r *Renderer) EndTurn() {
+	r.mu.Lock()
+	stop, done := r.live.stopTick, r.live.tickDone
+	r.live.stopTick, r.live.tickDone = nil, nil
+	r.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done // the loop may be waiting for the lock: released above
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer r.flush()
+	r.endThinking()
+	r.live.busy = false
+	r.live.retry = nil
+	r.redraw()
+}
+
+// TurnUsage adds one model request's tokens to the indicator's counts.
+func (r *Renderer) TurnUsage(in, out int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer r.flush()
+	r.live.tokIn += in
+	r.live.tokOut += out
+	r.live.streamed = 0
+}
+
+// SetStatus sets the footer (model · context · cost · sandbox), shown
+// under the indicator while a turn runs and never written to the scrollback.
+func (r *Renderer) SetStatus(s Status) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer r.flush()
+	r.live.status = &s
+	if r.live.busy {
+		r.redraw()
+	}
+}
+
+// Thinking shows streamed thinking: on a TTY its latest line, dimmed, above
+// the indicator while it lasts; when the answer or a tool call follows, a
+// "Thought for …" line with the first lines of it (all of it with
+// Options.ShowThinking) goes to the scrollback.
+func (r *Renderer) Thinking(delta string) {
+	if delta == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer r.flush()
+	r.live.retry = nil
+	r.live.streamed += len(delta)
+	if !r.live.thinkingOn {
+		r.live.thinkingOn = true
+		r.live.thinkingSince = r.now()
+		r.live.thinking.Reset()
+	}
+	if r.live.thinking.Len() < maxThinking {
+		r.live.thinking.WriteString(delta)
+	}
+	r.redraw()
+}
+
+// endThinking writes the finished thinking block to the scrollback.
+func (r *Renderer) endThinking() {
+	if !r.live.thinkingOn {
+		return
+	}
+	r.live.thinkingOn = false
+	text := strings.TrimSpace(clean(r.live.thinking.String(), true))
+	r.live.thinking.Reset()
+	took := r.now().Sub(r.live.thinkingSince)
+	lines := []string{r.p.dim("✻ Thought for " + formatDuration(took))}
+	if text != "" {
+		var rows []string
+		for _, para := range strings.Split(text, "\n") {
+			if strings.TrimSpace(para) == "" {
+				continue
+			}
+			if r.tty {
+				rows = append(rows, strings.Split(ansi.Wrap(para, max(r.width-5, 10), ""), "\n")...)
+			} else {
+				rows = append(rows, para)
+			}
+		}
+		limit := 2
+		if r.showThinking {
+			limit = len(rows)
+		}
+		for i, l := range rows {
+			if i == limit {
+				lines = append(lines, r.p.dim("  … "+plural(len(rows)-limit, "more line", "more lines")+" of thinking"))
+				break
+			}
+			lines = append(lines, r.fit(r.p.dim("  "+r.p.italic(strings.TrimRight(l, " ")))))
+		}
+	}
+	r.writeStatic(lines...)
+}
+
+// thinkingLine is the region's view of thinking in progress: its last line.
+func (r *Renderer) thinkingLine() string {
+	if !r.live.thinkingOn {
+		return ""
+	}
+	text := strings.TrimRight(r.live.thinking.String(), "\n ")
+	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
+		text = text[i+1:]
+	}
+	text = strings.TrimSpace(clean(text, true))
+	if text == "" {
+		return ""
+	}
+	return r.p.dim("✻ " + r.p.italic(text))
+}
+
+// RetryNotice shows a model request being retried: a line in the scrollback
+// with the reason and attempt, and on a TTY a countdown in the indicator.
+func (r *Renderer) RetryNotice(x Retry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer r.flush()
+	attempt := "attempt " + itoa(x.Attempt)
+	if x.Max > 0 {
+		attempt += "/" + itoa(x.Max)
+	}
+	line := "↻ " + clean(x.Reason, true) + " · retrying in " + formatDuration(x.Wait) + " (" + attempt + ")"
+	r.live.retry = &retryState{info: x, until: r.now().Add(x.Wait)}
+	r.writeStatic(r.fit(r.p.yellow(line)))
+}
+
+// spinner is the frame for now, counted from the renderer's start so that
+// every spinner on the screen turns together.
+func (r *Renderer) spinner(now time.Time) string {
+	n := len(spinnerFrames) / 3
+	i := int(now.Sub(r.epoch)/frameInterval) % n
+	if i < 0 {
+		i = 0
+	}
+	return r.p.yellow(spinnerFrames[3*i : 3*i+3])
+}
+
+// indicatorLine is the working indicator, or "" between turns.
+func (r *Renderer) indicatorLine(now time.Time) string {
+	if !r.live.busy {
+		return ""
+	}
+	label := "Working…"
+	switch {
+	case r.live.retry != nil:
+		x := r.live.retry.info
+		attempt := itoa(x.Attempt)
+		if x.Max > 0 {
+			attempt += "/" + itoa(x.Max)
+		}
+		if left := r.live.retry.until.Sub(now); left > 0 {
+			label = "Retrying in " + itoa(int((left+time.Second-1)/time.Second)) + "s (attempt " + attempt + ")…"
+		} else {
+			label = "Retrying (attempt " + attempt + ")…"
+		}
+	case r.live.thinkingOn:
+		label = "Thinking…"
+	case len(r.tools) > 0 || len(r.tasks) > 0:
+		label = "Running…"
+	}
+	info := formatElapsed(now.Sub(r.live.busySince))
+	out := r.live.tokOut + int64(r.live.streamed/4)
+	if r.live.tokIn > 0 || out > 0 {
+		info += " · ↑ " + formatTokens(r.live.tokIn) + " ↓ " + formatTokens(out)
+	}
+	info += " · " + r.interruptKey + " to interrupt"
+	return r.spinner(now) + " " + label + " " + r.p.dim(info)
+}
+
+// footerLine is the status footer, or "" when there is none to show.
+func (r *Renderer) footerLine() string {
+	s := r.live.status
+	if !r.live.busy || s == nil {
+		return ""
+	}
+	var parts []string
+	if s.Model != "" {
+		parts = append(parts, clean(s.Model, true))
+	}
+	if s.ContextPercent >= 0 {
+		parts = append(parts, "context "+itoa(s.ContextPercent)+"%")
+	}
+	if s.Priced {
+		parts = append(parts, fmt.Sprintf("$%.2f", s.CostUSD))
+	}
+	if s.Sandbox != "" {
+		parts = append(parts, "sandbox "+clean(s.Sandbox, true))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return r.p.dim(strings.Join(parts, " · "))
+}
