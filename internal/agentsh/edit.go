@@ -69,6 +69,7 @@ func (s *Shell) edit(ctx context.Context, rest string) command.Result {
 		return failf("edit", fmt.Sprintf("%s is larger than %d bytes, too large to edit in place; use a native tool such as sed", abs, maxEditBytes))
 	}
 	text := string(data)
+	before := text
 	n := strings.Count(text, old)
 	if n == 0 {
 		return failf("edit", "the old text was not found in "+abs+"; the file is unchanged. Read it (read "+shellQuote(path)+") and copy the exact text, whitespace included")
@@ -87,5 +88,16 @@ func (s *Shell) edit(ctx context.Context, rest string) command.Result {
 	if !all && n > 1 {
 		msg += fmt.Sprintf(" (the first of %d; add --all to replace every one)", n)
 	}
-	return command.OK(msg + "\n")
+	res := command.OK(msg + "\n")
+	res.Change = change(abs, before, text, false)
+	return res
+}
+
+// change is the FileChange of a command, or nil when the content is too
+// large to diff for the person.
+func change(path, before, after string, created bool) *command.FileChange {
+	if len(before) > command.MaxChangeBytes || len(after) > command.MaxChangeBytes {
+		return nil
+	}
+	return &command.FileChange{Path: path, Old: before, New: after, Created: created}
 }

@@ -44,6 +44,17 @@ func (s *Shell) write(ctx context.Context, rest string) command.Result {
 	if mode.IsDir() {
 		return failf("write", abs+" is a directory; give a file path")
 	}
+	// The old content, for the person's diff (not when too large to diff).
+	before, diffable := "", !existed
+	if existed && mode.IsRegular() {
+		if f, err := openRegular(target); err == nil {
+			data, err := readAllLimited(f, command.MaxChangeBytes)
+			f.Close()
+			if err == nil && data != nil {
+				before, diffable = string(data), true
+			}
+		}
+	}
 	if err := writeNoFollow(target, []byte(content)); err != nil {
 		return failf("write", err.Error())
 	}
@@ -55,7 +66,11 @@ func (s *Shell) write(ctx context.Context, rest string) command.Result {
 	if content != "" && !strings.HasSuffix(content, "\n") {
 		lines++
 	}
-	return command.OK(fmt.Sprintf("%s %s (%s, %s)\n", verb, abs, plural(len(content), "byte", "bytes"), plural(lines, "line", "lines")))
+	res := command.OK(fmt.Sprintf("%s %s (%s, %s)\n", verb, abs, plural(len(content), "byte", "bytes"), plural(lines, "line", "lines")))
+	if diffable {
+		res.Change = change(abs, before, content, !existed)
+	}
+	return res
 }
 
 // contentArg extracts literal content from what follows the path: a heredoc

@@ -24,6 +24,10 @@ type Result struct {
 	// Images the command returned besides its text (MCP image content);
 	// the text names each one for models that cannot be shown images.
 	Images []Image `json:"images,omitempty"`
+
+	// Change is what an edit or write did to a file, for the person's diff
+	// view. It is never shown to the model (not serialised).
+	Change *FileChange `json:"-"`
 }
 
 // Image is one picture a command returned.
@@ -31,6 +35,17 @@ type Image struct {
 	MediaType string `json:"mediaType"`
 	Data      []byte `json:"data"`
 }
+
+// FileChange is a file's content before and after a command changed it.
+type FileChange struct {
+	Path     string
+	Old, New string
+	Created  bool // the file did not exist before
+}
+
+// MaxChangeBytes bounds the content a FileChange carries: a larger file is
+// changed all the same, but shows no diff.
+const MaxChangeBytes = 1 << 20
 
 // Handler runs one command line of its layer. line is the whole command as the
 // model wrote it (for example `read -n 2 a.txt` or `mcp:demo:echo --text hi`).

@@ -41,7 +41,7 @@ func (b *Bash) shape(ctx context.Context, route router.Route, cmd string, res co
 		if out == "" {
 			out = NoOutput
 		}
-		return Result{Output: out, Extras: extras, Images: res.Images}
+		return Result{Output: out, Extras: extras, Images: res.Images, Change: res.Change}
 	}
 	if res.ExitCode == command.Interrupted && ctx.Err() != nil {
 		return interrupted(extras, out)

@@ -24,6 +24,9 @@ type Result struct {
 	Extras  map[string]any `json:"extras,omitempty"`
 	// Images go to the model as image blocks where the provider takes them.
 	Images []command.Image `json:"images,omitempty"`
+	// Change is what an edit or write did to a file, for the person's diff
+	// view; the model never sees it.
+	Change *command.FileChange `json:"-"`
 }
 
 // Input is the tool's arguments as the model sends them.
