@@ -150,9 +150,9 @@ type Renderer struct {
 
 	md   markdown
 	line strings.Builder // current incomplete line of model text
-	// shown is the unfinished line on screen (TTY). It is always followed
-	// by a line break and the status region, so the cursor rests at column
-	// 0 below the live area.
+	// shown is the unfinished line on screen (TTY), with the cursor at its
+	// end. While it is shown the status region is not: the text moving is
+	// the sign of progress, and it stays contiguous in the byte stream.
 	shown string
 	// shownRows and shownCol are the rows shown takes and the column after
 	// its last cell (the width when the row is full), kept as it grows.
@@ -162,6 +162,7 @@ type Renderer struct {
 	// a delta is shown without re-cleaning the whole line.
 	lineDirty bool
 
+	lastText     time.Time    // when text last arrived: the region returns after a pause
 	tools        []*toolState // running top-level tools, in start order
 	tasks        []*taskState // running tasks, in start order
 	regionRows   int          // rows of the status region now on screen
@@ -224,25 +225,28 @@ func (r *Renderer) SetSize(cols, rows int) {
 	defer r.flush()
 	cols, rows = orDefault(cols, DefaultWidth), orDefault(rows, DefaultHeight)
 	if r.tty && (r.shown != "" || r.regionRows > 0) {
-		up := 0
-		if r.shown != "" {
-			up += lineRows(r.shown, cols)
-		}
-		for _, w := range r.regionWidths {
-			up += rowsAt(w, cols)
-		}
-		r.buf.WriteString("\r")
-		if up > 0 {
+		shown := r.shown
+		if shown != "" {
+			up := lineRows(shown, cols) - 1
+			r.buf.WriteString("\r")
+			if up > 0 {
+				r.buf.WriteString(cursorUp(up))
+			}
+		} else {
+			up := 0
+			for _, w := range r.regionWidths {
+				up += rowsAt(w, cols)
+			}
 			r.buf.WriteString(cursorUp(up))
 		}
 		r.buf.WriteString("\x1b[J")
-		shown := r.shown
 		r.shown, r.regionRows, r.regionWidths = "", 0, nil
 		r.width, r.height, r.md.width = cols, rows, cols
 		if shown != "" {
 			r.putPartial(shown)
+		} else {
+			r.drawRegion()
 		}
-		r.drawRegion()
 		return
 	}
 	r.width, r.height, r.md.width = cols, rows, cols
@@ -296,7 +300,6 @@ func (r *Renderer) putPartial(text string) {
 	r.shown = text
 	r.shownRows, r.shownCol = layoutOver(0, 0, text, r.width)
 	r.buf.WriteString(text)
-	r.buf.WriteString(r.nl)
 }
 
 // flush writes what the call assembled. Write errors are ignored: there is
@@ -340,6 +343,7 @@ func (r *Renderer) TextDelta(s string) {
 	r.endThinking()
 	r.live.retry = nil
 	r.live.streamed += len(s)
+	r.lastText = r.now()
 	for {
 		i := strings.IndexByte(s, '\n')
 		if i < 0 {
@@ -385,11 +389,15 @@ func (r *Renderer) completeLine() {
 	}
 	text := clean(raw, true)
 	rows := r.md.feed(text)
-	if r.shown != "" && len(rows) == 1 && rows[0] == text && strings.HasPrefix(text, r.shown) {
-		// The line as it streamed is the line as rendered: extend it and
-		// leave it where it is.
-		r.appendPartial(text[len(r.shown):])
+	if r.shown != "" && (len(rows) == 1 && rows[0] == text && strings.HasPrefix(text, r.shown) || r.shownRows >= r.height) {
+		// The line as it streamed is the line as rendered (or too tall
+		// to redraw): extend it and leave it where it is.
+		if strings.HasPrefix(text, r.shown) {
+			r.buf.WriteString(text[len(r.shown):])
+		}
+		r.buf.WriteString(r.nl)
 		r.shown = ""
+		r.regionAfterText()
 		return
 	}
 	if r.shown == "" && len(rows) == 0 && !r.md.inTable() {
@@ -400,7 +408,16 @@ func (r *Renderer) completeLine() {
 		r.buf.WriteString(l)
 		r.buf.WriteString(r.nl)
 	}
-	r.drawRegion()
+	r.regionAfterText()
+}
+
+// regionAfterText brings the region back after a line of text: at once
+// without animation, else at the first tick after the text pauses (so that
+// it does not blink between the lines of a fast answer).
+func (r *Renderer) regionAfterText() {
+	if r.animate == 0 {
+		r.drawRegion()
+	}
 }
 
 // showPartial puts the unfinished line on screen; added is what the line
@@ -420,13 +437,11 @@ func (r *Renderer) showPartial(added string) {
 	if text != "" {
 		r.putPartial(text)
 	}
-	r.drawRegion()
 }
 
-// appendPartial extends the unfinished line on screen by add: the cursor
-// goes up past the region to the end of the line, the region is erased,
-// add is written and the region drawn again below. The cost is add plus the
-// region, whatever the length of the line or of the answer.
+// appendPartial extends the unfinished line on screen by add, written
+// where the cursor is: the cost is add alone, whatever the length of the
+// line or of the answer.
 func (r *Renderer) appendPartial(add string) {
 	if add == "" {
 		return
@@ -434,33 +449,11 @@ func (r *Renderer) appendPartial(add string) {
 	if r.shown == "" {
 		r.eraseLive()
 		r.putPartial(add)
-		r.drawRegion()
 		return
-	}
-	rows, col := layoutOver(r.shownRows, r.shownCol, add, r.width)
-	// A line taller than the screen cannot be redrawn: what is shown stays
-	// as it is and the line goes on below it.
-	if rows+r.regionRows >= r.height {
-		r.eraseRegion()
-		r.putPartial(add)
-		r.drawRegion()
-		return
-	}
-	if r.shownCol >= r.width {
-		// The line fills its last row exactly: it goes on at the start
-		// of the row below, where the region begins.
-		r.eraseRegion()
-	} else {
-		r.buf.WriteString(cursorUp(r.regionRows + 1))
-		r.buf.WriteString("\x1b[" + itoa(r.shownCol) + "C")
-		r.buf.WriteString("\x1b[J")
-		r.regionRows, r.regionWidths = 0, nil
 	}
 	r.buf.WriteString(add)
-	r.buf.WriteString(r.nl)
 	r.shown += add
-	r.shownRows, r.shownCol = rows, col
-	r.drawRegion()
+	r.shownRows, r.shownCol = layoutOver(r.shownRows, r.shownCol, add, r.width)
 }
 
 // settle ends an unfinished line of text before other output (it continues
@@ -514,23 +507,25 @@ func (r *Renderer) eraseRegion() {
 	r.regionRows, r.regionWidths = 0, nil
 }
 
-// eraseLive erases the unfinished line and the region below it.
+// eraseLive erases the unfinished line or the region, whichever is shown;
+// the cursor ends at column 0 where it began.
 func (r *Renderer) eraseLive() {
-	rows := r.regionRows
 	if r.shown != "" {
-		rows += r.shownRows
-	}
-	if rows > 0 {
-		r.buf.WriteString(cursorUp(rows))
+		r.buf.WriteString("\r")
+		if up := min(r.shownRows, r.height) - 1; up > 0 {
+			r.buf.WriteString(cursorUp(up))
+		}
 		r.buf.WriteString("\x1b[J")
+		r.shown = ""
+		return
 	}
-	r.shown, r.regionRows, r.regionWidths = "", 0, nil
+	r.eraseRegion()
 }
 
 // drawRegion draws the status region (TTY only). Every line is cut to the
 // terminal width so that rows can be counted exactly.
 func (r *Renderer) drawRegion() {
-	if !r.tty {
+	if !r.tty || r.shown != "" {
 		return
 	}
 	lines := r.regionLines()
@@ -543,12 +538,15 @@ func (r *Renderer) drawRegion() {
 }
 
 func (r *Renderer) redraw() {
-	if !r.tty {
+	if !r.tty || r.shown != "" {
 		return
 	}
 	r.eraseRegion()
 	r.drawRegion()
 }
+
+// textPause is how long text must stop before the region shows again.
+const textPause = 300 * time.Millisecond
 
 // Tick redraws the live area: spinners turn, timers and countdowns move.
 // Callers without Options.Animate call it themselves.
@@ -556,7 +554,7 @@ func (r *Renderer) Tick() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer r.flush()
-	if r.tty && (r.regionRows > 0 || r.live.busy) {
+	if r.tty && r.shown == "" && (r.regionRows > 0 || r.live.busy) && r.now().Sub(r.lastText) >= textPause {
 		r.redraw()
 	}
 }
@@ -565,11 +563,7 @@ func (r *Renderer) Tick() {
 // fit on the screen: pending table rows, thinking, running tools with their
 // output tail, one row per task, the indicator and the footer.
 func (r *Renderer) regionLines() []string {
-	maxRows := r.height - 2
-	if r.shown != "" {
-		maxRows -= r.shownRows
-	}
-	maxRows = max(maxRows, 3)
+	maxRows := max(r.height-2, 3)
 	now := r.now()
 	var tail []string // indicator and footer: always shown
 	if l := r.indicatorLine(now); l != "" {
