@@ -1,10 +1,13 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -222,14 +225,18 @@ func (r *Runner) drain(done <-chan callOutcome, pending int) {
 // callTool runs one call, turning a wrong tool name or a panic into an error result.
 func (r *Runner) callTool(ctx context.Context, c llm.ToolCall) (res tool.Result) {
 	if c.Name != r.tools[0].Name {
-		msg := fmt.Sprintf("unknown tool %q: the only tool is %s; call it with {\"command\": \"...\"}", c.Name, r.tools[0].Name)
-		return tool.Result{Output: msg, IsError: true, Message: msg,
-			Extras: map[string]any{"failureCategory": tool.FailureInvalidUsage}}
+		name := r.tools[0].Name
+		msg := fmt.Sprintf("Unknown tool %q: the only tool is %s, and every capability is a command line for it. Call it as %s(command=%q).",
+			c.Name, name, name, attempted(c))
+		return tool.Result{Output: msg, IsError: true, Message: fmt.Sprintf("unknown tool %q: the only tool is %s", c.Name, name),
+			Extras: map[string]any{"failureCategory": tool.FailureCommandNotFound}}
 	}
 	if c.InvalidInput != "" {
-		msg := fmt.Sprintf("Invalid %s input: the arguments are not valid JSON: %s. Call it as {\"command\": \"<command line>\"}, "+
-			"optionally with \"restart\": true, with quotes and backslashes inside the command escaped for JSON.", c.Name, excerpt(c.InvalidInput))
-		return tool.Result{Output: msg, IsError: true, Message: "the arguments are not valid JSON",
+		perr := jsonError(c.InvalidInput)
+		msg := fmt.Sprintf("The arguments of your %s call are not valid JSON, so nothing was run. The JSON parser says: %s.\nYou sent: %s\n"+
+			"Send {\"command\": \"<command line>\"} (optionally with \"restart\": true), with quotes and backslashes inside the command escaped for JSON.",
+			c.Name, perr, excerpt(c.InvalidInput))
+		return tool.Result{Output: msg, IsError: true, Message: c.Name + " arguments are not valid JSON: " + perr,
 			Extras: map[string]any{"failureCategory": tool.FailureInvalidUsage}}
 	}
 	defer func() {
@@ -240,6 +247,55 @@ func (r *Runner) callTool(ctx context.Context, c llm.ToolCall) (res tool.Result)
 		}
 	}()
 	return r.tool.Call(ctx, c.Input)
+}
+
+// attempted is the command line a call of an unknown tool seems to have
+// meant: its "command" argument, else the tool name followed by the values
+// of its arguments in the order sent (read {"path":"a.txt"} → read a.txt).
+func attempted(c llm.ToolCall) string {
+	var in struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(c.Input, &in) == nil && strings.TrimSpace(in.Command) != "" {
+		return in.Command
+	}
+	parts := []string{c.Name}
+	dec := json.NewDecoder(bytes.NewReader(c.Input))
+	if t, err := dec.Token(); err == nil && t == json.Delim('{') {
+		for dec.More() {
+			if _, err := dec.Token(); err != nil { // the key
+				break
+			}
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				break
+			}
+			switch x := v.(type) {
+			case string:
+				if strings.ContainsAny(x, " \t\n'\"$`\\;&|<>()*?") {
+					x = "'" + strings.ReplaceAll(x, "'", `'\''`) + "'"
+				}
+				parts = append(parts, x)
+			case float64, bool:
+				parts = append(parts, fmt.Sprint(x))
+			}
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// jsonError is the JSON parser's complaint about s, with where it is.
+func jsonError(s string) string {
+	var v any
+	err := json.Unmarshal([]byte(s), &v)
+	var se *json.SyntaxError
+	switch {
+	case err == nil:
+		return "the value is not a JSON object"
+	case errors.As(err, &se):
+		return fmt.Sprintf("%q at byte %d", se.Error(), se.Offset)
+	}
+	return strconv.Quote(err.Error())
 }
 
 // excerpt is the start of a model's malformed arguments, enough for it to

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/synapse-agent/synapse/internal/command"
@@ -159,6 +161,9 @@ func (b *Bash) Run(ctx context.Context, in Input) Result {
 	if strings.TrimSpace(cmd) == "" {
 		return inputError(errors.New(`"command" is empty`))
 	}
+	if r, ok := toolCallAsCommand(cmd); ok {
+		return r
+	}
 	route := router.Classify(cmd)
 	res, err, ap := b.runApproved(ctx, route, cmd)
 	out := b.shape(ctx, route, cmd, res, err)
@@ -241,4 +246,48 @@ func absPath(path, cwd, home string) (string, error) {
 		path = filepath.Join(cwd, path)
 	}
 	return filepath.Clean(path), nil
+}
+
+// bashCallRe matches a whole tool call written as the command:
+// Bash(command="ls -la"), Bash(command: 'ls'), Bash("ls").
+var bashCallRe = regexp.MustCompile(`(?s)^\s*` + Name + `\s*\(\s*(?:command\s*[=:]\s*)?(?:"((?:[^"\\]|\\.)*)"|'([^']*)')\s*(?:,[^()]*)?\)\s*;?\s*$`)
+
+// toolCallAsCommand answers a command line that is the tool call itself
+// (Bash(command="ls -la"), Bash ls, Bash) without running it: bash would
+// only report a syntax error or an unknown program, and the model needs to
+// hear that the tool takes the inner command alone.
+func toolCallAsCommand(cmd string) (Result, bool) {
+	word := router.FirstWord(cmd)
+	var inner string
+	switch {
+	case bashCallRe.MatchString(cmd):
+		m := bashCallRe.FindStringSubmatch(cmd)
+		inner = m[2]
+		if m[1] != "" {
+			if u, err := strconv.Unquote(`"` + m[1] + `"`); err == nil {
+				inner = u
+			} else {
+				inner = m[1]
+			}
+		}
+	case strings.HasPrefix(strings.TrimSpace(cmd), Name+"({") && strings.HasSuffix(strings.TrimSpace(cmd), "})"):
+		t := strings.TrimSpace(cmd)
+		if in, err := DecodeInput(json.RawMessage(t[len(Name)+1 : len(t)-1])); err == nil {
+			inner = in.Command
+		}
+	case word == Name:
+		inner = router.Rest(cmd)
+	case strings.HasPrefix(word, Name+"("):
+	default:
+		return Result{}, false
+	}
+	inner = strings.TrimSpace(inner)
+	msg := hintTag + " " + Name + " is the tool; pass only the inner command"
+	if inner != "" {
+		msg += ": `" + inner + "`"
+	} else {
+		msg += ` as "command", for example {"command": "ls -la"}`
+	}
+	return Result{Output: msg, IsError: true, Message: Name + " is the tool; pass only the inner command",
+		Extras: map[string]any{"failureCategory": FailureInvalidUsage}}, true
 }

@@ -44,9 +44,11 @@ func TestFailureClassification(t *testing.T) {
 		// command: the hint names it whole and says to run it on its own.
 		{"extension inside a compound line", "cd . && skill:demo:run x", FailureCommandNotFound, "`skill:demo:run` is a Synapse command"},
 		{"agent command after a pipe", "echo x | command:search pdf", FailureCommandNotFound, "as a command of its own"},
-		{"agent execution error", "read missing.txt", FailureExecution, ""},
+		// Ordinary failures of Synapse's own commands point at their help; a
+		// native program's failure is its own business.
+		{"agent execution error", "read missing.txt", FailureExecution, "[Self-description] `read` failed; the error above says why. Bash(command=\"read --help\") describes how it works."},
 		{"native execution error", "cat missing.txt", FailureExecution, ""},
-		{"edit text absent", "edit f.txt nothere x", FailureExecution, ""},
+		{"edit text absent", "edit f.txt nothere x", FailureExecution, "[Self-description] `edit` failed; the error above says why. Bash(command=\"edit --help\")"},
 		{"false", "false", FailureExecution, ""},
 	}
 	for _, tt := range tests {
@@ -84,7 +86,7 @@ func TestFailureFromRoutedResults(t *testing.T) {
 	}{
 		{"invalid usage", command.Result{Stderr: "Usage: read <file_path> [--offset N]", ExitCode: 1}, true, FailureInvalidUsage, `Bash(command="read --help")`},
 		{"command not found", command.Result{Stderr: "bash: line 1: read: command not found", ExitCode: 1}, true, FailureCommandNotFound, "[Self-description]"},
-		{"execution error", command.Result{Stderr: "read: /x: no such file", ExitCode: 1}, true, FailureExecution, "no such file"},
+		{"execution error", command.Result{Stderr: "read: /x: no such file", ExitCode: 1}, true, FailureExecution, "no such file\n[exit code: 1]\n[Self-description] `read` failed"},
 		{"empty success", command.Result{}, false, "", NoOutput},
 	}
 	for _, tt := range tests {
@@ -95,8 +97,8 @@ func TestFailureFromRoutedResults(t *testing.T) {
 				t.Fatalf("got %+v", r)
 			}
 			mustContain(t, "output", r.Output, tt.contains)
-			if tt.category == FailureExecution && strings.Contains(r.Output, "Self-description") {
-				t.Errorf("execution error has a hint: %q", r.Output)
+			if tt.isError && !strings.HasPrefix(r.Message, "`read` failed with exit code 1") {
+				t.Errorf("the short error line does not name the command: %q", r.Message)
 			}
 			if !tt.isError && r.Output != NoOutput {
 				t.Errorf("output = %q, want exactly %q", r.Output, NoOutput)
@@ -195,6 +197,11 @@ func TestOutputFormat(t *testing.T) {
 	r := call(t, b, "echo partial; (exit 3)")
 	if !r.IsError || r.Output != "partial\n[exit code: 3]" || r.Extras["exitCode"] != 3 || r.Message != "Command failed with exit code 3 (execution_error)" {
 		t.Errorf("failure = %+v", r)
+	}
+	// A native program that names itself in its error is named in the short line.
+	r = call(t, b, "echo x | cat /nonexistent-synapse")
+	if r.Message != "`cat` failed with exit code 1 (execution_error)" {
+		t.Errorf("message = %q, want it to name cat", r.Message)
 	}
 }
 
@@ -396,6 +403,42 @@ func BenchmarkBashToolRead(b *testing.B) {
 	for b.Loop() {
 		if r := bt.Run(ctx, Input{Command: "read f.txt"}); r.IsError {
 			b.Fatalf("%+v", r)
+		}
+	}
+}
+
+// The tool call written as the command is answered, not run: bash would
+// only say "syntax error" or "Bash: command not found".
+func TestToolCallAsCommand(t *testing.T) {
+	fx := &fakeExec{cwd: "/w", answer: func(cmd string) command.Result {
+		t.Errorf("%q reached the shell", cmd)
+		return command.Result{}
+	}}
+	b := New(Options{Exec: fx})
+	const hint = "[Self-description] Bash is the tool; pass only the inner command"
+	tests := []struct{ cmd, want string }{
+		{`Bash(command="ls -la")`, hint + ": `ls -la`"},
+		{`Bash(command='ls -la')`, hint + ": `ls -la`"},
+		{`Bash(command: "grep \"x y\" f")`, hint + ": `grep \"x y\" f`"},
+		{`Bash("pwd")`, hint + ": `pwd`"},
+		{`Bash(command="make test", restart=true)`, hint + ": `make test`"},
+		{`Bash({"command": "go vet ./..."})`, hint + ": `go vet ./...`"},
+		{"Bash ls -la", hint + ": `ls -la`"},
+		{"  Bash   git status ", hint + ": `git status`"},
+		{"Bash", hint + ` as "command", for example {"command": "ls -la"}`},
+		{"Bash(oops", hint + ` as "command", for example {"command": "ls -la"}`},
+	}
+	for _, tt := range tests {
+		r := call(t, b, tt.cmd)
+		if !r.IsError || r.Output != tt.want || category(r) != FailureInvalidUsage {
+			t.Errorf("%q = %+v\nwant output %q", tt.cmd, r, tt.want)
+		}
+	}
+	// Lookalikes are ordinary commands.
+	fx.answer = func(string) command.Result { return command.Result{Stdout: "ran"} }
+	for _, cmd := range []string{"echo Bash(x)", "Bashful", "./Bash ls"} {
+		if r := call(t, b, cmd); r.Output != "ran" {
+			t.Errorf("%q = %+v, want it run", cmd, r)
 		}
 	}
 }

@@ -57,7 +57,27 @@ func (b *Bash) shape(ctx context.Context, route router.Route, cmd string, res co
 	if hint != "" {
 		o.WriteString("\n" + hint)
 	}
-	return Result{Output: o.String(), IsError: true, Message: fmt.Sprintf("Command failed with exit code %d (%s)", res.ExitCode, category), Extras: extras}
+	what := "Command"
+	if name := failedName(route, cmd, res); name != "" {
+		what = "`" + name + "`"
+	}
+	return Result{Output: o.String(), IsError: true, Message: fmt.Sprintf("%s failed with exit code %d (%s)", what, res.ExitCode, category), Extras: extras}
+}
+
+// failedName is the command the short error line names: the Agent Shell or
+// extension command, or the native command whose name starts a line of its
+// error output ("cat: x: No such file"); "" when that is not clear.
+func failedName(route router.Route, cmd string, res command.Result) string {
+	if route.Layer != router.Native {
+		return route.Name
+	}
+	for _, n := range router.Commands(cmd) {
+		base := path.Base(n)
+		if base != "" && regexp.MustCompile(`(?m)^(?:\S+: )?(?:line \d+: )?`+regexp.QuoteMeta(base)+`: `).MatchString(res.Stderr) {
+			return base
+		}
+	}
+	return ""
 }
 
 func interrupted(extras map[string]any, out string) Result {
@@ -147,7 +167,25 @@ func classify(route router.Route, cmd string, res command.Result) (category, hin
 		base := usageBase(route, cmd, res.Stderr+"\n"+res.Stdout)
 		return FailureInvalidUsage, fmt.Sprintf("%s `%s` was called with invalid arguments. Every command describes itself: run Bash(command=\"%s --help\") to see its usage, then retry.", hintTag, base, base)
 	}
+	if route.Layer != router.Native {
+		return FailureExecution, failureHint(route)
+	}
 	return FailureExecution, ""
+}
+
+// failureHint is the hint for an ordinary failure of an Agent Shell or
+// extension command: these are Synapse's own, so it can say where to look.
+// A native command's failure is the program's business and gets none.
+func failureHint(route router.Route) string {
+	name := route.Name
+	switch route.Family {
+	case router.FamilyMCP:
+		return fmt.Sprintf("%s `%s` failed; the error above says why. Bash(command=\"mcp:\") lists the MCP servers, Bash(command=\"mcp:<server>\") a server's tools, Bash(command=\"%s --help\") this tool's arguments.", hintTag, name, name)
+	case router.FamilySkillScript:
+		skill := strings.Split(strings.TrimPrefix(name, "skill:"), ":")[0]
+		return fmt.Sprintf("%s `%s` failed; the error above says why. Bash(command=\"%s --help\") shows the script's usage, Bash(command=\"skill:info %s\") the skill's scripts.", hintTag, name, name, skill)
+	}
+	return fmt.Sprintf("%s `%s` failed; the error above says why. Bash(command=\"%s --help\") describes how it works.", hintTag, name, name)
 }
 
 // usageBase is the command whose usage went wrong: the Agent Shell or
