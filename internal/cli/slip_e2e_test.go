@@ -200,7 +200,7 @@ func TestModelSlipsGetRepairHints(t *testing.T) {
 					t.Errorf("after the hint the model ran %q, want %q", ends[1].Command, tt.next)
 				}
 				if fixed, _ := reqs[2].ToolResult("fixed"); fixed.IsError || ends[1].IsError {
-					t.Errorf("the call after the hint failed:\n%s", fixed.Content)
+					t.Errorf("the call after the hint failed: the model received %q; tool_end %+v\nstderr: %s", fixed.Content, ends[1], r.stderr)
 				}
 			})
 		}
