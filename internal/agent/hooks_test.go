@@ -210,3 +210,11 @@ func TestPostToolUseHookTalksToTheModel(t *testing.T) {
 		t.Errorf("results: %q / %q", msgs[0].Text, msgs[1].Text)
 	}
 }
+
+func TestSystemPromptMentionsSkillEnhance(t *testing.T) {
+	p := SystemPrompt(t.TempDir())
+	i := strings.Index(p, "# Skills")
+	if i < 0 || !strings.Contains(p[i:], "task:skill:enhance") {
+		t.Error("the skills part of the system prompt does not mention task:skill:enhance")
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/sandbox"
 	"github.com/synapse-agent/synapse/internal/session"
+	"github.com/synapse-agent/synapse/internal/skills"
 	"github.com/synapse-agent/synapse/internal/subagent"
 	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
@@ -244,6 +245,18 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 		return nil, err
 	}
 	g.closers = append(g.closers, g.Sandbox.Shutdown)
+
+	if !s.NoModel {
+		// The meta-skills the enhance sub-agent follows, installed on first
+		// run (before the index is built, so this session sees them).
+		did, err := evolve.InstallBundled(&skills.Store{Dir: a.Config.SkillsDir, MaxVersions: a.Config.SkillMaxVersions})
+		for _, d := range did {
+			g.notices = append(g.notices, "skills: "+d)
+		}
+		if err != nil {
+			g.notices = append(g.notices, fmt.Sprintf("warning: skills: installing the bundled meta-skills failed: %v", err))
+		}
+	}
 
 	eo := s.Extensions
 	eo.Sandbox = g.Sandbox

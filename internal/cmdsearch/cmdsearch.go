@@ -51,6 +51,7 @@ func AgentCommands() []Entry {
 		{"task:explore", Agent, "Start a read-only sub-agent that explores the code base and reports back.", []string{"subagent", "agent", "search", "investigate", "code", "read-only"}},
 		{"task:general", Agent, "Start a general-purpose sub-agent for a self-contained multi-step task.", []string{"subagent", "agent", "delegate", "parallel"}},
 		{"task:skill:search", Agent, "Ask a sub-agent which installed skills fit a request; answers with skill names as JSON.", []string{"subagent", "skill", "find", "match"}},
+		{"task:skill:enhance", Agent, "Start a sub-agent that creates or improves a skill from what this session learnt (SKILL.md and scripts; the store keeps a snapshot).", []string{"subagent", "skill", "create", "improve", "learn", "enhance", "write"}},
 		{"skill:load", Agent, "Print a skill's SKILL.md so you can follow its instructions.", []string{"skill", "instructions", "open"}},
 		{"skill:list", Agent, "List installed skills with their descriptions.", []string{"skill", "installed", "available"}},
 		{"skill:info", Agent, "Show a skill's description, version, scripts and saved versions.", []string{"skill", "details", "version", "scripts"}},

@@ -1,0 +1,118 @@
+package evolve
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/synapse-agent/synapse/internal/fsutil"
+	"github.com/synapse-agent/synapse/internal/skills"
+)
+
+// The bundled meta-skills, written for Synapse: how to write a skill, and
+// how to enhance or merge one.
+//
+//go:embed all:metaskills
+var bundledFS embed.FS
+
+// BundledNames are the meta-skills installed into the user store.
+var BundledNames = []string{"skill-creator", "skill-enhance"}
+
+// bundledRecord is the file in the store that remembers the content hash
+// of each meta-skill as installed, to tell an unchanged copy (upgraded)
+// from one the user changed (left alone).
+const bundledRecord = ".bundled.json"
+
+// InstallBundled installs the meta-skills into the store on first run and
+// upgrades each one only while the user has not changed it (nor deleted
+// it: a deleted meta-skill stays deleted). Every change goes through the
+// store, with a snapshot. It returns what it did, one line each.
+func InstallBundled(st *skills.Store) ([]string, error) {
+	rec := map[string]string{}
+	recPath := filepath.Join(st.Dir, bundledRecord)
+	if data, err := os.ReadFile(recPath); err == nil {
+		_ = json.Unmarshal(data, &rec) // a torn record only costs one upgrade decision
+	}
+	tmp, err := os.MkdirTemp("", "synapse-metaskills-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	var did []string
+	changed := false
+	for _, name := range BundledNames {
+		src := filepath.Join(tmp, name)
+		if err := extract(name, src); err != nil {
+			return did, fmt.Errorf("bundled skill %s: %w", name, err)
+		}
+		want, err := skills.ContentHash(src)
+		if err != nil {
+			return did, err
+		}
+		cur := filepath.Join(st.Dir, name)
+		installed, seen := rec[name]
+		switch _, statErr := os.Stat(filepath.Join(cur, skills.SkillFile)); {
+		case statErr != nil && seen:
+			continue // the user deleted it
+		case statErr != nil:
+			if _, _, err := st.Commit(name, src, "bundled meta-skill"); err != nil {
+				return did, err
+			}
+			did = append(did, "installed the bundled skill "+name)
+		default:
+			have, err := skills.ContentHash(cur)
+			if err != nil {
+				return did, err
+			}
+			if have == want || !seen || have != installed {
+				// Current, or not ours to replace (a skill of the same
+				// name the user had, or a copy the user changed).
+				if have == want && installed != want {
+					rec[name], changed = want, true
+				}
+				continue
+			}
+			if _, _, err := st.Commit(name, src, "bundled meta-skill upgrade"); err != nil {
+				return did, err
+			}
+			did = append(did, "upgraded the bundled skill "+name)
+		}
+		rec[name], changed = want, true
+	}
+	if changed {
+		data, _ := json.MarshalIndent(rec, "", "  ")
+		if err := fsutil.WriteFileAtomic(recPath, append(data, '\n'), 0o600); err != nil {
+			return did, err
+		}
+	}
+	return did, nil
+}
+
+// extract writes the embedded meta-skill name into dst (scripts executable).
+func extract(name, dst string) error {
+	root := path.Join("metaskills", name)
+	return fs.WalkDir(bundledFS, root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
+		target := filepath.Join(dst, filepath.FromSlash(rel))
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := bundledFS.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		mode := os.FileMode(0o644)
+		if strings.HasPrefix(rel, "scripts/") {
+			mode = 0o755
+		}
+		return os.WriteFile(target, data, mode)
+	})
+}
