@@ -206,3 +206,54 @@ func TestModelSlipsGetRepairHints(t *testing.T) {
 		}
 	}
 }
+
+// TestSmallContractsOverTheWire: what the model receives for the small
+// contracts of issue 18, through the built binary and a real wire format:
+// paging past the end of a file, the todo text limit from the environment,
+// mcp: listing the servers, and --help of a tool whose server is down.
+func TestSmallContractsOverTheWire(t *testing.T) {
+	long := strings.Repeat("x", 11)
+	todo := `TodoWrite '{"todos":[{"content":"` + long + `","activeForm":"doing","status":"pending"}]}'`
+	srv := llmtest.New(t,
+		llmtest.BashTurn("c", "read notes.txt --offset 5", todo, "mcp:", "mcp:broken:search --help"),
+		llmtest.TextTurn("done"))
+	e := newRunEnv(t, srv, llmtest.FormatAnthropic)
+	e.env = append(e.env, "SYNAPSE_TODO_MAX_CONTENT_LENGTH=10")
+	if err := os.WriteFile(filepath.Join(e.dir, "notes.txt"), []byte("a note\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(e.home, "mcp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(e.home, "mcp", "mcp_servers.json")
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"broken": {"command": "synapse-no-such-server-e2e"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := e.run(t, "", "run", "--output-format", "stream-json", "go")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	req := srv.Requests()[1]
+	result := func(i int) llmtest.ToolResult {
+		res, ok := req.ToolResult("c-" + strconv.Itoa(i))
+		if !ok {
+			t.Fatalf("no result for call %d", i)
+		}
+		return res
+	}
+	if got := result(1); got.IsError || got.Content != "(notes.txt has 1 line; nothing after --offset 5)" {
+		t.Errorf("read past the end: %+v", got)
+	}
+	if got := result(2); !got.IsError || !strings.Contains(got.Content, "todos[0].content is 11 characters, the limit is 10 (SYNAPSE_TODO_MAX_CONTENT_LENGTH); shorten it") {
+		t.Errorf("todo over the limit: %+v", got)
+	}
+	if got := result(3); got.IsError || !strings.HasPrefix(got.Content, "MCP servers:\n  broken (stdio) — ") {
+		t.Errorf("mcp: %+v", got)
+	}
+	got := result(4)
+	for _, want := range []string{"Usage: mcp:broken:search [--<argument> <value> …]", `MCP server "broken" is down`, "synapse-no-such-server-e2e", cfg} {
+		if got.IsError || !strings.Contains(got.Content, want) {
+			t.Errorf("help of a down server's tool lacks %q: %+v", want, got)
+		}
+	}
+}

@@ -442,3 +442,23 @@ func TestToolCallAsCommand(t *testing.T) {
 		}
 	}
 }
+
+// An ordinary failure of an extension command points at that command's help
+// (and, for skill scripts, the skill's list of scripts); the short line names it.
+func TestExtensionFailureHints(t *testing.T) {
+	fail := command.HandlerFunc(func(context.Context, string) command.Result {
+		return command.Result{Stderr: "it broke", ExitCode: 2}
+	})
+	b := New(Options{Handlers: map[router.Family]command.Handler{router.FamilySkillScript: fail, router.FamilyMCP: fail, router.FamilyTask: fail}})
+	tests := []struct{ cmd, hint, msg string }{
+		{"skill:demo:run --x 1", "[Self-description] `skill:demo:run` failed; the error above says why. Bash(command=\"skill:demo:run --help\") shows the script's usage, Bash(command=\"skill:info demo\") the skill's scripts.", "`skill:demo:run` failed with exit code 2 (execution_error)"},
+		{"mcp:docs:search q", "Bash(command=\"mcp:\") lists the MCP servers", "`mcp:docs:search` failed with exit code 2 (execution_error)"},
+		{"task:explore --prompt x", "Bash(command=\"task:explore --help\")", "`task:explore` failed with exit code 2 (execution_error)"},
+	}
+	for _, tt := range tests {
+		r := call(t, b, tt.cmd)
+		if !r.IsError || category(r) != FailureExecution || !strings.Contains(r.Output, "it broke\n[exit code: 2]\n"+hintTag) || !strings.Contains(r.Output, tt.hint) || r.Message != tt.msg {
+			t.Errorf("%s = %+v\nwant hint %q and message %q", tt.cmd, r, tt.hint, tt.msg)
+		}
+	}
+}
