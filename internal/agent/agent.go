@@ -218,6 +218,16 @@ func (r *Runner) SessionID() string {
 	return r.sess.ID()
 }
 
+// BeginSession creates the session now (when persistence is on) so that
+// its id is known before the first run: headless output announces it first
+// and an editor (ACP) names the session by it. "" without persistence.
+func (r *Runner) BeginSession() string {
+	if sess := r.ensureSession(); sess != nil {
+		return sess.ID()
+	}
+	return ""
+}
+
 // SessionUsage is a copy of the session's usage, nil without a session.
 func (r *Runner) SessionUsage() *session.Usage {
 	r.mu.Lock()

@@ -44,6 +44,9 @@ type ExtensionOptions struct {
 	Env []string
 	// ClientVersion is sent to MCP servers (the synapse version).
 	ClientVersion string
+	// ExtraMCP are servers beyond the configuration files (an editor's,
+	// passed over ACP); they replace a configured server of the same name.
+	ExtraMCP []mcp.ServerConfig
 }
 
 // Extensions are the skill, MCP and command:search handlers of one session.
@@ -107,6 +110,12 @@ func (a *App) Extensions(ctx context.Context, cwd string, opts ExtensionOptions)
 	// from commands, nor grant the network (see mcp.Load).
 	files := mcp.ConfigFiles(a.Config.MCPServersPath(), cwd)
 	servers, problems := mcp.Load(files[0], files[1:], a.Config.Getenv, append(sandbox.ProviderCredentials(), a.hiddenEnv()...))
+	for _, c := range opts.ExtraMCP {
+		if servers == nil {
+			servers = map[string]mcp.ServerConfig{}
+		}
+		servers[c.Name] = c
+	}
 	e.MCP = mcp.NewManager(servers, mcp.Options{
 		Wrap:          e.wrapServer,
 		Env:           env,

@@ -103,6 +103,7 @@ func newRootCmd(stdio IO) *cobra.Command {
 	root.AddCommand(
 		chat,
 		newRunCmd(stdio),
+		newACPCmd(stdio),
 		newExecCmd(stdio),
 		newServeCmd(stdio),
 		newSandboxCmd(stdio),

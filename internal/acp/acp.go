@@ -1,0 +1,330 @@
+// Package acp serves the Agent Client Protocol over stdio so that editors
+// (Zed and others) can drive Synapse: one app.Agent per ACP session, its
+// events streamed as session/update notifications, the sandbox's grant
+// prompt asked as session/request_permission. It speaks to the agent as the
+// REPL does; the protocol itself is github.com/coder/acp-go-sdk.
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/app"
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/mcp"
+)
+
+// Options configure the server.
+type Options struct {
+	App     *app.App
+	Version string // the synapse version, sent as agentInfo and to MCP servers
+	// Provider and Model are the --provider and --model flags ("" defers to
+	// the environment and settings).
+	Provider, Model string
+	// Log receives diagnostics (stdout is the protocol): stderr.
+	Log io.Writer
+}
+
+// Serve answers ACP requests read from in, writing to out, until the client
+// closes the connection or ctx ends; then every session is closed.
+func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s := &Server{opts: opts, ctx: ctx, sessions: map[string]*session{}}
+	s.conn = sdk.NewAgentSideConnection(s, out, in)
+	s.conn.SetLogger(slog.New(slog.NewTextHandler(opts.Log, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	select {
+	case <-s.conn.Done():
+	case <-ctx.Done():
+	}
+	s.closeAll()
+	return nil
+}
+
+// Server is the agent side of one ACP connection.
+type Server struct {
+	opts Options
+	ctx  context.Context // the connection's lifetime: updates are sent under it
+	conn *sdk.AgentSideConnection
+
+	mu       sync.Mutex
+	sessions map[string]*session
+}
+
+var (
+	_ sdk.Agent       = (*Server)(nil)
+	_ sdk.AgentLoader = (*Server)(nil)
+)
+
+// Initialize implements sdk.Agent.
+func (s *Server) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	return sdk.InitializeResponse{
+		ProtocolVersion: sdk.ProtocolVersionNumber,
+		AgentCapabilities: sdk.AgentCapabilities{
+			LoadSession:        true,
+			McpCapabilities:    sdk.McpCapabilities{Http: true, Sse: true},
+			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+		},
+		AgentInfo:   &sdk.Implementation{Name: "synapse", Version: s.opts.Version},
+		AuthMethods: []sdk.AuthMethod{},
+	}, nil
+}
+
+// Authenticate implements sdk.Agent: Synapse reads its provider keys from
+// the environment and settings.json, so there is nothing to do.
+func (s *Server) Authenticate(ctx context.Context, p sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	return sdk.AuthenticateResponse{}, nil
+}
+
+// NewSession implements sdk.Agent: an agent in the client's cwd, with the
+// client's MCP servers next to the configured ones. Its id is the saved
+// session's id, which session/load takes.
+func (s *Server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	sess, err := s.open(ctx, p.Cwd, p.McpServers, "")
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(sess.id)}, nil
+}
+
+// LoadSession implements sdk.AgentLoader: the saved session is resumed and
+// its conversation replayed to the client as session/update notifications
+// before the response.
+func (s *Server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	if strings.TrimSpace(string(p.SessionId)) == "" {
+		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams("sessionId is empty: pass the id session/new returned")
+	}
+	sess, err := s.open(ctx, p.Cwd, p.McpServers, string(p.SessionId))
+	if err != nil {
+		return sdk.LoadSessionResponse{}, err
+	}
+	sess.replay(sess.g.Runner.History())
+	return sdk.LoadSessionResponse{}, nil
+}
+
+func (s *Server) open(ctx context.Context, cwd string, servers []sdk.McpServer, resume string) (*session, error) {
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return nil, sdk.NewInvalidParams(fmt.Sprintf("cwd must be an absolute path, got %q", cwd))
+	}
+	extra, err := mcpServers(servers)
+	if err != nil {
+		return nil, sdk.NewInvalidParams(err.Error())
+	}
+	sess := &session{srv: s, calls: map[string]*call{}}
+	g, err := s.opts.App.NewAgent(ctx, app.AgentSetup{
+		Provider:   s.opts.Provider,
+		Model:      s.opts.Model,
+		Cwd:        cwd,
+		Persist:    true,
+		ResumeID:   resume,
+		OnEvent:    sess.event,
+		Warn:       func(err error) { fmt.Fprintln(s.opts.Log, "synapse acp: warning:", err) },
+		Approver:   sess,
+		Extensions: app.ExtensionOptions{ClientVersion: s.opts.Version, ExtraMCP: extra},
+	})
+	if err != nil {
+		return nil, sdk.NewInternalError(map[string]any{"message": err.Error()})
+	}
+	for _, n := range g.Extensions.Notices() {
+		fmt.Fprintln(s.opts.Log, "synapse acp:", n)
+	}
+	sess.g = g
+	sess.id = g.Runner.BeginSession()
+	if sess.id == "" {
+		_ = g.Close()
+		return nil, sdk.NewInternalError(map[string]any{"message": "the session could not be created: is the sessions directory writable?"})
+	}
+	s.mu.Lock()
+	if old := s.sessions[sess.id]; old != nil {
+		// A second load of the same session replaces the first.
+		defer old.close()
+	}
+	s.sessions[sess.id] = sess
+	s.mu.Unlock()
+	return sess, nil
+}
+
+// mcpServers turns the client's MCP servers into Synapse server entries.
+// They run like servers of the user's own configuration: stdio ones in the
+// sandbox, with the network (the user's editor chose them).
+func mcpServers(in []sdk.McpServer) ([]mcp.ServerConfig, error) {
+	var out []mcp.ServerConfig
+	for i, m := range in {
+		switch {
+		case m.Stdio != nil:
+			c := mcp.ServerConfig{Name: m.Stdio.Name, Type: mcp.KindStdio, Command: m.Stdio.Command, Args: m.Stdio.Args,
+				Env: map[string]string{}, Sandbox: mcp.SandboxConfig{Network: true}, File: "the editor's ACP session"}
+			for _, e := range m.Stdio.Env {
+				c.Env[e.Name] = e.Value
+			}
+			out = append(out, c)
+		case m.Http != nil:
+			out = append(out, mcp.ServerConfig{Name: m.Http.Name, Type: mcp.KindHTTP, URL: m.Http.Url, Headers: headers(m.Http.Headers), File: "the editor's ACP session"})
+		case m.Sse != nil:
+			out = append(out, mcp.ServerConfig{Name: m.Sse.Name, Type: mcp.KindSSE, URL: m.Sse.Url, Headers: headers(m.Sse.Headers), File: "the editor's ACP session"})
+		default:
+			return nil, fmt.Errorf("mcpServers[%d]: only stdio, http and sse servers are supported", i)
+		}
+		if n := out[len(out)-1]; n.Name == "" || strings.ContainsAny(n.Name, ": \t") {
+			return nil, fmt.Errorf("mcpServers[%d]: name %q must be non-empty without colons or spaces (tools are called mcp:<name>:<tool>)", i, n.Name)
+		}
+	}
+	return out, nil
+}
+
+func headers(hs []sdk.HttpHeader) map[string]string {
+	m := map[string]string{}
+	for _, h := range hs {
+		m[h.Name] = h.Value
+	}
+	return m
+}
+
+// Prompt implements sdk.Agent: one agent run; updates stream while it runs.
+func (s *Server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+	sess, err := s.session(p.SessionId)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	text := promptText(p.Prompt)
+	if strings.TrimSpace(text) == "" {
+		return sdk.PromptResponse{}, sdk.NewInvalidParams("the prompt has no text")
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if !sess.start(cancel) {
+		return sdk.PromptResponse{}, sdk.NewInvalidRequest("a prompt is already running in this session: cancel it first")
+	}
+	res, runErr := sess.g.Runner.Run(runCtx, text)
+	sess.finish(runErr)
+	switch {
+	case runErr == nil:
+		stop := sdk.StopReasonEndTurn
+		if res.StopReason == llm.StopMaxTokens {
+			stop = sdk.StopReasonMaxTokens
+		}
+		return sdk.PromptResponse{StopReason: stop, Usage: usage(res.Usage)}, nil
+	case errors.Is(runErr, agent.ErrInterrupted) || runCtx.Err() != nil:
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled, Usage: usage(res.Usage)}, nil
+	case strings.Contains(runErr.Error(), "iteration"):
+		return sdk.PromptResponse{StopReason: sdk.StopReasonMaxTurnRequests, Usage: usage(res.Usage)}, nil
+	}
+	return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"message": runErr.Error()})
+}
+
+func usage(u llm.Usage) *sdk.Usage {
+	cr, cw := int(u.CacheReadTokens), int(u.CacheCreationTokens)
+	return &sdk.Usage{InputTokens: int(u.InputTokens), OutputTokens: int(u.OutputTokens),
+		TotalTokens:      int(u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheCreationTokens),
+		CachedReadTokens: &cr, CachedWriteTokens: &cw}
+}
+
+// promptText joins the prompt's blocks: text as it is, an embedded text
+// resource as a fenced block named by its URI, a link as its URI (the agent
+// reads files itself), images and audio as a note.
+func promptText(blocks []sdk.ContentBlock) string {
+	var parts []string
+	for _, b := range blocks {
+		switch {
+		case b.Text != nil:
+			parts = append(parts, b.Text.Text)
+		case b.ResourceLink != nil:
+			parts = append(parts, fmt.Sprintf("[%s](%s)", b.ResourceLink.Name, b.ResourceLink.Uri))
+		case b.Resource != nil && b.Resource.Resource.TextResourceContents != nil:
+			r := b.Resource.Resource.TextResourceContents
+			parts = append(parts, fmt.Sprintf("Content of %s:\n```\n%s\n```", r.Uri, strings.TrimRight(r.Text, "\n")))
+		case b.Resource != nil && b.Resource.Resource.BlobResourceContents != nil:
+			parts = append(parts, fmt.Sprintf("[binary resource %s, not shown]", b.Resource.Resource.BlobResourceContents.Uri))
+		case b.Image != nil:
+			parts = append(parts, "[an image was attached; Synapse does not take images in prompts]")
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// Cancel implements sdk.Agent: the running prompt's context is cancelled;
+// the prompt then answers with stopReason "cancelled".
+func (s *Server) Cancel(ctx context.Context, p sdk.CancelNotification) error {
+	sess, err := s.session(p.SessionId)
+	if err != nil {
+		return err
+	}
+	sess.cancelRun()
+	return nil
+}
+
+// CloseSession implements sdk.Agent.
+func (s *Server) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+	s.mu.Lock()
+	sess := s.sessions[string(p.SessionId)]
+	delete(s.sessions, string(p.SessionId))
+	s.mu.Unlock()
+	if sess == nil {
+		return sdk.CloseSessionResponse{}, sdk.NewInvalidParams(fmt.Sprintf("unknown session %q", p.SessionId))
+	}
+	sess.close()
+	return sdk.CloseSessionResponse{}, nil
+}
+
+// ListSessions implements sdk.Agent: the sessions open on this connection.
+func (s *Server) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]string, 0, len(s.sessions))
+	for id := range s.sessions {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	out := sdk.ListSessionsResponse{Sessions: []sdk.SessionInfo{}}
+	for _, id := range ids {
+		out.Sessions = append(out.Sessions, sdk.SessionInfo{SessionId: sdk.SessionId(id), Cwd: s.sessions[id].g.Runner.Cwd()})
+	}
+	return out, nil
+}
+
+// ResumeSession implements sdk.Agent (unstable): not offered.
+func (s *Server) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound("session/resume (use session/load)")
+}
+
+// SetSessionMode implements sdk.Agent: Synapse has no modes.
+func (s *Server) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+	return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams("Synapse has no session modes")
+}
+
+// SetSessionConfigOption implements sdk.Agent: Synapse offers none.
+func (s *Server) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams("Synapse offers no session config options")
+}
+
+func (s *Server) session(id sdk.SessionId) (*session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sess := s.sessions[string(id)]; sess != nil {
+		return sess, nil
+	}
+	return nil, sdk.NewInvalidParams(fmt.Sprintf("unknown session %q: create it with session/new or load it with session/load", id))
+}
+
+func (s *Server) closeAll() {
+	s.mu.Lock()
+	all := s.sessions
+	s.sessions = map[string]*session{}
+	s.mu.Unlock()
+	for _, sess := range all {
+		sess.close()
+	}
+}

@@ -1,0 +1,380 @@
+package acp
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/synapse-agent/synapse/internal/app"
+	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+	"github.com/synapse-agent/synapse/internal/testutil"
+)
+
+// client is the editor's side: the SDK's client connection, recording every
+// session/update and answering permission requests with answer.
+type client struct {
+	mu      sync.Mutex
+	updates []sdk.SessionUpdate
+	asked   []sdk.RequestPermissionRequest
+	answer  string // option id to select ("" cancels the request)
+	onTool  func(sdk.SessionUpdate)
+}
+
+func (c *client) SessionUpdate(ctx context.Context, n sdk.SessionNotification) error {
+	c.mu.Lock()
+	c.updates = append(c.updates, n.Update)
+	f := c.onTool
+	c.mu.Unlock()
+	if f != nil && n.Update.ToolCall != nil {
+		f(n.Update)
+	}
+	return nil
+}
+
+func (c *client) RequestPermission(ctx context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	c.mu.Lock()
+	c.asked = append(c.asked, p)
+	ans := c.answer
+	c.mu.Unlock()
+	if ans == "" {
+		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
+	}
+	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(sdk.PermissionOptionId(ans))}, nil
+}
+
+func (c *client) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	return sdk.ReadTextFileResponse{}, sdk.NewMethodNotFound("fs/read_text_file")
+}
+func (c *client) WriteTextFile(context.Context, sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	return sdk.WriteTextFileResponse{}, sdk.NewMethodNotFound("fs/write_text_file")
+}
+func (c *client) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+	return sdk.CreateTerminalResponse{}, sdk.NewMethodNotFound("terminal/create")
+}
+func (c *client) KillTerminal(context.Context, sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
+	return sdk.KillTerminalResponse{}, sdk.NewMethodNotFound("terminal/kill")
+}
+func (c *client) TerminalOutput(context.Context, sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
+	return sdk.TerminalOutputResponse{}, sdk.NewMethodNotFound("terminal/output")
+}
+func (c *client) ReleaseTerminal(context.Context, sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
+	return sdk.ReleaseTerminalResponse{}, sdk.NewMethodNotFound("terminal/release")
+}
+func (c *client) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
+	return sdk.WaitForTerminalExitResponse{}, sdk.NewMethodNotFound("terminal/wait_for_exit")
+}
+
+func (c *client) snapshot() []sdk.SessionUpdate {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]sdk.SessionUpdate(nil), c.updates...)
+}
+
+func (c *client) reset() {
+	c.mu.Lock()
+	c.updates = nil
+	c.mu.Unlock()
+}
+
+// world is a fake model, a project outside the temp directory, and a
+// synapse ACP server connected to the SDK's client over pipes.
+type world struct {
+	srv  *llmtest.Server
+	proj string
+	base string
+	cl   *client
+	conn *sdk.ClientSideConnection
+	env  map[string]string
+}
+
+func newWorld(t *testing.T, turns ...llmtest.Turn) *world {
+	t.Helper()
+	base := t.TempDir()
+	w := &world{srv: llmtest.New(t, turns...), proj: filepath.Join(base, "proj"), base: base, cl: &client{}}
+	for _, d := range []string{w.proj, filepath.Join(base, "tmp"), filepath.Join(base, "home")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("TMPDIR", filepath.Join(base, "tmp"))
+	w.env = map[string]string{
+		"HOME":               filepath.Join(base, "home"),
+		"SYNAPSE_HOME":       filepath.Join(base, "home", ".synapse"),
+		"ANTHROPIC_BASE_URL": w.srv.URL(),
+		"ANTHROPIC_API_KEY":  "llmtest-key",
+		"SYNAPSE_MODEL":      "claude-sonnet-4-5",
+	}
+	w.connect(t)
+	return w
+}
+
+// connect starts a server (a fresh process would do the same) and
+// initializes the protocol.
+func (w *world) connect(t *testing.T) {
+	t.Helper()
+	a, err := app.New(config.MapEnv(w.env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	toAgentR, toAgentW := io.Pipe()
+	toClientR, toClientW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = Serve(ctx, Options{App: a, Version: "test"}, toAgentR, toClientW)
+		toClientW.Close()
+	}()
+	t.Cleanup(func() {
+		toAgentW.Close()
+		cancel()
+		<-done
+	})
+	w.conn = sdk.NewClientSideConnection(w.cl, toAgentW, toClientR)
+	init, err := w.conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber,
+		ClientInfo: &sdk.Implementation{Name: "test-editor", Version: "1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !init.AgentCapabilities.LoadSession || init.AgentInfo == nil || init.AgentInfo.Name != "synapse" || init.ProtocolVersion != sdk.ProtocolVersionNumber {
+		t.Fatalf("initialize = %+v", init)
+	}
+}
+
+func (w *world) newSession(t *testing.T) sdk.SessionId {
+	t.Helper()
+	res, err := w.conn.NewSession(context.Background(), sdk.NewSessionRequest{Cwd: w.proj, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(res.SessionId), "session-") {
+		t.Fatalf("session id %q is not a Synapse session id", res.SessionId)
+	}
+	return res.SessionId
+}
+
+func (w *world) prompt(t *testing.T, id sdk.SessionId, text string) sdk.PromptResponse {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := w.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// toolUpdates collects a call's start and its updates.
+func toolUpdates(ups []sdk.SessionUpdate, id string) (start *sdk.SessionUpdateToolCall, updates []*sdk.SessionToolCallUpdate) {
+	for _, u := range ups {
+		if u.ToolCall != nil && string(u.ToolCall.ToolCallId) == id {
+			start = u.ToolCall
+		}
+		if u.ToolCallUpdate != nil && string(u.ToolCallUpdate.ToolCallId) == id {
+			updates = append(updates, u.ToolCallUpdate)
+		}
+	}
+	return start, updates
+}
+
+func finalStatus(updates []*sdk.SessionToolCallUpdate) sdk.ToolCallStatus {
+	var st sdk.ToolCallStatus
+	for _, u := range updates {
+		if u.Status != nil {
+			st = *u.Status
+		}
+	}
+	return st
+}
+
+func messageText(ups []sdk.SessionUpdate) (agentText, thought, userText string) {
+	for _, u := range ups {
+		switch {
+		case u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil:
+			agentText += u.AgentMessageChunk.Content.Text.Text
+		case u.AgentThoughtChunk != nil && u.AgentThoughtChunk.Content.Text != nil:
+			thought += u.AgentThoughtChunk.Content.Text.Text
+		case u.UserMessageChunk != nil && u.UserMessageChunk.Content.Text != nil:
+			userText += u.UserMessageChunk.Content.Text.Text
+		}
+	}
+	return
+}
+
+// A prompt streams thinking, the answer, a tool call with its kind and
+// completion, a write's diff and the todo list as a plan, and ends the turn;
+// session/load in a new connection resumes the saved conversation and
+// replays it.
+func TestPromptStreamsAndLoadResumes(t *testing.T) {
+	testutil.RequireBwrap(t)
+	w := newWorld(t,
+		llmtest.Turn{Thinking: "plan it", Text: "Writing the notes.", ToolCalls: []llmtest.ToolCall{
+			llmtest.BashCall("w", "write notes.txt 'old line'"),
+		}},
+		llmtest.BashTurn("e", "edit notes.txt 'old line' 'new line'", `TodoWrite '{"todos":[{"content":"Write notes","activeForm":"Writing notes","status":"completed"}]}'`),
+		llmtest.TextTurn("All done."),
+		llmtest.TextTurn("Still here."),
+	)
+	id := w.newSession(t)
+	res := w.prompt(t, id, "write some notes")
+	if res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("stop reason %q", res.StopReason)
+	}
+	ups := w.cl.snapshot()
+	text, thought, _ := messageText(ups)
+	if text != "Writing the notes.All done." || thought != "plan it" {
+		t.Errorf("agent text %q, thought %q", text, thought)
+	}
+	start, upd := toolUpdates(ups, "e-1")
+	if start == nil || start.Kind != sdk.ToolKindEdit || start.Title != "edit notes.txt 'old line' 'new line'" ||
+		len(start.Locations) != 1 || start.Locations[0].Path != filepath.Join(w.proj, "notes.txt") {
+		t.Fatalf("edit call start = %+v", start)
+	}
+	if finalStatus(upd) != sdk.ToolCallStatusCompleted {
+		t.Errorf("edit call status = %q", finalStatus(upd))
+	}
+	var diff *sdk.ToolCallContentDiff
+	for _, u := range upd {
+		for _, c := range u.Content {
+			if c.Diff != nil {
+				diff = c.Diff
+			}
+		}
+	}
+	if diff == nil || diff.Path != filepath.Join(w.proj, "notes.txt") || diff.OldText == nil || *diff.OldText != "old line" || diff.NewText != "new line" {
+		t.Errorf("edit diff = %+v", diff)
+	}
+	if _, wupd := toolUpdates(ups, "w"); finalStatus(wupd) != sdk.ToolCallStatusCompleted {
+		t.Errorf("write call did not complete: %+v", wupd)
+	} else if d := wupd[len(wupd)-1].Content[0].Diff; d == nil || d.OldText != nil || d.NewText != "old line" {
+		t.Errorf("write of a new file: diff %+v, want no old text", d)
+	}
+	var plan *sdk.SessionUpdatePlan
+	for _, u := range ups {
+		if u.Plan != nil {
+			plan = u.Plan
+		}
+	}
+	if plan == nil || len(plan.Entries) != 1 || plan.Entries[0].Content != "Write notes" || plan.Entries[0].Status != sdk.PlanEntryStatusCompleted {
+		t.Errorf("plan = %+v", plan)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.proj, "notes.txt")); string(b) != "new line" {
+		t.Errorf("notes.txt = %q", b)
+	}
+
+	// A new connection (the editor restarted) loads the session.
+	w.cl = &client{}
+	w.connect(t)
+	if _, err := w.conn.LoadSession(context.Background(), sdk.LoadSessionRequest{SessionId: id, Cwd: w.proj, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	replayed := w.cl.snapshot()
+	rtext, _, user := messageText(replayed)
+	if !strings.Contains(user, "write some notes") || !strings.Contains(rtext, "All done.") {
+		t.Errorf("replay: user %q, agent %q", user, rtext)
+	}
+	if _, rupd := toolUpdates(replayed, "e-1"); finalStatus(rupd) != sdk.ToolCallStatusCompleted {
+		t.Errorf("replay lacks the edit call's completion")
+	}
+	w.cl.reset()
+	if res := w.prompt(t, id, "and now?"); res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("stop reason after load %q", res.StopReason)
+	}
+	if req := w.srv.Requests()[3]; req.Turns() < 3 || !strings.Contains(req.FirstUserText(), "write some notes") {
+		t.Errorf("the loaded session did not send the earlier conversation: %d turns", req.Turns())
+	}
+	if _, err := w.conn.LoadSession(context.Background(), sdk.LoadSessionRequest{SessionId: "session-nope", Cwd: w.proj, McpServers: []sdk.McpServer{}}); err == nil {
+		t.Error("loading an unknown session succeeded")
+	}
+}
+
+// session/cancel while a command runs: the command is stopped, its call
+// ends failed, and the prompt answers "cancelled".
+func TestCancelMidTool(t *testing.T) {
+	testutil.RequireBwrap(t)
+	w := newWorld(t, llmtest.BashTurn("s", "sleep 30"), llmtest.TextTurn("never"))
+	id := w.newSession(t)
+	w.cl.onTool = func(u sdk.SessionUpdate) {
+		go func() {
+			time.Sleep(200 * time.Millisecond) // let the command start
+			_ = w.conn.Cancel(context.Background(), sdk.CancelNotification{SessionId: id})
+		}()
+	}
+	start := time.Now()
+	res := w.prompt(t, id, "wait a while")
+	if res.StopReason != sdk.StopReasonCancelled {
+		t.Fatalf("stop reason %q, want cancelled", res.StopReason)
+	}
+	if time.Since(start) > 20*time.Second {
+		t.Errorf("cancel did not stop sleep 30 promptly")
+	}
+	s, upd := toolUpdates(w.cl.snapshot(), "s-1")
+	if s == nil || s.Kind != sdk.ToolKindExecute || finalStatus(upd) != sdk.ToolCallStatusFailed {
+		t.Errorf("sleep call: start %+v, final status %q", s, finalStatus(upd))
+	}
+	if w.srv.Count() != 1 {
+		t.Errorf("the model was asked again after the cancel: %d requests", w.srv.Count())
+	}
+}
+
+// A write the sandbox blocks is asked as session/request_permission; the
+// answer is honoured: denied, the file is not written; allowed once, it is.
+func TestBlockedWriteAsksPermission(t *testing.T) {
+	testutil.RequireBwrap(t)
+	for _, tc := range []struct {
+		answer  string
+		written bool
+	}{{optDeny, false}, {optOnce, true}} {
+		t.Run(tc.answer, func(t *testing.T) {
+			outside := filepath.Join(t.TempDir(), "outside.txt")
+			w := newWorld(t, llmtest.BashTurn("b", "write "+outside+" 'hello'"), llmtest.TextTurn("ok"))
+			w.cl.answer = tc.answer
+			id := w.newSession(t)
+			if res := w.prompt(t, id, "write outside"); res.StopReason != sdk.StopReasonEndTurn {
+				t.Fatalf("stop reason %q", res.StopReason)
+			}
+			w.cl.mu.Lock()
+			asked := append([]sdk.RequestPermissionRequest(nil), w.cl.asked...)
+			w.cl.mu.Unlock()
+			if len(asked) != 1 || string(asked[0].ToolCall.ToolCallId) != "b-1" || len(asked[0].Options) != 4 ||
+				asked[0].ToolCall.Title == nil || !strings.Contains(*asked[0].ToolCall.Title, outside) {
+				t.Fatalf("permission requests = %+v", asked)
+			}
+			b, err := os.ReadFile(outside)
+			if got := err == nil && string(b) == "hello"; got != tc.written {
+				t.Errorf("written = %v (%q, %v), want %v", got, b, err, tc.written)
+			}
+			_, upd := toolUpdates(w.cl.snapshot(), "b-1")
+			want := sdk.ToolCallStatusFailed
+			if tc.written {
+				want = sdk.ToolCallStatusCompleted
+			}
+			if finalStatus(upd) != want {
+				t.Errorf("call status %q, want %q", finalStatus(upd), want)
+			}
+		})
+	}
+}
+
+// Bad requests get errors, not a dead connection.
+func TestBadRequests(t *testing.T) {
+	w := newWorld(t)
+	if _, err := w.conn.NewSession(context.Background(), sdk.NewSessionRequest{Cwd: "relative/dir", McpServers: []sdk.McpServer{}}); err == nil || !strings.Contains(err.Error(), "absolute") {
+		t.Errorf("relative cwd: %v", err)
+	}
+	if _, err := w.conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: "session-x", Prompt: []sdk.ContentBlock{sdk.TextBlock("hi")}}); err == nil || !strings.Contains(err.Error(), "unknown session") {
+		t.Errorf("unknown session: %v", err)
+	}
+	bad := []sdk.McpServer{{Stdio: &sdk.McpServerStdio{Name: "a:b", Command: "x", Args: []string{}, Env: []sdk.EnvVariable{}}}}
+	if _, err := w.conn.NewSession(context.Background(), sdk.NewSessionRequest{Cwd: w.proj, McpServers: bad}); err == nil || !strings.Contains(err.Error(), "colons") {
+		t.Errorf("bad MCP server name: %v", err)
+	}
+}

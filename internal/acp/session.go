@@ -1,0 +1,382 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/app"
+	"github.com/synapse-agent/synapse/internal/cmdline"
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/todo"
+	"github.com/synapse-agent/synapse/internal/tool"
+)
+
+// maxDiffBytes bounds a file read to show an edit's diff (bigger files get
+// no diff, only the command's output).
+const maxDiffBytes = 1 << 20
+
+// session is one ACP session: an agent and the tool calls it has open.
+type session struct {
+	srv *Server
+	id  string
+	g   *app.Agent
+
+	mu      sync.Mutex
+	cancel  context.CancelFunc // the running prompt's, nil when idle
+	calls   map[string]*call   // started, not yet ended
+	current string             // the call running now (the grant prompt names it)
+}
+
+// call is a started tool call: for write and edit, the file and its text
+// before, for the diff.
+type call struct {
+	path   string
+	before *string // nil: the file did not exist (or could not be read)
+	diff   bool
+}
+
+func (s *session) start(cancel context.CancelFunc) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel != nil {
+		return false
+	}
+	s.cancel = cancel
+	return true
+}
+
+// finish ends the prompt: a call that got no end (the run was cancelled
+// under it) is reported failed, so that every tool call the client saw
+// has a final status.
+func (s *session) finish(runErr error) {
+	s.mu.Lock()
+	s.cancel = nil
+	open := s.calls
+	s.calls = map[string]*call{}
+	s.current = ""
+	s.mu.Unlock()
+	for id := range open {
+		msg := "cancelled"
+		if runErr != nil && !errors.Is(runErr, agent.ErrInterrupted) {
+			msg = runErr.Error()
+		}
+		s.send(sdk.UpdateToolCall(sdk.ToolCallId(id), sdk.WithUpdateStatus(sdk.ToolCallStatusFailed),
+			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(msg))})))
+	}
+}
+
+func (s *session) cancelRun() {
+	s.mu.Lock()
+	c := s.cancel
+	s.mu.Unlock()
+	if c != nil {
+		c()
+	}
+}
+
+func (s *session) close() {
+	s.cancelRun()
+	if err := s.g.Close(); err != nil {
+		fmt.Fprintln(s.srv.opts.Log, "synapse acp: close session:", err)
+	}
+}
+
+func (s *session) send(u sdk.SessionUpdate) {
+	err := s.srv.conn.SessionUpdate(s.srv.ctx, sdk.SessionNotification{SessionId: sdk.SessionId(s.id), Update: u})
+	if err != nil && s.srv.ctx.Err() == nil {
+		fmt.Fprintln(s.srv.opts.Log, "synapse acp: send update:", err)
+	}
+}
+
+// event turns one agent event into session updates. Events arrive one at a
+// time (the runner serialises them).
+func (s *session) event(e agent.Event) {
+	switch e.Kind {
+	case agent.TextDelta:
+		if e.Text != "" {
+			s.send(sdk.UpdateAgentMessageText(e.Text))
+		}
+	case agent.ThinkingDelta:
+		if e.Text != "" {
+			s.send(sdk.UpdateAgentThoughtText(e.Text))
+		}
+	case agent.ToolStart:
+		s.toolStart(e.CallID, e.Command)
+	case agent.ToolEnd:
+		s.toolEnd(e.CallID, e.Result)
+	case agent.TodoChange:
+		s.send(plan(e.Todos))
+	case agent.TaskToolStart:
+		// A sub-agent's command shows inside its task call.
+		s.send(sdk.UpdateToolCall(sdk.ToolCallId(e.TaskID), sdk.WithUpdateContent([]sdk.ToolCallContent{
+			sdk.ToolContent(sdk.TextBlock("sub-agent runs: " + e.Command))})))
+	case agent.Warning:
+		if e.Err != nil {
+			fmt.Fprintln(s.srv.opts.Log, "synapse acp: warning:", e.Err)
+		}
+	}
+}
+
+func (s *session) toolStart(id, command string) {
+	kind, path := classify(command)
+	c := &call{}
+	opts := []sdk.ToolCallStartOpt{sdk.WithStartKind(kind), sdk.WithStartStatus(sdk.ToolCallStatusInProgress),
+		sdk.WithStartRawInput(map[string]any{"command": command})}
+	if path != "" {
+		c.path = s.abs(path)
+		opts = append(opts, sdk.WithStartLocations([]sdk.ToolCallLocation{{Path: c.path}}))
+		if kind == sdk.ToolKindEdit {
+			c.diff = true
+			c.before = readText(c.path)
+		}
+	}
+	s.mu.Lock()
+	s.calls[id] = c
+	s.current = id
+	s.mu.Unlock()
+	s.send(sdk.StartToolCall(sdk.ToolCallId(id), title(command), opts...))
+}
+
+func (s *session) toolEnd(id string, res *tool.Result) {
+	s.mu.Lock()
+	c, ok := s.calls[id]
+	delete(s.calls, id)
+	if s.current == id {
+		s.current = ""
+	}
+	s.mu.Unlock()
+	if !ok {
+		c = &call{}
+	}
+	status := sdk.ToolCallStatusCompleted
+	var content []sdk.ToolCallContent
+	var raw any
+	if res != nil {
+		if res.IsError || res.Extras["type"] == tool.ExtrasTypeSandboxBlocked {
+			status = sdk.ToolCallStatusFailed
+		}
+		if c.diff && status == sdk.ToolCallStatusCompleted {
+			if after := readText(c.path); after != nil {
+				d := sdk.ToolDiffContent(c.path, *after)
+				d.Diff.OldText = c.before
+				content = append(content, d)
+			}
+		}
+		if out := strings.TrimSpace(res.Output); out != "" {
+			content = append(content, sdk.ToolContent(sdk.TextBlock(out)))
+		}
+		raw = map[string]any{"output": res.Output, "isError": res.IsError}
+	}
+	opts := []sdk.ToolCallUpdateOpt{sdk.WithUpdateStatus(status)}
+	if len(content) > 0 {
+		opts = append(opts, sdk.WithUpdateContent(content))
+	}
+	if raw != nil {
+		opts = append(opts, sdk.WithUpdateRawOutput(raw))
+	}
+	s.send(sdk.UpdateToolCall(sdk.ToolCallId(id), opts...))
+}
+
+// abs resolves a command's path against the agent shell's directory.
+func (s *session) abs(p string) string {
+	if strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(home, p[2:])
+		}
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(s.g.Sandbox.Cwd(), p)
+	}
+	return filepath.Clean(p)
+}
+
+// readText reads a file the agent is about to change or has changed, for
+// the diff. The workspace is written by sandboxed commands, so the file is
+// opened without following a link and must be a regular file of bounded
+// size; nil when it is not there or not readable that way.
+func readText(path string) *string {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() > maxDiffBytes {
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxDiffBytes+1))
+	if err != nil || len(b) > maxDiffBytes {
+		return nil
+	}
+	s := string(b)
+	return &s
+}
+
+// classify names a command's kind for the client's icon and, for file
+// commands, the path it works on.
+func classify(command string) (sdk.ToolKind, string) {
+	line := strings.TrimSpace(command)
+	head, rest, _ := strings.Cut(line, " ")
+	first := func() string {
+		words, err := cmdline.SplitArgs(strings.SplitN(rest, "\n", 2)[0])
+		if err != nil {
+			return ""
+		}
+		for _, w := range words {
+			if !strings.HasPrefix(w, "-") {
+				return w
+			}
+		}
+		return ""
+	}
+	switch {
+	case head == "read":
+		return sdk.ToolKindRead, first()
+	case head == "write" || head == "edit":
+		return sdk.ToolKindEdit, first()
+	case head == "TodoWrite", strings.HasPrefix(head, "task:"):
+		return sdk.ToolKindThink, ""
+	case head == "grep" || head == "rg" || head == "find" || head == "command:search":
+		return sdk.ToolKindSearch, ""
+	case head == "curl" || head == "wget":
+		return sdk.ToolKindFetch, ""
+	case head == "rm":
+		return sdk.ToolKindDelete, ""
+	case head == "mv":
+		return sdk.ToolKindMove, ""
+	case strings.HasPrefix(head, "mcp:") || strings.HasPrefix(head, "skill:"):
+		return sdk.ToolKindOther, ""
+	}
+	return sdk.ToolKindExecute, ""
+}
+
+// title is the command's first line, bounded.
+func title(command string) string {
+	t := strings.TrimSpace(command)
+	if i := strings.IndexByte(t, '\n'); i >= 0 {
+		t = t[:i] + " …"
+	}
+	if r := []rune(t); len(r) > 120 {
+		t = string(r[:119]) + "…"
+	}
+	return t
+}
+
+func plan(items []todo.Item) sdk.SessionUpdate {
+	entries := make([]sdk.PlanEntry, 0, len(items))
+	for _, it := range items {
+		st := sdk.PlanEntryStatusPending
+		switch it.Status {
+		case todo.InProgress:
+			st = sdk.PlanEntryStatusInProgress
+		case todo.Completed:
+			st = sdk.PlanEntryStatusCompleted
+		}
+		entries = append(entries, sdk.PlanEntry{Content: it.Content, Priority: sdk.PlanEntryPriorityMedium, Status: st})
+	}
+	return sdk.UpdatePlan(entries...)
+}
+
+// Permission options offered for a sandbox-blocked command.
+const (
+	optOnce      = "allow_once"
+	optSession   = "allow_session"
+	optPermanent = "allow_permanent"
+	optDeny      = "deny"
+)
+
+// Approve implements tool.Approver: the sandbox's grant prompt, asked as
+// session/request_permission about the call that was blocked.
+func (s *session) Approve(ctx context.Context, req tool.ApprovalRequest) tool.Decision {
+	s.mu.Lock()
+	id := s.current
+	s.mu.Unlock()
+	t := fmt.Sprintf("Allow access to %s?", req.Resource)
+	text := fmt.Sprintf("The sandbox blocked `%s`: it needs %s.", title(req.Command), req.Resource)
+	if req.Reason != "" {
+		text += " " + req.Reason
+	}
+	resp, err := s.srv.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
+		SessionId: sdk.SessionId(s.id),
+		ToolCall: sdk.ToolCallUpdate{
+			ToolCallId: sdk.ToolCallId(id),
+			Title:      &t,
+			Status:     sdk.Ptr(sdk.ToolCallStatusPending),
+			Locations:  []sdk.ToolCallLocation{{Path: req.Resource}},
+			RawInput:   map[string]any{"command": req.Command, "resource": req.Resource, "reason": req.Reason},
+			Content:    []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))},
+		},
+		Options: []sdk.PermissionOption{
+			{Kind: sdk.PermissionOptionKindAllowOnce, Name: "Allow once", OptionId: optOnce},
+			{Kind: sdk.PermissionOptionKindAllowAlways, Name: "Allow for this session", OptionId: optSession},
+			{Kind: sdk.PermissionOptionKindAllowAlways, Name: "Allow permanently (sandbox.json)", OptionId: optPermanent},
+			{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Deny", OptionId: optDeny},
+		},
+	})
+	if err != nil || resp.Outcome.Selected == nil {
+		return tool.Deny
+	}
+	switch resp.Outcome.Selected.OptionId {
+	case optOnce:
+		return tool.Once
+	case optSession:
+		return tool.Session
+	case optPermanent:
+		return tool.Permanent
+	}
+	return tool.Deny
+}
+
+// replay sends a loaded conversation to the client: user and agent
+// messages, thinking, and each tool call with its result.
+func (s *session) replay(history []llm.Message) {
+	for _, m := range history {
+		switch m.Role {
+		case llm.RoleUser:
+			if m.Text != "" {
+				s.send(sdk.UpdateUserMessageText(m.Text))
+			}
+		case llm.RoleAssistant:
+			for _, th := range m.Thinking {
+				if th.Text != "" {
+					s.send(sdk.UpdateAgentThoughtText(th.Text))
+				}
+			}
+			if m.Text != "" {
+				s.send(sdk.UpdateAgentMessageText(m.Text))
+			}
+			for _, c := range m.ToolCalls {
+				var in struct {
+					Command string `json:"command"`
+				}
+				_ = json.Unmarshal(c.Input, &in)
+				kind, _ := classify(in.Command)
+				s.send(sdk.StartToolCall(sdk.ToolCallId(c.ID), title(in.Command), sdk.WithStartKind(kind),
+					sdk.WithStartStatus(sdk.ToolCallStatusPending), sdk.WithStartRawInput(map[string]any{"command": in.Command})))
+			}
+		case llm.RoleTool:
+			st := sdk.ToolCallStatusCompleted
+			if m.IsError {
+				st = sdk.ToolCallStatusFailed
+			}
+			s.send(sdk.UpdateToolCall(sdk.ToolCallId(m.ToolCallID), sdk.WithUpdateStatus(st),
+				sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(m.Text))})))
+		}
+	}
+	if todos := s.g.Runner.Todos(); todos != nil {
+		if items := todos.Items(); len(items) > 0 {
+			s.send(plan(items))
+		}
+	}
+}

@@ -1,0 +1,40 @@
+package cli
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+
+	"github.com/synapse-agent/synapse/internal/acp"
+)
+
+func newACPCmd(stdio IO) *cobra.Command {
+	var provider, model string
+	cmd := &cobra.Command{
+		Use:   "acp",
+		Short: "Serve the Agent Client Protocol on stdin/stdout (for editors such as Zed)",
+		Long: `Serve the Agent Client Protocol (JSON-RPC over stdin/stdout) so that an editor
+can use Synapse as its agent. Configure the editor to run "synapse acp".
+
+Each ACP session is a Synapse session in the editor's working directory, saved
+like any other (session/load resumes it; "synapse sessions" lists it), with the
+editor's MCP servers added to the configured ones. Answers, thinking, tool calls
+(with diffs for write and edit) and the todo list (as the plan) stream as
+session/update; a write the sandbox blocks is asked as session/request_permission.
+Diagnostics go to stderr.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if stdio.In == nil {
+				return exitCode(2, errors.New("synapse acp needs stdin: an editor runs it with pipes"))
+			}
+			a, _, err := newApp(stdio)
+			if err != nil {
+				return err
+			}
+			return acp.Serve(cmd.Context(), acp.Options{App: a, Version: Version, Provider: provider, Model: model, Log: stdio.Err}, stdio.In, stdio.Out)
+		},
+	}
+	cmd.Flags().StringVar(&provider, "provider", "", "provider: anthropic or openai (default: settings.json)")
+	cmd.Flags().StringVar(&model, "model", "", "model to use (default: settings.json or SYNAPSE_MODEL)")
+	return badUsageExits2(cmd)
+}
