@@ -123,7 +123,7 @@ func (s *Server) open(ctx context.Context, cwd string, servers []sdk.McpServer, 
 	if err != nil {
 		return nil, sdk.NewInvalidParams(err.Error())
 	}
-	sess := &session{srv: s, calls: map[string]*call{}}
+	sess := &session{srv: s, calls: map[string]bool{}}
 	g, err := s.opts.App.NewAgent(ctx, app.AgentSetup{
 		Provider:   s.opts.Provider,
 		Model:      s.opts.Model,

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -22,10 +20,6 @@ import (
 	"github.com/synapse-agent/synapse/internal/tool"
 )
 
-// maxDiffBytes bounds a file read to show an edit's diff (bigger files get
-// no diff, only the command's output).
-const maxDiffBytes = 1 << 20
-
 // session is one ACP session: an agent and the tool calls it has open.
 type session struct {
 	srv *Server
@@ -34,16 +28,8 @@ type session struct {
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc // the running prompt's, nil when idle
-	calls   map[string]*call   // started, not yet ended
+	calls   map[string]bool    // started, not yet ended
 	current string             // the call running now (the grant prompt names it)
-}
-
-// call is a started tool call: for write and edit, the file and its text
-// before, for the diff.
-type call struct {
-	path   string
-	before *string // nil: the file did not exist (or could not be read)
-	diff   bool
 }
 
 func (s *session) start(cancel context.CancelFunc) bool {
@@ -63,7 +49,7 @@ func (s *session) finish(runErr error) {
 	s.mu.Lock()
 	s.cancel = nil
 	open := s.calls
-	s.calls = map[string]*call{}
+	s.calls = map[string]bool{}
 	s.current = ""
 	s.mu.Unlock()
 	for id := range open {
@@ -130,19 +116,13 @@ func (s *session) event(e agent.Event) {
 
 func (s *session) toolStart(id, command string) {
 	kind, path := classify(command)
-	c := &call{}
 	opts := []sdk.ToolCallStartOpt{sdk.WithStartKind(kind), sdk.WithStartStatus(sdk.ToolCallStatusInProgress),
 		sdk.WithStartRawInput(map[string]any{"command": command})}
 	if path != "" {
-		c.path = s.abs(path)
-		opts = append(opts, sdk.WithStartLocations([]sdk.ToolCallLocation{{Path: c.path}}))
-		if kind == sdk.ToolKindEdit {
-			c.diff = true
-			c.before = readText(c.path)
-		}
+		opts = append(opts, sdk.WithStartLocations([]sdk.ToolCallLocation{{Path: s.abs(path)}}))
 	}
 	s.mu.Lock()
-	s.calls[id] = c
+	s.calls[id] = true
 	s.current = id
 	s.mu.Unlock()
 	s.send(sdk.StartToolCall(sdk.ToolCallId(id), title(command), opts...))
@@ -150,15 +130,11 @@ func (s *session) toolStart(id, command string) {
 
 func (s *session) toolEnd(id string, res *tool.Result) {
 	s.mu.Lock()
-	c, ok := s.calls[id]
 	delete(s.calls, id)
 	if s.current == id {
 		s.current = ""
 	}
 	s.mu.Unlock()
-	if !ok {
-		c = &call{}
-	}
 	status := sdk.ToolCallStatusCompleted
 	var content []sdk.ToolCallContent
 	var raw any
@@ -166,12 +142,15 @@ func (s *session) toolEnd(id string, res *tool.Result) {
 		if res.IsError || res.Extras["type"] == tool.ExtrasTypeSandboxBlocked {
 			status = sdk.ToolCallStatusFailed
 		}
-		if c.diff && status == sdk.ToolCallStatusCompleted {
-			if after := readText(c.path); after != nil {
-				d := sdk.ToolDiffContent(c.path, *after)
-				d.Diff.OldText = c.before
-				content = append(content, d)
+		// write and edit report the file before and after (bounded); the
+		// diff comes from there, not from reading the workspace again.
+		if ch := res.Change; ch != nil && status == sdk.ToolCallStatusCompleted {
+			d := sdk.ToolDiffContent(ch.Path, ch.New)
+			if !ch.Created {
+				old := ch.Old
+				d.Diff.OldText = &old
 			}
+			content = append(content, d)
 		}
 		if out := strings.TrimSpace(res.Output); out != "" {
 			content = append(content, sdk.ToolContent(sdk.TextBlock(out)))
@@ -199,28 +178,6 @@ func (s *session) abs(p string) string {
 		p = filepath.Join(s.g.Sandbox.Cwd(), p)
 	}
 	return filepath.Clean(p)
-}
-
-// readText reads a file the agent is about to change or has changed, for
-// the diff. The workspace is written by sandboxed commands, so the file is
-// opened without following a link and must be a regular file of bounded
-// size; nil when it is not there or not readable that way.
-func readText(path string) *string {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || st.Size() > maxDiffBytes {
-		return nil
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxDiffBytes+1))
-	if err != nil || len(b) > maxDiffBytes {
-		return nil
-	}
-	s := string(b)
-	return &s
 }
 
 // classify names a command's kind for the client's icon and, for file
