@@ -59,10 +59,15 @@ func runServe(ctx context.Context, stdio IO, addr, dataDir string, requireSandbo
 	if err != nil {
 		return exitCode(2, err)
 	}
+	settings, err := a.Settings()
+	if err != nil {
+		return exitCode(1, err)
+	}
 	env := os.Environ()
 	srv, err := web.New(web.Options{
 		DataDir:        dataDir,
 		Env:            env,
+		EngineEnv:      settings.ConsoleEnv,
 		Auth:           auth,
 		Limits:         web.LimitsFromEnv(stdio.Getenv),
 		Wrap:           web.SandboxWrap(a.Config.UserHome, env, agentSecrets(a.Config.Home)...),

@@ -47,12 +47,21 @@ type Settings struct {
 	// | "neutral" | "aggressive"}, raw for the same reason (see SkillEnhanceConfig).
 	SkillEnhance json.RawMessage `json:"skillEnhance,omitempty"`
 
+	// ShareEnv names the environment variables project files (a project's
+	// .mcp.json) may expand, such as GITHUB_TOKEN; any other ${VAR} in a
+	// project file expands to nothing. The user's own files are not limited.
+	ShareEnv []string `json:"shareEnv,omitempty"`
+	// ConsoleEnv maps a web-console engine ID ("codex-tui") to variables of
+	// the server's environment it gets besides its vendor's own: the only
+	// way an engine sees one of Synapse's provider keys.
+	ConsoleEnv map[string][]string `json:"consoleEnv,omitempty"`
+
 	// Extra holds the keys this version does not know, verbatim.
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // knownKeys are the JSON keys of Settings' fields.
-var knownKeys = []string{"provider", "model", "env", "enableSkillSearchInstruction", "maxTokens", "thinkingBudget", "hooks", "skillEnhance"}
+var knownKeys = []string{"provider", "model", "env", "enableSkillSearchInstruction", "maxTokens", "thinkingBudget", "hooks", "skillEnhance", "shareEnv", "consoleEnv"}
 
 // SkillSearchInstruction reports whether the skill-search instruction is on (default true).
 func (s Settings) SkillSearchInstruction() bool {

@@ -79,8 +79,21 @@ func outsideTmp(t testing.TB) string {
 	return dir
 }
 
+// withEnv adds kv to the server's environment and maps the variables to
+// every engine, as a user's settings.json "consoleEnv" would.
 func withEnv(kv ...string) serverOpt {
-	return func(o *Options) { o.Env = append(o.Env, kv...) }
+	return func(o *Options) {
+		o.Env = append(o.Env, kv...)
+		if o.EngineEnv == nil {
+			o.EngineEnv = map[string][]string{}
+		}
+		for _, e := range Engines() {
+			for _, v := range kv {
+				name, _, _ := strings.Cut(v, "=")
+				o.EngineEnv[e.ID] = append(o.EngineEnv[e.ID], name)
+			}
+		}
+	}
 }
 
 func withLimits(f func(*Limits)) serverOpt {

@@ -74,6 +74,7 @@ type manager struct {
 	agentHome   string
 	probeDir    string
 	env         []string
+	engineEnv   map[string][]string
 	limits      Limits
 	wrap        WrapFunc
 	probe       func(context.Context) ProbeResult
@@ -176,7 +177,7 @@ func (m *manager) Start(ctx context.Context, id string, cols, rows int) (*Sessio
 		engine:   engine,
 		dir:      dir,
 		argv:     argv,
-		env:      sessionEnv(m.env, m.agentHome, dir, sid),
+		env:      sessionEnv(engineEnv(m.env, engine, m.engineEnv[engine.ID], withheldEnv()), m.agentHome, dir, sid),
 		cols:     cols,
 		rows:     rows,
 		sandbox:  probe,
@@ -365,9 +366,10 @@ func envValue(env []string, key string) string {
 	return v
 }
 
-// sessionEnv is the engine's environment: the server's, minus the console's
-// own secrets and the variables that point at the user's real home, plus a
-// home and XDG directories under agent_home and a capable TERM.
+// sessionEnv is the engine's environment: base (engineEnv's allow-list),
+// minus the console's own secrets and the variables that point at the
+// user's real home, plus a home and XDG directories under agent_home and a
+// capable TERM.
 func sessionEnv(base []string, agentHome, dir, id string) []string {
 	drop := map[string]bool{
 		"HOME": true, "XDG_CONFIG_HOME": true, "XDG_DATA_HOME": true, "XDG_CACHE_HOME": true,

@@ -23,8 +23,13 @@ import (
 type Options struct {
 	// DataDir holds ui_shell_sessions/ and agent_home/.
 	DataDir string
-	// Env is the environment engines start from (its PATH finds them).
+	// Env is the server's environment: its PATH finds the engines, and each
+	// engine gets from it only what it needs (see Engine.Env).
 	Env []string
+	// EngineEnv maps an engine ID to more variables of Env it gets, by name:
+	// the user's explicit choice, the only way an engine sees one of
+	// Synapse's provider keys (settings.json "consoleEnv").
+	EngineEnv map[string][]string
 	// Auth says who may use the console; Auth.Token must be set.
 	Auth Auth
 	// Limits bound sessions; see LimitsFromEnv.
@@ -89,6 +94,7 @@ func New(opts Options) (*Server, error) {
 			agentHome:   filepath.Join(dataDir, "agent_home"),
 			probeDir:    probeDir,
 			env:         opts.Env,
+			engineEnv:   opts.EngineEnv,
 			limits:      opts.Limits,
 			wrap:        opts.Wrap,
 			probe:       probe,

@@ -122,3 +122,9 @@ func within(path, dir string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
+
+// withheldEnv are the variables no engine gets unless the user maps them:
+// Synapse's own provider keys and the console's secrets.
+func withheldEnv() []string {
+	return append(sandbox.ProviderCredentials(), EnvToken, EnvUser, EnvPassword)
+}

@@ -6,6 +6,7 @@
 #   write PATH   try to create PATH, print WRITE-OK PATH or WRITE-DENIED PATH
 #   flood N      print N bytes of text
 #   size         print the terminal size
+#   env NAME     print ENV NAME=<value>, or ENV NAME unset
 #   exit N       exit with status N
 #   anything     echoed back as "echo: <line>"
 name=${1:-standin}
@@ -36,6 +37,9 @@ while true; do
         head -c "${line#flood }" /dev/zero | tr '\0' 'y'
         printf '\nFLOOD-DONE\n' ;;
       size) size ;;
+      env\ *)
+        n=${line#env }
+        if [ -n "${!n+x}" ]; then printf 'ENV %s=%s\n' "$n" "${!n}"; else printf 'ENV %s unset\n' "$n"; fi ;;
       exit\ *) exit "${line#exit }" ;;
       *) printf 'echo: %s\n' "$line" ;;
     esac
