@@ -235,7 +235,7 @@ func TestSlowTaskTimeoutOnlyAffectsItself(t *testing.T) {
 				case <-ctx.Done():
 				}
 				return tool.Result{Output: "Task timed out", IsError: true, Message: "Task timed out",
-					Extras: map[string]any{"failureCategory": tool.FailureExecution}}
+					Facts: tool.Facts{FailureCategory: tool.FailureExecution}}
 			}
 			return tool.Result{Output: "fast ok"}
 		})
@@ -684,7 +684,7 @@ func TestLimits(t *testing.T) {
 				if cmd == "exec-fail" {
 					cat = tool.FailureExecution
 				}
-				return tool.Result{Output: "no", IsError: true, Extras: map[string]any{"failureCategory": cat}}
+				return tool.Result{Output: "no", IsError: true, Facts: tool.Facts{FailureCategory: cat}}
 			})
 			p := newProvider(t, format,
 				llmtest.BashTurn("a", "nope"),

@@ -133,7 +133,7 @@ func cancelOnePhase(t *testing.T, format string, ph cancelPhase) {
 		if !ok {
 			t.Fatalf("%s: call %s started but never ended", ph.name, e.CallID)
 		}
-		if end.Result == nil || end.Result.Extras["status"] != CancelledStatus {
+		if end.Result == nil || end.Result.Facts.Status != CancelledStatus {
 			t.Errorf("%s: call %s ended with %+v, want status %q", ph.name, e.CallID, end.Result, CancelledStatus)
 		}
 	}

@@ -122,7 +122,7 @@ func (tt *testTool) Spec() llm.ToolSpec {
 func (tt *testTool) Call(ctx context.Context, input json.RawMessage) tool.Result {
 	var in tool.Input
 	if err := json.Unmarshal(input, &in); err != nil {
-		return tool.Result{Output: "bad input", IsError: true, Extras: map[string]any{"failureCategory": tool.FailureInvalidUsage}}
+		return tool.Result{Output: "bad input", IsError: true, Facts: tool.Facts{FailureCategory: tool.FailureInvalidUsage}}
 	}
 	tt.mu.Lock()
 	tt.inFlight++
@@ -138,7 +138,7 @@ func (tt *testTool) Call(ctx context.Context, input json.RawMessage) tool.Result
 	case strings.HasPrefix(in.Command, "TodoWrite "):
 		var items []todo.Item
 		if err := json.Unmarshal([]byte(strings.TrimPrefix(in.Command, "TodoWrite ")), &items); err != nil {
-			res = tool.Result{Output: err.Error(), IsError: true, Extras: map[string]any{"failureCategory": tool.FailureInvalidUsage}}
+			res = tool.Result{Output: err.Error(), IsError: true, Facts: tool.Facts{FailureCategory: tool.FailureInvalidUsage}}
 		} else {
 			tt.todos.Set(items)
 			res = tool.Result{Output: "todos updated"}

@@ -42,7 +42,7 @@ func (r *Runner) hookedCall(ctx context.Context, c llm.ToolCall) tool.Result {
 		if v.Block != "" {
 			msg := blockedPrefix + v.Block
 			return tool.Result{Output: msg, IsError: true, Message: "blocked by a PreToolUse hook",
-				Extras: map[string]any{"failureCategory": tool.FailureExecution, "blockedByHook": true}}
+				Facts: tool.Facts{FailureCategory: tool.FailureExecution, BlockedByHook: true}}
 		}
 	}
 	res := r.callTool(ctx, c)
@@ -80,7 +80,7 @@ func (r *Runner) runStopHooks(ctx context.Context, res *Result) {
 // denied reports whether the user refused a permission for one of results.
 func denied(results []tool.Result) bool {
 	for _, res := range results {
-		if d, ok := res.Extras["approval"].([]string); ok && slices.Contains(d, tool.Deny.String()) {
+		if slices.Contains(res.Facts.Approval, tool.Deny.String()) {
 			return true
 		}
 	}

@@ -93,10 +93,10 @@ func TestStopHooksRunAfterAFinalAnswer(t *testing.T) {
 
 func TestStopHooksDoNotRunWhenTheTurnDidNotEndNormally(t *testing.T) {
 	usageFail := func(context.Context, string) tool.Result {
-		return tool.Result{Output: "no", IsError: true, Extras: map[string]any{"failureCategory": tool.FailureCommandNotFound}}
+		return tool.Result{Output: "no", IsError: true, Facts: tool.Facts{FailureCategory: tool.FailureCommandNotFound}}
 	}
 	deny := func(context.Context, string) tool.Result {
-		return tool.Result{Output: "blocked", IsError: true, Extras: map[string]any{"approval": []string{"deny"}}}
+		return tool.Result{Output: "blocked", IsError: true, Facts: tool.Facts{Approval: []string{"deny"}}}
 	}
 	tests := []struct {
 		name  string

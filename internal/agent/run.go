@@ -318,7 +318,7 @@ func usageFailure(res tool.Result) bool {
 	if !res.IsError {
 		return false
 	}
-	cat, _ := res.Extras["failureCategory"].(string)
+	cat := res.Facts.FailureCategory
 	return cat == tool.FailureInvalidUsage || cat == tool.FailureCommandNotFound
 }
 

@@ -199,13 +199,13 @@ func (s *groupStarts) close() []int {
 	return out
 }
 
-// CancelledStatus is Result.Extras["status"] of the end event of a call the
+// CancelledStatus is Result.Facts.Status of the end event of a call the
 // run's cancel stopped; the call's step is dropped from the history.
 const CancelledStatus = "cancelled"
 
 func cancelledResult() tool.Result {
 	return tool.Result{IsError: true, Message: "cancelled: the run was interrupted",
-		Extras: map[string]any{"status": CancelledStatus}}
+		Facts: tool.Facts{Status: CancelledStatus}}
 }
 
 // drain waits (bounded) for calls still running after a cancel, so that a
@@ -229,7 +229,7 @@ func (r *Runner) callTool(ctx context.Context, c llm.ToolCall) (res tool.Result)
 		msg := fmt.Sprintf("Unknown tool %q: the only tool is %s, and every capability is a command line for it. Call it as %s(command=%q).",
 			c.Name, name, name, attempted(c))
 		return tool.Result{Output: msg, IsError: true, Message: fmt.Sprintf("unknown tool %q: the only tool is %s", c.Name, name),
-			Extras: map[string]any{"failureCategory": tool.FailureCommandNotFound}}
+			Facts: tool.Facts{FailureCategory: tool.FailureCommandNotFound}}
 	}
 	if c.InvalidInput != "" {
 		perr := jsonError(c.InvalidInput)
@@ -237,13 +237,13 @@ func (r *Runner) callTool(ctx context.Context, c llm.ToolCall) (res tool.Result)
 			"Send {\"command\": \"<command line>\"} (optionally with \"restart\": true), with quotes and backslashes inside the command escaped for JSON.",
 			c.Name, perr, excerpt(c.InvalidInput))
 		return tool.Result{Output: msg, IsError: true, Message: c.Name + " arguments are not valid JSON: " + perr,
-			Extras: map[string]any{"failureCategory": tool.FailureInvalidUsage}}
+			Facts: tool.Facts{FailureCategory: tool.FailureInvalidUsage}}
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			msg := fmt.Sprintf("internal error while running the command: %v", p)
 			res = tool.Result{Output: msg, IsError: true, Message: msg,
-				Extras: map[string]any{"failureCategory": tool.FailureExecution}}
+				Facts: tool.Facts{FailureCategory: tool.FailureExecution}}
 		}
 	}()
 	return r.tool.Call(ctx, c.Input)

@@ -63,13 +63,13 @@ func TestApproverAllowsANewFile(t *testing.T) {
 			ctx := context.Background()
 
 			exit := func(r tool.Result) int {
-				if c, ok := r.Extras["exitCode"].(int); ok {
+				if c, ok := r.Facts.Exit(); ok {
 					return c
 				}
 				return -1
 			}
 			r := bt.Run(ctx, tool.Input{Command: "echo created > " + newFile})
-			if exit(r) != 0 || r.Extras["type"] == "sandbox_blocked" {
+			if exit(r) != 0 || r.Facts.Type == "sandbox_blocked" {
 				t.Fatalf("the allowed write failed: %+v", r)
 			}
 			if got, _ := os.ReadFile(newFile); string(got) != "created\n" {
@@ -86,7 +86,7 @@ func TestApproverAllowsANewFile(t *testing.T) {
 
 			sibling := filepath.Join(outside, "sibling.txt")
 			r = bt.Run(ctx, tool.Input{Command: "echo x > " + sibling})
-			if r.Extras["type"] != "sandbox_blocked" || !strings.Contains(r.Output, "The user denied access to "+sibling) {
+			if r.Facts.Type != "sandbox_blocked" || !strings.Contains(r.Output, "The user denied access to "+sibling) {
 				t.Errorf("the sibling write: %+v", r)
 			}
 			if _, err := os.Stat(sibling); err == nil {

@@ -143,7 +143,7 @@ type execRecord struct {
 
 // resultCode is the process exit status for one result.
 func resultCode(r tool.Result) int {
-	if c, ok := r.Extras["exitCode"].(int); ok {
+	if c, ok := r.Facts.Exit(); ok {
 		return c
 	}
 	if r.IsError {

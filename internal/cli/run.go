@@ -21,6 +21,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/todo"
+	"github.com/synapse-agent/synapse/internal/tool"
 	"github.com/synapse-agent/synapse/internal/view"
 )
 
@@ -316,7 +317,7 @@ type eventOut struct {
 	Output          *string        `json:"output,omitempty"`
 	IsError         *bool          `json:"isError,omitempty"`
 	Message         string         `json:"message,omitempty"`
-	Extras          map[string]any `json:"extras,omitempty"`
+	Extras          tool.Facts     `json:"extras,omitzero"`
 	DurationMs      *int64         `json:"durationMs,omitempty"`
 	Usage           *llm.Usage     `json:"usage,omitempty"`
 	Todos           *[]todo.Item   `json:"todos,omitempty"`
@@ -333,7 +334,7 @@ func eventJSON(e agent.Event) eventOut {
 		TaskID: e.TaskID, TaskType: e.TaskType, TaskDescription: e.TaskDescription, ToolCount: e.ToolCount, Hooks: e.Hooks}
 	if e.Result != nil {
 		out, isErr := e.Result.Output, e.Result.IsError
-		o.Output, o.IsError, o.Message, o.Extras = &out, &isErr, e.Result.Message, e.Result.Extras
+		o.Output, o.IsError, o.Message, o.Extras = &out, &isErr, e.Result.Message, e.Result.Facts
 	}
 	if e.Kind == agent.ToolEnd || e.Kind == agent.TaskToolEnd || e.Kind == agent.TaskEnd {
 		ms := e.Duration.Milliseconds()

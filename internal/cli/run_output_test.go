@@ -26,7 +26,7 @@ func TestRunTextToolMarks(t *testing.T) {
 		{"success", tool.Result{Output: "hi"}, []string{"✓ echo x", "hi"}, []string{"✗"}},
 		{"failure", tool.Result{Output: "boom", IsError: true, Message: "Command failed with exit code 2"}, []string{"✗ echo x", "Command failed with exit code 2", "boom"}, []string{"✓"}},
 		{"sandbox blocked", tool.Result{Output: "[sandbox blocked] The sandbox policy did not allow this command to access /etc/x.",
-			Extras: map[string]any{"type": tool.ExtrasTypeSandboxBlocked}}, []string{"✗ echo x", "blocked by the sandbox", "/etc/x"}, []string{"✓"}},
+			Facts: tool.Facts{Type: tool.ExtrasTypeSandboxBlocked}}, []string{"✗ echo x", "blocked by the sandbox", "/etc/x"}, []string{"✓"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

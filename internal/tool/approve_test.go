@@ -103,7 +103,7 @@ func TestApprovalDecisions(t *testing.T) {
 			if len(ap.asked) != 1 || ap.asked[0] != (ApprovalRequest{Command: cmd, Resource: res, Reason: "not in the write whitelist"}) {
 				t.Errorf("asked %+v", ap.asked)
 			}
-			blocked := r.Extras["type"] == ExtrasTypeSandboxBlocked
+			blocked := r.Facts.Type == ExtrasTypeSandboxBlocked
 			if blocked != tt.wantBlock || r.IsError {
 				t.Errorf("result %+v, want blocked=%v", r, tt.wantBlock)
 			}
@@ -122,7 +122,7 @@ func TestApprovalDecisions(t *testing.T) {
 			if !slices.Equal(px.runtime, tt.wantRemain) {
 				t.Errorf("runtime whitelist = %q, want %q", px.runtime, tt.wantRemain)
 			}
-			if got := r.Extras["approval"]; !slices.Equal(got.([]string), []string{tt.decision.String()}) {
+			if got := r.Facts.Approval; !slices.Equal(got, []string{tt.decision.String()}) {
 				t.Errorf("approval extra = %v", got)
 			}
 			for _, c := range px.Calls() {
@@ -156,7 +156,7 @@ func TestApprovalSeveralResourcesAndNoLoop(t *testing.T) {
 	ap = &recordingApprover{decisions: []Decision{Session}}
 	b = New(Options{Exec: stuck, Approver: ap})
 	r = b.Run(context.Background(), Input{Command: "touch /x"})
-	if r.Extras["type"] != ExtrasTypeSandboxBlocked || len(ap.asked) != 1 || len(stuck.Calls()) != 2 {
+	if r.Facts.Type != ExtrasTypeSandboxBlocked || len(ap.asked) != 1 || len(stuck.Calls()) != 2 {
 		t.Errorf("got %+v, asked %d, calls %d", r, len(ap.asked), len(stuck.Calls()))
 	}
 }
@@ -165,7 +165,7 @@ func TestNoApproverLeavesBlocked(t *testing.T) {
 	px := newPolicyExec("/data")
 	b := New(Options{Exec: px})
 	r := b.Run(context.Background(), Input{Command: "touch /data"})
-	if r.Extras["type"] != ExtrasTypeSandboxBlocked || len(px.log) != 0 || len(px.Calls()) != 1 {
+	if r.Facts.Type != ExtrasTypeSandboxBlocked || len(px.log) != 0 || len(px.Calls()) != 1 {
 		t.Errorf("got %+v", r)
 	}
 }

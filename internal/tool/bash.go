@@ -140,7 +140,7 @@ func typeName(kind string) string {
 
 func inputError(err error) Result {
 	msg := "Invalid Bash input: " + err.Error() + `. Call it as {"command": "<command line>"}, optionally with "restart": true.`
-	return Result{Output: msg, IsError: true, Message: msg, Extras: map[string]any{"failureCategory": FailureInvalidUsage}}
+	return Result{Output: msg, IsError: true, Message: msg, Facts: Facts{FailureCategory: FailureInvalidUsage}}
 }
 
 // Run executes one command line (after restarting the shell when asked).
@@ -148,14 +148,14 @@ func (b *Bash) Run(ctx context.Context, in Input) Result {
 	cmd := in.Command
 	if in.Restart {
 		if b.opts.Exec == nil {
-			return failure(FailureExecution, "Restart failed: there is no shell session in this context.", "restart failed", nil)
+			return failure(FailureExecution, "Restart failed: there is no shell session in this context.", "restart failed")
 		}
 		if err := b.opts.Exec.Restart(ctx); err != nil {
-			return failure(FailureExecution, "Restart failed: "+err.Error(), "restart failed", nil)
+			return failure(FailureExecution, "Restart failed: "+err.Error(), "restart failed")
 		}
 		if strings.TrimSpace(cmd) == "" {
 			return Result{Output: "Shell session restarted: fresh environment, current directory " + b.opts.Exec.Cwd() + ".",
-				Extras: map[string]any{"restarted": true}}
+				Facts: Facts{Restarted: true}}
 		}
 	}
 	if strings.TrimSpace(cmd) == "" {
@@ -171,10 +171,10 @@ func (b *Bash) Run(ctx context.Context, in Input) Result {
 		out.Output += "\n" + ap.note
 	}
 	if len(ap.decisions) > 0 {
-		out.Extras["approval"] = ap.decisions
+		out.Facts.Approval = ap.decisions
 	}
 	if in.Restart {
-		out.Extras["restarted"] = true
+		out.Facts.Restarted = true
 	}
 	return out
 }
@@ -289,5 +289,5 @@ func toolCallAsCommand(cmd string) (Result, bool) {
 		msg += ` as "command", for example {"command": "ls -la"}`
 	}
 	return Result{Output: msg, IsError: true, Message: Name + " is the tool; pass only the inner command",
-		Extras: map[string]any{"failureCategory": FailureInvalidUsage}}, true
+		Facts: Facts{FailureCategory: FailureInvalidUsage}}, true
 }

@@ -118,8 +118,8 @@ func TestSandboxBlockedIsOK(t *testing.T) {
 	if r.IsError {
 		t.Fatalf("blocked result is an error: %+v", r)
 	}
-	if r.Extras["type"] != ExtrasTypeSandboxBlocked || r.Extras["reason"] != "path is blacklisted" || r.Extras["resource"] != "/etc/shadow" {
-		t.Errorf("extras = %+v", r.Extras)
+	if r.Facts.Type != ExtrasTypeSandboxBlocked || r.Facts.Reason != "path is blacklisted" || r.Facts.Resource != "/etc/shadow" {
+		t.Errorf("extras = %+v", r.Facts)
 	}
 	mustContain(t, "output", r.Output, "/etc/shadow")
 	mustContain(t, "output", r.Output, "path is blacklisted")
@@ -135,7 +135,7 @@ func TestSandboxBlockedWordingReadOnly(t *testing.T) {
 	for _, ro := range []bool{false, true} {
 		b := New(Options{Exec: &readOnlyExec{fakeExec: fakeExec{cwd: "/workspace", answer: answer}, ro: ro}})
 		r := call(t, b, "touch x")
-		if r.IsError || r.Extras["type"] != ExtrasTypeSandboxBlocked || r.Extras["resource"] != "/workspace/x" {
+		if r.IsError || r.Facts.Type != ExtrasTypeSandboxBlocked || r.Facts.Resource != "/workspace/x" {
 			t.Fatalf("read-only=%v: %+v", ro, r)
 		}
 		project := strings.Contains(r.Output, "Work inside the allowed directories")
@@ -159,7 +159,7 @@ func TestAgentShellBlockedIsOK(t *testing.T) {
 	deny := pathDeny{"/etc"}
 	b := New(Options{Exec: ex, Agent: agentsh.New(agentsh.Options{Exec: ex, Paths: deny})})
 	r := call(t, b, "read /etc/hostname")
-	if r.IsError || r.Extras["type"] != ExtrasTypeSandboxBlocked || r.Extras["resource"] != "/etc/hostname" {
+	if r.IsError || r.Facts.Type != ExtrasTypeSandboxBlocked || r.Facts.Resource != "/etc/hostname" {
 		t.Errorf("got %+v", r)
 	}
 }
@@ -190,12 +190,12 @@ func TestOutputFormat(t *testing.T) {
 		if r.IsError || r.Output != tt.want {
 			t.Errorf("%q = %+v, want %q", tt.cmd, r, tt.want)
 		}
-		if r.Extras["exitCode"] != 0 {
-			t.Errorf("%q exitCode extra = %v", tt.cmd, r.Extras["exitCode"])
+		if exitCodeOf(r) != 0 {
+			t.Errorf("%q exitCode extra = %v", tt.cmd, exitCodeOf(r))
 		}
 	}
 	r := call(t, b, "echo partial; (exit 3)")
-	if !r.IsError || r.Output != "partial\n[exit code: 3]" || r.Extras["exitCode"] != 3 || r.Message != "Command failed with exit code 3 (execution_error)" {
+	if !r.IsError || r.Output != "partial\n[exit code: 3]" || exitCodeOf(r) != 3 || r.Message != "Command failed with exit code 3 (execution_error)" {
 		t.Errorf("failure = %+v", r)
 	}
 	// A native program that names itself in its error is named in the short line.
@@ -248,7 +248,7 @@ func TestRestart(t *testing.T) {
 		t.Fatalf("before restart: %q", r.Output)
 	}
 	r := b.Run(context.Background(), Input{Command: "echo \"[$SYNAPSE_TEST_VAR]\"; pwd", Restart: true})
-	if r.IsError || r.Output != "[]\n"+start || r.Extras["restarted"] != true {
+	if r.IsError || r.Output != "[]\n"+start || !r.Facts.Restarted {
 		t.Errorf("restart + command = %+v", r)
 	}
 	r = b.Run(context.Background(), Input{Restart: true})
@@ -314,9 +314,9 @@ func TestOutputCap(t *testing.T) {
 		full += strconv.Itoa(i) + "\n"
 	}
 	full = strings.TrimSuffix(full, "\n")
-	p, _ := r.Extras["fullOutputPath"].(string)
-	if p == "" || filepath.Dir(p) != dir || r.Extras["truncated"] != true {
-		t.Fatalf("extras = %+v", r.Extras)
+	p := r.Facts.FullOutputPath
+	if p == "" || filepath.Dir(p) != dir || !r.Facts.Truncated {
+		t.Fatalf("extras = %+v", r.Facts)
 	}
 	saved, err := os.ReadFile(p)
 	if err != nil || string(saved) != full {
@@ -345,7 +345,7 @@ func TestInterrupt(t *testing.T) {
 		cancel()
 	}()
 	r := b.Run(ctx, Input{Command: "echo started; sleep 30"})
-	if !r.IsError || r.Extras["interrupted"] != true || r.Extras["exitCode"] != command.Interrupted {
+	if !r.IsError || !r.Facts.Interrupted || exitCodeOf(r) != command.Interrupted {
 		t.Fatalf("got %+v, want interrupted", r)
 	}
 	// The session survives.

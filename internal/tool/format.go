@@ -22,32 +22,32 @@ const hintTag = "[Self-description]"
 
 // shape turns what a layer returned into what the model sees.
 func (b *Bash) shape(ctx context.Context, route router.Route, cmd string, res command.Result, err error) Result {
-	extras := map[string]any{"layer": route.Layer.String()}
+	facts := Facts{Layer: route.Layer.String()}
 	if err != nil {
 		if ctx.Err() != nil {
-			return interrupted(extras, "")
+			return interrupted(facts, "")
 		}
 		msg := "Error: " + err.Error() + "\nIf the shell session is broken, call Bash with \"restart\": true."
-		extras["failureCategory"] = FailureExecution
-		return Result{Output: msg, IsError: true, Message: err.Error(), Extras: extras}
+		facts.FailureCategory = FailureExecution
+		return Result{Output: msg, IsError: true, Message: err.Error(), Facts: facts}
 	}
 	if res.Blocked {
-		return b.blocked(cmd, res, extras)
+		return b.blocked(cmd, res, facts)
 	}
 	out := combine(res.Stdout, res.Stderr)
-	out = b.capOutput(out, extras)
-	extras["exitCode"] = res.ExitCode
+	out = b.capOutput(out, &facts)
+	facts.ExitCode = exitCode(res.ExitCode)
 	if res.ExitCode == 0 {
 		if out == "" {
 			out = NoOutput
 		}
-		return Result{Output: out, Extras: extras, Images: res.Images, Change: res.Change}
+		return Result{Output: out, Facts: facts, Images: res.Images, Change: res.Change}
 	}
 	if res.ExitCode == command.Interrupted && ctx.Err() != nil {
-		return interrupted(extras, out)
+		return interrupted(facts, out)
 	}
 	category, hint := classify(route, cmd, res)
-	extras["failureCategory"] = category
+	facts.FailureCategory = category
 	var o strings.Builder
 	if out != "" {
 		o.WriteString(out)
@@ -61,7 +61,7 @@ func (b *Bash) shape(ctx context.Context, route router.Route, cmd string, res co
 	if name := failedName(route, cmd, res); name != "" {
 		what = "`" + name + "`"
 	}
-	return Result{Output: o.String(), IsError: true, Message: fmt.Sprintf("%s failed with exit code %d (%s)", what, res.ExitCode, category), Extras: extras}
+	return Result{Output: o.String(), IsError: true, Message: fmt.Sprintf("%s failed with exit code %d (%s)", what, res.ExitCode, category), Facts: facts}
 }
 
 // failedName is the command the short error line names: the Agent Shell or
@@ -80,14 +80,14 @@ func failedName(route router.Route, cmd string, res command.Result) string {
 	return ""
 }
 
-func interrupted(extras map[string]any, out string) Result {
-	extras["failureCategory"] = FailureExecution
-	extras["exitCode"] = command.Interrupted
-	extras["interrupted"] = true
+func interrupted(facts Facts, out string) Result {
+	facts.FailureCategory = FailureExecution
+	facts.ExitCode = exitCode(command.Interrupted)
+	facts.Interrupted = true
 	if out != "" {
 		out += "\n"
 	}
-	return Result{Output: out + "[interrupted: the command was cancelled]", IsError: true, Message: "Command interrupted", Extras: extras}
+	return Result{Output: out + "[interrupted: the command was cancelled]", IsError: true, Message: "Command interrupted", Facts: facts}
 }
 
 // combine is stdout followed by a [stderr] block, trailing newlines trimmed.
@@ -105,16 +105,16 @@ func combine(stdout, stderr string) string {
 
 // blocked is the marker the model gets for a command the sandbox refused:
 // not an error of the model's command, but information to act on.
-func (b *Bash) blocked(cmd string, res command.Result, extras map[string]any) Result {
-	extras["type"] = ExtrasTypeSandboxBlocked
-	extras["reason"] = res.BlockedReason
-	extras["resource"] = res.BlockedResource
-	extras["command"] = cmd
+func (b *Bash) blocked(cmd string, res command.Result, facts Facts) Result {
+	facts.Type = ExtrasTypeSandboxBlocked
+	facts.Reason = res.BlockedReason
+	facts.Resource = res.BlockedResource
+	facts.Command = cmd
 	code := res.ExitCode
 	if code == 0 {
 		code = 1 // it did not do what was asked
 	}
-	extras["exitCode"] = code
+	facts.ExitCode = exitCode(code)
 	var o strings.Builder
 	o.WriteString("[sandbox blocked] The sandbox policy did not allow this command")
 	if res.BlockedResource != "" {
@@ -131,9 +131,9 @@ func (b *Bash) blocked(cmd string, res command.Result, extras map[string]any) Re
 		o.WriteString("Work inside the allowed directories (the project and the temp directory), or ask the user to allow this path.")
 	}
 	if out := combine(res.Stdout, res.Stderr); out != "" {
-		o.WriteString("\n\nCommand output:\n" + b.capOutput(out, extras))
+		o.WriteString("\n\nCommand output:\n" + b.capOutput(out, &facts))
 	}
-	return Result{Output: o.String(), Extras: extras}
+	return Result{Output: o.String(), Facts: facts}
 }
 
 // readOnlyExecutor is an Executor that can say its sandbox allows no writes
@@ -228,7 +228,7 @@ func notFoundHint(name string) string {
 
 // capOutput keeps the head and tail of an output longer than the cap and
 // saves the whole of it to a file whose path the cut notice gives.
-func (b *Bash) capOutput(out string, extras map[string]any) string {
+func (b *Bash) capOutput(out string, facts *Facts) string {
 	limit := b.opts.OutputCap
 	n := utf8.RuneCountInString(out)
 	if n <= limit {
@@ -241,11 +241,11 @@ func (b *Bash) capOutput(out string, extras map[string]any) string {
 	where := "it could not be saved"
 	if p, err := b.saveOutput(out); err == nil {
 		where = "the full output (" + strconv.Itoa(n) + " characters) was saved to " + p + "; inspect it with read, grep or tail"
-		extras["fullOutputPath"] = p
+		facts.FullOutputPath = p
 	} else {
 		where += ": " + err.Error()
 	}
-	extras["truncated"] = true
+	facts.Truncated = true
 	return head + fmt.Sprintf("\n\n[... %d characters cut here; %s ...]\n\n", cut, where) + tail
 }
 
@@ -265,10 +265,6 @@ func (b *Bash) saveOutput(out string) (string, error) {
 }
 
 // failure is a ToolError with a category.
-func failure(category, output, message string, extras map[string]any) Result {
-	if extras == nil {
-		extras = map[string]any{}
-	}
-	extras["failureCategory"] = category
-	return Result{Output: output, IsError: true, Message: message, Extras: extras}
+func failure(category, output, message string) Result {
+	return Result{Output: output, IsError: true, Message: message, Facts: Facts{FailureCategory: category}}
 }

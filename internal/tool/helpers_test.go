@@ -89,11 +89,19 @@ func (f *fakeExec) Calls() []execCall {
 	return append([]execCall(nil), f.calls...)
 }
 
-func category(r Result) string { s, _ := r.Extras["failureCategory"].(string); return s }
+func category(r Result) string { return r.Facts.FailureCategory }
 
 func mustContain(t *testing.T, what, s, sub string) {
 	t.Helper()
 	if !strings.Contains(s, sub) {
 		t.Errorf("%s = %q, want it to contain %q", what, s, sub)
 	}
+}
+
+// exitCodeOf is r's exit code, or nil when none was reported.
+func exitCodeOf(r Result) any {
+	if c, ok := r.Facts.Exit(); ok {
+		return c
+	}
+	return nil
 }

@@ -18,7 +18,7 @@ type Tool interface {
 	Run(ctx context.Context, in Input) Result
 }
 
-// ExtrasTypeCommandBlocked is Result.Extras["type"] for a command the
+// ExtrasTypeCommandBlocked is Facts.Type for a command the
 // restriction refused before it ran.
 const ExtrasTypeCommandBlocked = "command_blocked"
 
@@ -107,5 +107,5 @@ func (r *Restricted) refuse(name, pattern string) Result {
 	msg := fmt.Sprintf("Command blocked: `%s` is not allowed in this context (excluded by %s). It was not run. "+
 		"Do this step with the commands you are allowed to use, or report back what is needed.", name, rule)
 	return Result{Output: msg, IsError: true, Message: "Command blocked",
-		Extras: map[string]any{"type": ExtrasTypeCommandBlocked, "command": name, "pattern": pattern}}
+		Facts: Facts{Type: ExtrasTypeCommandBlocked, Command: name, Pattern: pattern}}
 }

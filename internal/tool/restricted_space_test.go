@@ -22,7 +22,7 @@ func TestRestrictedSeesTheRoutedCommand(t *testing.T) {
 		d := &countingTool{result: Result{Output: "ran"}}
 		r := NewRestricted(d, tt.exclude)
 		res := restrictedCall(r, tt.cmd)
-		if d.calls.Load() != 0 || !res.IsError || res.Extras["type"] != ExtrasTypeCommandBlocked {
+		if d.calls.Load() != 0 || !res.IsError || res.Facts.Type != ExtrasTypeCommandBlocked {
 			t.Errorf("%q with exclude %v: ran=%d result %+v, want it blocked", tt.cmd, tt.exclude, d.calls.Load(), res)
 		}
 	}

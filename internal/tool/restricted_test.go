@@ -80,7 +80,7 @@ func TestRestrictedBlocks(t *testing.T) {
 		r := restrictedCall(NewRestricted(d, tt.exclude), tt.cmd)
 		if tt.blocked {
 			if !r.IsError || !strings.HasPrefix(r.Output, "Command blocked") || r.Message != "Command blocked" ||
-				!strings.Contains(r.Output, "not allowed") || r.Extras["type"] != ExtrasTypeCommandBlocked {
+				!strings.Contains(r.Output, "not allowed") || r.Facts.Type != ExtrasTypeCommandBlocked {
 				t.Errorf("%v %q = %+v, want Command blocked", tt.exclude, tt.cmd, r)
 			}
 			if n := d.calls.Load(); n != 0 {
@@ -100,12 +100,12 @@ func TestRestrictedPassesExtras(t *testing.T) {
 		return command.Result{Blocked: true, BlockedReason: "blacklisted", BlockedResource: "/etc/passwd", ExitCode: 1}
 	}}
 	r := restrictedCall(NewRestricted(New(Options{Exec: fx}), []string{"rm"}), "cat /etc/passwd")
-	if len(fx.Calls()) != 1 || r.Extras["type"] != ExtrasTypeSandboxBlocked || r.Extras["resource"] != "/etc/passwd" {
+	if len(fx.Calls()) != 1 || r.Facts.Type != ExtrasTypeSandboxBlocked || r.Facts.Resource != "/etc/passwd" {
 		t.Errorf("got %+v", r)
 	}
 	// Run passes through too.
 	r = NewRestricted(New(Options{Exec: fx}), []string{"rm"}).Run(context.Background(), Input{Command: "cat /etc/passwd"})
-	if r.Extras["type"] != ExtrasTypeSandboxBlocked {
+	if r.Facts.Type != ExtrasTypeSandboxBlocked {
 		t.Errorf("Run: %+v", r)
 	}
 }
@@ -130,7 +130,7 @@ func TestRestrictedCancelReachesDelegate(t *testing.T) {
 	ctx, cancel = context.WithCancel(context.Background())
 	cancel()
 	r = NewRestricted(b, []string{"rm"}).Run(ctx, Input{Command: "sleep 30"})
-	if r.Extras["interrupted"] != true {
+	if !r.Facts.Interrupted {
 		t.Errorf("real delegate: %+v", r)
 	}
 }

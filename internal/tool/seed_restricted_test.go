@@ -36,7 +36,7 @@ func TestSeedRestrictedCallCancelReachesDelegate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := NewRestricted(b, []string{"rm"}).Call(ctx2, raw); r.Extras["interrupted"] != true {
+	if r := NewRestricted(b, []string{"rm"}).Call(ctx2, raw); !r.Facts.Interrupted {
 		t.Errorf("real delegate through Call: %+v", r)
 	}
 }

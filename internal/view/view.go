@@ -209,7 +209,7 @@ func ToolOutcome(res *tool.Result) (ok bool, output string, meta render.ToolMeta
 		return true, "", meta
 	}
 	ok, output, meta.Message = !res.IsError, res.Output, res.Message
-	if res.Extras["type"] == tool.ExtrasTypeSandboxBlocked {
+	if res.Facts.SandboxBlocked() {
 		ok, meta.Message = false, "blocked by the sandbox"
 	}
 	return ok, output, meta

@@ -34,7 +34,7 @@ func TestSinkToolMarks(t *testing.T) {
 		{"success", &tool.Result{Output: "hi"}, []string{"✓ echo x", "hi"}},
 		{"failure", &tool.Result{Output: "boom\n[exit code: 2]", IsError: true, Message: "Command failed with exit code 2"}, []string{"✗ echo x", "Command failed", "boom"}},
 		{"sandbox refusal is not shown as a success", &tool.Result{Output: "[sandbox blocked] The sandbox policy did not allow this command",
-			Extras: map[string]any{"type": tool.ExtrasTypeSandboxBlocked}}, []string{"✗ echo x", "blocked by the sandbox", "[sandbox blocked]"}},
+			Facts: tool.Facts{Type: tool.ExtrasTypeSandboxBlocked}}, []string{"✗ echo x", "blocked by the sandbox", "[sandbox blocked]"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
