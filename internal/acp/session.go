@@ -139,7 +139,7 @@ func (s *session) toolEnd(id string, res *tool.Result) {
 	var content []sdk.ToolCallContent
 	var raw any
 	if res != nil {
-		if res.IsError || res.Extras["type"] == tool.ExtrasTypeSandboxBlocked {
+		if res.IsError || res.Facts.SandboxBlocked() {
 			status = sdk.ToolCallStatusFailed
 		}
 		// write and edit report the file before and after (bounded); the
