@@ -7,4 +7,9 @@ run() { local n=$1; shift; go test -run '^$' -bench . -benchmem -benchtime "$n" 
 run 2000x ./internal/shell ./internal/tool ./internal/render ./internal/textutil
 run 200x ./internal/sandbox ./internal/agentsh ./internal/agent ./internal/llm/anthropic \
   ./internal/mcp ./internal/skills ./internal/e2e
-run 30x ./internal/web ./internal/cli
+run 30x ./internal/cli
+# The web console: keystroke echo (p50/p99 per round trip) needs many
+# samples, throughput moves 1 MiB per iteration. EchoTTYD runs the same echo
+# against ttyd when it is installed, for comparison (it skips otherwise).
+go test -run '^$' -bench 'KeystrokeEcho' -benchmem -benchtime 2000x ./internal/web
+go test -run '^$' -bench 'Throughput' -benchmem -benchtime 100x ./internal/web

@@ -2,10 +2,13 @@ package web
 
 import (
 	"context"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,4 +142,76 @@ func reportPercentiles(b *testing.B, d []time.Duration) {
 	slices.Sort(d)
 	b.ReportMetric(float64(d[len(d)/2].Nanoseconds())/1e3, "p50-µs")
 	b.ReportMetric(float64(d[len(d)*99/100].Nanoseconds())/1e3, "p99-µs")
+}
+
+// BenchmarkKeystrokeEchoTTYD is BenchmarkKeystrokeEcho against ttyd, for
+// the comparison the echo figures are quoted with: the same client, the same
+// program (cat in raw mode), ttyd's protocol (a JSON hello, then input as
+// "0"+bytes and output as "0"+bytes in binary frames, subprotocol "tty").
+// It skips when ttyd is not on PATH (Debian bookworm has no package; trixie
+// has one). Run: go test ./internal/web -run '^$' -bench EchoTTYD -benchtime 2000x
+func BenchmarkKeystrokeEchoTTYD(b *testing.B) {
+	bin, err := exec.LookPath("ttyd")
+	if err != nil {
+		b.Skip("ttyd is not installed: apt-get install ttyd (Debian trixie or later) to compare")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	_ = ln.Close()
+	cmd := exec.Command(bin, "-W", "-i", "127.0.0.1", "-p", strconv.Itoa(port), "sh", "-c", "stty raw -echo; printf READY; exec cat")
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var conn *websocket.Conn
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		conn, _, err = websocket.Dial(ctx, "ws://127.0.0.1:"+strconv.Itoa(port)+"/ws", &websocket.DialOptions{Subprotocols: []string{"tty"}})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("cannot reach ttyd: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	defer conn.CloseNow()
+	if err := conn.Write(ctx, websocket.MessageBinary, []byte(`{"AuthToken":"","columns":80,"rows":24}`)); err != nil {
+		b.Fatal(err)
+	}
+	var seen []byte
+	output := func() error { // one frame; output frames start with '0'
+		_, data, err := conn.Read(ctx)
+		if err == nil && len(data) > 0 && data[0] == '0' {
+			seen = append(seen, data[1:]...)
+		}
+		return err
+	}
+	for !strings.Contains(string(seen), "READY") {
+		if err := output(); err != nil {
+			b.Fatalf("waiting for the program: %v", err)
+		}
+	}
+	key := []byte("0k")
+	rtt := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		if err := conn.Write(ctx, websocket.MessageBinary, key); err != nil {
+			b.Fatal(err)
+		}
+		before := len(seen)
+		for len(seen) == before {
+			if err := output(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		rtt = append(rtt, time.Since(t0))
+	}
+	b.StopTimer()
+	reportPercentiles(b, rtt)
 }
