@@ -33,11 +33,11 @@
     box.textContent = msg;
     box.hidden = !msg;
   }
-  // sentence capitalises msg and ends it with a full stop.
+  // sentence ends msg with a full stop (its first word may be a command, so
+  // it is not capitalised).
   function sentence(msg) {
     msg = String(msg || '').trim();
     if (!msg) return '';
-    msg = msg[0].toUpperCase() + msg.slice(1);
     return /[.!?]$/.test(msg) ? msg : msg + '.';
   }
   function feedback(msg) { $('feedback').textContent = msg || ''; }
