@@ -66,4 +66,6 @@ type Event struct {
 	ToolCount       int
 	Err             error
 	Hooks           []hooks.Output
+	// RetryNotice is the retry a Retry event announces (Text says it in words).
+	RetryNotice *llm.RetryNotice
 }

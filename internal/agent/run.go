@@ -236,7 +236,8 @@ func (r *Runner) stream(ctx context.Context) (llm.Response, error) {
 		case llm.EventThinkingDelta:
 			r.Emit(Event{Kind: ThinkingDelta, Text: ev.Text})
 		case llm.EventRetry:
-			r.Emit(Event{Kind: Retry, Text: RetryText(*ev.Retry)})
+			n := *ev.Retry
+			r.Emit(Event{Kind: Retry, Text: RetryText(n), RetryNotice: &n})
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -143,7 +144,8 @@ func newChat(ctx context.Context, a *app.App, s chatSetup) (*chat, error) {
 	}
 	rend := render.New(render.Options{
 		Out: s.Out, TTY: s.RenderTTY, Color: s.Color, Width: s.Width, Height: s.Height,
-		MaxRecentTools: a.Config.MaxRecentTools,
+		MaxRecentTools: a.Config.MaxRecentTools, ShowThinking: a.Config.ShowThinking,
+		Animate: liveInterval(s.RenderTTY),
 	})
 	v := view.New(rend)
 	warn := func(err error) {
@@ -255,4 +257,13 @@ func watchResize(out *os.File, set func(width, height int)) (stop func()) {
 		signal.Stop(ch)
 		close(done)
 	}
+}
+
+// liveInterval is how often a terminal's live area (spinners, timers) is
+// redrawn: every 100 ms on a TTY, never otherwise.
+func liveInterval(tty bool) time.Duration {
+	if !tty {
+		return 0
+	}
+	return 100 * time.Millisecond
 }

@@ -127,6 +127,7 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	}
 	runner := g.Runner
 	start := time.Now()
+	out.startTurn()
 	res, runErr := runner.Run(cmd.Context(), prompt)
 	if cerr := g.Close(); cerr != nil && runErr == nil {
 		out.warn(cerr)
@@ -224,12 +225,12 @@ func newRunOutput(stdio IO, format string, getenv func(string) string) *runOutpu
 		if isTTY(stdio.Out) {
 			// One terminal: the renderer owns it, text included.
 			w, h := termSize(stdio.Out)
-			o.view = view.New(render.New(render.Options{Out: stdio.Out, TTY: true, Color: color, Width: w, Height: h}))
+			o.view = view.New(render.New(render.Options{Out: stdio.Out, TTY: true, Color: color, Width: w, Height: h, Animate: liveInterval(true)}))
 		} else {
 			// Piped: stdout carries only the answer; progress goes to stderr.
 			tty := isTTY(stdio.Err)
 			w, h := termSize(stdio.Err)
-			o.view = view.NewSplit(render.New(render.Options{Out: stdio.Err, TTY: tty, Color: color && tty, Width: w, Height: h}), stdio.Out)
+			o.view = view.NewSplit(render.New(render.Options{Out: stdio.Err, TTY: tty, Color: color && tty, Width: w, Height: h, Animate: liveInterval(tty)}), stdio.Out)
 		}
 	}
 	return o
@@ -277,7 +278,15 @@ func (o *runOutput) finish(runner *agent.Runner, res agent.Result, runErr error,
 	case formatJSON, formatStreamJSON:
 		_ = o.enc.Encode(resultJSON(runner, res, runErr, took))
 	default:
+		o.view.Renderer().EndTurn()
 		o.view.Finish(errors.Is(runErr, agent.ErrInterrupted))
+	}
+}
+
+// startTurn shows the working indicator (text format on a terminal).
+func (o *runOutput) startTurn() {
+	if o.view != nil {
+		o.view.Renderer().StartTurn()
 	}
 }
 

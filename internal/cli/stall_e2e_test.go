@@ -44,7 +44,7 @@ func TestRunStalledServer(t *testing.T) {
 			if r.code != 0 || !strings.Contains(r.stdout, "All done.") {
 				t.Fatalf("exit %d, want 0 with the answer\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 			}
-			if !strings.Contains(r.stderr, "retry 1 of 4 in") || !strings.Contains(r.stderr, "did not answer: no response within 1s") {
+			if !strings.Contains(r.stderr, "(retry 1/4)") || !strings.Contains(r.stderr, "did not answer: no response within 1s") {
 				t.Errorf("stderr does not announce the retry with its reason:\n%s", r.stderr)
 			}
 		})

@@ -183,7 +183,7 @@ var scenarios = []scenario{
 	}},
 	{"retry", func(r *Renderer, c *ctl) {
 		r.StartTurn()
-		r.RetryNotice(Retry{Reason: "overloaded (529)", Attempt: 2, Max: 5, Wait: 4 * time.Second})
+		r.RetryNotice(Retry{Reason: "overloaded (529)", Attempt: 1, Max: 4, Wait: 4 * time.Second})
 		c.snap("retry announced")
 		c.advance(2500 * time.Millisecond)
 		r.Tick()

@@ -45,8 +45,8 @@ type retryState struct {
 // Retry describes a failed model request that will be tried again.
 type Retry struct {
 	Reason  string        // what failed ("rate limited (429)")
-	Attempt int           // the attempt about to be made, from 2
-	Max     int           // the last attempt (0: unknown)
+	Attempt int           // the retry about to be made, from 1
+	Max     int           // how many retries there may be (0: unknown)
 	Wait    time.Duration // until the next attempt
 }
 
@@ -222,7 +222,7 @@ func (r *Renderer) RetryNotice(x Retry) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer r.flush()
-	attempt := "attempt " + itoa(x.Attempt)
+	attempt := "retry " + itoa(x.Attempt)
 	if x.Max > 0 {
 		attempt += "/" + itoa(x.Max)
 	}
@@ -256,9 +256,9 @@ func (r *Renderer) indicatorLine(now time.Time) string {
 			attempt += "/" + itoa(x.Max)
 		}
 		if left := r.live.retry.until.Sub(now); left > 0 {
-			label = "Retrying in " + itoa(int((left+time.Second-1)/time.Second)) + "s (attempt " + attempt + ")…"
+			label = "Retrying in " + itoa(int((left+time.Second-1)/time.Second)) + "s (retry " + attempt + ")…"
 		} else {
-			label = "Retrying (attempt " + attempt + ")…"
+			label = "Retrying (retry " + attempt + ")…"
 		}
 	case r.live.thinkingOn:
 		label = "Thinking…"

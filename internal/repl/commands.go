@@ -71,6 +71,7 @@ func (r *REPL) cmdClear(context.Context, string) error {
 	if r.o.View != nil {
 		r.o.View.Reset()
 	}
+	r.r.ClearScreen() // a TTY only
 	r.println("Started a new conversation.")
 	return nil
 }

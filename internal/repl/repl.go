@@ -379,10 +379,30 @@ func (r *REPL) cancellable(ctx context.Context, fn func(ctx context.Context)) (i
 
 func (r *REPL) turn(ctx context.Context, input string) {
 	var err error
+	r.r.SetStatus(r.status())
+	r.r.StartTurn()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // the footer's context and cost follow the turn's requests
+		defer close(done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				r.r.SetStatus(r.status())
+			}
+		}
+	}()
 	interrupted := r.cancellable(ctx, func(tctx context.Context) {
 		_, err = r.o.Agent.Run(tctx, input)
 	})
+	close(stop)
+	<-done
 	r.r.EndText()
+	r.r.EndTurn()
 	switch {
 	case interrupted || agent.IsInterrupted(err):
 		r.r.Abort("interrupted")
@@ -393,6 +413,25 @@ func (r *REPL) turn(ctx context.Context, input string) {
 			r.r.Error(err.Error())
 		}
 	}
+}
+
+// status is the footer's content: model, context use, session cost and
+// sandbox state.
+func (r *REPL) status() render.Status {
+	model := r.o.Agent.Model()
+	st := render.Status{Model: model, ContextPercent: -1}
+	if r.o.View != nil && r.o.ContextWindow != nil {
+		if used, window := r.o.View.ContextTokens(), r.o.ContextWindow(model); used > 0 && window > 0 {
+			st.ContextPercent = int(used * 100 / int64(window))
+		}
+	}
+	if u := r.o.Agent.SessionUsage(); u != nil && u.Priced {
+		st.CostUSD, st.Priced = u.CostUSD, true
+	}
+	if r.o.SandboxSummary != nil {
+		st.Sandbox = firstLine(r.o.SandboxSummary())
+	}
+	return st
 }
 
 // shownByAgent reports whether the agent already emitted err as an event.

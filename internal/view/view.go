@@ -14,6 +14,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/hooks"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/render"
+	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
@@ -78,11 +79,16 @@ func (v *View) Handle(e agent.Event) {
 		v.textDelta(e.Text)
 	case agent.TurnEnd:
 		v.endText()
+	case agent.ThinkingDelta:
+		v.r.Thinking(e.Text)
 	case agent.ToolStart:
 		v.endText()
-		v.r.ToolStart(e.CallID, e.Command)
+		v.r.ToolStartKind(e.CallID, e.Command, toolKind(e.Command))
 	case agent.ToolEnd:
 		ok, out, meta := ToolOutcome(e.Result)
+		meta.Duration = e.Duration
+		// A sub-agent's answer is Markdown, shown as such.
+		meta.Markdown = toolKind(e.Command) == render.ToolTask
 		meta.Todos = e.Todos
 		v.mu.Lock()
 		if meta.Todos == nil {
@@ -100,7 +106,11 @@ func (v *View) Handle(e agent.Event) {
 		v.r.TaskToolEnd(e.TaskID, e.Command, e.Result == nil || !e.Result.IsError)
 	case agent.TaskEnd:
 		ok, errText := TaskOutcome(e)
-		v.r.TaskEnd(e.TaskID, ok, e.Duration, e.ToolCount, errText)
+		var tokens int64
+		if e.Usage != nil {
+			tokens = promptTokens(*e.Usage) + e.Usage.OutputTokens
+		}
+		v.r.TaskEnded(e.TaskID, render.TaskOutcome{OK: ok, Duration: e.Duration, Tools: e.ToolCount, Tokens: tokens, Err: errText})
 	case agent.TodoChange:
 		// Shown with the TodoWrite call's result, in the scrolling tool
 		// flow; a change from elsewhere (a /clear) needs no line of its own.
@@ -112,6 +122,7 @@ func (v *View) Handle(e agent.Event) {
 			v.mu.Lock()
 			v.lastPrompt = promptTokens(*e.Usage)
 			v.mu.Unlock()
+			v.r.TurnUsage(promptTokens(*e.Usage), e.Usage.OutputTokens)
 		}
 	case agent.Reminder:
 		v.r.Notice(ReminderNotice)
@@ -132,7 +143,11 @@ func (v *View) Handle(e agent.Event) {
 	case agent.HookProgress:
 		v.r.Notice(e.Text)
 	case agent.Retry:
-		v.r.Notice(e.Text)
+		if n := e.RetryNotice; n != nil {
+			v.r.RetryNotice(render.Retry{Reason: n.Reason, Attempt: n.Attempt, Max: n.Max, Wait: n.Wait})
+		} else {
+			v.r.Notice(e.Text)
+		}
 	case agent.HookOutput:
 		v.hookOutput(e.Hooks)
 	}
@@ -209,6 +224,9 @@ func ToolOutcome(res *tool.Result) (ok bool, output string, meta render.ToolMeta
 		return true, "", meta
 	}
 	ok, output, meta.Message = !res.IsError, res.Output, res.Message
+	if c := res.Change; c != nil && !res.IsError {
+		meta.Change = &render.FileChange{Path: c.Path, Old: c.Old, New: c.New, Created: c.Created}
+	}
 	if res.Facts.SandboxBlocked() {
 		ok, meta.Message = false, "blocked by the sandbox"
 	}
@@ -226,6 +244,15 @@ func TaskOutcome(e agent.Event) (ok bool, errText string) {
 		errText = e.Err.Error()
 	}
 	return ok, errText
+}
+
+// toolKind is how a top-level call is shown while it runs: task:* calls
+// have their tasks' rows instead of one of their own.
+func toolKind(command string) render.ToolKind {
+	if router.Classify(command).Family == router.FamilyTask {
+		return render.ToolTask
+	}
+	return render.ToolCommand
 }
 
 func promptTokens(u llm.Usage) int64 {
