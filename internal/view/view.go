@@ -83,12 +83,12 @@ func (v *View) Handle(e agent.Event) {
 		v.r.Thinking(e.Text)
 	case agent.ToolStart:
 		v.endText()
-		v.r.ToolStartKind(e.CallID, e.Command, toolKind(e.Command))
+		v.r.ToolStartKind(e.CallID, e.Command, toolKind(e))
 	case agent.ToolEnd:
 		ok, out, meta := ToolOutcome(e.Result)
 		meta.Duration = e.Duration
 		// A sub-agent's answer is Markdown, shown as such.
-		meta.Markdown = toolKind(e.Command) == render.ToolTask
+		meta.Markdown = toolKind(e) == render.ToolTask
 		meta.Todos = e.Todos
 		v.mu.Lock()
 		if meta.Todos == nil {
@@ -248,8 +248,12 @@ func TaskOutcome(e agent.Event) (ok bool, errText string) {
 
 // toolKind is how a top-level call is shown while it runs: task:* calls
 // have their tasks' rows instead of one of their own.
-func toolKind(command string) render.ToolKind {
-	if router.Classify(command).Family == router.FamilyTask {
+func toolKind(e agent.Event) render.ToolKind {
+	route := e.Route
+	if route.Name == "" { // an event made without its route (tests, old callers)
+		route = router.Classify(e.Command)
+	}
+	if route.Family == router.FamilyTask {
 		return render.ToolTask
 	}
 	return render.ToolCommand
