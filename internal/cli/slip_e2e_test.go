@@ -257,3 +257,26 @@ func TestSmallContractsOverTheWire(t *testing.T) {
 		}
 	}
 }
+
+// A gateway that answers every streaming request with a plain JSON body is
+// still a working provider for synapse run, in both wire formats.
+func TestRunThroughPlainJSONGateway(t *testing.T) {
+	for _, format := range []string{llmtest.FormatAnthropic, llmtest.FormatOpenAI} {
+		t.Run(format, func(t *testing.T) {
+			call := llmtest.BashTurn("g", "echo through the gateway")
+			call.PlainJSON = true
+			srv := llmtest.New(t, call, llmtest.Turn{PlainJSON: true, Text: "all done"})
+			e := newRunEnv(t, srv, format)
+			r := e.run(t, "", "run", "go")
+			if r.code != 0 || !strings.Contains(r.stdout, "all done") {
+				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+			if got, ok := srv.Requests()[1].ToolResult("g-1"); !ok || got.Content != "through the gateway" {
+				t.Errorf("tool result %+v", got)
+			}
+			if !srv.Requests()[0].Stream {
+				t.Error("the request did not ask for a stream")
+			}
+		})
+	}
+}
