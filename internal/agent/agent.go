@@ -197,7 +197,7 @@ func orDefault(v, def int) int {
 }
 
 // Emit delivers e to OnEvent, serialised with every other event. Sub-agents
-// report their Task* events through it.
+// report their Task* events through it (by the CallTrace of their call).
 func (r *Runner) Emit(e Event) {
 	if r.onEvent == nil {
 		return

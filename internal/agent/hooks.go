@@ -63,7 +63,8 @@ func (r *Runner) runStopHooks(ctx context.Context, res *Result) {
 	if r.hooks == nil || ctx.Err() != nil {
 		return
 	}
-	outs := r.hooks.Stop(ctx, hooks.StopInput{
+	// A stop hook's sub-agent (skill auto-enhance) reports like a tool call's.
+	outs := r.hooks.Stop(WithCallTrace(ctx, r.callTrace()), hooks.StopInput{
 		SessionID:    r.SessionID(),
 		Cwd:          r.cwd,
 		Conversation: r.History(),

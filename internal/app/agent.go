@@ -19,7 +19,6 @@ import (
 	"github.com/synapse-agent/synapse/internal/sandbox"
 	"github.com/synapse-agent/synapse/internal/session"
 	"github.com/synapse-agent/synapse/internal/skills"
-	"github.com/synapse-agent/synapse/internal/subagent"
 	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
@@ -267,15 +266,12 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 		return nil, err
 	}
 	g.closers = append(g.closers, g.Extensions.Close)
-	g.Extensions.Bind(g.Sandbox)
 
 	handlers := g.Extensions.Handlers()
-	var tasks *subagent.Handler
 	if provider != nil {
 		g.providers = a.newModelProviders(choice, provider)
-		tasks = a.NewTaskHandler(SubagentSetup{Provider: provider, Providers: g.providers, Model: model, Cwd: cwd,
+		handlers[router.FamilyTask] = a.NewTaskHandler(SubagentSetup{Provider: provider, Providers: g.providers, Model: model, Cwd: cwd,
 			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index, OutputDir: scratch.Dir()})
-		handlers[router.FamilyTask] = tasks
 	}
 	todos := &todo.Store{}
 	if g.Tool, err = a.NewTool(ctx, ToolSetup{Cwd: cwd, Exec: g.Sandbox, Todos: todos, Handlers: handlers, Approver: s.Approver, OutputDir: scratch.Dir()}); err != nil {
@@ -303,7 +299,7 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 	enh := &evolve.Enhancer{
 		Store: g.Extensions.Skills.Store,
 		Run: a.enhanceRunner(SubagentSetup{Provider: provider, Providers: g.providers, Model: model, Cwd: cwd,
-			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index, OutputDir: scratch.Dir()}, func() subagent.Parent { return g.Runner }),
+			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index, OutputDir: scratch.Dir()}),
 		Enabled:    g.autoEnhance.Load,
 		Profile:    se.TriggerProfile,
 		Timeout:    a.Config.SkillSubagentTimeout,
@@ -324,7 +320,6 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 		}
 		return nil, err
 	}
-	tasks.Bind(g.Runner)
 	g.closers = append(g.closers, g.Runner.Close)
 	return g, nil
 }

@@ -30,9 +30,10 @@ type PolicySource interface {
 
 // ExtensionOptions tune Extensions.
 type ExtensionOptions struct {
-	// Sandbox supplies the policy; nil loads sandbox.json into a manager of its
-	// own (no shell is started). Bind replaces it with the agent's manager.
-	Sandbox PolicySource
+	// Sandbox supplies the policy and the directory skill scripts run in
+	// (the agent shell's current one): the agent's manager. Nil loads
+	// sandbox.json into a manager of its own (no shell is started).
+	Sandbox AgentSandbox
 	// StartTimeout bounds MCP start-up (default mcp.DefaultStartTimeout).
 	StartTimeout time.Duration
 	// DeferMCP connects no MCP server now: StartMCP does, or an mcp: call
@@ -57,10 +58,11 @@ type Extensions struct {
 	Tools  *mcp.Handler
 	Search *cmdsearch.Handler
 
-	mu     sync.Mutex
-	cwd    func() string
+	cwd    func() string // the agent shell's current directory
 	policy PolicySource
 	env    []string
+
+	mu sync.Mutex // guards the start-up report below
 
 	started       bool
 	mcpSummary    string   // "MCP: loaded N tools from M servers", once started
@@ -80,15 +82,15 @@ func (a *App) Extensions(ctx context.Context, cwd string, opts ExtensionOptions)
 		}
 		cwd = wd
 	}
-	e := &Extensions{policy: opts.Sandbox}
-	e.cwd = func() string { return cwd }
-	if e.policy == nil {
+	sb := opts.Sandbox
+	if sb == nil {
 		mgr, err := a.NewSandbox(SandboxOptions{Cwd: cwd})
 		if err != nil {
 			return nil, fmt.Errorf("extensions: %w", err)
 		}
-		e.policy = mgr
+		sb = mgr
 	}
+	e := &Extensions{policy: sb, cwd: sb.Cwd}
 	env := opts.Env
 	if env == nil {
 		env = e.policy.Env()
@@ -205,36 +207,20 @@ func (e *Extensions) Handlers() map[router.Family]command.Handler {
 	}
 }
 
-// Session is what Bind needs from an agent's sandbox manager.
-type Session interface {
+// AgentSandbox is what extensions need from an agent's sandbox manager:
+// skill scripts run in its shell's current directory under its policy
+// (runtime whitelist included).
+type AgentSandbox interface {
 	PolicySource
 	Cwd() string
-}
-
-// Bind makes skill scripts run in the agent shell's current directory under
-// its sandbox manager's policy (runtime whitelist included). MCP servers keep
-// the policy they started with.
-func (e *Extensions) Bind(s Session) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.cwd, e.policy = s.Cwd, s
 }
 
 // Close stops the MCP servers.
 func (e *Extensions) Close() error { return e.MCP.Close() }
 
-func (e *Extensions) sessionCwd() string {
-	e.mu.Lock()
-	f := e.cwd
-	e.mu.Unlock()
-	return f()
-}
+func (e *Extensions) sessionCwd() string { return e.cwd() }
 
-func (e *Extensions) currentPolicy() PolicySource {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.policy
-}
+func (e *Extensions) currentPolicy() PolicySource { return e.policy }
 
 // CheckPath applies the session sandbox's policy to a path the agent reads
 // or writes on the model's behalf (skill:import copies a folder); a policy

@@ -191,10 +191,10 @@ func TestExtensionsUnderTheRealSandbox(t *testing.T) {
 	}
 }
 
-// TestExtensionsBindFollowsTheSessionCwd checks that skill scripts run in the
-// agent shell's current directory once bound to its sandbox manager, and that
+// TestExtensionsFollowTheSandboxCwd checks that skill scripts run in the
+// current directory of the sandbox manager they are built with, and that
 // project skills in .synapse/skills are found.
-func TestExtensionsBindFollowsTheSessionCwd(t *testing.T) {
+func TestExtensionsFollowTheSandboxCwd(t *testing.T) {
 	home := t.TempDir()
 	cwd := t.TempDir()
 	writeTestFile(t, filepath.Join(home, "sandbox.json"), `{"enabled": false}`)
@@ -214,16 +214,20 @@ func TestExtensionsBindFollowsTheSessionCwd(t *testing.T) {
 	}
 	h := ext.Handlers()[router.FamilySkillScript]
 	if r := h.Run(context.Background(), "skill:where:pwd"); r.Stdout != cwd+"\n" {
-		t.Errorf("before Bind: %q %q", r.Stdout, r.Stderr)
+		t.Errorf("without the agent's sandbox: %q %q", r.Stdout, r.Stderr)
 	}
 	other := t.TempDir()
 	mgr, err := sandbox.NewManager(sandbox.ManagerOptions{Config: sandbox.Config{Enabled: false}, Cwd: other})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ext.Bind(mgr)
-	if r := h.Run(context.Background(), "skill:where:pwd"); r.Stdout != other+"\n" {
-		t.Errorf("after Bind: %q %q", r.Stdout, r.Stderr)
+	bound, err := a.Extensions(context.Background(), cwd, ExtensionOptions{Sandbox: mgr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bound.Close()
+	if r := bound.Handlers()[router.FamilySkillScript].Run(context.Background(), "skill:where:pwd"); r.Stdout != other+"\n" {
+		t.Errorf("with the agent's sandbox: %q %q", r.Stdout, r.Stderr)
 	}
 	if r := ext.Handlers()[router.FamilySearch].Run(context.Background(), "command:search directory"); !strings.Contains(r.Stdout, "skill:where:pwd") {
 		t.Errorf("search: %s", r.Stdout)

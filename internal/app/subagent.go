@@ -52,14 +52,12 @@ type SubagentSetup struct {
 func (a *App) skillsDir(s SubagentSetup) string { return cmp.Or(s.SkillsDir, a.Config.SkillsDir) }
 
 // NewTaskHandler builds the task:<type> handler for one parent agent. Put it
-// in the parent Bash tool's Handlers under router.FamilyTask, and call Bind
-// with the parent runner once it exists, so that sub-agent events and usage
-// reach it:
+// in the parent Bash tool's Handlers under router.FamilyTask; sub-agent
+// events and usage reach whichever runner calls it (through the call's
+// agent.CallTrace), so it needs no link back to the parent:
 //
 //	h := a.NewTaskHandler(app.SubagentSetup{Provider: p, Model: m, Cwd: cwd, Handlers: ext.Handlers(), Skills: ext.Index})
 //	handlers[router.FamilyTask] = h
-//	runner, _ := agent.New(...)
-//	h.Bind(runner)
 func (a *App) NewTaskHandler(s SubagentSetup) *subagent.Handler {
 	index, exists := skillIndex(s.Skills)
 	var providerFor func(string) (llm.Provider, error)
@@ -238,13 +236,13 @@ func skillIndex(ix *skills.Index) (text func() string, exists func(string) bool)
 
 // enhanceRunner runs the skill:enhance sub-agent for auto-enhance, writing
 // into the scratch skills directory it is given (the hook commits from
-// there through the store), under parent's events and usage.
-func (a *App) enhanceRunner(s SubagentSetup, parent func() subagent.Parent) evolve.RunFunc {
+// there through the store); it reports to the runner whose stop hook calls
+// it (the context's agent.CallTrace).
+func (a *App) enhanceRunner(s SubagentSetup) evolve.RunFunc {
 	return func(ctx context.Context, dir, prompt string) (string, error) {
 		s := s
 		s.SkillsDir = dir
 		h := a.NewTaskHandler(s)
-		h.Bind(parent())
 		k, _ := subagent.LookupKind(subagent.SkillEnhance)
 		res := h.Execute(ctx, subagent.Request{Kind: k, Prompt: prompt, Description: "skill auto-enhance"})
 		if res.ExitCode != 0 {

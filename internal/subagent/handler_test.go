@@ -25,7 +25,7 @@ func TestHelpStartsNothing(t *testing.T) {
 	for _, line := range []string{"task:general --help", "task:explore -h", "task:skill:search --help", "task:skill:enhance -p x --help"} {
 		t.Run(line, func(t *testing.T) {
 			f := newFixture(t, Options{})
-			res := f.h.Run(context.Background(), line)
+			res := f.h.Run(f.traced(context.Background()), line)
 			if res.ExitCode != 0 || !strings.Contains(res.Stdout, "USAGE") {
 				t.Fatalf("result = %+v, want exit 0 with USAGE", res)
 			}
@@ -55,7 +55,7 @@ func TestBadLinesStartNothing(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.line, func(t *testing.T) {
 			f := newFixture(t, Options{})
-			res := f.h.Run(context.Background(), tc.line)
+			res := f.h.Run(f.traced(context.Background()), tc.line)
 			if res.ExitCode != 1 || !strings.Contains(res.Stderr, tc.want) {
 				t.Fatalf("result = %+v, want exit 1 with %q", res, tc.want)
 			}
@@ -70,7 +70,7 @@ func TestBadLinesStartNothing(t *testing.T) {
 // own prompt, the Bash tool, the parent's model, and returns its answer.
 func TestShortFlagsRun(t *testing.T) {
 	f := newFixture(t, Options{}, llmtest.TextTurn("the research result"))
-	res := f.h.Run(context.Background(), `task:general -p "research" -d "general task"`)
+	res := f.h.Run(f.traced(context.Background()), `task:general -p "research" -d "general task"`)
 	if res.ExitCode != 0 || res.Stdout != "the research result" {
 		t.Fatalf("result = %+v", res)
 	}
@@ -98,7 +98,7 @@ func TestShortFlagsRun(t *testing.T) {
 // Seed 001: --model is parsed and honoured.
 func TestModelHonoured(t *testing.T) {
 	f := newFixture(t, Options{}, llmtest.TextTurn("ok"))
-	res := f.h.Run(context.Background(), `task:general --prompt "x" --description "y" --model claude-sonnet-4-20250514 --max-turns 10`)
+	res := f.h.Run(f.traced(context.Background()), `task:general --prompt "x" --description "y" --model claude-sonnet-4-20250514 --max-turns 10`)
 	if res.ExitCode != 0 {
 		t.Fatalf("result = %+v", res)
 	}
@@ -118,7 +118,7 @@ func TestMaxTurnsHonoured(t *testing.T) {
 	f.srv.Handle(func(req *llmtest.Request) llmtest.Turn {
 		return llmtest.Turn{Text: fmt.Sprintf("partial finding %d", req.Index), ToolCalls: []llmtest.ToolCall{llmtest.BashCall(fmt.Sprintf("c%d", req.Index), "echo step")}}
 	})
-	res := f.h.Run(context.Background(), `task:general -p "loop" -d "loop" --max-turns 2`)
+	res := f.h.Run(f.traced(context.Background()), `task:general -p "loop" -d "loop" --max-turns 2`)
 	if res.ExitCode != 1 || !strings.Contains(res.Stderr, "--max-turns") {
 		t.Fatalf("result = %+v, want exit 1 naming --max-turns", res)
 	}
@@ -136,7 +136,7 @@ func TestCancelInterrupts(t *testing.T) {
 	f := newFixture(t, Options{}, llmtest.Turn{Text: "too late", Delay: time.Minute})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan command.Result, 1)
-	go func() { done <- f.h.Run(ctx, `task:explore -p "look" -d "slow"`) }()
+	go func() { done <- f.h.Run(f.traced(ctx), `task:explore -p "look" -d "slow"`) }()
 	waitFor(t, "the sub-agent's request", func() bool { return f.srv.InFlight() == 1 })
 	cancel()
 	res := <-done
@@ -160,7 +160,7 @@ func TestCancelKillsShellCommand(t *testing.T) {
 	f := newFixture(t, Options{}, llmtest.BashTurn("c", "sleep "+secs), llmtest.TextTurn("never"))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan command.Result, 1)
-	go func() { done <- f.h.Run(ctx, `task:general -p "wait" -d "sleeper"`) }()
+	go func() { done <- f.h.Run(f.traced(ctx), `task:general -p "wait" -d "sleeper"`) }()
 	running := func() bool { return exec.Command("pgrep", "-f", "sleep "+regexp.QuoteMeta(secs)).Run() == nil }
 	waitFor(t, "the sleep to start", running)
 	cancel()
@@ -174,7 +174,7 @@ func TestCancelKillsShellCommand(t *testing.T) {
 // A task that outlives its timeout is stopped and reported as such.
 func TestTimeout(t *testing.T) {
 	f := newFixture(t, Options{Timeout: 200 * time.Millisecond}, llmtest.Turn{Text: "late", Delay: time.Minute})
-	res := f.h.Run(context.Background(), `task:general -p "slow" -d "slow"`)
+	res := f.h.Run(f.traced(context.Background()), `task:general -p "slow" -d "slow"`)
 	if res.ExitCode != TimedOut || !strings.Contains(res.Stderr, "timed out") || !strings.Contains(res.Stderr, "SYNAPSE_TASK_TIMEOUT") {
 		t.Fatalf("result = %+v, want exit %d naming SYNAPSE_TASK_TIMEOUT", res, TimedOut)
 	}
@@ -183,7 +183,7 @@ func TestTimeout(t *testing.T) {
 // A provider error is a failed task carrying the error, never an empty success.
 func TestProviderErrorFails(t *testing.T) {
 	f := newFixture(t, Options{}, llmtest.ErrorTurn(400, "model xyz does not exist"))
-	res := f.h.Run(context.Background(), `task:explore -p "look" -d "look"`)
+	res := f.h.Run(f.traced(context.Background()), `task:explore -p "look" -d "look"`)
 	if res.ExitCode != 1 || !strings.Contains(res.Stderr, "Task failed") || !strings.Contains(res.Stderr, "model xyz does not exist") {
 		t.Fatalf("result = %+v", res)
 	}
@@ -200,7 +200,7 @@ func TestProviderErrorFails(t *testing.T) {
 // A model that ends without any text is a failure too.
 func TestEmptyAnswerFails(t *testing.T) {
 	f := newFixture(t, Options{}, llmtest.TextTurn(""))
-	res := f.h.Run(context.Background(), `task:general -p "x" -d "y"`)
+	res := f.h.Run(f.traced(context.Background()), `task:general -p "x" -d "y"`)
 	if res.ExitCode != 1 || !strings.Contains(res.Stderr, "without an answer") {
 		t.Fatalf("result = %+v", res)
 	}
@@ -212,7 +212,7 @@ func TestUsageRolledUp(t *testing.T) {
 		llmtest.Turn{ToolCalls: []llmtest.ToolCall{llmtest.BashCall("c1", "echo hi")}, Usage: llmtest.Usage{InputTokens: 10, OutputTokens: 5, Exact: true}},
 		llmtest.Turn{Text: "done", Usage: llmtest.Usage{InputTokens: 20, OutputTokens: 7, CacheReadTokens: 3, Exact: true}},
 	)
-	res := f.h.Run(context.Background(), `task:general -p "x" -d "y"`)
+	res := f.h.Run(f.traced(context.Background()), `task:general -p "x" -d "y"`)
 	if res.ExitCode != 0 {
 		t.Fatalf("result = %+v", res)
 	}
@@ -235,7 +235,7 @@ func TestUsageRolledUp(t *testing.T) {
 // duration, tool count and success; all with one task id, nothing else.
 func TestEvents(t *testing.T) {
 	f := newFixture(t, Options{}, llmtest.BashTurn("c", "echo hi"), llmtest.TextTurn("said hi"))
-	res := f.h.Run(context.Background(), `task:explore -p "say hi" -d "greeter"`)
+	res := f.h.Run(f.traced(context.Background()), `task:explore -p "say hi" -d "greeter"`)
 	if res.ExitCode != 0 {
 		t.Fatalf("result = %+v", res)
 	}
@@ -271,7 +271,7 @@ func TestWholeAnswerReturned(t *testing.T) {
 	}
 	answer := strings.TrimSpace(b.String())
 	f := newFixture(t, Options{}, llmtest.Turn{Text: answer, Fragment: 4096})
-	res := f.h.Run(context.Background(), `task:explore -p "x" -d "y"`)
+	res := f.h.Run(f.traced(context.Background()), `task:explore -p "x" -d "y"`)
 	if res.ExitCode != 0 || res.Stdout != answer {
 		t.Fatalf("answer changed: exit %d, got %d chars, want %d", res.ExitCode, len(res.Stdout), len(answer))
 	}
@@ -282,7 +282,7 @@ func TestLongAnswerSaved(t *testing.T) {
 	answer := strings.Repeat("é long answer line\n", 300)
 	dir := t.TempDir()
 	f := newFixture(t, Options{OutputCap: 1000, OutputDir: dir}, llmtest.Turn{Text: answer, Fragment: 4096})
-	res := f.h.Run(context.Background(), `task:explore -p "x" -d "y"`)
+	res := f.h.Run(f.traced(context.Background()), `task:explore -p "x" -d "y"`)
 	if res.ExitCode != 0 {
 		t.Fatalf("result = %+v", res)
 	}
@@ -354,7 +354,7 @@ func TestOwnShellAndTodosPerTask(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = f.h.Run(context.Background(), `task:general -p "agent `+n+`" -d "`+n+`"`)
+			results[i] = f.h.Run(f.traced(context.Background()), `task:general -p "agent `+n+`" -d "`+n+`"`)
 		}()
 	}
 	wg.Wait()
@@ -402,7 +402,7 @@ func TestNoNesting(t *testing.T) {
 		calls = append(calls, llmtest.BashCall(fmt.Sprintf("n%d", i), a))
 	}
 	f.srv.Script(llmtest.ToolTurn(calls...), llmtest.TextTurn("gave up"))
-	res := f.h.Run(context.Background(), `task:general -p "try to nest" -d "nester"`)
+	res := f.h.Run(f.traced(context.Background()), `task:general -p "try to nest" -d "nester"`)
 	if res.ExitCode != 0 {
 		t.Fatalf("result = %+v", res)
 	}

@@ -146,8 +146,12 @@ func newFixture(t *testing.T, opts Options, turns ...llmtest.Turn) *fixture {
 		opts.Cwd = f.ws.dir
 	}
 	f.h = New(opts)
-	f.h.Bind(f.parent)
 	return f
+}
+
+// traced is ctx as the parent's tool call gives it: reporting to f.parent.
+func (f *fixture) traced(ctx context.Context) context.Context {
+	return agent.WithCallTrace(ctx, agent.CallTrace{Emit: f.parent.Emit, RecordUsage: f.parent.RecordUsage, Model: f.parent.Model})
 }
 
 // waitFor polls cond until it holds (a test of state, not of speed).

@@ -15,7 +15,7 @@ import (
 )
 
 // runAgent runs a tool-using sub-agent to its final answer.
-func (h *Handler) runAgent(ctx context.Context, id string, req Request, provider llm.Provider, model string) outcome {
+func (h *Handler) runAgent(ctx context.Context, trace agent.CallTrace, id string, req Request, provider llm.Provider, model string) outcome {
 	if provider == nil {
 		return outcome{err: errors.New("no model provider is configured for sub-agents")}
 	}
@@ -50,15 +50,15 @@ func (h *Handler) runAgent(ctx context.Context, id string, req Request, provider
 	onEvent := func(e agent.Event) {
 		switch e.Kind {
 		case agent.ToolStart:
-			h.emit(agent.Event{Kind: agent.TaskToolStart, TaskID: id, CallID: e.CallID, Command: e.Command, Route: e.Route})
+			trace.Report(agent.Event{Kind: agent.TaskToolStart, TaskID: id, CallID: e.CallID, Command: e.Command, Route: e.Route})
 		case agent.ToolEnd:
 			tools.Add(1)
-			h.emit(agent.Event{Kind: agent.TaskToolEnd, TaskID: id, CallID: e.CallID, Command: e.Command, Route: e.Route,
+			trace.Report(agent.Event{Kind: agent.TaskToolEnd, TaskID: id, CallID: e.CallID, Command: e.Command, Route: e.Route,
 				Result: e.Result, Duration: e.Duration})
 		case agent.Usage:
 			if e.Usage != nil {
 				usage.add(*e.Usage)
-				h.recordUsage(*e.Usage, model)
+				trace.AddUsage(*e.Usage, model)
 			}
 		}
 	}
@@ -149,7 +149,7 @@ type SkillSearchResult struct {
 }
 
 // runSkillSearch asks the model once, without tools, which skills fit.
-func (h *Handler) runSkillSearch(ctx context.Context, id string, req Request, provider llm.Provider, model string) outcome {
+func (h *Handler) runSkillSearch(ctx context.Context, trace agent.CallTrace, req Request, provider llm.Provider, model string) outcome {
 	index := ""
 	if h.opts.SkillIndex != nil {
 		index = strings.TrimSpace(h.opts.SkillIndex())
@@ -179,7 +179,7 @@ func (h *Handler) runSkillSearch(ctx context.Context, id string, req Request, pr
 	if resp.Model != "" {
 		m = resp.Model
 	}
-	h.recordUsage(resp.Usage, m)
+	trace.AddUsage(resp.Usage, m)
 	o := outcome{usage: resp.Usage}
 	matches, err := parseMatches(resp.Message.Text)
 	if err != nil {

@@ -20,7 +20,7 @@ func TestSkillSearch(t *testing.T) {
 	installed := map[string]bool{"pdf-tools": true, "deploy-helper": true}
 	f := newFixture(t, Options{SkillIndex: func() string { return index }, SkillExists: func(n string) bool { return installed[n] }},
 		llmtest.Turn{Text: reply, Usage: llmtest.Usage{InputTokens: 40, OutputTokens: 9, Exact: true}})
-	res := f.h.Run(context.Background(), `task:skill:search --prompt "turn report.pdf into markdown" --description "find skills"`)
+	res := f.h.Run(f.traced(context.Background()), `task:skill:search --prompt "turn report.pdf into markdown" --description "find skills"`)
 	want := `{"matched_skills":[{"name":"pdf-tools","description":"Convert PDF files to Markdown"}]}`
 	if res.ExitCode != 0 || res.Stdout != want {
 		t.Fatalf("result = %+v, want %s", res, want)
@@ -51,7 +51,7 @@ func TestSkillSearchNoSkills(t *testing.T) {
 	for name, idx := range map[string]func() string{"nil index": nil, "empty index": func() string { return " \n" }} {
 		t.Run(name, func(t *testing.T) {
 			f := newFixture(t, Options{SkillIndex: idx})
-			res := f.h.Run(context.Background(), `task:skill:search -p "anything" -d "find skills"`)
+			res := f.h.Run(f.traced(context.Background()), `task:skill:search -p "anything" -d "find skills"`)
 			if res.ExitCode != 0 || res.Stdout != `{"matched_skills":[]}` {
 				t.Fatalf("result = %+v", res)
 			}
@@ -78,7 +78,7 @@ func TestSkillSearchMalformed(t *testing.T) {
 				turn = llmtest.ErrorTurn(400, "bad model")
 			}
 			f := newFixture(t, Options{SkillIndex: func() string { return index }}, turn)
-			res := f.h.Run(context.Background(), `task:skill:search -p "pdf" -d "find skills"`)
+			res := f.h.Run(f.traced(context.Background()), `task:skill:search -p "pdf" -d "find skills"`)
 			if res.ExitCode != 1 || !strings.HasPrefix(res.Stderr, "Task failed: ") || res.Stdout != "" {
 				t.Fatalf("result = %+v", res)
 			}

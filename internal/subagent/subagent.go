@@ -10,10 +10,10 @@
 package subagent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -40,16 +40,6 @@ const noticeRoom = 400
 // TimedOut is the exit status of a task stopped by its timeout (as coreutils timeout).
 const TimedOut = 124
 
-// Parent is the agent that runs task commands: *agent.Runner satisfies it.
-type Parent interface {
-	// Emit reports a Task* event, serialised with the parent's own events.
-	Emit(agent.Event)
-	// RecordUsage adds one sub-agent request's usage to the parent session.
-	RecordUsage(u llm.Usage, model string)
-	// Model is the parent's current model, the sub-agents' default.
-	Model() string
-}
-
 // Workspace is what one sub-agent works with, built fresh for each task.
 type Workspace struct {
 	// Tool is the sub-agent's own Bash tool (own shell session and sandbox
@@ -70,7 +60,8 @@ type WorkspaceFunc func(ctx context.Context, k Kind) (Workspace, error)
 type Options struct {
 	// Provider answers every sub-agent's requests (safe for concurrent use).
 	Provider llm.Provider
-	// Model is the default model when neither --model nor a bound parent gives one.
+	// Model is the default model when neither --model nor the calling
+	// agent (its CallTrace) gives one.
 	Model string
 	// ProviderFor, when set, picks the provider of the task's model (from
 	// --model or the parent's current model, which may belong to the other
@@ -99,17 +90,15 @@ type Options struct {
 	OutputCap int
 	// OutputDir receives answers longer than OutputCap (default: the temp dir).
 	OutputDir string
-	// Parent may be given here or later with Bind.
-	Parent Parent
 }
 
 // Handler runs task:<type> command lines (a command.Handler). It is safe
-// for concurrent use: the parent runs a batch of tasks in parallel.
+// for concurrent use: the parent runs a batch of tasks in parallel. Each
+// task reports its events and usage to the agent that called it, through
+// the call context's agent.CallTrace.
 type Handler struct {
-	opts   Options
-	seq    atomic.Int64
-	mu     sync.RWMutex
-	parent Parent
+	opts Options
+	seq  atomic.Int64
 }
 
 // New returns a task handler.
@@ -123,33 +112,7 @@ func New(opts Options) *Handler {
 	if opts.OutputCap <= 0 {
 		opts.OutputCap = config.DefaultOutputCap
 	}
-	return &Handler{opts: opts, parent: opts.Parent}
-}
-
-// Bind sets the parent agent (which is usually built after its tool, and
-// so after this handler).
-func (h *Handler) Bind(p Parent) {
-	h.mu.Lock()
-	h.parent = p
-	h.mu.Unlock()
-}
-
-func (h *Handler) getParent() Parent {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	return h.parent
-}
-
-func (h *Handler) emit(e agent.Event) {
-	if p := h.getParent(); p != nil {
-		p.Emit(e)
-	}
-}
-
-func (h *Handler) recordUsage(u llm.Usage, model string) {
-	if p := h.getParent(); p != nil {
-		p.RecordUsage(u, model)
-	}
+	return &Handler{opts: opts}
 }
 
 // outcome is how one task ended, before it becomes a command.Result.
@@ -180,15 +143,8 @@ func (h *Handler) Run(ctx context.Context, line string) command.Result {
 // Execute runs a parsed request (Run without the parsing).
 func (h *Handler) Execute(ctx context.Context, req Request) command.Result {
 	id := fmt.Sprintf("task-%d", h.seq.Add(1))
-	model := req.Model
-	if model == "" {
-		if p := h.getParent(); p != nil {
-			model = p.Model()
-		}
-	}
-	if model == "" {
-		model = h.opts.Model
-	}
+	trace := agent.ContextCallTrace(ctx)
+	model := cmp.Or(req.Model, trace.CurrentModel(), h.opts.Model)
 	provider, providerErr := h.opts.Provider, error(nil)
 	if model != "" && h.opts.ProviderFor != nil {
 		if p, err := h.opts.ProviderFor(model); err != nil {
@@ -197,7 +153,7 @@ func (h *Handler) Execute(ctx context.Context, req Request) command.Result {
 			provider = p
 		}
 	}
-	h.emit(agent.Event{Kind: agent.TaskStart, TaskID: id, TaskType: req.Kind.Name, TaskDescription: req.Description})
+	trace.Report(agent.Event{Kind: agent.TaskStart, TaskID: id, TaskType: req.Kind.Name, TaskDescription: req.Description})
 	start := time.Now()
 
 	tctx, cancel := context.WithTimeout(ctx, h.opts.Timeout)
@@ -206,9 +162,9 @@ func (h *Handler) Execute(ctx context.Context, req Request) command.Result {
 	case providerErr != nil:
 		o = outcome{err: providerErr}
 	case req.Kind.NoTools:
-		o = h.runSkillSearch(tctx, id, req, provider, model)
+		o = h.runSkillSearch(tctx, trace, req, provider, model)
 	default:
-		o = h.runAgent(tctx, id, req, provider, model)
+		o = h.runAgent(tctx, trace, id, req, provider, model)
 	}
 	cancel()
 	// How the context ended decides over what the run reported: a cancelled
@@ -227,7 +183,7 @@ func (h *Handler) Execute(ctx context.Context, req Request) command.Result {
 		tr.Message = o.err.Error()
 	}
 	u := o.usage
-	h.emit(agent.Event{Kind: agent.TaskEnd, TaskID: id, TaskType: req.Kind.Name, TaskDescription: req.Description,
+	trace.Report(agent.Event{Kind: agent.TaskEnd, TaskID: id, TaskType: req.Kind.Name, TaskDescription: req.Description,
 		Result: &tr, Duration: took, ToolCount: o.toolCount, Usage: &u, Err: o.err})
 	return res
 }
