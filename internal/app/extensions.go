@@ -68,6 +68,52 @@ type Extensions struct {
 	mcpSummary    string   // "MCP: loaded N tools from M servers", once started
 	mcpProblems   []string // broken configuration files, then failed servers
 	skillProblems []string
+	pending       []mcp.PendingFile // project MCP files not approved
+}
+
+// ProjectMCP is what the project's unapproved MCP files would define.
+func (a *App) ProjectMCP(cwd string) []mcp.PendingFile {
+	_, _, pending := a.loadMCP(cwd, mcp.ConfigFiles(a.Config.MCPServersPath(), cwd))
+	return pending
+}
+
+// ApproveProjectMCP records the user's approval of p for the project cwd.
+func (a *App) ApproveProjectMCP(cwd string, p mcp.PendingFile) error {
+	return a.MCPApprovals().Approve(cwd, p, time.Now())
+}
+
+// MCPApprovals is the record of approved project MCP files.
+func (a *App) MCPApprovals() mcp.Approvals {
+	return mcp.Approvals{Path: a.Config.MCPApprovalsPath()}
+}
+
+// loadMCP reads the user's and the project's MCP files: a project file only
+// in a content the user approved for cwd, expanding only the variables
+// settings.json "shareEnv" lists. Unapproved files come back pending, each
+// with a problem line saying how to approve it.
+func (a *App) loadMCP(cwd string, files []string) (map[string]mcp.ServerConfig, []string, []mcp.PendingFile) {
+	var share []string
+	var problems []string
+	if s, err := a.Settings(); err != nil {
+		problems = append(problems, fmt.Sprintf("MCP config: project files expand no variables: %v", err))
+	} else {
+		share = s.ShareEnv
+	}
+	approvals := a.MCPApprovals()
+	servers, probs, pending := mcp.Load(files[0], files[1:], a.Config.Getenv, mcp.ProjectOptions{
+		Share:    share,
+		Approved: func(f string, content []byte) bool { return approvals.Approved(cwd, f, content) },
+	})
+	problems = append(problems, probs...)
+	for _, p := range pending {
+		var names []string
+		for _, s := range p.Servers {
+			names = append(names, s.Name)
+		}
+		problems = append(problems, fmt.Sprintf("MCP servers %s in %s were not started: this project file is not approved (it changed, or is new); review and approve it with `synapse mcp approve` in %s",
+			strings.Join(names, ", "), p.File, cwd))
+	}
+	return servers, problems, pending
 }
 
 // Extensions loads skills ($SYNAPSE_HOME/skills and cwd/.synapse/skills) and
@@ -108,10 +154,12 @@ func (a *App) Extensions(ctx context.Context, cwd string, opts ExtensionOptions)
 		Paths:   e,
 	}
 
-	// The project's MCP files cannot read the credentials the sandbox hides
-	// from commands, nor grant the network (see mcp.Load).
+	// The project's MCP files are used once the user approved their content
+	// for this project, expand only the variables the user shares, and
+	// cannot grant the network (see mcp.Load).
 	files := mcp.ConfigFiles(a.Config.MCPServersPath(), cwd)
-	servers, problems := mcp.Load(files[0], files[1:], a.Config.Getenv, append(sandbox.ProviderCredentials(), a.hiddenEnv()...))
+	servers, problems, pending := a.loadMCP(cwd, files)
+	e.pending = pending
 	for _, c := range opts.ExtraMCP {
 		if servers == nil {
 			servers = map[string]mcp.ServerConfig{}

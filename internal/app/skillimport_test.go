@@ -39,8 +39,9 @@ func TestSkillImportHonoursTheSandboxBlacklist(t *testing.T) {
 
 // TestProjectMCPFileCannotSendTheKeys: a cloned repository's .mcp.json
 // naming a remote server with ${ANTHROPIC_API_KEY} in a header sent the key
-// from the agent's process at start-up. Now the header goes out empty and
-// the start-up notices say why.
+// from the agent's process at start-up. Now, even once the file is
+// approved, the header goes out empty (the key is not in "shareEnv") and the
+// start-up notices say why.
 func TestProjectMCPFileCannotSendTheKeys(t *testing.T) {
 	got := make(chan string, 8)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -62,6 +63,12 @@ func TestProjectMCPFileCannotSendTheKeys(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Even once the user approved the file (else nothing is contacted at all).
+	for _, p := range a.ProjectMCP(cwd) {
+		if err := a.ApproveProjectMCP(cwd, p); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ext, err := a.Extensions(context.Background(), cwd, ExtensionOptions{StartTimeout: 10 * time.Second})
 	if err != nil {

@@ -65,6 +65,23 @@ func runChat(ctx context.Context, stdio IO, f chatFlags) error {
 	tty := inTTY && outTTY
 	width, height := termSize(stdio.Out)
 
+	if tty {
+		// The project's MCP files start servers on the host: ask once per
+		// file content, before anything starts (still in cooked mode).
+		for _, p := range a.ProjectMCP(cwd) {
+			fmt.Fprint(stdio.Out, p.Describe())
+			ok, err := askYesNo(stdio.In, stdio.Out, "Approve this file for "+cwd+"? [y/N] ")
+			if err != nil {
+				return exitCode(1, err)
+			}
+			if ok {
+				if err := a.ApproveProjectMCP(cwd, p); err != nil {
+					return exitCode(1, err)
+				}
+			}
+		}
+	}
+
 	// Everything that can fail (a missing key, a broken settings.json, an
 	// unknown session) fails here, before the terminal changes mode.
 	chat, err := newChat(ctx, a, chatSetup{

@@ -162,6 +162,10 @@ func TestExecUsesExtensions(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "mcp_servers.json"), []byte(broken), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A project file is used once the user approved it.
+	if r := synapseEnv(t, dir, env, "mcp", "approve", "--yes"); r.code != 0 {
+		t.Fatalf("mcp approve: %+v", r)
+	}
 	r = execIn(t, "command:search pdf")
 	if r.code != 0 || !strings.Contains(r.stderr, `MCP server "gone" failed to start`) || !strings.Contains(r.stdout, "mcp:docs:pdf_to_text") {
 		t.Errorf("with a broken server: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)

@@ -107,6 +107,7 @@ func newRootCmd(stdio IO) *cobra.Command {
 		newExecCmd(stdio),
 		newServeCmd(stdio),
 		newSandboxCmd(stdio),
+		newMCPCmd(stdio),
 		newSessionsCmd(stdio),
 		newVersionCmd(stdio),
 	)

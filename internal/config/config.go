@@ -96,6 +96,9 @@ func (c Config) PricingPath() string { return filepath.Join(c.Home, "pricing.jso
 // MCPServersPath is $SYNAPSE_HOME/mcp/mcp_servers.json.
 func (c Config) MCPServersPath() string { return filepath.Join(c.MCPDir, "mcp_servers.json") }
 
+// MCPApprovalsPath records the project MCP files the user approved.
+func (c Config) MCPApprovalsPath() string { return filepath.Join(c.MCPDir, "approved_projects.json") }
+
 // Load resolves the configuration from getenv (nil means os.Getenv).
 func Load(getenv Getenv) (Config, error) {
 	if getenv == nil {

@@ -130,21 +130,39 @@ func LoadConfig(files []string, getenv func(string) string) (map[string]ServerCo
 	return servers, problems
 }
 
+// ProjectOptions say how far project MCP files are trusted.
+type ProjectOptions struct {
+	// Share names the variables a project file may expand (settings.json
+	// "shareEnv"); every other ${VAR} expands to its default or nothing.
+	Share []string
+	// Approved reports whether the user approved this content of file
+	// (Approvals.Approved for the project); nil approves nothing.
+	Approved func(file string, content []byte) bool
+}
+
+// PendingFile is a project MCP file the user has not approved (in this
+// content): its servers are not used until they do.
+type PendingFile struct {
+	File    string
+	Content []byte
+	Servers []ServerConfig // as written, ${VAR} not expanded
+}
+
 // Load reads the user's own file and then the project files (lowest
 // precedence first, as ConfigFiles lists them). The user's file is trusted:
 // it is theirs, and read-only to the agent's commands. A project file is
 // not: it comes with whatever repository was cloned into the working
-// directory, and the agent's own commands can write it. So ${VAR} in a
-// project file never expands the names in hide (the agent's credentials,
-// which its commands never see either; a remote server's headers would
-// otherwise carry them anywhere from the agent's process), and its
-// "sandbox": {"network": true} is ignored. Each refusal is a problem line
-// saying to define the server in the user's file instead.
-func Load(userFile string, projectFiles []string, getenv func(string) string, hide []string) (map[string]ServerConfig, []string) {
+// directory, and the agent's own commands can write it, yet its servers are
+// started (or contacted) by the host. So a project file is used only once
+// the user approved its content (opts.Approved; the others are returned as
+// pending), its ${VAR} expands only the names the user shares (opts.Share),
+// and its "sandbox": {"network": true} is ignored. Each refusal is a
+// problem line saying what to do instead.
+func Load(userFile string, projectFiles []string, getenv func(string) string, opts ProjectOptions) (map[string]ServerConfig, []string, []PendingFile) {
 	servers, problems := LoadConfig([]string{userFile}, getenv)
 	refused := map[string]bool{}
 	projectEnv := func(k string) string {
-		if slices.Contains(hide, k) {
+		if !slices.Contains(opts.Share, k) {
 			refused[k] = true
 			return ""
 		}
@@ -153,14 +171,40 @@ func Load(userFile string, projectFiles []string, getenv func(string) string, hi
 		}
 		return getenv(k)
 	}
-	proj, probs := LoadConfig(projectFiles, projectEnv)
-	problems = append(problems, probs...)
-	names := make([]string, 0, len(proj))
-	for n := range proj {
-		names = append(names, n)
+	var pending []PendingFile
+	proj := map[string]ServerConfig{}
+	for _, f := range projectFiles {
+		// Read once: what is approved is exactly what is parsed.
+		data, err := os.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) || f == "" {
+			continue
+		}
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("MCP config %s: %v (skipped)", f, err))
+			continue
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			continue
+		}
+		if opts.Approved == nil || !opts.Approved(f, data) {
+			raw, probs := parseConfig(f, data, nil)
+			problems = append(problems, probs...)
+			if len(raw) > 0 {
+				p := PendingFile{File: f, Content: data}
+				for _, n := range sortedNames(raw) {
+					p.Servers = append(p.Servers, raw[n])
+				}
+				pending = append(pending, p)
+			}
+			continue
+		}
+		got, probs := parseConfig(f, data, projectEnv)
+		problems = append(problems, probs...)
+		for name, c := range got {
+			proj[name] = c
+		}
 	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range sortedNames(proj) {
 		c := proj[n]
 		if c.Sandbox.Network {
 			c.Sandbox.Network = false
@@ -174,9 +218,18 @@ func Load(userFile string, projectFiles []string, getenv func(string) string, hi
 			list = append(list, "${"+k+"}")
 		}
 		sort.Strings(list)
-		problems = append(problems, fmt.Sprintf("MCP config: %s left empty in the project's MCP files: they cannot read the agent's credentials; to pass one to a server, define the server in %s", strings.Join(list, ", "), userFile))
+		problems = append(problems, fmt.Sprintf(`MCP config: %s left empty in the project's MCP files: a project file expands only the variables listed in settings.json "shareEnv" (e.g. "shareEnv": ["GITHUB_TOKEN"]); or define the server in %s`, strings.Join(list, ", "), userFile))
 	}
-	return servers, problems
+	return servers, problems, pending
+}
+
+func sortedNames(m map[string]ServerConfig) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 func parseConfig(file string, data []byte, getenv func(string) string) (map[string]ServerConfig, []string) {

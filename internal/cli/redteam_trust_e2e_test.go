@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/synapse-agent/synapse/internal/testutil"
+)
+
+// headerLog records the Authorization header of every request a server got.
+type headerLog struct {
+	mu   sync.Mutex
+	auth []string
+}
+
+func (h *headerLog) handler(w http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	h.auth = append(h.auth, r.Header.Get("Authorization"))
+	h.mu.Unlock()
+	http.Error(w, "not an MCP server", http.StatusNotFound)
+}
+
+func (h *headerLog) seen() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.auth...)
+}
+
+// TestRedTeamProjectMCPNeedsApproval: a cloned repository's .mcp.json names
+// a URL server with ${GITHUB_TOKEN} in a header and a stdio server. Before
+// the user approves the file, Synapse neither contacts the URL nor starts the
+// server; after `synapse mcp approve`, the URL is contacted but the token is
+// sent only once the user lists it in settings.json "shareEnv"; a changed
+// file needs approving again.
+func TestRedTeamProjectMCPNeedsApproval(t *testing.T) {
+	var log headerLog
+	srv := httptest.NewServer(http.HandlerFunc(log.handler))
+	t.Cleanup(srv.Close)
+	env := append(testEnv(t), "GITHUB_TOKEN=ghp-user-secret")
+	home := envValue(env, "SYNAPSE_HOME")
+	proj := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "server-started")
+	mcpJSON := fmt.Sprintf(`{"mcpServers": {
+		"tracker": {"url": %q, "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}},
+		"local": {"command": "sh", "args": ["-c", "touch %s; exit 1"]}
+	}}`, srv.URL+"/mcp", marker)
+	testutil.WriteFile(t, filepath.Join(proj, ".mcp.json"), mcpJSON)
+
+	r := synapseEnv(t, proj, env, "exec", "command:search anything")
+	if n := len(log.seen()); n != 0 {
+		t.Fatalf("an unapproved project file made Synapse contact its URL (%d requests, headers %q)", n, log.seen())
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("an unapproved project file's stdio server was started")
+	}
+	if !strings.Contains(r.stderr, "synapse mcp approve") || !strings.Contains(r.stderr, "tracker") {
+		t.Errorf("stderr does not say how to approve: %s", r.stderr)
+	}
+
+	// Without a terminal, approving needs --yes; --list shows what is pending.
+	if r := synapseEnv(t, proj, env, "mcp", "approve"); r.code != 2 || !strings.Contains(r.stderr, "--yes") {
+		t.Errorf("approve without a terminal: %+v", r)
+	}
+	if r := synapseEnv(t, proj, env, "mcp", "approve", "--list"); !strings.Contains(r.stdout, "tracker: connects to "+srv.URL) || !strings.Contains(r.stdout, "Bearer ${GITHUB_TOKEN}") {
+		t.Errorf("--list: %+v", r)
+	}
+	if r := synapseEnv(t, proj, env, "mcp", "approve", "--yes"); r.code != 0 || !strings.Contains(r.stdout, "Approved") {
+		t.Fatalf("approve --yes: %+v", r)
+	}
+	synapseEnv(t, proj, env, "exec", "command:search anything")
+	seen := log.seen()
+	if len(seen) == 0 {
+		t.Fatal("the approved URL server was not contacted")
+	}
+	for _, h := range seen {
+		if strings.Contains(h, "ghp-") {
+			t.Fatalf("a variable the user did not share was sent: %q", h)
+		}
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Error("the approved stdio server was not started")
+	}
+
+	testutil.WriteFile(t, filepath.Join(home, "settings.json"), `{"shareEnv": ["GITHUB_TOKEN"]}`)
+	synapseEnv(t, proj, env, "exec", "command:search anything")
+	if seen := log.seen(); !strings.Contains(strings.Join(seen, "\n"), "Bearer ghp-user-secret") {
+		t.Errorf("a shared variable was not expanded: %q", seen)
+	}
+
+	// The repository changes the file: its servers stop until approved again.
+	before := len(log.seen())
+	testutil.WriteFile(t, filepath.Join(proj, ".mcp.json"), strings.Replace(mcpJSON, "/mcp", "/other", 1))
+	r = synapseEnv(t, proj, env, "exec", "command:search anything")
+	if len(log.seen()) != before || !strings.Contains(r.stderr, "not approved") {
+		t.Errorf("a changed file was used without a new approval: %d requests, stderr %s", len(log.seen())-before, r.stderr)
+	}
+}
