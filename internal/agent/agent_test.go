@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -1023,5 +1024,21 @@ func TestCutOrEmptyAnswerIsAWarning(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+func TestAttemptedCommandOfAnUnknownTool(t *testing.T) {
+	tests := []struct{ name, input, want string }{
+		{"run_shell", `{"command": "ls -la", "description": "list", "timeout": 5}`, "ls -la"},
+		{"read", `{"file_path": "notes.txt"}`, "read notes.txt"},
+		{"grep", `{"pattern": "a b", "path": "src", "n": 3, "i": true}`, "grep 'a b' src 3 true"},
+		{"str_replace_editor", `{"command": "view", "path": "/x"}`, "str_replace_editor view /x"},
+		{"ls", `{}`, "ls"},
+		{"ls", `[1]`, "ls"},
+	}
+	for _, tt := range tests {
+		if got := attempted(llm.ToolCall{Name: tt.name, Input: json.RawMessage(tt.input)}); got != tt.want {
+			t.Errorf("%s %s = %q, want %q", tt.name, tt.input, got, tt.want)
+		}
 	}
 }

@@ -252,14 +252,25 @@ func (r *Runner) callTool(ctx context.Context, c llm.ToolCall) (res tool.Result)
 }
 
 // attempted is the command line a call of an unknown tool seems to have
-// meant: its "command" argument, else the tool name followed by the values
-// of its arguments in the order sent (read {"path":"a.txt"} → read a.txt).
+// meant: its "command" argument when the others only qualify it (a shell
+// tool of another agent), else the tool name followed by the values of its
+// arguments in the order sent (read {"path":"a.txt"} → read a.txt).
 func attempted(c llm.ToolCall) string {
-	var in struct {
-		Command string `json:"command"`
-	}
-	if json.Unmarshal(c.Input, &in) == nil && strings.TrimSpace(in.Command) != "" {
-		return in.Command
+	var in map[string]any
+	if json.Unmarshal(c.Input, &in) == nil {
+		if cmd, ok := in["command"].(string); ok && strings.TrimSpace(cmd) != "" {
+			shellOnly := true
+			for k := range in {
+				switch k {
+				case "command", "restart", "description", "timeout", "cwd", "workdir":
+				default:
+					shellOnly = false
+				}
+			}
+			if shellOnly {
+				return cmd
+			}
+		}
 	}
 	parts := []string{c.Name}
 	dec := json.NewDecoder(bytes.NewReader(c.Input))
