@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/contextmgr"
 	"github.com/synapse-agent/synapse/internal/hooks"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/session"
@@ -60,6 +61,18 @@ type Options struct {
 	// each tool call, and after a turn that ended with a final answer.
 	Hooks   Hooks
 	Pricing session.Pricing
+
+	// Context sets the context window and the offload and compaction
+	// thresholds (tokens); zero fields follow the model's window.
+	Context contextmgr.Settings
+	// CompactModel, when set, writes compaction summaries (a cheaper
+	// model of the same provider); "" uses the conversation's model.
+	CompactModel string
+	// CompactProvider serves CompactModel when it is another provider's.
+	CompactProvider llm.Provider
+	// MaxSessions keeps that many sessions in SessionsDir (the newest; never
+	// the current one), deleting older ones when a session starts; 0 keeps all.
+	MaxSessions int
 }
 
 // DefaultMaxReminders bounds the todo reminders of one run, so a model that
@@ -126,6 +139,8 @@ type Runner struct {
 	saveWarned bool
 	// running: a Run is in progress (it flushes the session when done).
 	running bool
+	// cw manages the context window: size estimate, offload, compaction.
+	cw contextState
 	// unfinished is the note the next run puts before its prompt when the
 	// previous one ended without an answer ("" when it finished).
 	unfinished string
@@ -159,6 +174,8 @@ func New(opts Options) (*Runner, error) {
 		skill:    !opts.DisableSkillSearchInstruction,
 		onEvent:  opts.OnEvent,
 		hooks:    opts.Hooks,
+		cw: contextState{settings: opts.Context, compactModel: opts.CompactModel, compactVia: opts.CompactProvider,
+			maxSessions: opts.MaxSessions},
 		limits: limits{
 			maxTurns:     orDefault(opts.MaxTurns, config.DefaultMaxToolIterations),
 			maxFailures:  orDefault(opts.MaxConsecutiveFailures, config.DefaultMaxConsecutiveFailures),
@@ -316,6 +333,7 @@ func (r *Runner) SystemPromptText() string { return r.system }
 func (r *Runner) Reset() {
 	r.mu.Lock()
 	r.history = nil
+	r.cw.reset(nil)
 	r.unfinished = ""
 	old := r.sess
 	r.sess = nil
@@ -341,6 +359,7 @@ func (r *Runner) Resume(idOrPrefix string) error {
 	old := r.sess
 	r.sess = sess
 	r.history = msgs
+	r.cw.reset(msgs)
 	r.unfinished = ""
 	if historyUnfinished(msgs) {
 		// Saved by a run that was interrupted (or failed) in another process.

@@ -33,11 +33,12 @@ const (
 	HookProgress                       // Text: a stop hook's progress line
 	HookOutput                         // Hooks (and Text, formatted): the stop hooks' block after the answer
 	Retry                              // Text: a failed model request is retried (attempt, wait, reason)
+	ContextNotice                      // Text: the context was offloaded or compacted
 )
 
 var kindNames = [...]string{"", "text_delta", "thinking_delta", "tool_start", "tool_end", "task_start",
 	"task_tool_start", "task_tool_end", "task_end", "usage", "todo_change", "reminder", "turn_end", "error", "warning",
-	"hook_progress", "hook_output", "retry"}
+	"hook_progress", "hook_output", "retry", "context"}
 
 // String is the kind's snake_case name (used by stream-json output).
 func (k EventKind) String() string {

@@ -24,6 +24,7 @@ func (r *Runner) Run(ctx context.Context, input string) (Result, error) {
 	r.mu.Lock()
 	r.runSub = llm.Usage{}
 	r.saveWarned = false
+	r.cw.offloadTold = false
 	r.running = true
 	r.mu.Unlock()
 	res, err := r.run(ctx, input)
@@ -78,12 +79,26 @@ func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 	r.commit(sess, llm.Message{Role: llm.RoleUser, Text: text})
 
 	failures, reminders := 0, 0
+	tooLong := false // a "prompt too long" was answered with a compaction
 	// deniedPerm: the user refused a permission during this run; the turn
 	// did not go as the model planned, so stop hooks do not learn from it.
 	deniedPerm := false
 	for res.Turns < r.limits.maxTurns {
 		res.Turns++
+		r.manageContext(ctx, sess)
 		resp, err := r.stream(ctx)
+		if err != nil && ctx.Err() == nil && llm.IsPromptTooLong(err) && !tooLong {
+			// The estimate missed: one compaction, then one retry.
+			tooLong = true
+			r.mu.Lock()
+			st, _ := r.settingsLocked()
+			r.mu.Unlock()
+			if _, cerr := r.compact(ctx, sess, "", st); cerr == nil {
+				resp, err = r.stream(ctx)
+			} else if ctx.Err() == nil {
+				err = fmt.Errorf("%w (compacting the history to fit failed too: %v)", err, cerr)
+			}
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				res.StopReason = StopInterrupted
@@ -174,14 +189,23 @@ func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 	return res, err
 }
 
-// ensureSession creates the session on the first run when persistence is on.
+// ensureSession creates the session on the first run when persistence is
+// on, then applies retention (SYNAPSE_MAX_SESSIONS) to the sessions directory.
 func (r *Runner) ensureSession() *session.Session {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	created := false
 	if r.sess == nil && r.store != nil {
-		r.sess = r.store.Create(r.cwd)
+		r.sess, created = r.store.Create(r.cwd), true
 	}
-	return r.sess
+	sess := r.sess
+	r.mu.Unlock()
+	if created && r.cw.maxSessions > 0 {
+		// The new session counts, and is never the one removed.
+		if _, err := r.store.Prune(r.cw.maxSessions-1, sess.ID()); err != nil {
+			r.Emit(Event{Kind: Warning, Err: fmt.Errorf("removing old sessions (SYNAPSE_MAX_SESSIONS): %w", err)})
+		}
+	}
+	return sess
 }
 
 // commit appends msgs to the history and, with a session, to its file. A
@@ -190,6 +214,7 @@ func (r *Runner) ensureSession() *session.Session {
 func (r *Runner) commit(sess *session.Session, msgs ...llm.Message) {
 	r.mu.Lock()
 	r.history = append(r.history, msgs...)
+	r.cw.tracker.Add(msgs...)
 	r.mu.Unlock()
 	if sess != nil {
 		r.saveFailed(sess, sess.Append(msgs...))

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/contextmgr"
 	"github.com/synapse-agent/synapse/internal/evolve"
 	"github.com/synapse-agent/synapse/internal/fsutil"
 	"github.com/synapse-agent/synapse/internal/hooks"
@@ -50,12 +52,21 @@ func (a *App) AgentOptions(persist bool, warn func(error)) agent.Options {
 		MaxTurns:               a.Config.MaxToolIterations,
 		MaxConsecutiveFailures: a.Config.MaxConsecutiveFailures,
 		MaxParallelTasks:       a.Config.MaxParallelTasks,
+		Context:                a.contextSettings(),
+		CompactModel:           a.Config.CompactModel,
 	}
 	if persist {
+		o.MaxSessions = a.Config.MaxSessions
 		o.SessionsDir = a.Config.SessionsDir
 		o.Pricing = a.pricing(warn)
 	}
 	return o
+}
+
+// contextSettings are the configured context window and thresholds (zero
+// fields follow the model's window).
+func (a *App) contextSettings() contextmgr.Settings {
+	return contextmgr.Settings{Window: a.Config.ContextWindow, OffloadAt: a.Config.OffloadThreshold, CompactAt: a.Config.CompactThreshold}
 }
 
 // AgentSetup is what one top-level agent is built from: synapse run and the
@@ -314,6 +325,12 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 	opts.ResumeID = s.ResumeID
 	opts.DisableSkillSearchInstruction = s.DisableSkillSearchInstruction || !settings.SkillSearchInstruction()
 	opts.MaxTokens, opts.ThinkingBudget = settings.MaxTokens, settings.ThinkingBudget
+	if opts.CompactModel != "" {
+		if opts.CompactProvider, err = g.providers.For(opts.CompactModel); err != nil {
+			g.settingsWarnings = append(slices.Clone(g.settingsWarnings), fmt.Sprintf("SYNAPSE_COMPACT_MODEL: %v; summaries use the conversation's model", err))
+			opts.CompactModel, opts.CompactProvider, err = "", nil, nil
+		}
+	}
 	if g.Runner, err = agent.New(opts); err != nil {
 		if s.ResumeID != "" {
 			return nil, fmt.Errorf("cannot resume: %w", err)

@@ -75,6 +75,7 @@ func (a *App) NewTaskHandler(s SubagentSetup) *subagent.Handler {
 		Cwd:         s.Cwd,
 		Timeout:     a.Config.TaskTimeout,
 		OutputCap:   a.Config.OutputCap,
+		Context:     a.contextSettings(),
 		OutputDir:   s.OutputDir,
 	})
 }

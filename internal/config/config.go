@@ -35,6 +35,9 @@ const (
 	// DefaultStreamIdleTimeout is how long a model server may stay silent
 	// (llm.DefaultStreamIdleTimeout says why five minutes).
 	DefaultStreamIdleTimeout = 5 * time.Minute
+	// DefaultMaxSessions is how many sessions retention keeps: a few weeks
+	// of daily use, a bounded directory.
+	DefaultMaxSessions = 100
 )
 
 // Getenv looks up one environment variable; tests pass a map-backed one.
@@ -74,6 +77,15 @@ type Config struct {
 	// StreamIdleTimeout (SYNAPSE_STREAM_IDLE_TIMEOUT, seconds) is how long
 	// a model request may wait for headers or the next stream data.
 	StreamIdleTimeout time.Duration
+
+	// ContextWindow (SYNAPSE_MAX_CONTEXT_WINDOW), OffloadThreshold
+	// (SYNAPSE_OFFLOAD_THRESHOLD) and CompactThreshold
+	// (SYNAPSE_COMPACT_THRESHOLD) are in tokens; 0 follows the model's window.
+	ContextWindow, OffloadThreshold, CompactThreshold int
+	// CompactModel (SYNAPSE_COMPACT_MODEL) writes compaction summaries; "" uses the conversation's model.
+	CompactModel string
+	// MaxSessions (SYNAPSE_MAX_SESSIONS) is how many sessions are kept.
+	MaxSessions int
 
 	// Warnings name settings that were set but unusable, with the default
 	// used instead; shown once at start-up.
@@ -144,7 +156,13 @@ func Load(getenv Getenv) (Config, error) {
 		SkillSubagentTimeout:   time.Duration(PositiveInt(getenv, "SYNAPSE_SKILL_SUBAGENT_TIMEOUT", int(DefaultSkillSubagentTimeout/time.Millisecond))) * time.Millisecond,
 		Getenv:                 getenv,
 	}
-	c.StreamIdleTimeout = time.Duration(c.positive(getenv, "SYNAPSE_STREAM_IDLE_TIMEOUT", int(DefaultStreamIdleTimeout/time.Second), "seconds")) * time.Second
+	c.StreamIdleTimeout = time.Duration(c.positive(getenv, "SYNAPSE_STREAM_IDLE_TIMEOUT", int(DefaultStreamIdleTimeout/time.Second), "seconds", "")) * time.Second
+	fromModel := "the model's own figure"
+	c.ContextWindow = c.positive(getenv, "SYNAPSE_MAX_CONTEXT_WINDOW", 0, "tokens", fromModel)
+	c.OffloadThreshold = c.positive(getenv, "SYNAPSE_OFFLOAD_THRESHOLD", 0, "tokens", "60% of the context window")
+	c.CompactThreshold = c.positive(getenv, "SYNAPSE_COMPACT_THRESHOLD", 0, "tokens", "80% of the context window")
+	c.CompactModel = strings.TrimSpace(getenv("SYNAPSE_COMPACT_MODEL"))
+	c.MaxSessions = c.positive(getenv, "SYNAPSE_MAX_SESSIONS", DefaultMaxSessions, "sessions", "")
 	return c, nil
 }
 
@@ -163,11 +181,15 @@ func PositiveInt(getenv Getenv, name string, def int) int {
 
 // positive is PositiveInt that also records a warning when the variable is
 // set but unusable, so a typo does not silently keep the default.
-func (c *Config) positive(getenv Getenv, name string, def int, unit string) int {
+// defDesc describes the default when def (0) stands for "derived".
+func (c *Config) positive(getenv Getenv, name string, def int, unit, defDesc string) int {
 	v := getenv(name)
 	n := PositiveInt(getenv, name, def)
 	if v != "" && n == def && strings.TrimSpace(v) != strconv.Itoa(def) {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("%s=%q is not a positive whole number of %s: using the default, %d", name, v, unit, def))
+		if defDesc == "" {
+			defDesc = strconv.Itoa(def)
+		}
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%s=%q is not a positive whole number of %s: using the default, %s", name, v, unit, defDesc))
 	}
 	return n
 }

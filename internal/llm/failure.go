@@ -97,12 +97,9 @@ func Excerpt(raw string) string {
 // history that outgrew the model's context window; otherwise the history
 // itself may be what the server refuses, and a new conversation avoids it.
 func BadRequestHint(detail, code string) string {
-	d := strings.ToLower(detail)
-	for _, s := range []string{"prompt is too long", "context length", "context window", "context size", "too many tokens", "context_length_exceeded"} {
-		if strings.Contains(d, s) || strings.Contains(code, s) {
-			return "the conversation no longer fits the model's context window: start a new one (/clear in the REPL; " +
-				"synapse run without --continue or --resume), or pick a model with a larger window"
-		}
+	if promptTooLong(detail, code) {
+		return "the conversation no longer fits the model's context window: /compact in the REPL summarises it, /clear starts a new one " +
+			"(synapse run without --continue or --resume), or pick a model with a larger window (SYNAPSE_MAX_CONTEXT_WINDOW sets the size Synapse keeps to)"
 	}
 	return "if the request keeps being refused, start a new conversation (/clear in the REPL) in case the history is the cause, " +
 		"and check the model and settings.json"
@@ -117,4 +114,23 @@ func stalledMessage(s *StallError, m TransportMessages) string {
 	}
 	return what + " (SYNAPSE_STREAM_IDLE_TIMEOUT); check that the server is up and reachable (" + m.URLVar +
 		"), or raise SYNAPSE_STREAM_IDLE_TIMEOUT (seconds) for a slow local model"
+}
+
+// promptTooLong reports whether a refusal's detail or code says the request
+// exceeded the model's context window.
+func promptTooLong(detail, code string) bool {
+	d := strings.ToLower(detail)
+	for _, s := range []string{"prompt is too long", "context length", "context window", "context size", "too many tokens", "context_length_exceeded"} {
+		if strings.Contains(d, s) || strings.Contains(code, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsPromptTooLong reports whether err is a provider's refusal of a request
+// that did not fit the model's context window.
+func IsPromptTooLong(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Kind == ErrBadRequest && promptTooLong(e.Message, "")
 }

@@ -27,7 +27,8 @@ func init() {
 		{"quit", "", "leave Synapse", func(*REPL, context.Context, string) error { return errExit }},
 		{"clear", "", "start a new conversation (the todo list is cleared)", (*REPL).cmdClear},
 		{"cost", "", "tokens in/out, cache reads/writes and hit rate, cost when priced", (*REPL).cmdCost},
-		{"context", "", "context used against the model's window, messages, tool calls", (*REPL).cmdContext},
+		{"context", "", "context used against the model's window, thresholds, messages, tool calls, offloaded results", (*REPL).cmdContext},
+		{"compact", "[instructions]", "summarise the older conversation now to free context (instructions steer the summary)", (*REPL).cmdCompact},
 		{"model", "[name]", "show the model, or switch to another for this session", (*REPL).cmdModel},
 		{"tools", "", "what the agent can call, by layer", (*REPL).cmdTools},
 		{"resume", "[--latest | id]", "continue a saved session (pick from recent ones)", (*REPL).cmdResume},
@@ -127,7 +128,96 @@ func count(n int64) string {
 	return b.String()
 }
 
-func (r *REPL) cmdContext(context.Context, string) error {
+func (r *REPL) cmdContext(ctx context.Context, args string) error {
+	cm, ok := r.o.Agent.(ContextManager)
+	if !ok {
+		return r.cmdContextLastRequest(ctx, args)
+	}
+	st := cm.ContextStats()
+	model := r.o.Agent.Model()
+	pct := func(n int) float64 { return float64(n) * 100 / float64(max(st.Window, 1)) }
+	lines := []string{
+		fmt.Sprintf("Context: %s of %s tokens (%.1f%%) for %s, estimated for the next request",
+			count(int64(st.Used)), count(int64(st.Window)), pct(st.Used), model),
+		contextBar(st.Used, st.Window, st.OffloadAt, st.CompactAt, 40),
+		fmt.Sprintf("Thresholds: offload large older results at %s (%.0f%%), compact at %s (%.0f%%)",
+			count(int64(st.OffloadAt)), pct(st.OffloadAt), count(int64(st.CompactAt)), pct(st.CompactAt)),
+		fmt.Sprintf("Messages: %d · tool calls: %d · offloaded results: %d · compactions: %d",
+			st.Messages, st.ToolCalls, st.Offloaded, st.Compactions),
+	}
+	if r.o.View != nil {
+		if used := r.o.View.ContextTokens(); used > 0 {
+			lines = append(lines, fmt.Sprintf("Last request, as the provider counted it: %s tokens", count(used)))
+		}
+	}
+	if st.Offloaded > 0 && st.OffloadDir != "" {
+		lines = append(lines, "Offloaded results are in "+st.OffloadDir)
+	}
+	r.println(lines...)
+	return nil
+}
+
+// contextBar draws used of window in width cells, with the offload (|)
+// and compaction (!) thresholds marked.
+func contextBar(used, window, offload, compact, width int) string {
+	if window <= 0 {
+		return ""
+	}
+	cell := func(n int) int { return min(width, max(0, n*width/window)) }
+	fill := cell(used)
+	b := make([]rune, width)
+	for i := range b {
+		b[i] = '░'
+		if i < fill {
+			b[i] = '█'
+		}
+	}
+	if i := cell(offload); i < width {
+		b[i] = '|'
+	}
+	if i := cell(compact); i < width {
+		b[i] = '!'
+	}
+	over := ""
+	if used > window {
+		over = " over the window"
+	}
+	return "[" + string(b) + "]" + over
+}
+
+// ContextManager is the part of the agent behind /context and /compact
+// (*agent.Runner).
+type ContextManager interface {
+	ContextStats() agent.ContextStats
+	Compact(ctx context.Context, instructions string) (agent.CompactResult, error)
+}
+
+func (r *REPL) cmdCompact(ctx context.Context, args string) error {
+	cm, ok := r.o.Agent.(ContextManager)
+	if !ok {
+		r.r.Error("this agent cannot compact its context")
+		return nil
+	}
+	r.println("Compacting the conversation: one model request writes the summary…")
+	res, err := cm.Compact(ctx, args)
+	if err != nil {
+		r.r.Error("compaction failed, the history is unchanged: " + err.Error())
+		return nil
+	}
+	lines := []string{fmt.Sprintf("Compacted: %s → %s tokens (%d messages summarised); offload files removed: %d",
+		count(int64(res.Before)), count(int64(res.After)), res.Summarised, res.OffloadRemoved)}
+	if res.Archive != "" {
+		lines = append(lines, "The history before compaction is kept in "+res.Archive)
+	}
+	if r.o.View != nil {
+		r.o.View.Reset() // the last request's size no longer describes the history
+	}
+	r.println(lines...)
+	return nil
+}
+
+// cmdContextLastRequest is /context for an agent without a context manager.
+func (r *REPL) cmdContextLastRequest(context.Context, string) error {
 	hist := r.o.Agent.History()
 	calls := 0
 	for _, m := range hist {

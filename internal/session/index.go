@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/synapse-agent/synapse/internal/fsutil"
 )
@@ -131,6 +132,13 @@ func (s *Store) Delete(id string) error {
 	for _, p := range []string{s.historyPath(id), s.usagePath(id)} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("delete session file: %w", err)
+		}
+	}
+	// Offloaded results and archives go with it. An id is a plain name
+	// (checked by resolve), so this stays inside the sessions directory.
+	if id != "" && !strings.ContainsAny(id, `/\`) && id != "." && id != ".." {
+		if err := os.RemoveAll(s.FilesDir(id)); err != nil {
+			return fmt.Errorf("delete session files: %w", err)
 		}
 	}
 	return nil

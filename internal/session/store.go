@@ -539,3 +539,101 @@ func (c *corruptLines) done(file string) {
 		c.warn(fmt.Errorf("%s: %d more corrupt lines were skipped", file, c.more))
 	}
 }
+
+// FilesDir is the directory of a session's own files (offloaded tool
+// results, pre-compaction archives); it goes with the session.
+func (s *Store) FilesDir(id string) string { return filepath.Join(s.Dir, id) }
+
+// OffloadDir is where this session's offloaded tool results are kept.
+func (ss *Session) OffloadDir() string {
+	return filepath.Join(ss.store.FilesDir(ss.entry.ID), "offloaded")
+}
+
+// Rewrite replaces the session's history file with msgs, atomically (a
+// crash leaves the old history or the new one, never a mix). With archive
+// set, the old history (given, as the caller knows it) is kept first in an
+// archive file beside it, whose path is returned.
+func (ss *Session) Rewrite(msgs []llm.Message, archive []llm.Message) (string, error) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	now := ss.store.clock()
+	encode := func(ms []llm.Message) ([]byte, error) {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		for _, m := range ms {
+			if err := enc.Encode(record{Time: now, Message: m}); err != nil {
+				return nil, fmt.Errorf("encode session message: %w", err)
+			}
+		}
+		return buf.Bytes(), nil
+	}
+	if err := os.MkdirAll(ss.store.Dir, 0o700); err != nil {
+		return "", fmt.Errorf("create sessions directory %s: %w", ss.store.Dir, err)
+	}
+	archivePath := ""
+	if archive != nil {
+		data, err := encode(archive)
+		if err != nil {
+			return "", err
+		}
+		dir := ss.store.FilesDir(ss.entry.ID)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", fmt.Errorf("create session directory %s: %w", dir, err)
+		}
+		archivePath = filepath.Join(dir, "archive-"+now.Format("20060102-150405.000000000")+".jsonl")
+		if err := fsutil.WriteFileAtomic(archivePath, data, 0o600); err != nil {
+			return "", fmt.Errorf("archive the history before rewriting it: %w", err)
+		}
+	}
+	data, err := encode(msgs)
+	if err != nil {
+		return "", err
+	}
+	if ss.file != nil {
+		_ = ss.file.Close()
+		ss.file = nil
+	}
+	if err := fsutil.WriteFileAtomic(ss.store.historyPath(ss.entry.ID), data, 0o600); err != nil {
+		return "", fmt.Errorf("rewrite session history: %w", err)
+	}
+	ss.needNewline = false
+	ss.entry.MessageCount = len(msgs)
+	ss.entry.UpdatedAt = now
+	ss.dirty = true
+	return archivePath, ss.flushLocked()
+}
+
+// Prune deletes the oldest sessions (by last update) so that at most keep
+// remain, never the one named current, with their files. It returns the
+// ids it removed.
+func (s *Store) Prune(keep int, current string) ([]string, error) {
+	if keep <= 0 {
+		return nil, nil
+	}
+	list, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	if len(list) <= keep {
+		return nil, nil
+	}
+	sort.SliceStable(list, func(i, j int) bool { return list[i].UpdatedAt.After(list[j].UpdatedAt) })
+	var removed []string
+	var errs []error
+	kept := 0
+	for _, e := range list {
+		if e.ID == current || kept < keep {
+			if e.ID != current {
+				kept++
+			}
+			continue
+		}
+		if err := s.Delete(e.ID); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, e.ID)
+	}
+	return removed, errors.Join(errs...)
+}

@@ -73,6 +73,7 @@ func (h *Handler) runAgent(ctx context.Context, trace agent.CallTrace, id string
 		// The sub-agent cannot run task:skill:search; the instruction would only mislead it.
 		DisableSkillSearchInstruction: true,
 		MaxTokens:                     h.opts.MaxTokens,
+		Context:                       h.opts.Context,
 		OnEvent:                       onEvent,
 	})
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/contextmgr"
 	"github.com/synapse-agent/synapse/internal/fsutil"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/todo"
@@ -85,6 +86,10 @@ type Options struct {
 	MaxTurns int
 	// MaxTokens bounds each response (0: the agent's default).
 	MaxTokens int
+	// Context is the sub-agents' context window and thresholds (zero
+	// fields follow the model): their long runs are offload-free (no
+	// session) but compacted like the parent's.
+	Context contextmgr.Settings
 	// OutputCap is the most characters of an answer returned inline
 	// (0: config.DefaultOutputCap); a longer answer is saved to a file.
 	OutputCap int

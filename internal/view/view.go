@@ -148,6 +148,8 @@ func (v *View) Handle(e agent.Event) {
 		} else {
 			v.r.Notice(e.Text)
 		}
+	case agent.ContextNotice:
+		v.r.Notice(e.Text)
 	case agent.HookOutput:
 		v.hookOutput(e.Hooks)
 	}

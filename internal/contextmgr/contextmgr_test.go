@@ -1,0 +1,194 @@
+package contextmgr
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/synapse-agent/synapse/internal/llm"
+)
+
+func user(t string) llm.Message { return llm.Message{Role: llm.RoleUser, Text: t} }
+func answer(t string) llm.Message {
+	return llm.Message{Role: llm.RoleAssistant, Text: t}
+}
+func calls(ids ...string) llm.Message {
+	m := llm.Message{Role: llm.RoleAssistant}
+	for _, id := range ids {
+		m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: id, Name: "Bash", Input: json.RawMessage(`{"command":"ls"}`)})
+	}
+	return m
+}
+func result(id, text string) llm.Message {
+	return llm.Message{Role: llm.RoleTool, ToolCallID: id, Text: text}
+}
+
+func TestCutKeepsToolPairsTogether(t *testing.T) {
+	h := []llm.Message{user("u"), calls("a", "b"), result("a", "1"), result("b", "2"), calls("c"), result("c", "3"), answer("done")}
+	tests := []struct {
+		keep, want int
+	}{
+		{keep: 1, want: 6},  // just the answer
+		{keep: 2, want: 6},  // would start at c's result: moves past it
+		{keep: 3, want: 4},  // the c step whole
+		{keep: 4, want: 4},  // would start at b's result: moves forward to the c step
+		{keep: 6, want: 1},  // the a/b step whole
+		{keep: 7, want: 0},  // everything: nothing to summarise
+		{keep: 50, want: 0}, // more than there is
+	}
+	for _, tt := range tests {
+		got := Cut(h, tt.keep)
+		if got != tt.want {
+			t.Errorf("Cut(keep %d) = %d, want %d", tt.keep, got, tt.want)
+		}
+		if got > 0 {
+			c, err := Compacted("summary", h[got:])
+			if err != nil || !ValidPairs(c) {
+				t.Errorf("keep %d: compacted history invalid: %v %+v", tt.keep, err, c)
+			}
+		}
+	}
+	// The newest step alone is larger than keep: it stays whole.
+	big := []llm.Message{user("u"), answer("x"), calls("a", "b", "c"), result("a", ""), result("b", ""), result("c", "")}
+	if got := Cut(big, 2); got != 2 {
+		t.Errorf("Cut of a large last step = %d, want 2", got)
+	}
+}
+
+func TestValidPairs(t *testing.T) {
+	tests := []struct {
+		name string
+		h    []llm.Message
+		want bool
+	}{
+		{"whole steps", []llm.Message{user("u"), calls("a"), result("a", ""), answer("x")}, true},
+		{"missing result", []llm.Message{user("u"), calls("a", "b"), result("a", ""), answer("x")}, false},
+		{"orphan result", []llm.Message{user("u"), result("a", ""), answer("x")}, false},
+		{"dangling at end", []llm.Message{user("u"), calls("a")}, false},
+		{"summary first", []llm.Message{user(SummaryPrefix + "s"), calls("a"), result("a", "")}, true},
+	}
+	for _, tt := range tests {
+		if got := ValidPairs(tt.h); got != tt.want {
+			t.Errorf("%s: ValidPairs = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestOffloadRestoreUnreferenced(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "offloaded")
+	big := strings.Repeat("line of output\n", 200)
+	h := []llm.Message{user("u"), calls("a"), result("a", big), calls("b"), result("b", "short"),
+		calls("c"), {Role: llm.RoleTool, ToolCallID: "c", Text: big, Images: []llm.Image{{MediaType: "image/png", Data: []byte("x")}}},
+		calls("d"), result("d", big)}
+	moved, err := Offload(h, 7, dir, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(moved) != 1 || moved[0].Index != 2 {
+		t.Fatalf("moved = %+v, want only the large older result without images", moved)
+	}
+	if h[8].Text != big || h[6].Text != big || h[4].Text != "short" {
+		t.Error("a recent, an image-carrying or a short result was touched")
+	}
+	p := PointerFile(h[2].Text)
+	if p != moved[0].Path || !strings.HasPrefix(h[2].Text, OffloadPrefix) || strings.Count(h[2].Text, "\n") != 0 {
+		t.Fatalf("pointer %q names %q, want one line naming %q", h[2].Text, p, moved[0].Path)
+	}
+	if !strings.Contains(h[2].Text, "read "+p) || !strings.Contains(h[2].Text, "200 lines") {
+		t.Errorf("pointer does not say how to read it back: %q", h[2].Text)
+	}
+	if data, err := os.ReadFile(p); err != nil || string(data) != big {
+		t.Fatalf("offloaded file: %v, %d bytes", err, len(data))
+	}
+	// Offloading again touches nothing already offloaded.
+	if again, err := Offload(h, 7, dir, 1000); err != nil || len(again) != 0 {
+		t.Errorf("second offload moved %+v, %v", again, err)
+	}
+	if Count(h) != 1 {
+		t.Errorf("Count = %d", Count(h))
+	}
+	// Restore puts the full text back (for the archive) without changing h.
+	r := Restore(h, dir)
+	if r[2].Text != big || !strings.HasPrefix(h[2].Text, OffloadPrefix) {
+		t.Error("Restore did not restore a copy")
+	}
+	if u := Unreferenced(h, dir); len(u) != 0 {
+		t.Errorf("unreferenced while referenced: %v", u)
+	}
+	if u := Unreferenced(h[3:], dir); len(u) != 1 || u[0] != p {
+		t.Errorf("unreferenced after the pointer went = %v", u)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	tests := []struct {
+		name     string
+		in       Settings
+		window   int
+		want     Settings
+		wantWarn string
+	}{
+		{"model defaults", Settings{}, 200_000, Settings{Window: 200_000, OffloadAt: 120_000, CompactAt: 160_000}, ""},
+		{"window set", Settings{Window: 100_000}, 200_000, Settings{Window: 100_000, OffloadAt: 60_000, CompactAt: 80_000}, ""},
+		{"thresholds set", Settings{OffloadAt: 10_000, CompactAt: 20_000}, 128_000, Settings{Window: 128_000, OffloadAt: 10_000, CompactAt: 20_000}, ""},
+		{"compact above window", Settings{Window: 50_000, CompactAt: 90_000}, 0, Settings{Window: 50_000, OffloadAt: 30_000, CompactAt: 40_000}, "above the context window"},
+		{"offload above compact", Settings{OffloadAt: 190_000}, 200_000, Settings{Window: 200_000, OffloadAt: 120_000, CompactAt: 160_000}, "offload threshold"},
+	}
+	for _, tt := range tests {
+		got, warn := tt.in.Resolve(tt.window)
+		if got.Window != tt.want.Window || got.OffloadAt != tt.want.OffloadAt || got.CompactAt != tt.want.CompactAt {
+			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
+		}
+		if (tt.wantWarn == "") != (warn == "") || !strings.Contains(warn, tt.wantWarn) {
+			t.Errorf("%s: warning %q, want one containing %q", tt.name, warn, tt.wantWarn)
+		}
+		if got.KeepRecent == 0 || got.CooldownSteps == 0 || got.OffloadMinChars == 0 {
+			t.Errorf("%s: unset fields not defaulted: %+v", tt.name, got)
+		}
+	}
+}
+
+func TestTrackerMatchesAFullCount(t *testing.T) {
+	var tr Tracker
+	h := []llm.Message{user("hello"), calls("a"), result("a", strings.Repeat("x", 4000))}
+	tr.Add(h...)
+	full := 0
+	for _, m := range h {
+		full += Estimate(m)
+	}
+	if tr.Total() != full || tr.Len() != 3 {
+		t.Fatalf("total %d len %d, want %d 3", tr.Total(), tr.Len(), full)
+	}
+	h[2].Text = "short"
+	tr.Set(2, h[2])
+	var again Tracker
+	again.Reset(h)
+	if tr.Total() != again.Total() {
+		t.Errorf("after Set %d, recount %d", tr.Total(), again.Total())
+	}
+	if Estimate(result("a", strings.Repeat("x", 4000))) < 1000 {
+		t.Error("4000 characters should estimate at about 1000 tokens")
+	}
+}
+
+func TestSummaryRequestBounded(t *testing.T) {
+	var h []llm.Message
+	for i := 0; i < 200; i++ {
+		h = append(h, calls("c"), result("c", strings.Repeat("y", 10_000)))
+	}
+	req := SummaryRequest("m", append([]llm.Message{user("first request")}, h...), "keep the file names", 20_000)
+	text := req.Messages[0].Text
+	if len(text) > 20_000*charsPerToken+2000 {
+		t.Errorf("transcript is %d characters for a budget of 20000 tokens", len(text))
+	}
+	if !strings.Contains(text, "left out") || !strings.HasSuffix(text, "keep the file names") {
+		t.Error("transcript does not say what was left out, or lost the instructions")
+	}
+	for _, s := range []string{"## Technical context", "## Changes made", "## Errors and fixes", "## Current state", "## Pending tasks", "## User preferences", "## Key decisions"} {
+		if !strings.Contains(req.System, s) {
+			t.Errorf("summary prompt lacks %q", s)
+		}
+	}
+}

@@ -1,0 +1,152 @@
+package contextmgr
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/synapse-agent/synapse/internal/fsutil"
+	"github.com/synapse-agent/synapse/internal/llm"
+)
+
+// OffloadPrefix starts the line that replaces an offloaded tool result.
+const OffloadPrefix = "[Output offloaded: "
+
+// pointerRE finds the file of an offload pointer.
+var pointerRE = regexp.MustCompile(`\[Output offloaded: [^\]]*? saved in (\S+?) — `)
+
+// Pointer is the one line that stands for an offloaded result.
+func Pointer(path, text string) string {
+	lines := strings.Count(text, "\n")
+	if !strings.HasSuffix(text, "\n") {
+		lines++
+	}
+	return fmt.Sprintf("%s%d characters, %d lines, saved in %s — read it again with: read %s]",
+		OffloadPrefix, len(text), lines, path, path)
+}
+
+// PointerFile returns the file an offload pointer names ("" when text is none).
+func PointerFile(text string) string {
+	if !strings.HasPrefix(text, OffloadPrefix) {
+		return ""
+	}
+	if m := pointerRE.FindStringSubmatch(text); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// Offloaded is one tool result moved to a file.
+type Offloaded struct {
+	Index int    // its position in the history
+	Path  string // the file holding the full text
+}
+
+// Offload moves large tool results of h[:keepFrom] into files in dir and
+// replaces each, in place, with a Pointer. Results already offloaded, short
+// ones and ones carrying images are left alone. It returns what it moved;
+// on a write error it stops there (what was moved stays moved, consistent).
+func Offload(h []llm.Message, keepFrom int, dir string, minChars int) ([]Offloaded, error) {
+	var out []Offloaded
+	keepFrom = min(keepFrom, len(h))
+	for i := 0; i < keepFrom; i++ {
+		m := h[i]
+		if m.Role != llm.RoleTool || len(m.Text) < minChars || len(m.Images) > 0 || strings.HasPrefix(m.Text, OffloadPrefix) {
+			continue
+		}
+		if len(out) == 0 {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return nil, fmt.Errorf("create the offload directory %s: %w", dir, err)
+			}
+		}
+		path := filepath.Join(dir, strconv.Itoa(i)+"-"+safeName(m.ToolCallID)+".txt")
+		if err := fsutil.WriteFileAtomic(path, []byte(m.Text), 0o600); err != nil {
+			return out, fmt.Errorf("offload a tool result: %w", err)
+		}
+		h[i].Text = Pointer(path, m.Text)
+		out = append(out, Offloaded{Index: i, Path: path})
+	}
+	return out, nil
+}
+
+// safeName keeps a call id usable as part of a file name.
+func safeName(id string) string {
+	var b strings.Builder
+	for _, r := range id {
+		if r == '-' || r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		}
+		if b.Len() >= 64 {
+			break
+		}
+	}
+	if b.Len() == 0 {
+		return "result"
+	}
+	return b.String()
+}
+
+// Restore returns h with every offload pointer whose file is in dir
+// replaced by the file's text (for the archive kept at a compaction, so
+// that nothing is lost when the files go). Files elsewhere are not read.
+func Restore(h []llm.Message, dir string) []llm.Message {
+	out := make([]llm.Message, len(h))
+	copy(out, h)
+	for i, m := range out {
+		p := PointerFile(m.Text)
+		if p == "" || filepath.Dir(p) != filepath.Clean(dir) {
+			continue
+		}
+		if data, err := readRegular(p); err == nil {
+			out[i].Text = string(data)
+		}
+	}
+	return out
+}
+
+// readRegular reads a regular file without following a symbolic link.
+func readRegular(p string) ([]byte, error) {
+	st, err := os.Lstat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", p)
+	}
+	return os.ReadFile(p)
+}
+
+// Unreferenced lists the files in dir that no message of h points to.
+func Unreferenced(h []llm.Message, dir string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	used := map[string]bool{}
+	for _, m := range h {
+		if p := PointerFile(m.Text); p != "" {
+			used[filepath.Base(p)] = true
+		}
+	}
+	var out []string
+	for _, e := range ents {
+		if !used[e.Name()] && e.Type().IsRegular() {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out
+}
+
+// Count is the number of offloaded results in h.
+func Count(h []llm.Message) int {
+	n := 0
+	for _, m := range h {
+		if m.Role == llm.RoleTool && strings.HasPrefix(m.Text, OffloadPrefix) {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,88 @@
+package repl
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/contextmgr"
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/llm/anthropic"
+	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+	"github.com/synapse-agent/synapse/internal/render"
+	"github.com/synapse-agent/synapse/internal/tool"
+	"github.com/synapse-agent/synapse/internal/view"
+)
+
+// bigOutputTool answers every command with a few thousand characters.
+type bigOutputTool struct{}
+
+func (bigOutputTool) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: "Bash", Description: "run", InputSchema: json.RawMessage(`{"type":"object"}`)}
+}
+
+func (bigOutputTool) Call(context.Context, json.RawMessage) tool.Result {
+	return tool.Result{Output: strings.Repeat("a line of output\n", 300)}
+}
+
+// /context shows the estimate against the window, both thresholds, the
+// counts and a bar; /compact summarises through the real runner and prints
+// before → after and the offload files removed.
+func TestContextAndCompactCommands(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.Handle(func(r *llmtest.Request) llmtest.Turn {
+		if strings.HasPrefix(r.System, "You summarise") {
+			if !strings.Contains(r.LastUserText(), "mention the tests") {
+				return llmtest.ErrorTurn(400, "instructions missing")
+			}
+			return llmtest.TextTurn("## Current state\n- six steps ran")
+		}
+		if len(r.ToolResults()) < 6 {
+			return llmtest.BashTurn("c"+strconv.Itoa(r.Index), "step")
+		}
+		return llmtest.TextTurn("all done")
+	})
+	dir := t.TempDir()
+	var out bytes.Buffer
+	rd := render.New(render.Options{Out: &out})
+	v := view.New(rd)
+	runner, err := agent.New(agent.Options{OnEvent: v.Handle,
+		Provider: anthropic.New(anthropic.Options{APIKey: "k", BaseURL: srv.URL()}), Model: "claude-sonnet-4-5",
+		Tool: bigOutputTool{}, Cwd: dir, SessionsDir: dir, DisableSkillSearchInstruction: true,
+		Context: contextmgr.Settings{Window: 50_000, OffloadAt: 4_000, CompactAt: 40_000, KeepRecent: 4},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer runner.Close()
+	o := Options{In: strings.NewReader("do it\n/context\n/compact mention the tests\n/context\n"), Out: &out, Renderer: rd,
+		View: v, Agent: runner, Version: "test", Cwd: dir}
+	if code := newREPL(t, o, nil).Run(context.Background()); code != 0 {
+		t.Fatalf("exit %d\n%s", code, out.String())
+	}
+	got := out.String()
+	for _, want := range []string{
+		"of 50,000 tokens",
+		"for claude-sonnet-4-5, estimated for the next request",
+		"Thresholds: offload large older results at 4,000 (8%), compact at 40,000 (80%)",
+		"Messages: 14 · tool calls: 6 · offloaded results: 4 · compactions: 0",
+		"Offloaded results are in " + dir,
+		"context past 4000 tokens: large older tool results are moved to " + dir,
+		"Compacted: ",
+		"(11 messages summarised); offload files removed: 4",
+		"The history before compaction is kept in " + dir,
+		"Messages: 4 · tool calls: 1 · offloaded results: 0 · compactions: 1",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if !regexp.MustCompile(`\[█+░*\|░*!░*\]`).MatchString(got) {
+		t.Errorf("no bar with the thresholds marked:\n%s", got)
+	}
+}
