@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/config"
 	"github.com/synapse-agent/synapse/internal/contextmgr"
 	"github.com/synapse-agent/synapse/internal/evolve"
@@ -21,6 +22,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/sandbox"
 	"github.com/synapse-agent/synapse/internal/session"
 	"github.com/synapse-agent/synapse/internal/skills"
+	"github.com/synapse-agent/synapse/internal/subagent"
 	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
@@ -281,8 +283,13 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 	handlers := g.Extensions.Handlers()
 	if provider != nil {
 		g.providers = a.newModelProviders(choice, provider)
-		handlers[router.FamilyTask] = a.NewTaskHandler(SubagentSetup{Provider: provider, Providers: g.providers, Model: model, Cwd: cwd,
-			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index, OutputDir: scratch.Dir()})
+		setup := SubagentSetup{Provider: provider, Providers: g.providers, Model: model, Cwd: cwd,
+			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index, OutputDir: scratch.Dir()}
+		handlers[router.FamilyTask] = &storeTasks{Handler: a.NewTaskHandler(setup), store: g.Extensions.Skills.Store,
+			invalidate: g.Extensions.Index.Invalidate,
+			run: func(dir string) func(context.Context, subagent.Request) command.Result {
+				return a.enhanceTask(setup, dir)
+			}}
 	}
 	todos := &todo.Store{}
 	if g.Tool, err = a.NewTool(ctx, ToolSetup{Cwd: cwd, Exec: g.Sandbox, Todos: todos, Handlers: handlers, Approver: s.Approver, OutputDir: scratch.Dir()}); err != nil {
@@ -317,6 +324,12 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 		Invalidate: g.Extensions.Index.Invalidate,
 	}
 	g.Hooks.AddStop(evolve.HookName, enh.Hook)
+	g.Extensions.Skills.Merge = func(ctx context.Context, dir, target string) (string, error) {
+		if subagent.Nested(ctx) {
+			return "", errors.New("a sub-agent cannot start the skill-enhance sub-agent; import with --continue, or leave the merge to the main agent")
+		}
+		return enh.Merge(ctx, dir, target)
+	}
 
 	opts := a.AgentOptions(s.Persist, warn)
 	opts.Hooks = g.Hooks

@@ -47,6 +47,8 @@ type SubagentSetup struct {
 	// OutputDir receives cut outputs and long answers: the parent's private
 	// scratch directory (empty: the temp dir).
 	OutputDir string
+	// IDPrefix starts the task ids of this handler (see subagent.Options).
+	IDPrefix string
 }
 
 func (a *App) skillsDir(s SubagentSetup) string { return cmp.Or(s.SkillsDir, a.Config.SkillsDir) }
@@ -72,6 +74,7 @@ func (a *App) NewTaskHandler(s SubagentSetup) *subagent.Handler {
 		SkillIndex:  index,
 		SkillExists: exists,
 		SkillsDir:   a.skillsDir(s),
+		IDPrefix:    s.IDPrefix,
 		Cwd:         s.Cwd,
 		Timeout:     a.Config.TaskTimeout,
 		OutputCap:   a.Config.OutputCap,
@@ -241,14 +244,62 @@ func skillIndex(ix *skills.Index) (text func() string, exists func(string) bool)
 // it (the context's agent.CallTrace).
 func (a *App) enhanceRunner(s SubagentSetup) evolve.RunFunc {
 	return func(ctx context.Context, dir, prompt string) (string, error) {
-		s := s
-		s.SkillsDir = dir
-		h := a.NewTaskHandler(s)
 		k, _ := subagent.LookupKind(subagent.SkillEnhance)
-		res := h.Execute(ctx, subagent.Request{Kind: k, Prompt: prompt, Description: "skill auto-enhance"})
+		res := a.enhanceTask(s, dir)(ctx, subagent.Request{Kind: k, Prompt: prompt, Description: "skill auto-enhance"})
 		if res.ExitCode != 0 {
 			return res.Stdout, errors.New(strings.TrimSpace(res.Stderr))
 		}
 		return res.Stdout, nil
 	}
+}
+
+// enhanceTask runs one skill:enhance request whose writable skills
+// directory is dir, on a handler of its own (it reports to the runner of
+// ctx, as every task does).
+func (a *App) enhanceTask(s SubagentSetup, dir string) func(context.Context, subagent.Request) command.Result {
+	return func(ctx context.Context, req subagent.Request) command.Result {
+		s := s
+		s.SkillsDir, s.IDPrefix = dir, "enhance-"
+		return a.NewTaskHandler(s).Execute(ctx, req)
+	}
+}
+
+// storeTasks is the parent's task:* handler. task:skill:enhance runs on a
+// scratch copy of the skill store, and what it changed is installed through
+// the store (the current version snapshotted first): no sandbox ever gets
+// the store itself writable.
+type storeTasks struct {
+	*subagent.Handler
+	store      *skills.Store
+	invalidate func()
+	run        func(dir string) func(context.Context, subagent.Request) command.Result
+}
+
+// Run implements command.Handler.
+func (t *storeTasks) Run(ctx context.Context, line string) command.Result {
+	req, err := subagent.Parse(line)
+	if err != nil || req.Help || req.Kind.Name != subagent.SkillEnhance || ctx.Err() != nil || t.store == nil {
+		return t.Handler.Run(ctx, line)
+	}
+	stage, err := os.MkdirTemp("", "synapse-skill-enhance-")
+	if err != nil {
+		return command.Fail("Task failed: cannot create a scratch folder for the skills: " + err.Error())
+	}
+	defer os.RemoveAll(stage)
+	if err := evolve.StageStore(t.store, stage); err != nil {
+		return command.Fail("Task failed: cannot copy the skill store for the sub-agent: " + err.Error())
+	}
+	res := t.run(stage)(ctx, req)
+	if res.ExitCode != 0 || ctx.Err() != nil {
+		return res
+	}
+	lines := evolve.CommitChanged(t.store, stage, "task:skill:enhance")
+	if t.invalidate != nil {
+		t.invalidate()
+	}
+	if len(lines) == 0 {
+		lines = []string{"[Skill] No skill was changed."}
+	}
+	res.Stdout = strings.TrimRight(res.Stdout, "\n") + "\n\n" + strings.Join(lines, "\n") + "\n"
+	return res
 }

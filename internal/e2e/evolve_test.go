@@ -146,3 +146,65 @@ type agentUnderTest struct {
 	*app.Agent
 	ev *events
 }
+
+var mergeRe = regexp.MustCompile(`copied in (\S+) \(your writable skills directory\)`)
+
+// skill:import --merge of a skill similar to an installed one runs the
+// skill-enhance sub-agent, which merges it; the merged skill is installed
+// through the store and the similar one is not installed beside it.
+func TestImportMergeRunsTheEnhanceSubagent(t *testing.T) {
+	w := newWorld(t, nil)
+	store := &skills.Store{Dir: filepath.Join(w.env["SYNAPSE_HOME"], "skills")}
+	src := filepath.Join(t.TempDir(), "csv-report")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(src, "SKILL.md"), []byte(csvSkill), 0o644)
+	if _, _, err := store.Commit("csv-report", src, "test"); err != nil {
+		t.Fatal(err)
+	}
+	incoming := filepath.Join(w.proj, "incoming", "csv-summary")
+	os.MkdirAll(incoming, 0o755)
+	os.WriteFile(filepath.Join(incoming, "SKILL.md"), []byte("---\nname: csv-summary\ndescription: Make a report from CSV data files.\n---\n3. `head -n 5 data.csv`\n"), 0o644)
+	merged := strings.Replace(csvSkill, "2. `cut -d, -f1 data.csv`\n", "2. `cut -d, -f1 data.csv`\n3. `head -n 5 data.csv`\n", 1)
+
+	w.srv.Handle(func(req *llmtest.Request) llmtest.Turn {
+		switch {
+		case isEnhance(req):
+			if req.Turns() == 0 {
+				m := mergeRe.FindStringSubmatch(req.FirstUserText())
+				if m == nil || !strings.Contains(req.FirstUserText(), "into the installed skill csv-report") {
+					return llmtest.TextTurn("bad merge prompt")
+				}
+				return llmtest.BashTurn("m", "write "+filepath.Join(m[1], "csv-report", "SKILL.md")+" '"+merged+"'")
+			}
+			return llmtest.TextTurn("[Skill] Enhanced: csv-report")
+		case isSubagent(req):
+			return llmtest.TextTurn("unexpected sub-agent")
+		}
+		switch req.Turns() {
+		case 0:
+			return llmtest.BashTurn("i", "skill:import incoming")
+		case 1:
+			return llmtest.BashTurn("j", "skill:import incoming --merge")
+		}
+		return llmtest.TextTurn("merged")
+	})
+	g := w.newAgent(t)
+	if _, err := g.Runner.Run(context.Background(), "import the csv skill"); err != nil {
+		t.Fatal(err)
+	}
+	last, _ := w.srv.LastRequest()
+	if tr, _ := last.ToolResult("i-1"); !tr.IsError || !strings.Contains(tr.Content, "looks like the installed skill") {
+		t.Errorf("plain import of a similar skill: %+v", tr)
+	}
+	if tr, _ := last.ToolResult("j-1"); tr.IsError || !strings.Contains(tr.Content, "[Skill] Enhanced: csv-report (snapshot 2") {
+		t.Errorf("--merge: %+v", tr)
+	}
+	if data, _ := os.ReadFile(filepath.Join(store.Dir, "csv-report", "SKILL.md")); string(data) != merged {
+		t.Errorf("merged SKILL.md = %q", data)
+	}
+	if _, err := os.Stat(filepath.Join(store.Dir, "csv-summary")); err == nil {
+		t.Error("--merge also installed csv-summary")
+	}
+}

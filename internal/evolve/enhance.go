@@ -103,6 +103,48 @@ func ParseOutcome(answer string) (Outcome, bool) {
 // enhance stages a copy of the store, runs the sub-agent on it (once more
 // when its answer breaks the contract), and commits the skill it names.
 func (e *Enhancer) enhance(ctx context.Context, transcript string, sig Signals) (string, error) {
+	return e.runStaged(ctx, nil, func(stage string) string { return Prompt(transcript, sig, stage) }, nil)
+}
+
+// Merge has the sub-agent merge the skill folder dir into the installed
+// skill target (skill:import --merge) and commits the result.
+func (e *Enhancer) Merge(ctx context.Context, dir, target string) (string, error) {
+	if e.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, e.Timeout)
+		defer cancel()
+	}
+	var incoming string
+	prepare := func(stage string) error {
+		incoming = filepath.Join(stage, ".incoming", filepath.Base(dir))
+		return skills.CopyDir(dir, incoming)
+	}
+	prompt := func(stage string) string { return MergePrompt(incoming, target, stage) }
+	only := func(o Outcome) error {
+		if o.Kind == "Created" || o.Name != target && o.Kind != "None" {
+			return fmt.Errorf("the sub-agent reported %s: %s, but it was asked to merge into %s; nothing was installed", o.Kind, o.Name, target)
+		}
+		return nil
+	}
+	return e.runStaged(ctx, prepare, prompt, only)
+}
+
+// MergePrompt is the sub-agent's task for skill:import --merge.
+func MergePrompt(incoming, target, stage string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Merge the skill in %s (being imported) into the installed skill %s.\n\n", incoming, target)
+	b.WriteString("# How\n\n")
+	b.WriteString("1. Run `skill:load skill-enhance` (section Merging) and `skill:load skill-creator`, and follow them.\n")
+	fmt.Fprintf(&b, "2. The installed skills are copied in %s (your writable skills directory). Change only %s there: keep its name and folder, take over what the imported skill adds, drop duplicates.\n", stage, filepath.Join(stage, target))
+	b.WriteString("3. Write only inside that directory. Nothing you write elsewhere is kept.\n\n")
+	fmt.Fprintf(&b, "# Answer contract\n\nThe very last line of your answer must be exactly one of:\n[Skill] Enhanced: %s\n[Skill] No enhancement needed: <reason>\n", target)
+	return b.String()
+}
+
+// runStaged runs the sub-agent on a scratch copy of the store (prepare may
+// add to it), retries once when its answer breaks the contract, and commits
+// the skill it names through the store. check may refuse an outcome.
+func (e *Enhancer) runStaged(ctx context.Context, prepare func(stage string) error, prompt func(stage string) string, check func(Outcome) error) (string, error) {
 	stage, err := os.MkdirTemp("", "synapse-skill-enhance-")
 	if err != nil {
 		return "", fmt.Errorf("[Skill] cannot create a scratch folder: %w", err)
@@ -111,19 +153,29 @@ func (e *Enhancer) enhance(ctx context.Context, transcript string, sig Signals) 
 	if err := e.stageStore(stage); err != nil {
 		return "", fmt.Errorf("[Skill] cannot copy the skill store for the sub-agent: %w", err)
 	}
-	prompt := Prompt(transcript, sig, stage)
-	answer, err := e.Run(ctx, stage, prompt)
+	if prepare != nil {
+		if err := prepare(stage); err != nil {
+			return "", fmt.Errorf("[Skill] cannot prepare the sub-agent's folder: %w", err)
+		}
+	}
+	p := prompt(stage)
+	answer, err := e.Run(ctx, stage, p)
 	if err != nil {
 		return "", fmt.Errorf("[Skill] the skill-enhance sub-agent failed: %w", err)
 	}
 	out, ok := ParseOutcome(answer)
 	if !ok {
-		answer, err = e.Run(ctx, stage, prompt+retryNote(answer))
+		answer, err = e.Run(ctx, stage, p+retryNote(answer))
 		if err != nil {
 			return "", fmt.Errorf("[Skill] the skill-enhance sub-agent failed: %w", err)
 		}
 		if out, ok = ParseOutcome(answer); !ok {
 			return "[Skill] No enhancement needed (the sub-agent's answer did not follow the contract twice; nothing was changed)", nil
+		}
+	}
+	if check != nil {
+		if err := check(out); err != nil {
+			return "", fmt.Errorf("[Skill] %w", err)
 		}
 	}
 	if out.Kind == "None" {
@@ -145,6 +197,11 @@ func retryNote(answer string) string {
 // commit installs the staged skill out.Name through the store.
 func (e *Enhancer) commit(stage string, out Outcome) (string, error) {
 	src := filepath.Join(stage, out.Name)
+	// The sub-agent could write anything there: only a real folder is taken
+	// (the store's copy reads through descriptors and skips links inside).
+	if fi, err := os.Lstat(src); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("[Skill] the sub-agent reported %s: %s, but wrote no folder %s; nothing was installed", out.Kind, out.Name, out.Name)
+	}
 	s, err := skills.Load(src, skills.SourceUser)
 	if err != nil {
 		return "", fmt.Errorf("[Skill] the sub-agent reported %s: %s, but the skill cannot be installed: %w", out.Kind, out.Name, err)
@@ -169,10 +226,13 @@ func (e *Enhancer) commit(stage string, out Outcome) (string, error) {
 	return fmt.Sprintf("[Skill] %s: %s (snapshot %d; skill:rollback %s lists its versions)", verb, out.Name, snap.Number, out.Name), nil
 }
 
-// stageStore copies the installed user skills (not their snapshots) into
-// stage, where the sub-agent may change them.
-func (e *Enhancer) stageStore(stage string) error {
-	entries, err := os.ReadDir(e.Store.Dir)
+// stageStore copies the installed user skills into stage.
+func (e *Enhancer) stageStore(stage string) error { return StageStore(e.Store, stage) }
+
+// StageStore copies the installed user skills (not their snapshots) into
+// stage, where a sub-agent may change them.
+func StageStore(st *skills.Store, stage string) error {
+	entries, err := os.ReadDir(st.Dir)
 	if os.IsNotExist(err) {
 		return nil
 	}
@@ -183,11 +243,64 @@ func (e *Enhancer) stageStore(stage string) error {
 		if strings.HasPrefix(ent.Name(), ".") || !ent.IsDir() {
 			continue
 		}
-		if err := skills.CopyDir(filepath.Join(e.Store.Dir, ent.Name()), filepath.Join(stage, ent.Name())); err != nil {
+		if err := skills.CopyDir(filepath.Join(st.Dir, ent.Name()), filepath.Join(stage, ent.Name())); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// CommitChanged installs through the store every skill folder of stage
+// that is new or differs from the installed one (a task:skill:enhance run
+// by the model), and says what it did, one line each. Folders that are not
+// valid skills are reported and left out.
+func CommitChanged(st *skills.Store, stage, reason string) []string {
+	entries, err := os.ReadDir(stage)
+	if err != nil {
+		return []string{fmt.Sprintf("[Skill] cannot read the sub-agent's skills folder: %v", err)}
+	}
+	var out []string
+	for _, ent := range entries {
+		name := ent.Name()
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		src := filepath.Join(stage, name)
+		if fi, err := os.Lstat(src); err != nil || !fi.IsDir() {
+			continue // links and files are not skills
+		}
+		have, err := skills.ContentHash(src)
+		if err != nil {
+			out = append(out, fmt.Sprintf("[Skill] %s left out: %v", name, err))
+			continue
+		}
+		if cur, err := skills.ContentHash(filepath.Join(st.Dir, name)); err == nil && cur == have {
+			continue
+		}
+		s, err := skills.Load(src, skills.SourceUser)
+		switch {
+		case err != nil:
+			out = append(out, fmt.Sprintf("[Skill] %s left out: %v", name, err))
+			continue
+		case s.Name != name:
+			out = append(out, fmt.Sprintf("[Skill] %s left out: its frontmatter name is %q; folder and name must match", name, s.Name))
+			continue
+		case strings.TrimSpace(s.Description) == "":
+			out = append(out, fmt.Sprintf("[Skill] %s left out: no description in its frontmatter", name))
+			continue
+		}
+		snap, created, err := st.Commit(name, src, reason)
+		if err != nil {
+			out = append(out, fmt.Sprintf("[Skill] installing %s failed: %v", name, err))
+			continue
+		}
+		verb := "Enhanced"
+		if created {
+			verb = "Created"
+		}
+		out = append(out, fmt.Sprintf("[Skill] %s: %s (snapshot %d)", verb, name, snap.Number))
+	}
+	return out
 }
 
 // Prompt is the enhance sub-agent's task.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -181,8 +182,57 @@ func TestNotRunWhenOffOrNotWorthIt(t *testing.T) {
 
 func TestReportedSkillMustExistAndBeValid(t *testing.T) {
 	e := newEnhancer(t, func(context.Context, string, string) (string, error) { return "[Skill] Created: ghost", nil })
-	if _, err := stop(t, e); err == nil || !strings.Contains(err.Error(), "cannot be installed") {
+	if _, err := stop(t, e); err == nil || !strings.Contains(err.Error(), "wrote no folder ghost") {
 		t.Errorf("err = %v", err)
+	}
+	// A link planted where the skill should be is not followed.
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "SKILL.md"), []byte("---\nname: evil\ndescription: x\n---\n"), 0o644)
+	e.Run = func(_ context.Context, dir, _ string) (string, error) {
+		return "[Skill] Created: evil", os.Symlink(outside, filepath.Join(dir, "evil"))
+	}
+	if _, err := stop(t, e); err == nil || !strings.Contains(err.Error(), "wrote no folder evil") {
+		t.Errorf("symlinked skill: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(e.Store.Dir, "evil")); err == nil {
+		t.Error("a symlinked folder was installed")
+	}
+}
+
+func TestMergeCommitsTheTargetOnly(t *testing.T) {
+	e := newEnhancer(t, nil)
+	src := filepath.Join(t.TempDir(), "notes")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "SKILL.md"), []byte("---\nname: notes\ndescription: notes v1\n---\nv1\n"), 0o644)
+	if _, _, err := e.Store.Commit("notes", src, "test"); err != nil {
+		t.Fatal(err)
+	}
+	incoming := filepath.Join(t.TempDir(), "notes-plus")
+	os.MkdirAll(incoming, 0o755)
+	os.WriteFile(filepath.Join(incoming, "SKILL.md"), []byte("---\nname: notes-plus\ndescription: more notes\n---\nextra step\n"), 0o644)
+	e.Run = func(_ context.Context, dir, prompt string) (string, error) {
+		m := regexp.MustCompile(`skill in (\S+) \(being imported\)`).FindStringSubmatch(prompt)
+		if m == nil {
+			return "", errors.New("no incoming path in the prompt")
+		}
+		extra, err := os.ReadFile(filepath.Join(m[1], "SKILL.md"))
+		if err != nil {
+			return "", err
+		}
+		body := "---\nname: notes\ndescription: notes v2\n---\nv1\n" + string(extra[strings.LastIndex(string(extra), "---\n")+4:])
+		return "[Skill] Enhanced: notes", os.WriteFile(filepath.Join(dir, "notes", "SKILL.md"), []byte(body), 0o644)
+	}
+	out, err := e.Merge(context.Background(), incoming, "notes")
+	if err != nil || !strings.HasPrefix(out, "[Skill] Enhanced: notes (snapshot 2") {
+		t.Fatalf("merge: %q %v", out, err)
+	}
+	data, _ := os.ReadFile(filepath.Join(e.Store.Dir, "notes", "SKILL.md"))
+	if !strings.Contains(string(data), "extra step") {
+		t.Errorf("merged skill: %s", data)
+	}
+	e.Run = func(context.Context, string, string) (string, error) { return "[Skill] Created: notes-plus", nil }
+	if _, err := e.Merge(context.Background(), incoming, "notes"); err == nil || !strings.Contains(err.Error(), "asked to merge into notes") {
+		t.Errorf("a merge that creates another skill: %v", err)
 	}
 }
 

@@ -31,6 +31,10 @@ type Handler struct {
 	// read freely, so files the policy keeps from commands are left out.
 	// nil allows every path.
 	Paths PathChecker
+	// Merge merges the skill folder dir into the installed skill target
+	// (skill:import --merge; the skill-enhance sub-agent in production) and
+	// says what happened; nil makes --merge unavailable.
+	Merge func(ctx context.Context, dir, target string) (string, error)
 }
 
 // PathChecker applies the sandbox policy to a path (the agent's sandbox
@@ -63,8 +67,8 @@ var Commands = []ManagementCommand{
 		"Lists every skill (user skills, then project skills from .synapse/skills) with version, description and script commands."},
 	{"skill:info", "<name>", "show a skill's description, version, scripts and saved versions",
 		"Shows description, version, tags, folder, the skill:<name>:<script> commands with a one-line summary each, and the snapshots that skill:rollback can restore."},
-	{"skill:import", "<dir|git-url> [--force] [--path <subdir>]", "install skill folder(s) from a folder or a git repository",
-		"Copies the skill folder (the one holding SKILL.md, or every skill folder up to three levels down) into the user skill store.\nA git URL (https://, git@, ssh://, file://) is cloned into a temporary folder first.\nA skill of the same name is never replaced silently: the import fails and says so. With --force the installed version is snapshotted first (restore it with skill:rollback).\n--path <subdir> imports only from that sub-folder of the source.\nFiles the sandbox keeps from commands (.env, credentials, …) are left out of a folder import, and named."},
+	{"skill:import", "<dir|git-url> [--force] [--merge | --continue] [--path <subdir>]", "install skill folder(s) from a folder or a git repository",
+		"Copies the skill folder (the one holding SKILL.md, or every skill folder up to three levels down) into the user skill store.\nA git URL (https://, git@, ssh://, file://) is cloned into a temporary folder first.\nA skill of the same name is never replaced silently: the import fails and says so. With --force the installed version is snapshotted first (restore it with skill:rollback).\nA skill similar to an installed one (by name and description) is not installed either: --merge has the skill-enhance sub-agent merge it into the installed skill, --continue installs it anyway.\n--path <subdir> imports only from that sub-folder of the source.\nFiles the sandbox keeps from commands (.env, credentials, …) are left out of a folder import, and named."},
 	{"skill:rollback", "<name> [snapshot]", "list a skill's saved versions, or restore one",
 		"Without a snapshot number, lists the saved versions (number, date, reason) and changes nothing.\nWith one, restores it. The current version is saved first, so rolling back never loses a version and another rollback switches back. A deleted skill can be restored this way."},
 	{"skill:delete", "<name>", "remove a skill (kept as a snapshot)",
@@ -331,17 +335,22 @@ func (h *Handler) cwd() string {
 }
 
 func (h *Handler) importCmd(ctx context.Context, args []string) command.Result {
-	usage := "Usage: skill:import <dir|git-url> [--force] [--path <subdir>]"
+	usage := "Usage: skill:import <dir|git-url> [--force] [--merge | --continue] [--path <subdir>]"
 	if h.Store == nil {
 		return command.Fail("skill:import is not available: no user skill store is configured")
 	}
-	var src, sub string
+	var src, sub, mode string
 	force := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--force" || a == "-f":
 			force = true
+		case a == "--merge" || a == "--continue":
+			if mode != "" && mode != a {
+				return command.Usage("--merge and --continue exclude each other\n" + usage)
+			}
+			mode = a
 		case a == "--path":
 			if i+1 >= len(args) {
 				return command.Usage("--path needs a value\n" + usage)
@@ -375,10 +384,17 @@ func (h *Handler) importCmd(ctx context.Context, args []string) command.Result {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	results, err := h.Store.Import(ctx, src, sub, force, h.readFilter())
+	results, err := h.Store.ImportChecked(ctx, src, sub, force, h.readFilter(), h.similarCheck(ctx, mode))
 	h.Index.Invalidate()
 	var b strings.Builder
 	for _, r := range results {
+		if r.Handled {
+			b.WriteString(r.Note + "\n")
+			continue
+		}
+		if r.Note != "" {
+			b.WriteString(r.Note + "\n")
+		}
 		s, _ := Load(r.Dir, SourceUser)
 		fmt.Fprintf(&b, "Imported skill %q", r.Name)
 		if s != nil && s.Version != "" {
@@ -538,4 +554,83 @@ func readSkillFile(dir string) (string, error) {
 		return "", fmt.Errorf("cannot read %s: %w", filepath.Join(dir, SkillFile), err)
 	}
 	return data, nil
+}
+
+// SimilarError is an import refused because a similar skill is installed.
+type SimilarError struct {
+	Name, Existing string
+}
+
+func (e *SimilarError) Error() string {
+	return fmt.Sprintf("skill %q looks like the installed skill %q (similar name and description); nothing was changed. "+
+		"Use --merge to have the skill-enhance sub-agent merge it into %s, or --continue to install it as a separate skill",
+		e.Name, e.Existing, e.Existing)
+}
+
+// similarCheck is the import check for skills similar to installed ones.
+func (h *Handler) similarCheck(ctx context.Context, mode string) ImportCheck {
+	return func(in *Skill, dir string) (bool, string, error) {
+		var sim *Skill
+		for _, s := range h.Index.Skills() {
+			if s.Name != in.Name && Similar(in, s) {
+				sim = s
+				break
+			}
+		}
+		if sim == nil {
+			return false, "", nil
+		}
+		switch mode {
+		case "--continue":
+			return false, fmt.Sprintf("Note: %q is similar to the installed %q; installed anyway (--continue).", in.Name, sim.Name), nil
+		case "--merge":
+			if sim.Source != SourceUser {
+				return true, "", fmt.Errorf("cannot merge %q into %q: %q is a project skill, which skill:import does not change", in.Name, sim.Name, sim.Name)
+			}
+			if h.Merge == nil {
+				return true, "", fmt.Errorf("cannot merge %q into %q here: merging needs the skill-enhance sub-agent (a model); use --continue to install it as a separate skill", in.Name, sim.Name)
+			}
+			note, err := h.Merge(ctx, dir, sim.Name)
+			if err != nil {
+				return true, "", fmt.Errorf("merge %q into %q: %w", in.Name, sim.Name, err)
+			}
+			return true, note, nil
+		}
+		return true, "", &SimilarError{Name: in.Name, Existing: sim.Name}
+	}
+}
+
+// Similar reports whether two skills look like the same skill under
+// different names: one name contains the other, or at least two keywords
+// of name and description are shared and they make half of the shorter
+// skill's keywords.
+func Similar(a, b *Skill) bool {
+	an, bn := strings.ToLower(a.Name), strings.ToLower(b.Name)
+	if len(an) >= 4 && len(bn) >= 4 && (strings.Contains(an, bn) || strings.Contains(bn, an)) {
+		return true
+	}
+	wa, wb := similarityWords(a), similarityWords(b)
+	inter := 0
+	for w := range wa {
+		if wb[w] {
+			inter++
+		}
+	}
+	return inter >= 2 && inter*2 >= min(len(wa), len(wb))
+}
+
+// weakWords say nothing about what a skill is for.
+var weakWords = map[string]bool{"from": true, "into": true, "use": true, "when": true, "skill": true, "this": true,
+	"that": true, "are": true, "any": true, "all": true, "how": true, "not": true, "its": true, "your": true, "asked": true}
+
+func similarityWords(s *Skill) map[string]bool {
+	out := map[string]bool{}
+	text := strings.NewReplacer("-", " ", "_", " ", ".", " ").Replace(s.Name) + " " + s.Description
+	for _, w := range Keywords(strings.NewReplacer("-", " ", "_", " ").Replace(text)) {
+		w = strings.TrimSuffix(w, "s") // files ~ file
+		if len(w) > 2 && !weakWords[w] {
+			out[w] = true
+		}
+	}
+	return out
 }

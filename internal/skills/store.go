@@ -67,6 +67,10 @@ type ImportResult struct {
 	Replaced *Snapshot // set when --force replaced an existing skill
 	Skipped  []string  // symlinks and special files left out
 	Withheld []string  // files and folders the read filter refused, left out
+	// Note is what the import check said about it; Handled: it was not
+	// installed (merged into another skill, say).
+	Note    string
+	Handled bool
 }
 
 // ReadFilter reports whether the agent may copy path on the model's behalf
@@ -112,6 +116,16 @@ func IsGitURL(src string) bool {
 // (ImportResult.Withheld). A clone holds only what the repository holds, so
 // only a file:// URL's own path is checked.
 func (st *Store) Import(ctx context.Context, src, sub string, force bool, allow ReadFilter) ([]ImportResult, error) {
+	return st.ImportChecked(ctx, src, sub, force, allow, nil)
+}
+
+// ImportCheck looks at each skill about to be installed (in is its staged
+// copy in dir, ours): handled means it was dealt with otherwise (merged,
+// or refused with err) and is not installed; note is reported either way.
+type ImportCheck func(in *Skill, dir string) (handled bool, note string, err error)
+
+// ImportChecked is Import with a check of each skill before it is installed.
+func (st *Store) ImportChecked(ctx context.Context, src, sub string, force bool, allow ReadFilter, check ImportCheck) ([]ImportResult, error) {
 	root := src
 	if local, ok := strings.CutPrefix(src, "file://"); ok && allow != nil {
 		if ok, reason := allow(filepath.Clean(local)); !ok {
@@ -159,11 +173,28 @@ func (st *Store) Import(ctx context.Context, src, sub string, force bool, allow 
 	errs := []error{err}
 	var results []ImportResult
 	for _, one := range staged {
+		note := ""
+		if check != nil {
+			if in, lerr := Load(one.Dir, SourceUser); lerr == nil {
+				handled, n, cerr := check(in, one.Dir)
+				if cerr != nil {
+					errs = append(errs, cerr)
+				}
+				if handled || cerr != nil {
+					if n != "" {
+						results = append(results, ImportResult{Name: in.Name, Note: n, Handled: true})
+					}
+					continue
+				}
+				note = n
+			}
+		}
 		r, err := st.importOne(one, force)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		r.Note = note
 		results = append(results, r)
 	}
 	return results, errors.Join(errs...)

@@ -79,7 +79,7 @@ func (h *Handler) runAgent(ctx context.Context, trace agent.CallTrace, id string
 	if err != nil {
 		return outcome{err: err}
 	}
-	res, runErr := runner.Run(ctx, taskMessage(req))
+	res, runErr := runner.Run(context.WithValue(ctx, nestedKey{}, true), taskMessage(req))
 	o := outcome{text: res.Text, toolCount: int(tools.Load()), usage: usage.get()}
 	var limit *agent.LimitError
 	switch {
@@ -249,4 +249,14 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
+}
+
+type nestedKey struct{}
+
+// Nested reports whether ctx is a sub-agent's (its tool calls get it), so
+// that a command that would start another sub-agent (skill:import --merge)
+// can refuse: sub-agents never start sub-agents.
+func Nested(ctx context.Context) bool {
+	v, _ := ctx.Value(nestedKey{}).(bool)
+	return v
 }

@@ -95,6 +95,9 @@ type Options struct {
 	OutputCap int
 	// OutputDir receives answers longer than OutputCap (default: the temp dir).
 	OutputDir string
+	// IDPrefix starts this handler's task ids, so that handlers made for one
+	// task (skill enhancement) never reuse the ids of the parent's own.
+	IDPrefix string
 }
 
 // Handler runs task:<type> command lines (a command.Handler). It is safe
@@ -147,7 +150,7 @@ func (h *Handler) Run(ctx context.Context, line string) command.Result {
 
 // Execute runs a parsed request (Run without the parsing).
 func (h *Handler) Execute(ctx context.Context, req Request) command.Result {
-	id := fmt.Sprintf("task-%d", h.seq.Add(1))
+	id := fmt.Sprintf("%stask-%d", h.opts.IDPrefix, h.seq.Add(1))
 	trace := agent.ContextCallTrace(ctx)
 	model := cmp.Or(req.Model, trace.CurrentModel(), h.opts.Model)
 	provider, providerErr := h.opts.Provider, error(nil)
