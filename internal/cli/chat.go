@@ -8,7 +8,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -20,7 +19,6 @@ import (
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/repl"
-	"github.com/synapse-agent/synapse/internal/tool"
 	"github.com/synapse-agent/synapse/internal/view"
 )
 
@@ -171,13 +169,13 @@ func newChat(ctx context.Context, a *app.App, s chatSetup) (*chat, error) {
 		}
 	}
 
-	// The REPL is built last (it needs the runner); blocked commands can only
-	// happen during a turn, after it exists.
-	asker := &permissionAsker{}
+	// The permission prompt comes first: the agent takes it as its approver
+	// and the REPL, built last (it needs the runner), feeds it the keys.
+	perm := repl.NewPermissions(rend)
 	g, err := a.NewAgent(ctx, app.AgentSetup{
 		Provider: s.Provider, Model: s.Model, Cwd: cwd,
 		Persist: true, ResumeID: s.ResumeID,
-		OnEvent: v.Handle, Warn: warn, Approver: asker,
+		OnEvent: v.Handle, Warn: warn, Approver: perm,
 		Extensions: app.ExtensionOptions{StartTimeout: app.ChatMCPStartTimeout, ClientVersion: s.Version},
 	})
 	if err != nil {
@@ -188,6 +186,7 @@ func newChat(ctx context.Context, a *app.App, s chatSetup) (*chat, error) {
 		In: s.In, Out: s.Out, TTY: s.TTY, Width: s.Width,
 		Renderer:       rend,
 		View:           v,
+		Permissions:    perm,
 		Agent:          g.Runner,
 		Sessions:       a.SessionStore(warn),
 		HistoryPath:    filepath.Join(a.Config.Home, app.HistoryFile),
@@ -210,47 +209,7 @@ func newChat(ctx context.Context, a *app.App, s chatSetup) (*chat, error) {
 		_ = g.Close()
 		return nil, err
 	}
-	asker.set(r)
 	return &chat{REPL: r, Renderer: rend, Agent: g}, nil
-}
-
-// permissionAsker is the Bash tool's Approver: it asks through the REPL's
-// permission prompt. The tool itself grants exactly the blocked resource
-// and retries, or tells the model the user denied it.
-type permissionAsker struct {
-	mu sync.Mutex
-	r  *repl.REPL
-}
-
-func (p *permissionAsker) set(r *repl.REPL) {
-	p.mu.Lock()
-	p.r = r
-	p.mu.Unlock()
-}
-
-// Approve implements tool.Approver.
-func (p *permissionAsker) Approve(ctx context.Context, req tool.ApprovalRequest) tool.Decision {
-	p.mu.Lock()
-	r := p.r
-	p.mu.Unlock()
-	if r == nil {
-		return tool.Deny
-	}
-	d := r.AskPermission(ctx, repl.PermissionRequest{Command: req.Command, Resource: req.Resource, Reason: req.Reason})
-	return toolDecision(d)
-}
-
-// toolDecision maps the REPL's answer onto the tool's.
-func toolDecision(d repl.Decision) tool.Decision {
-	switch d {
-	case repl.AllowOnce:
-		return tool.Once
-	case repl.AllowSession:
-		return tool.Session
-	case repl.AllowPermanent:
-		return tool.Permanent
-	}
-	return tool.Deny
 }
 
 // watchResize passes the terminal's new size to set on every SIGWINCH.

@@ -9,34 +9,7 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/app"
 	"github.com/synapse-agent/synapse/internal/config"
-	"github.com/synapse-agent/synapse/internal/repl"
-	"github.com/synapse-agent/synapse/internal/tool"
 )
-
-func TestToolDecision(t *testing.T) {
-	tests := []struct {
-		in   repl.Decision
-		want tool.Decision
-	}{
-		{repl.Deny, tool.Deny},
-		{repl.AllowOnce, tool.Once},
-		{repl.AllowSession, tool.Session},
-		{repl.AllowPermanent, tool.Permanent},
-		{repl.Decision(42), tool.Deny},
-	}
-	for _, tt := range tests {
-		if got := toolDecision(tt.in); got != tt.want {
-			t.Errorf("toolDecision(%v) = %v, want %v", tt.in, got, tt.want)
-		}
-	}
-}
-
-func TestPermissionAskerWithoutREPLDenies(t *testing.T) {
-	var p permissionAsker
-	if d := p.Approve(context.Background(), tool.ApprovalRequest{Command: "touch /x", Resource: "/x"}); d != tool.Deny {
-		t.Errorf("got %v, want deny", d)
-	}
-}
 
 func TestNewChatFailsBeforeStarting(t *testing.T) {
 	tests := []struct {

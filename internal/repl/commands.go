@@ -280,9 +280,7 @@ func (r *REPL) cmdSandbox(context.Context, string) error {
 		status = strings.TrimRight(r.o.SandboxStatus(), "\n")
 	}
 	lines := []string{"Sandbox: " + status}
-	r.mu.Lock()
-	grants := append([]string(nil), r.grants...)
-	r.mu.Unlock()
+	grants := r.perm.Grants()
 	if len(grants) == 0 {
 		lines = append(lines, "Session grants: none")
 	} else {

@@ -3,120 +3,105 @@ package repl
 import (
 	"context"
 	"fmt"
+	"sync"
+
+	"github.com/synapse-agent/synapse/internal/render"
+	"github.com/synapse-agent/synapse/internal/tool"
 )
 
-// Decision is the user's answer to a sandbox-blocked command.
-type Decision int
+// Permissions is the REPL's permission prompt for sandbox-blocked commands:
+// a tool.Approver. It is made before the agent, which takes it as its
+// approver at construction, and handed to the REPL, whose running turn
+// gives it the keys to read the answer from. The tool grants exactly the
+// blocked resource as answered.
+type Permissions struct {
+	r *render.Renderer
 
-// Decisions.
-const (
-	Deny Decision = iota
-	AllowOnce
-	AllowSession
-	AllowPermanent
-)
+	askMu  sync.Mutex // one question at a time
+	mu     sync.Mutex
+	watch  *turnWatch // the running turn's key watcher, nil between turns
+	grants []string   // session and permanent grants made here, for /sandbox
+}
 
-func (d Decision) String() string {
+// NewPermissions returns a prompt that asks on r.
+func NewPermissions(r *render.Renderer) *Permissions { return &Permissions{r: r} }
+
+func (p *Permissions) setWatch(w *turnWatch) {
+	p.mu.Lock()
+	p.watch = w
+	p.mu.Unlock()
+}
+
+// Grants are the lasting grants the user made here ("path (answer)").
+func (p *Permissions) Grants() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.grants...)
+}
+
+// answerText is how an answer reads on screen.
+func answerText(d tool.Decision) string {
 	switch d {
-	case AllowOnce:
+	case tool.Once:
 		return "allow once"
-	case AllowSession:
+	case tool.Session:
 		return "allow for this session"
-	case AllowPermanent:
+	case tool.Permanent:
 		return "allow permanently"
 	}
 	return "deny"
 }
 
-// PermissionRequest describes what the sandbox blocked.
-type PermissionRequest struct {
-	Command  string
-	Resource string // the exact path (or host) that was blocked
-	Reason   string
-}
-
-// Granter applies grants (*sandbox.Manager).
-type Granter interface {
-	AddRuntimeWhitelist(path string) error
-	RemoveRuntimeWhitelist(path string) error
-	AddPermanentWhitelist(path string) error
-}
-
-// AskPermission asks the user what to do about a blocked command. It may be
-// called from any goroutine during a turn; questions are asked one at a
-// time. Without a terminal, or when ctx ends, the answer is Deny.
-func (r *REPL) AskPermission(ctx context.Context, req PermissionRequest) Decision {
-	r.askMu.Lock()
-	defer r.askMu.Unlock()
-	r.mu.Lock()
-	w := r.watch
-	r.mu.Unlock()
+// Approve asks the user what to do about a blocked command (tool.Approver).
+// It may be called from any goroutine during a turn; questions are asked one
+// at a time. Without a terminal, or when ctx ends, the answer is Deny.
+func (p *Permissions) Approve(ctx context.Context, req tool.ApprovalRequest) tool.Decision {
+	p.askMu.Lock()
+	defer p.askMu.Unlock()
+	p.mu.Lock()
+	w := p.watch
+	p.mu.Unlock()
 	if w == nil || req.Resource == "" {
-		r.r.Notice(fmt.Sprintf("sandbox blocked %s (%s): denied, no one to ask", orCommand(req), req.Reason))
-		return Deny
+		p.r.Notice(fmt.Sprintf("sandbox blocked %s (%s): denied, no one to ask", orCommand(req), req.Reason))
+		return tool.Deny
 	}
 	answers := w.ask()
 	defer w.endAsk()
-	r.r.Notice(fmt.Sprintf("The sandbox blocked: %s\n  resource: %s\n  reason: %s\n"+
+	p.r.Notice(fmt.Sprintf("The sandbox blocked: %s\n  resource: %s\n  reason: %s\n"+
 		"Allow? [1] once  [2] for this session  [3] permanently (sandbox.json)  [4] deny",
 		req.Command, req.Resource, req.Reason))
 	for {
 		select {
 		case <-ctx.Done():
-			return Deny
+			return tool.Deny
 		case c := <-answers:
-			var d Decision
+			var d tool.Decision
 			switch c {
 			case '1', 'o', 'y':
-				d = AllowOnce
+				d = tool.Once
 			case '2', 's':
-				d = AllowSession
+				d = tool.Session
 			case '3', 'p':
-				d = AllowPermanent
+				d = tool.Permanent
 			case '4', 'd', 'n', 0x1b:
-				d = Deny
+				d = tool.Deny
 			default:
 				continue
 			}
-			r.r.Notice("→ " + d.String() + ": " + req.Resource)
-			if d == AllowSession || d == AllowPermanent {
-				r.mu.Lock()
-				r.grants = append(r.grants, req.Resource+" ("+d.String()+")")
-				r.mu.Unlock()
+			p.r.Notice("→ " + answerText(d) + ": " + req.Resource)
+			if d == tool.Session || d == tool.Permanent {
+				p.mu.Lock()
+				p.grants = append(p.grants, req.Resource+" ("+answerText(d)+")")
+				p.mu.Unlock()
 			}
 			return d
 		}
 	}
 }
 
-func orCommand(req PermissionRequest) string {
+func orCommand(req tool.ApprovalRequest) string {
 	if req.Resource != "" {
 		return req.Resource
 	}
 	return req.Command
-}
-
-// Grant applies d for exactly resource (never a parent directory). For
-// AllowOnce the returned undo removes the temporary grant after the retry;
-// it is a no-op otherwise. retry reports whether the command should run again.
-func Grant(g Granter, d Decision, resource string) (retry bool, undo func(), err error) {
-	undo = func() {}
-	switch d {
-	case AllowOnce:
-		if err := g.AddRuntimeWhitelist(resource); err != nil {
-			return false, undo, fmt.Errorf("allow %s once: %w", resource, err)
-		}
-		return true, func() { _ = g.RemoveRuntimeWhitelist(resource) }, nil
-	case AllowSession:
-		if err := g.AddRuntimeWhitelist(resource); err != nil {
-			return false, undo, fmt.Errorf("allow %s for this session: %w", resource, err)
-		}
-		return true, undo, nil
-	case AllowPermanent:
-		if err := g.AddPermanentWhitelist(resource); err != nil {
-			return false, undo, fmt.Errorf("allow %s permanently (sandbox.json): %w", resource, err)
-		}
-		return true, undo, nil
-	}
-	return false, undo, nil
 }

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/term"
@@ -54,9 +53,12 @@ type Options struct {
 	Renderer *render.Renderer
 	// View draws the agent's events (the REPL passes its Handle as the
 	// agent's OnEvent); /context reads the last request's size from it.
-	View     *view.View
-	Agent    Agent
-	Sessions Sessions // nil: /resume says sessions are off
+	View *view.View
+	// Permissions is the prompt the agent was built with as its
+	// tool.Approver (nil: a prompt of the REPL's own, which no agent asks).
+	Permissions *Permissions
+	Agent       Agent
+	Sessions    Sessions // nil: /resume says sessions are off
 	// HistoryPath persists the prompt history ("" keeps it in memory).
 	HistoryPath string
 	// Shell runs a `!` command for the user, outside the conversation.
@@ -104,10 +106,7 @@ type REPL struct {
 	done   <-chan struct{}
 	stop   chan struct{} // closed when Run returns: the line reader quits
 
-	mu     sync.Mutex
-	watch  *turnWatch // the running turn's key watcher, nil between turns
-	askMu  sync.Mutex // one permission question at a time
-	grants []string   // session grants made here, for /sandbox
+	perm *Permissions // asks about sandbox-blocked commands during a turn
 }
 
 // New prepares a REPL.
@@ -118,7 +117,10 @@ func New(o Options) (*REPL, error) {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
-	r := &REPL{o: o, r: o.Renderer, now: o.Now}
+	r := &REPL{o: o, r: o.Renderer, now: o.Now, perm: o.Permissions}
+	if r.perm == nil {
+		r.perm = NewPermissions(o.Renderer)
+	}
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -363,13 +365,9 @@ func (r *REPL) cancellable(ctx context.Context, fn func(ctx context.Context)) (i
 	defer cancel()
 	if r.keys != nil {
 		w := r.keys.watchTurn(cancel)
-		r.mu.Lock()
-		r.watch = w
-		r.mu.Unlock()
+		r.perm.setWatch(w)
 		defer func() {
-			r.mu.Lock()
-			r.watch = nil
-			r.mu.Unlock()
+			r.perm.setWatch(nil)
 			w.Stop()
 		}()
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/session"
 	"github.com/synapse-agent/synapse/internal/testutil"
+	"github.com/synapse-agent/synapse/internal/tool"
 	"github.com/synapse-agent/synapse/internal/view"
 )
 
@@ -415,17 +416,17 @@ func TestPTYPasteIsOnePrompt(t *testing.T) {
 }
 
 func TestPTYPermissionPrompt(t *testing.T) {
-	decisions := make(chan Decision, 1)
+	decisions := make(chan tool.Decision, 1)
 	fa := &fakeAgent{}
 	p := startPTY(t, fa, nil)
 	fa.run = func(ctx context.Context, input string) (agent.Result, error) {
-		decisions <- p.repl.AskPermission(ctx, PermissionRequest{Command: "cat ~/.ssh/id_rsa", Resource: "/root/.ssh/id_rsa", Reason: "path is outside the writable whitelist"})
+		decisions <- p.repl.perm.Approve(ctx, tool.ApprovalRequest{Command: "cat ~/.ssh/id_rsa", Resource: "/root/.ssh/id_rsa", Reason: "path is outside the writable whitelist"})
 		return agent.Result{}, nil
 	}
 	p.send("read my key\r")
 	p.waitFor("[4] deny")
 	p.send("2")
-	if d := <-decisions; d != AllowSession {
+	if d := <-decisions; d != tool.Session {
 		t.Fatalf("decision %v, want allow for this session", d)
 	}
 	p.waitFor("› ", 2)
@@ -433,51 +434,11 @@ func TestPTYPermissionPrompt(t *testing.T) {
 	p.waitFor("/root/.ssh/id_rsa (allow for this session)")
 }
 
-type fakeGranter struct{ calls []string }
-
-func (g *fakeGranter) AddRuntimeWhitelist(p string) error {
-	g.calls = append(g.calls, "runtime+"+p)
-	return nil
-}
-func (g *fakeGranter) RemoveRuntimeWhitelist(p string) error {
-	g.calls = append(g.calls, "runtime-"+p)
-	return nil
-}
-func (g *fakeGranter) AddPermanentWhitelist(p string) error {
-	g.calls = append(g.calls, "permanent+"+p)
-	return nil
-}
-
-func TestGrantIsExactResource(t *testing.T) {
-	const res = "/home/u/project/secret.txt"
-	cases := []struct {
-		d     Decision
-		retry bool
-		calls string
-	}{
-		{Deny, false, "[]"},
-		{AllowOnce, true, "[runtime+" + res + " runtime-" + res + "]"},
-		{AllowSession, true, "[runtime+" + res + "]"},
-		{AllowPermanent, true, "[permanent+" + res + "]"},
-	}
-	for _, c := range cases {
-		g := &fakeGranter{}
-		retry, undo, err := Grant(g, c.d, res)
-		if err != nil {
-			t.Fatal(err)
-		}
-		undo()
-		if retry != c.retry || fmt.Sprint(g.calls) != c.calls {
-			t.Errorf("%v: retry=%v calls=%v, want %v %v", c.d, retry, g.calls, c.retry, c.calls)
-		}
-	}
-}
-
 func TestAskPermissionWithoutTerminalDenies(t *testing.T) {
 	var out bytes.Buffer
 	rd := render.New(render.Options{Out: &out})
 	r, _ := New(Options{In: strings.NewReader(""), Out: &out, Renderer: rd, Agent: &fakeAgent{}})
-	if d := r.AskPermission(context.Background(), PermissionRequest{Command: "x", Resource: "/etc/shadow"}); d != Deny {
+	if d := r.perm.Approve(context.Background(), tool.ApprovalRequest{Command: "x", Resource: "/etc/shadow"}); d != tool.Deny {
 		t.Errorf("got %v, want deny", d)
 	}
 }
