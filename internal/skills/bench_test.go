@@ -39,3 +39,21 @@ func BenchmarkScriptRun(b *testing.B) {
 		}
 	}
 }
+
+// Saving a version: hashing the folder and comparing with every snapshot
+// (identical content is not saved again), at the default limit of 20.
+func BenchmarkCommitIdenticalAtTheLimit(b *testing.B) {
+	st := &Store{Dir: filepath.Join(b.TempDir(), "skills")}
+	src := filepath.Join(b.TempDir(), "s")
+	for i := range DefaultMaxVersions {
+		writeSkill(b, src, "s", fmt.Sprintf("version %d", i), "")
+		if _, _, err := st.Commit("s", src, "bench"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		if _, created, err := st.Commit("s", src, "bench"); err != nil || created {
+			b.Fatal(err, created)
+		}
+	}
+}

@@ -272,6 +272,16 @@ func (st *Store) Commit(name, src, reason string) (cur Snapshot, created bool, e
 		return Snapshot{}, false, err
 	}
 	defer unlock()
+	if isDir(st.skillDir(name)) {
+		// Unchanged content is neither copied nor swapped: at most saved
+		// (a hand edit that no snapshot holds yet).
+		have, herr := ContentHash(src)
+		cur, cerr := ContentHash(st.skillDir(name))
+		if herr == nil && cerr == nil && have == cur {
+			snap, _, err := st.recordLocked(name, st.skillDir(name), reason)
+			return snap, false, err
+		}
+	}
 	tmp, err := os.MkdirTemp(st.Dir, ".commit-")
 	if err != nil {
 		return Snapshot{}, false, fmt.Errorf("create a temporary folder in %s: %w", st.Dir, err)
