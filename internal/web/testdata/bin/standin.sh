@@ -25,10 +25,13 @@ sleep "${STANDIN_SLEEP:-3600}" &
 bash -c 'sleep "${STANDIN_SLEEP:-3600}" & wait' &
 printf 'CHILDREN-STARTED\n'
 last=$(stty size 2>/dev/null)
+partial=
 while true; do
   # Poll for input so that a size change is noticed too (bash does not run a
   # WINCH trap while `read` waits).
   if IFS= read -r -t 0.1 line; then
+    line=$partial$line
+    partial=
     case $line in
       write\ *)
         p=${line#write }
@@ -46,6 +49,9 @@ while true; do
   else
     rc=$?
     [ "$rc" -gt 128 ] || exit 0 # end of input
+    # A timeout that strikes between the bytes of a line (the script was
+    # descheduled on a busy machine) leaves them in line: keep them.
+    partial=$partial$line
   fi
   now=$(stty size 2>/dev/null)
   if [ "$now" != "$last" ]; then
