@@ -34,11 +34,12 @@ const (
 	HookOutput                         // Hooks (and Text, formatted): the stop hooks' block after the answer
 	Retry                              // Text: a failed model request is retried (attempt, wait, reason)
 	ContextNotice                      // Text: the context was offloaded or compacted
+	ToolOutput                         // CallID, Text: output of a running top-level command, as it arrives
 )
 
 var kindNames = [...]string{"", "text_delta", "thinking_delta", "tool_start", "tool_end", "task_start",
 	"task_tool_start", "task_tool_end", "task_end", "usage", "todo_change", "reminder", "turn_end", "error", "warning",
-	"hook_progress", "hook_output", "retry", "context"}
+	"hook_progress", "hook_output", "retry", "context", "tool_output"}
 
 // String is the kind's snake_case name (used by stream-json output).
 func (k EventKind) String() string {

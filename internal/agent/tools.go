@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/tool"
@@ -127,7 +128,12 @@ func (r *Runner) runGroup(ctx context.Context, calls []llm.ToolCall, commands []
 					return
 				}
 				start := time.Now()
-				res := r.hookedCall(ctx, calls[i])
+				id := calls[i].ID
+				// The person sees a running command's output as it comes.
+				octx := command.WithOutput(ctx, func(chunk string) {
+					r.Emit(Event{Kind: ToolOutput, CallID: id, Text: chunk})
+				})
+				res := r.hookedCall(octx, calls[i])
 				done <- callOutcome{index: i, res: res, took: time.Since(start)}
 			}(i)
 		}

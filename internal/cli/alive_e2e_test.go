@@ -18,7 +18,8 @@ var (
 
 // The REPL is alive on a real terminal against a slow model: the working
 // indicator moves while the model is silent, an edit shows its diff, and
-// three parallel tasks show three rows at once.
+// three parallel tasks show three rows at once, and a running command
+// shows a tail of its output.
 func TestChatPTYAlive(t *testing.T) {
 	srv := llmtest.New(t,
 		// Silent for 1.5 s before the first token.
@@ -33,6 +34,8 @@ func TestChatPTYAlive(t *testing.T) {
 		llmtest.Turn{Text: "sub answer two", Delay: 1200 * time.Millisecond},
 		llmtest.Turn{Text: "sub answer three", Delay: 1200 * time.Millisecond},
 		llmtest.TextTurn("All three done."),
+		llmtest.ToolTurn(llmtest.BashCall("n1", "echo tail-one; sleep 2; echo tail-two")),
+		llmtest.TextTurn("Ran it."),
 	)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("first\nold line\nlast\n"), 0o644); err != nil {
@@ -80,6 +83,16 @@ func TestChatPTYAlive(t *testing.T) {
 		if !regexp.MustCompile(`✓ Task\(general: ` + job + ` job\) · [\d.]+s · \d+ tools?`).MatchString(p.screen()) {
 			t.Errorf("no finished row for the %s task:\n%s", job, p.screen())
 		}
+	}
+
+	// A running command shows its output under its row before it ends.
+	p.send("run it\r")
+	p.expect("Ran it.")
+	p.expect(prompt)
+	s := p.screen()
+	end := strings.Index(s, "✓ echo tail-one")
+	if end < 0 || !strings.Contains(s[:end], "\n    tail-one") {
+		t.Errorf("no live tail before the command ended:\n%s", s)
 	}
 	p.send("/exit\r")
 	if code := p.wait(); code != 0 {

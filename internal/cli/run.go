@@ -257,6 +257,9 @@ func (o *runOutput) event(e agent.Event) {
 	defer o.mu.Unlock()
 	switch o.format {
 	case formatStreamJSON:
+		if e.Kind == agent.ToolOutput {
+			return // live output is for a person watching; tool_end has it all
+		}
 		_ = o.enc.Encode(eventJSON(e))
 	case formatJSON:
 		if e.Kind == agent.Warning {

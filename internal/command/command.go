@@ -70,3 +70,22 @@ func OK(stdout string) Result { return Result{Stdout: stdout} }
 
 // Interrupted is the exit status of a command stopped by cancellation.
 const Interrupted = 130
+
+// outputKey carries an OutputFunc in a context.
+type outputKey struct{}
+
+// OutputFunc receives a running command's output as it arrives, for the
+// person's live view; the Result still carries the whole output.
+type OutputFunc func(chunk string)
+
+// WithOutput returns ctx carrying fn: a layer that can stream a running
+// command's output (the native shell) calls it with each piece.
+func WithOutput(ctx context.Context, fn OutputFunc) context.Context {
+	return context.WithValue(ctx, outputKey{}, fn)
+}
+
+// OutputOf is the OutputFunc ctx carries, or nil.
+func OutputOf(ctx context.Context) OutputFunc {
+	fn, _ := ctx.Value(outputKey{}).(OutputFunc)
+	return fn
+}

@@ -16,6 +16,18 @@ type frame struct {
 	pending         []byte // unprocessed bytes (may hold a partial marker)
 	out             capped
 	trailer         []byte
+	onOut           func([]byte) // sees the command's output as it is framed (nil: none)
+}
+
+// write adds command output.
+func (f *frame) write(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	f.out.write(b)
+	if f.onOut != nil {
+		f.onOut(b)
+	}
 }
 
 func newFrame(id string, stdout bool, limit int) *frame {
@@ -50,12 +62,12 @@ func (f *frame) feed(b []byte) {
 		i := bytes.Index(f.pending, f.end)
 		if i < 0 {
 			// Everything but a possible partial marker at the end is output.
-			keep := min(len(f.end)-1, len(f.pending))
-			f.out.write(f.pending[:len(f.pending)-keep])
+			keep := partialSuffix(f.pending, f.end)
+			f.write(f.pending[:len(f.pending)-keep])
 			f.pending = keepTail(f.pending, keep)
 			return
 		}
-		f.out.write(f.pending[:i])
+		f.write(f.pending[:i])
 		f.pending = f.pending[i+len(f.end):]
 		if f.fin == nil {
 			f.phase = 3
@@ -152,4 +164,16 @@ func (c *capped) String() string {
 	}
 	return fmt.Sprintf("%s\n[... %d bytes of output omitted: it exceeded %d bytes ...]\n%s",
 		c.head, c.dropped, c.limit, c.tail)
+}
+
+// partialSuffix is the length of the longest end of b that begins marker
+// (shorter than the marker): only those bytes may be part of a marker still
+// arriving, the rest is output and can be passed on at once.
+func partialSuffix(b, marker []byte) int {
+	for k := min(len(marker)-1, len(b)); k > 0; k-- {
+		if bytes.HasSuffix(b, marker[:k]) {
+			return k
+		}
+	}
+	return 0
 }

@@ -327,6 +327,10 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 	}
 	header := id + " " + strconv.Itoa(strings.Count(payload, "\n")) + "\n"
 	fo, fe := newFrame(id, true, p.limit), newFrame(id, false, p.limit)
+	if fn := command.OutputOf(ctx); fn != nil {
+		fo.onOut = func(b []byte) { fn(string(b)) }
+		fe.onOut = fo.onOut
+	}
 	p.out.setActive(true)
 	p.err.setActive(true)
 	defer p.out.setActive(false)

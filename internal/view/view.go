@@ -81,6 +81,8 @@ func (v *View) Handle(e agent.Event) {
 		v.endText()
 	case agent.ThinkingDelta:
 		v.r.Thinking(e.Text)
+	case agent.ToolOutput:
+		v.r.ToolOutput(e.CallID, e.Text)
 	case agent.ToolStart:
 		v.endText()
 		v.r.ToolStartKind(e.CallID, e.Command, toolKind(e))
