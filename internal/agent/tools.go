@@ -15,6 +15,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/router"
+	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
 
@@ -319,10 +320,4 @@ func jsonError(s string) string {
 
 // excerpt is the start of a model's malformed arguments, enough for it to
 // see its mistake.
-func excerpt(s string) string {
-	const max = 300
-	if r := []rune(s); len(r) > max {
-		return string(r[:max]) + "…"
-	}
-	return s
-}
+func excerpt(s string) string { return textutil.Clip(s, 300) }

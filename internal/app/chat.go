@@ -14,7 +14,6 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/sandbox"
-	"github.com/synapse-agent/synapse/internal/skills"
 	"github.com/synapse-agent/synapse/internal/subagent"
 	"github.com/synapse-agent/synapse/internal/textutil"
 )
@@ -72,7 +71,7 @@ func toolsText(m *sandbox.Manager, ext *Extensions, mcpFile string) string {
 	fmt.Fprintf(&b, "Sub-agents:  %s\n", strings.Join(kinds, ", "))
 
 	row := func(cmd, desc string) {
-		if desc = skills.OneLine(desc, 72); desc != "" {
+		if desc = textutil.OneLine(desc, 72); desc != "" {
 			fmt.Fprintf(&b, "    %-32s %s\n", cmd, desc)
 		} else {
 			fmt.Fprintf(&b, "    %s\n", cmd)
@@ -82,7 +81,7 @@ func toolsText(m *sandbox.Manager, ext *Extensions, mcpFile string) string {
 	fmt.Fprintf(&b, "\nExtensions: skills (%d installed; skill:load <name> shows a skill's instructions)\n", len(all))
 	for _, s := range all {
 		fmt.Fprintf(&b, "  %s", s.Name)
-		if d := skills.OneLine(s.Description, 72); d != "" {
+		if d := textutil.OneLine(s.Description, 72); d != "" {
 			fmt.Fprintf(&b, ": %s", d)
 		}
 		b.WriteString("\n")

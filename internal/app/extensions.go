@@ -181,7 +181,7 @@ func (a *App) Extensions(ctx context.Context, cwd string, opts ExtensionOptions)
 		e.mcpProblems = append(e.mcpProblems, textutil.Sanitize(p))
 	}
 	for _, p := range e.Index.Problems() {
-		e.skillProblems = append(e.skillProblems, textutil.Sanitize("skills: "+extFirstLine(p)))
+		e.skillProblems = append(e.skillProblems, textutil.Sanitize("skills: "+textutil.FirstLine(p)))
 	}
 	if !opts.DeferMCP {
 		e.StartMCP(ctx)
@@ -309,12 +309,12 @@ func (e *Extensions) skillEntries() []cmdsearch.Entry {
 		kw := append([]string{s.Name}, s.Tags...)
 		out = append(out, cmdsearch.Entry{Command: "skill:load " + s.Name, Type: cmdsearch.Skill, Description: s.Description, Keywords: kw})
 		for _, sc := range s.Scripts {
-			desc := skills.OneLine(sc.Doc(), 0)
+			desc := textutil.OneLine(sc.Doc(), 0)
 			if desc == "" {
 				desc = fmt.Sprintf("Script %s of skill %s.", sc.Name, s.Name)
 			}
 			out = append(out, cmdsearch.Entry{Command: "skill:" + s.Name + ":" + sc.Name, Type: cmdsearch.Skill,
-				Description: desc, Keywords: append(kw, skills.OneLine(s.Description, 0))})
+				Description: desc, Keywords: append(kw, textutil.OneLine(s.Description, 0))})
 		}
 	}
 	return out
@@ -327,9 +327,4 @@ func (e *Extensions) toolEntries() []cmdsearch.Entry {
 		out = append(out, cmdsearch.Entry{Command: t.Command(), Type: cmdsearch.MCP, Description: t.Description, Keywords: []string{t.Server}})
 	}
 	return out
-}
-
-func extFirstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/cmdline"
 	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 // Type is the layer a command belongs to.
@@ -286,13 +287,7 @@ func writeRows(b *strings.Builder, rows []Result) {
 }
 
 func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	if r := []rune(s); len(r) > 140 {
-		s = string(r[:139]) + "…"
-	}
+	s = textutil.OneLine(s, 140)
 	if s == "" {
 		s = "(no description)"
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/hooks"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/skills"
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
@@ -189,7 +190,7 @@ func (e *Enhancer) runStaged(ctx context.Context, prepare func(stage string) err
 }
 
 func retryNote(answer string) string {
-	return "\n\n# Your previous answer broke the contract\n\nIt ended with:\n\n" + clip(lastLine(answer), 300) +
+	return "\n\n# Your previous answer broke the contract\n\nIt ended with:\n\n" + textutil.Clip(lastLine(answer), 300) +
 		"\n\nThe files you wrote are still in place. Finish now, and make the very last line of your answer exactly one of:\n" +
 		"[Skill] Created: <name>\n[Skill] Enhanced: <name>\n[Skill] No enhancement needed: <reason>\n"
 }
@@ -349,30 +350,22 @@ func renderMessage(m llm.Message) []string {
 		if isReminder(m.Text) {
 			return nil
 		}
-		out = append(out, "USER: "+clip(agent.UnwrapSkillSearch(m.Text), 2000))
+		out = append(out, "USER: "+textutil.Clip(agent.UnwrapSkillSearch(m.Text), 2000))
 	case llm.RoleAssistant:
 		if t := strings.TrimSpace(m.Text); t != "" {
-			out = append(out, "ASSISTANT: "+clip(t, 1500))
+			out = append(out, "ASSISTANT: "+textutil.Clip(t, 1500))
 		}
 		for _, c := range m.ToolCalls {
-			out = append(out, "$ "+clip(commandOf(c), 600))
+			out = append(out, "$ "+textutil.Clip(commandOf(c), 600))
 		}
 	case llm.RoleTool:
 		tag := "OUTPUT"
 		if m.IsError {
 			tag = "ERROR"
 		}
-		out = append(out, tag+": "+clip(strings.TrimSpace(m.Text), 600))
+		out = append(out, tag+": "+textutil.Clip(strings.TrimSpace(m.Text), 600))
 	}
 	return out
-}
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }
 
 func lastLine(s string) string {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/cmdline"
 	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 // Handler runs `mcp:` command lines:
@@ -180,19 +181,8 @@ func (h *Handler) listTools(ctx context.Context, server string) command.Result {
 		width = max(width, len(t.Command()))
 	}
 	for _, t := range tools {
-		fmt.Fprintf(&b, "  %-*s  %s\n", width, t.Command(), firstLine(t.Description))
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, t.Command(), textutil.OneLine(t.Description, 120))
 	}
 	fmt.Fprintf(&b, "Run mcp:%s:<tool> --help for a tool's arguments.\n", server)
 	return command.OK(b.String())
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if r := []rune(s); len(r) > 120 {
-		s = string(r[:119]) + "…"
-	}
-	return s
 }

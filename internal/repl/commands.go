@@ -406,11 +406,7 @@ func lastText(msgs []llm.Message, role llm.Role) string {
 }
 
 func truncateLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
+	return textutil.Truncate(strings.Join(strings.Fields(s), " "), n)
 }
 
 func (r *REPL) cmdSkills(ctx context.Context, args string) error {

@@ -21,6 +21,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/session"
+	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/view"
 )
 
@@ -271,7 +272,7 @@ func (r *REPL) banner() {
 	case r.o.SandboxSummary != nil:
 		sandbox = r.o.SandboxSummary()
 	case r.o.SandboxStatus != nil:
-		sandbox = firstLine(r.o.SandboxStatus())
+		sandbox = textutil.FirstLine(r.o.SandboxStatus())
 	}
 	r.println(
 		fmt.Sprintf("Synapse %s · model %s", r.o.Version, model),
@@ -281,11 +282,6 @@ func (r *REPL) banner() {
 	for _, n := range r.o.Notices {
 		r.r.Notice(n)
 	}
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return l
 }
 
 // readLine reads one physical line; pasted reports bracketed-paste lines.
@@ -427,7 +423,7 @@ func (r *REPL) status() render.Status {
 		st.CostUSD, st.Priced = u.CostUSD, true
 	}
 	if r.o.SandboxSummary != nil {
-		st.Sandbox = firstLine(r.o.SandboxSummary())
+		st.Sandbox = textutil.FirstLine(r.o.SandboxSummary())
 	}
 	return st
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/cmdline"
 	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 // Handler runs every `skill:` command line: the agent shell commands
@@ -223,7 +224,7 @@ func (h *Handler) list(args []string) command.Result {
 			} else if n := h.versionCount(s.Name); n > 0 {
 				fmt.Fprintf(&b, " [%d saved version%s]", n, plural(n))
 			}
-			fmt.Fprintf(&b, " — %s\n", OneLine(s.Description, 160))
+			fmt.Fprintf(&b, " — %s\n", textutil.OneLine(s.Description, 160))
 			if cmds := s.ScriptCommands(); len(cmds) > 0 {
 				fmt.Fprintf(&b, "  scripts: %s\n", strings.Join(cmds, ", "))
 			}
@@ -261,7 +262,7 @@ func (h *Handler) info(args []string) command.Result {
 	} else {
 		b.WriteString("Scripts:\n")
 		for _, sc := range s.Scripts {
-			sum := OneLine(sc.Doc(), 100)
+			sum := textutil.OneLine(sc.Doc(), 100)
 			if sum == "" {
 				sum = "(no description; --help shows a generic usage)"
 			}

@@ -285,19 +285,6 @@ func (s *Skill) ScriptCommands() []string {
 	return out
 }
 
-// OneLine is the first sentence-ish line of the description, for lists.
-func OneLine(s string, max int) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	r := []rune(s)
-	if max > 0 && len(r) > max {
-		return strings.TrimSpace(string(r[:max-1])) + "…"
-	}
-	return s
-}
-
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()

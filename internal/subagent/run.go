@@ -10,6 +10,7 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
@@ -205,7 +206,7 @@ func (h *Handler) runSkillSearch(ctx context.Context, trace agent.CallTrace, req
 func parseMatches(text string) ([]SkillMatch, error) {
 	start, end := strings.Index(text, "{"), strings.LastIndex(text, "}")
 	if start < 0 || end < start {
-		return nil, fmt.Errorf("skill search returned no JSON object (got %q); retry the search", clip(text, 200))
+		return nil, fmt.Errorf("skill search returned no JSON object (got %q); retry the search", textutil.Clip(text, 200))
 	}
 	var r struct {
 		MatchedSkills *[]SkillMatch `json:"matched_skills"`
@@ -241,14 +242,6 @@ func encodeMatches(m []SkillMatch) string {
 		return `{"matched_skills":[]}`
 	}
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }
 
 type nestedKey struct{}

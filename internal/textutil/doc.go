@@ -6,4 +6,8 @@
 // to a terminal: such text must not be able to drive the terminal (move the
 // cursor, retitle the window, write the clipboard with OSC 52, query and
 // inject replies with DCS/APC sequences).
+//
+// FirstLine, OneLine, Truncate and Clip are the one set of helpers that
+// shorten text for a line of a list, a notice or an excerpt, all marking a
+// cut with the same Ellipsis and counting runes, never bytes.
 package textutil

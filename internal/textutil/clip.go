@@ -1,0 +1,44 @@
+package textutil
+
+import "strings"
+
+// Ellipsis marks where text was cut.
+const Ellipsis = "…"
+
+// FirstLine is the first line of s, surrounding space trimmed (the line of
+// an error or a description worth showing in a list or a notice).
+func FirstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(l)
+}
+
+// Truncate returns s cut to at most max runes, the last of them Ellipsis
+// when it was cut; max <= 0 keeps s whole.
+func Truncate(s string, max int) string {
+	if max <= 0 {
+		return s
+	}
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + Ellipsis
+	}
+	return s
+}
+
+// Clip keeps the first n runes of s and appends Ellipsis when it cut any:
+// an excerpt of n characters of the original.
+func Clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + Ellipsis
+	}
+	return s
+}
+
+// OneLine is s's first line cut to at most max runes (max <= 0: whole), for
+// lists: a cut never leaves a space before the Ellipsis.
+func OneLine(s string, max int) string {
+	l := FirstLine(s)
+	if r := []rune(l); max > 0 && len(r) > max {
+		return strings.TrimSpace(string(r[:max-1])) + Ellipsis
+	}
+	return l
+}

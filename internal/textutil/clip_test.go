@@ -1,0 +1,83 @@
+package textutil
+
+import "testing"
+
+func TestFirstLine(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"one", "one"},
+		{"  one  \ntwo", "one"},
+		{"\n\n  first real line\nsecond", "first real line"},
+		{"héllo\r\nworld", "héllo"},
+	}
+	for _, tt := range tests {
+		if got := FirstLine(tt.in); got != tt.want {
+			t.Errorf("FirstLine(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	tests := []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly10!", 10, "exactly10!"},
+		{"eleven runes", 10, "eleven ru…"},
+		{"日本語のテキスト", 4, "日本語…"},
+		{"anything", 0, "anything"},
+		{"anything", -1, "anything"},
+	}
+	for _, tt := range tests {
+		got := Truncate(tt.in, tt.max)
+		if got != tt.want {
+			t.Errorf("Truncate(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+		}
+		if tt.max > 0 && len([]rune(got)) > tt.max {
+			t.Errorf("Truncate(%q, %d) is %d runes long", tt.in, tt.max, len([]rune(got)))
+		}
+	}
+}
+
+func TestClip(t *testing.T) {
+	tests := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"0123456789", 10, "0123456789"},
+		{"0123456789abc", 10, "0123456789…"},
+		{"ünïcödé", 3, "ünï…"},
+	}
+	for _, tt := range tests {
+		if got := Clip(tt.in, tt.n); got != tt.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	tests := []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"Convert PDFs.\nLonger text follows.", 72, "Convert PDFs."},
+		{"  padded  ", 72, "padded"},
+		{"a description that is long", 12, "a descripti…"},
+		{"cut at a space here", 10, "cut at a…"},
+		{"whole line kept", 0, "whole line kept"},
+	}
+	for _, tt := range tests {
+		got := OneLine(tt.in, tt.max)
+		if got != tt.want {
+			t.Errorf("OneLine(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+		}
+		if tt.max > 0 && len([]rune(got)) > tt.max {
+			t.Errorf("OneLine(%q, %d) is %d runes long", tt.in, tt.max, len([]rune(got)))
+		}
+	}
+}
