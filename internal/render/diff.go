@@ -47,15 +47,15 @@ func (r *Renderer) diffLinesOf(c FileChange) []string {
 			text := strings.TrimSuffix(l.Content, "\n")
 			switch l.Kind {
 			case udiff.Delete:
-				rows = append(rows, r.fit(r.p.red(numCol(oldNo)+" - "+text)))
+				rows = append(rows, r.fit(r.p.red(strings.TrimRight(numCol(oldNo)+" - "+text, " "))))
 				oldNo++
 				removed++
 			case udiff.Insert:
-				rows = append(rows, r.fit(r.p.green(numCol(newNo)+" + "+text)))
+				rows = append(rows, r.fit(r.p.green(strings.TrimRight(numCol(newNo)+" + "+text, " "))))
 				newNo++
 				added++
 			default:
-				rows = append(rows, r.fit(r.p.dim(numCol(newNo)+"   "+text)))
+				rows = append(rows, r.fit(r.p.dim(strings.TrimRight(numCol(newNo)+"   "+text, " "))))
 				oldNo++
 				newNo++
 			}

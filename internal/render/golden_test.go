@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"io"
+	"regexp"
 	"os"
 	"path/filepath"
 	"strings"
@@ -343,3 +344,25 @@ func TestGoldenTTY(t *testing.T) {
 		})
 	}
 }
+
+// NO_COLOR on a terminal: the live area and the layout stay (wrap, tables,
+// diffs, rows), but no colour or style sequence is written, code included.
+func TestTTYWithoutColorHasNoSGR(t *testing.T) {
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			c := &ctl{now: start, term: newVT(60, 20)}
+			opts := Options{Out: teeVT{buf: &out, term: c.term, c: c}, TTY: true, Width: 60, Height: 20, MaxRecentTools: 3, Now: c.clock}
+			c.r = New(opts)
+			sc.run(c.r, c)
+			if c.err != nil {
+				t.Fatalf("terminal rejected the output: %v", c.err)
+			}
+			if m := sgrSeq.FindString(out.String()); m != "" {
+				t.Errorf("colour off, yet the output has %q:\n%s", m, visible(out.String()))
+			}
+		})
+	}
+}
+
+var sgrSeq = regexp.MustCompile(`\x1b\[[0-9;]*m`)
