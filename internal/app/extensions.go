@@ -48,6 +48,9 @@ type ExtensionOptions struct {
 	// ExtraMCP are servers beyond the configuration files (an editor's,
 	// passed over ACP); they replace a configured server of the same name.
 	ExtraMCP []mcp.ServerConfig
+	// Clone governs skill:import of git URLs (zero: refused; see
+	// skills.ClonePolicy).
+	Clone skills.ClonePolicy
 }
 
 // Extensions are the skill, MCP and command:search handlers of one session.
@@ -152,6 +155,7 @@ func (a *App) Extensions(ctx context.Context, cwd string, opts ExtensionOptions)
 		Timeout: a.Config.CommandTimeout,
 		Scripts: skills.RunOptions{Wrap: e.wrapScript, Env: env},
 		Paths:   e,
+		Clone:   opts.Clone,
 	}
 
 	// The project's MCP files are used once the user approved their content

@@ -19,6 +19,8 @@ import (
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/repl"
+	"github.com/synapse-agent/synapse/internal/skills"
+	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/view"
 )
 
@@ -176,7 +178,11 @@ func newChat(ctx context.Context, a *app.App, s chatSetup) (*chat, error) {
 		Provider: s.Provider, Model: s.Model, Cwd: cwd,
 		Persist: true, ResumeID: s.ResumeID,
 		OnEvent: v.Handle, Warn: warn, Approver: perm,
-		Extensions: app.ExtensionOptions{StartTimeout: app.ChatMCPStartTimeout, ClientVersion: s.Version},
+		Extensions: app.ExtensionOptions{StartTimeout: app.ChatMCPStartTimeout, ClientVersion: s.Version,
+			Clone: skills.ClonePolicy{Approve: func(ctx context.Context, url string) bool {
+				return perm.Confirm(ctx, "The agent asks to clone "+textutil.Sanitize(url)+
+					" on this machine (skill:import; without your SSH agent, keys or git credentials). Allow?")
+			}}},
 	})
 	if err != nil {
 		return nil, err

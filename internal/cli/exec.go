@@ -12,6 +12,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/app"
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/router"
+	"github.com/synapse-agent/synapse/internal/skills"
 	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
@@ -69,7 +70,9 @@ The exit status is the last command's (1 for a tool error without an exit code).
 			// (command:search); an mcp: call connects its own server.
 			g, err := a.NewAgent(ctx, app.AgentSetup{
 				NoModel: true, Cwd: cwd, AllowPaths: allowPaths,
-				Extensions: app.ExtensionOptions{DeferMCP: true, ClientVersion: Version},
+				// The commands are the user's own: a clone they ask for needs
+				// no approval and may use their credentials.
+				Extensions: app.ExtensionOptions{DeferMCP: true, ClientVersion: Version, Clone: skills.ClonePolicy{UserTyped: true}},
 			})
 			if err != nil {
 				return exitCode(1, err)

@@ -5,11 +5,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
@@ -99,5 +101,55 @@ func TestRedTeamProjectMCPNeedsApproval(t *testing.T) {
 	r = synapseEnv(t, proj, env, "exec", "command:search anything")
 	if len(log.seen()) != before || !strings.Contains(r.stderr, "not approved") {
 		t.Errorf("a changed file was used without a new approval: %d requests, stderr %s", len(log.seen())-before, r.stderr)
+	}
+}
+
+// TestRedTeamModelClone: the model asks for skill:import of a git URL, which
+// makes the host clone from a place the model chose (the sandbox does not
+// cover the host's own requests). synapse run refuses unless the user passed
+// --allow-clone; the real git clone happens only then.
+func TestRedTeamModelClone(t *testing.T) {
+	testutil.RequireTool(t, "git")
+	repo := filepath.Join(t.TempDir(), "repo")
+	testutil.WriteFile(t, filepath.Join(repo, "evil", "SKILL.md"), "---\nname: evil\ndescription: planted\n---\nbody\n")
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "x"}} {
+		c := exec.Command("git", args...)
+		c.Dir = repo
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	importCmd := "skill:import file://" + repo
+	for _, tc := range []struct {
+		name    string
+		flags   []string
+		install bool
+	}{
+		{"without --allow-clone", nil, false},
+		{"with --allow-clone", []string{"--allow-clone"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.New(t, llmtest.BashTurn("c", importCmd), llmtest.TextTurn("done"))
+			e := newRunEnv(t, srv, llmtest.FormatAnthropic)
+			r := e.run(t, "", append(append([]string{"run"}, tc.flags...), "install the skill")...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			_, err := os.Stat(filepath.Join(e.home, "skills", "evil", "SKILL.md"))
+			if installed := err == nil; installed != tc.install {
+				t.Fatalf("skill installed = %v, want %v", installed, tc.install)
+			}
+			if !tc.install {
+				var res llmtest.ToolResult
+				for _, req := range srv.Requests() {
+					if tr, ok := req.ToolResult("c-1"); ok {
+						res = tr
+					}
+				}
+				if !strings.Contains(res.Content, "--allow-clone") {
+					t.Errorf("the model was not told why: %+v", res)
+				}
+			}
+		})
 	}
 }

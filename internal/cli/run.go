@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/hooks"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/render"
+	"github.com/synapse-agent/synapse/internal/skills"
 	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
@@ -34,7 +36,7 @@ const (
 
 type runFlags struct {
 	model, provider, format, resume string
-	cont                            bool
+	cont, allowClone                bool
 	allowPaths                      []string
 }
 
@@ -62,6 +64,7 @@ func newRunCmd(stdio IO) *cobra.Command {
 	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the most recently updated session")
 	fl.StringVarP(&f.resume, "resume", "r", "", "resume the session with this id (or unique id prefix)")
 	fl.StringArrayVar(&f.allowPaths, "allow-path", nil, "also allow the sandbox to write this path (repeatable)")
+	fl.BoolVar(&f.allowClone, "allow-clone", false, "let skill:import clone git repositories on the host (without your SSH agent, keys or credential helpers)")
 	return badUsageExits2(cmd)
 }
 
@@ -112,7 +115,7 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 		AllowPaths: f.allowPaths,
 		OnEvent:    out.event,
 		Warn:       out.warn,
-		Extensions: app.ExtensionOptions{ClientVersion: Version},
+		Extensions: app.ExtensionOptions{ClientVersion: Version, Clone: runClonePolicy(f.allowClone)},
 	})
 	if err != nil {
 		return exitCode(1, err)
@@ -360,4 +363,13 @@ func eventJSON(e agent.Event) eventOut {
 		o.Error = e.Err.Error()
 	}
 	return o
+}
+
+// runClonePolicy: with no one to ask, a clone the model asks for happens
+// only when the user passed --allow-clone.
+func runClonePolicy(allow bool) skills.ClonePolicy {
+	if !allow {
+		return skills.ClonePolicy{}
+	}
+	return skills.ClonePolicy{Approve: func(context.Context, string) bool { return true }}
 }

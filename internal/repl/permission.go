@@ -105,3 +105,37 @@ func orCommand(req tool.ApprovalRequest) string {
 	}
 	return req.Command
 }
+
+// Confirm asks the user a yes/no question about something the model asked
+// the host to do outside the sandbox (cloning a repository). It may be
+// called from any goroutine during a turn; questions are asked one at a
+// time. Without a terminal, or when ctx ends, the answer is no.
+func (p *Permissions) Confirm(ctx context.Context, question string) bool {
+	p.askMu.Lock()
+	defer p.askMu.Unlock()
+	p.mu.Lock()
+	w := p.watch
+	p.mu.Unlock()
+	if w == nil {
+		p.r.Notice(question + ": no (no one to ask)")
+		return false
+	}
+	answers := w.ask()
+	defer w.endAsk()
+	p.r.Notice(question + "\n[y] yes  [n] no")
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case c := <-answers:
+			switch c {
+			case 'y', 'Y', '1':
+				p.r.Notice("→ yes")
+				return true
+			case 'n', 'N', '4', 'd', 0x1b:
+				p.r.Notice("→ no")
+				return false
+			}
+		}
+	}
+}

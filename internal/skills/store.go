@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -108,6 +109,11 @@ func IsGitURL(src string) bool {
 	return false
 }
 
+// ImportCheck looks at each skill about to be installed (in is its staged
+// copy in dir, ours): handled means it was dealt with otherwise (merged,
+// or refused with err) and is not installed; note is reported either way.
+type ImportCheck func(in *Skill, dir string) (handled bool, note string, err error)
+
 // Import copies the skill folder(s) found at src (a folder or a git URL) into
 // the store. A folder with a SKILL.md is one skill; otherwise skill folders up
 // to three levels down are imported. sub narrows the search to a sub-folder.
@@ -115,17 +121,8 @@ func IsGitURL(src string) bool {
 // refused source is an error, refused files inside it are left out
 // (ImportResult.Withheld). A clone holds only what the repository holds, so
 // only a file:// URL's own path is checked.
-func (st *Store) Import(ctx context.Context, src, sub string, force bool, allow ReadFilter) ([]ImportResult, error) {
-	return st.ImportChecked(ctx, src, sub, force, allow, nil)
-}
-
-// ImportCheck looks at each skill about to be installed (in is its staged
-// copy in dir, ours): handled means it was dealt with otherwise (merged,
-// or refused with err) and is not installed; note is reported either way.
-type ImportCheck func(in *Skill, dir string) (handled bool, note string, err error)
-
-// ImportChecked is Import with a check of each skill before it is installed.
-func (st *Store) ImportChecked(ctx context.Context, src, sub string, force bool, allow ReadFilter, check ImportCheck) ([]ImportResult, error) {
+func (st *Store) Import(ctx context.Context, src, sub string, o ImportOptions) ([]ImportResult, error) {
+	force, allow, check := o.Force, o.Allow, o.Check
 	root := src
 	if local, ok := strings.CutPrefix(src, "file://"); ok && allow != nil {
 		if ok, reason := allow(filepath.Clean(local)); !ok {
@@ -143,7 +140,7 @@ func (st *Store) ImportChecked(ctx context.Context, src, sub string, force bool,
 	defer os.RemoveAll(tmp)
 	if IsGitURL(src) {
 		allow = nil
-		if err := st.git(ctx, "clone", "--depth", "1", "--quiet", "--", src, filepath.Join(tmp, "repo")); err != nil {
+		if err := st.git(ctx, o.UserCredentials, "clone", "--depth", "1", "--quiet", "--", src, filepath.Join(tmp, "repo")); err != nil {
 			return nil, fmt.Errorf("git clone %s failed: %w", src, err)
 		}
 		root = filepath.Join(tmp, "repo")
@@ -200,15 +197,55 @@ func (st *Store) ImportChecked(ctx context.Context, src, sub string, force bool,
 	return results, errors.Join(errs...)
 }
 
-func (st *Store) git(ctx context.Context, args ...string) error {
+// ImportOptions tune Store.Import.
+type ImportOptions struct {
+	Force bool       // replace an installed skill of the same name (snapshotted)
+	Allow ReadFilter // what a local folder import may read (nil: everything)
+	// Check looks at each skill before it is installed (nil: none).
+	Check ImportCheck
+	// UserCredentials lets a clone use the user's SSH agent, keys and git
+	// credential helpers: only for a command the user typed.
+	UserCredentials bool
+}
+
+// noCredentialsSSH is the ssh a clone the user did not type runs: no agent,
+// no key files, no user ssh config (which may name keys), never a prompt.
+const noCredentialsSSH = "ssh -F /dev/null -o IdentityAgent=none -o IdentitiesOnly=yes -o IdentityFile=/dev/null " +
+	"-o BatchMode=yes -o PasswordAuthentication=no -o KbdInteractiveAuthentication=no"
+
+// gitEnv is git's environment for a clone: prompts are off either way, so
+// a private URL fails instead of hanging the turn; without userCreds, SSH
+// gets no agent nor keys and HTTPS no credential helper.
+func gitEnv(userCreds bool) []string {
+	env := os.Environ()
+	if !userCreds {
+		env = slices.DeleteFunc(env, func(kv string) bool {
+			name, _, _ := strings.Cut(kv, "=")
+			switch name {
+			case "SSH_AUTH_SOCK", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_CONFIG_PARAMETERS":
+				return true
+			}
+			return false
+		})
+		env = append(env, "GIT_SSH_COMMAND="+noCredentialsSSH, "SSH_ASKPASS_REQUIRE=never")
+	}
+	return append(env, "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=true")
+}
+
+func (st *Store) git(ctx context.Context, userCreds bool, args ...string) error {
 	if st.Git != nil {
 		return st.Git(ctx, args...)
 	}
-	// Hooks are not cloned and no repository code runs; prompts are disabled so
-	// a private URL fails instead of hanging the turn.
-	full := append([]string{"-c", "core.hooksPath=/dev/null", "-c", "protocol.ext.allow=never"}, args...)
+	// Hooks are not cloned and no repository code runs.
+	full := []string{"-c", "core.hooksPath=/dev/null", "-c", "protocol.ext.allow=never"}
+	if !userCreds {
+		// An empty helper resets the list: the user's stored passwords and
+		// tokens are not offered to a host the model chose.
+		full = append(full, "-c", "credential.helper=", "-c", "core.sshCommand="+noCredentialsSSH)
+	}
+	full = append(full, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=true")
+	cmd.Env = gitEnv(userCreds)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%w: %s", err, strings.TrimSpace(string(out)))

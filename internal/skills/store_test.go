@@ -178,7 +178,25 @@ func TestImportFromGitURL(t *testing.T) {
 			t.Fatalf("git %v: %v %s", args, err, out)
 		}
 	}
-	out := run(t, h, "skill:import file://"+repo, 0)
+	// Nobody to ask, or the user says no: nothing is cloned.
+	out := run(t, h, "skill:import file://"+repo, 1)
+	if !strings.Contains(out, "--allow-clone") {
+		t.Errorf("refusal does not say how to allow it: %s", out)
+	}
+	var asked []string
+	answer := false
+	h.Clone = ClonePolicy{Approve: func(_ context.Context, url string) bool { asked = append(asked, url); return answer }}
+	if out := run(t, h, "skill:import file://"+repo, 1); !strings.Contains(out, "did not allow") {
+		t.Errorf("denied clone: %s", out)
+	}
+	if _, err := os.Stat(filepath.Join(h.Store.Dir, "gitskill")); err == nil {
+		t.Fatal("a clone the user refused was imported")
+	}
+	answer = true
+	out = run(t, h, "skill:import file://"+repo, 0)
+	if len(asked) != 2 || asked[1] != "file://"+repo {
+		t.Errorf("asked about %q", asked)
+	}
 	if !strings.Contains(out, `Imported skill "gitskill" (version 3)`) || descOf(t, h, "gitskill") != "from git" {
 		t.Fatalf("git import: %s", out)
 	}
