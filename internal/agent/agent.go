@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/synapse-agent/synapse/internal/config"
 	"github.com/synapse-agent/synapse/internal/contextmgr"
@@ -105,6 +106,8 @@ type Result struct {
 	Turns      int       `json:"turns"`
 	StopReason string    `json:"stopReason"`
 	Usage      llm.Usage `json:"usage"`
+	// APIDuration is the time spent in model requests (streaming included).
+	APIDuration time.Duration `json:"-"`
 	// Hooks are the stop hooks' outputs, shown after the answer (never in the history).
 	Hooks []hooks.Output `json:"hooks,omitempty"`
 }

@@ -57,12 +57,15 @@ type Event struct {
 	Command string
 	// Route is where Command went (native / agent / extension, and which
 	// command), so that no view has to parse the command text.
-	Route           router.Route
-	Result          *tool.Result
-	Duration        time.Duration
-	Usage           *llm.Usage
-	Todos           []todo.Item
-	TaskID          string
+	Route    router.Route
+	Result   *tool.Result
+	Duration time.Duration
+	Usage    *llm.Usage
+	Todos    []todo.Item
+	TaskID   string
+	// ParentCallID is, on Task* events, the id of the parent's task:* tool
+	// call that started the sub-agent.
+	ParentCallID    string
 	TaskType        string
 	TaskDescription string
 	ToolCount       int

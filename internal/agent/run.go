@@ -86,6 +86,7 @@ func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 	for res.Turns < r.limits.maxTurns {
 		res.Turns++
 		r.manageContext(ctx, sess)
+		t0 := time.Now()
 		resp, err := r.stream(ctx)
 		if err != nil && ctx.Err() == nil && llm.IsPromptTooLong(err) && !tooLong {
 			// The estimate missed: one compaction, then one retry.
@@ -99,6 +100,7 @@ func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 				err = fmt.Errorf("%w (compacting the history to fit failed too: %v)", err, cerr)
 			}
 		}
+		res.APIDuration += time.Since(t0)
 		if err != nil {
 			if ctx.Err() != nil {
 				res.StopReason = StopInterrupted

@@ -232,7 +232,9 @@ func (r *Runner) drain(done <-chan callOutcome, pending int) {
 // callTool runs one call, turning a wrong tool name or a panic into an error result.
 // The call's work reports to this runner through the context's CallTrace.
 func (r *Runner) callTool(ctx context.Context, c llm.ToolCall) (res tool.Result) {
-	ctx = WithCallTrace(ctx, r.callTrace())
+	trace := r.callTrace()
+	trace.CallID = c.ID
+	ctx = WithCallTrace(ctx, trace)
 	if c.Name != r.tools[0].Name {
 		name := r.tools[0].Name
 		msg := fmt.Sprintf("Unknown tool %q: the only tool is %s, and every capability is a command line for it. Call it as %s(command=%q).",

@@ -18,6 +18,9 @@ type CallTrace struct {
 	RecordUsage func(u llm.Usage, model string)
 	// Model is the runner's current model (the sub-agents' default).
 	Model func() string
+	// CallID is the id of the tool call the work belongs to; Report stamps
+	// it on Task* events as their ParentCallID.
+	CallID string
 }
 
 type callTraceKey struct{}
@@ -36,6 +39,12 @@ func ContextCallTrace(ctx context.Context) CallTrace {
 
 // Report sends e to the trace's Emit.
 func (t CallTrace) Report(e Event) {
+	switch e.Kind {
+	case TaskStart, TaskToolStart, TaskToolEnd, TaskEnd:
+		if e.ParentCallID == "" {
+			e.ParentCallID = t.CallID
+		}
+	}
 	if t.Emit != nil {
 		t.Emit(e)
 	}

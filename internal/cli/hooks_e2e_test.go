@@ -73,11 +73,15 @@ func TestRunShowsHookOutputAfterTheAnswer(t *testing.T) {
 			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 				t.Fatalf("line %q: %v", sc.Text(), err)
 			}
-			types = append(types, m["type"].(string))
-			switch m["type"] {
-			case "hook_output":
+			typ := m["type"].(string)
+			if st, _ := m["subtype"].(string); st != "" {
+				typ += "/" + st
+			}
+			types = append(types, typ)
+			switch typ {
+			case "system/hook_output":
 				hookEv = m
-			case "result":
+			case "result/success":
 				result = m
 			}
 		}
@@ -87,7 +91,7 @@ func TestRunShowsHookOutputAfterTheAnswer(t *testing.T) {
 		if hs, _ := hookEv["hooks"].([]any); len(hs) != 1 || hs[0].(map[string]any)["hook"] != "Stop" {
 			t.Errorf("hook_output hooks: %v", hookEv["hooks"])
 		}
-		if i, j := indexOf(types, "hook_output"), indexOf(types, "result"); i < 0 || j < i || result["hooks"] == nil {
+		if i, j := indexOf(types, "system/hook_output"), indexOf(types, "result/success"); i < 0 || j < i || result["hooks"] == nil {
 			t.Errorf("event order %v / result %v", types, result)
 		}
 	})

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,13 +18,9 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/app"
-	"github.com/synapse-agent/synapse/internal/hooks"
-	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/skills"
 	"github.com/synapse-agent/synapse/internal/textutil"
-	"github.com/synapse-agent/synapse/internal/todo"
-	"github.com/synapse-agent/synapse/internal/tool"
 	"github.com/synapse-agent/synapse/internal/view"
 )
 
@@ -36,6 +33,8 @@ const (
 
 type runFlags struct {
 	model, provider, format, resume string
+	inputFormat                     string
+	partial                         bool
 	cont, allowClone                bool
 	allowPaths                      []string
 }
@@ -50,10 +49,14 @@ func newRunCmd(stdio IO) *cobra.Command {
 			"and stdin not a terminal, stdin is the prompt (echo \"fix the test\" | synapse run).\n" +
 			"With a prompt argument and piped stdin, stdin is appended to the prompt as\n" +
 			"context (git diff | synapse run \"review this\").\n" +
-			"--output-format text streams the answer; json prints one result object\n" +
-			"(text, sessionId, usage, turns, stopReason); stream-json prints one JSON\n" +
-			"event per line. Exit status: 0 done, 1 failed (provider error or a limit),\n" +
-			"2 bad usage, 130 interrupted (Ctrl+C or SIGTERM).",
+			"--output-format text streams the answer; json prints the result object\n" +
+			"(result, session_id, usage, num_turns, total_cost_usd, …); stream-json prints\n" +
+			"one JSON event per line in the usual agent-CLI shape: system/init first, then\n" +
+			"assistant and user messages with content blocks, Synapse's own system events,\n" +
+			"and a result event (docs/headless.md). --input-format stream-json reads user\n" +
+			"messages from stdin, one JSON object a line, and runs one turn for each.\n" +
+			"Exit status: 0 done, 1 failed (provider error or a limit), 2 bad usage,\n" +
+			"130 interrupted (Ctrl+C or SIGTERM).",
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runTask(cmd, stdio, f, args) },
 	}
@@ -61,6 +64,8 @@ func newRunCmd(stdio IO) *cobra.Command {
 	fl.StringVar(&f.model, "model", "", "model to use (default: settings.json or SYNAPSE_MODEL)")
 	fl.StringVar(&f.provider, "provider", "", "provider: anthropic or openai (default: settings.json)")
 	fl.StringVar(&f.format, "output-format", formatText, "output format: text, json or stream-json")
+	fl.StringVar(&f.inputFormat, "input-format", formatText, "input format: text, or stream-json (user messages on stdin; needs --output-format stream-json)")
+	fl.BoolVar(&f.partial, "include-partial-messages", false, "stream-json: also stream text and thinking deltas as stream_event lines")
 	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the most recently updated session")
 	fl.StringVarP(&f.resume, "resume", "r", "", "resume the session with this id (or unique id prefix)")
 	fl.StringArrayVar(&f.allowPaths, "allow-path", nil, "also allow the sandbox to write this path (repeatable)")
@@ -92,20 +97,39 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	default:
 		return exitCode(2, fmt.Errorf("unknown --output-format %q: use text, json or stream-json", f.format))
 	}
+	streamIn := false
+	switch f.inputFormat {
+	case formatText:
+	case formatStreamJSON:
+		if f.format != formatStreamJSON {
+			return exitCode(2, errors.New("--input-format stream-json needs --output-format stream-json"))
+		}
+		if len(args) > 0 {
+			return exitCode(2, errors.New("--input-format stream-json reads the prompts from stdin: give no prompt argument"))
+		}
+		streamIn = true
+	default:
+		return exitCode(2, fmt.Errorf("unknown --input-format %q: use text or stream-json", f.inputFormat))
+	}
+	if f.partial && f.format != formatStreamJSON {
+		return exitCode(2, errors.New("--include-partial-messages needs --output-format stream-json"))
+	}
 	resume, err := resumeID(f.cont, f.resume)
 	if err != nil {
 		return err
 	}
-	prompt, err := readPrompt(pipedStdin(stdio.In), args)
-	if err != nil {
-		return exitCode(2, err)
+	var prompt string
+	if !streamIn {
+		if prompt, err = readPrompt(pipedStdin(stdio.In), args); err != nil {
+			return exitCode(2, err)
+		}
 	}
 	a, cwd, err := newApp(stdio)
 	if err != nil {
 		return err
 	}
 
-	out := newRunOutput(stdio, f.format, getenvOr(stdio.Getenv))
+	out := newRunOutput(stdio, f.format, f.partial, getenvOr(stdio.Getenv))
 	g, err := a.NewAgent(cmd.Context(), app.AgentSetup{
 		Provider:   f.provider,
 		Model:      f.model,
@@ -120,6 +144,9 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	if err != nil {
 		return exitCode(1, err)
 	}
+	runner := g.Runner
+	out.init(initEvent{SessionID: runner.BeginSession(), Model: runner.Model(), Cwd: cwd, Tools: []string{toolName},
+		MCPServers: mcpStatuses(g), PermissionMode: "default", Sandbox: g.Sandbox.Enabled(), SynapseVersion: Version})
 	for _, w := range slices.Concat(g.SettingsWarnings(), g.Sandbox.Warnings()) {
 		out.warn(errors.New(w))
 	}
@@ -128,14 +155,15 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	for _, n := range append(g.SettingsNotices(), g.Extensions.Notices()...) {
 		fmt.Fprintln(stdio.Err, "synapse:", textutil.Sanitize(n))
 	}
-	runner := g.Runner
-	start := time.Now()
-	out.startTurn()
-	res, runErr := runner.Run(cmd.Context(), prompt)
-	if cerr := g.Close(); cerr != nil && runErr == nil {
-		out.warn(cerr)
+	var runErr error
+	if streamIn {
+		runErr = runStreamInput(cmd.Context(), stdio, runner, out)
+	} else {
+		runErr = runOnce(cmd.Context(), runner, out, prompt)
 	}
-	out.finish(runner, res, runErr, time.Since(start))
+	if cerr := g.Close(); cerr != nil && runErr == nil {
+		fmt.Fprintln(stdio.Err, "synapse: warning:", textutil.Sanitize(cerr.Error()))
+	}
 	switch {
 	case runErr == nil:
 		return nil
@@ -144,6 +172,118 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	default:
 		return exitCode(1, runErr)
 	}
+}
+
+// runOnce runs one prompt and writes its outcome; the run's cost is what the
+// session's priced cost grew by.
+func runOnce(ctx context.Context, runner *agent.Runner, out *runOutput, prompt string) error {
+	before := runner.SessionUsage()
+	start := time.Now()
+	out.startTurn()
+	res, runErr := runner.Run(ctx, prompt)
+	sum := runSummary{res: res, err: runErr, took: time.Since(start)}
+	if u := runner.SessionUsage(); u != nil && u.Priced {
+		sum.priced, sum.cost = true, u.CostUSD
+		if before != nil {
+			sum.cost -= before.CostUSD
+		}
+	}
+	out.finish(sum)
+	return runErr
+}
+
+// inputMessage is one line of --input-format stream-json.
+type inputMessage struct {
+	Type    string `json:"type"`
+	Message struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+}
+
+// runStreamInput runs one turn per user message read from stdin, until
+// stdin ends or the run is interrupted. A bad line is reported on stderr and
+// skipped; the error of the last turn decides the exit status.
+func runStreamInput(ctx context.Context, stdio IO, runner *agent.Runner, out *runOutput) error {
+	if stdio.In == nil {
+		return exitCode(2, errors.New("--input-format stream-json needs stdin"))
+	}
+	sc := bufio.NewScanner(stdio.In)
+	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
+	var last error
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		text, err := inputText([]byte(line))
+		if err != nil {
+			fmt.Fprintf(stdio.Err, "synapse: stdin line %d skipped: %v\n", n, err)
+			continue
+		}
+		last = runOnce(ctx, runner, out, text)
+		if errors.Is(last, agent.ErrInterrupted) || ctx.Err() != nil {
+			return last
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read stdin: %w", err)
+	}
+	return last
+}
+
+// inputText is the text of one stream-json user message: content as a
+// string, or the text blocks of a content array.
+func inputText(line []byte) (string, error) {
+	var m inputMessage
+	if err := json.Unmarshal(line, &m); err != nil {
+		return "", fmt.Errorf(`not a JSON object (%v); send {"type":"user","message":{"role":"user","content":"…"}}`, err)
+	}
+	if m.Type != "user" {
+		return "", fmt.Errorf(`type %q: only {"type":"user",…} messages are read`, m.Type)
+	}
+	var text string
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	switch {
+	case json.Unmarshal(m.Message.Content, &text) == nil:
+	case json.Unmarshal(m.Message.Content, &blocks) == nil:
+		var parts []string
+		for _, b := range blocks {
+			if b.Type == "text" {
+				parts = append(parts, b.Text)
+			}
+		}
+		text = strings.Join(parts, "\n\n")
+	default:
+		return "", errors.New("message.content must be a string or an array of content blocks")
+	}
+	if strings.TrimSpace(text) == "" {
+		return "", errors.New("the message has no text")
+	}
+	return text, nil
+}
+
+// mcpStatuses lists the MCP servers for the init event.
+func mcpStatuses(g *app.Agent) []mcpStatus {
+	out := []mcpStatus{}
+	if g.Extensions == nil || g.Extensions.MCP == nil {
+		return out
+	}
+	for _, st := range g.Extensions.MCP.Status() {
+		s := "connected"
+		switch {
+		case st.Connected:
+		case st.Err != "":
+			s = "failed"
+		default:
+			s = "pending"
+		}
+		out = append(out, mcpStatus{Name: st.Name, Status: s})
+	}
+	return out
 }
 
 // readPrompt builds the prompt: the arguments joined by spaces, or stdin
@@ -213,16 +353,15 @@ type runOutput struct {
 	mu     sync.Mutex
 	format string
 	errw   io.Writer
-	enc    *json.Encoder
-	view   *view.View // text format: the same view of events as the REPL's
+	sj     *streamJSON // json and stream-json
+	view   *view.View  // text format: the same view of events as the REPL's
 }
 
-func newRunOutput(stdio IO, format string, getenv func(string) string) *runOutput {
+func newRunOutput(stdio IO, format string, partial bool, getenv func(string) string) *runOutput {
 	o := &runOutput{format: format, errw: stdio.Err}
 	switch format {
 	case formatJSON, formatStreamJSON:
-		o.enc = json.NewEncoder(stdio.Out)
-		o.enc.SetEscapeHTML(false)
+		o.sj = newStreamJSON(stdio.Out, format == formatStreamJSON, partial)
 	default:
 		color := getenv("NO_COLOR") == ""
 		if isTTY(stdio.Out) {
@@ -255,16 +394,23 @@ func termSize(w io.Writer) (int, int) {
 
 func (o *runOutput) warn(err error) { o.event(agent.Event{Kind: agent.Warning, Err: err}) }
 
+// init writes the opening system/init event (stream-json only).
+func (o *runOutput) init(ev initEvent) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.sj != nil {
+		o.sj.init(ev)
+	}
+}
+
 func (o *runOutput) event(e agent.Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch o.format {
 	case formatStreamJSON:
-		if e.Kind == agent.ToolOutput {
-			return // live output is for a person watching; tool_end has it all
-		}
-		_ = o.enc.Encode(eventJSON(e))
+		o.sj.event(e)
 	case formatJSON:
+		o.sj.event(e) // tracks the run (denials); writes nothing
 		if e.Kind == agent.Warning {
 			fmt.Fprintln(o.errw, "synapse: warning:", textutil.Sanitize(e.Err.Error()))
 		}
@@ -277,15 +423,15 @@ func (o *runOutput) event(e agent.Event) {
 }
 
 // finish writes the run's outcome. Errors themselves are printed by Main.
-func (o *runOutput) finish(runner *agent.Runner, res agent.Result, runErr error, took time.Duration) {
+func (o *runOutput) finish(r runSummary) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch o.format {
 	case formatJSON, formatStreamJSON:
-		_ = o.enc.Encode(resultJSON(runner, res, runErr, took))
+		o.sj.finish(r)
 	default:
 		o.view.Renderer().EndTurn()
-		o.view.Finish(errors.Is(runErr, agent.ErrInterrupted))
+		o.view.Finish(errors.Is(r.err, agent.ErrInterrupted))
 	}
 }
 
@@ -294,75 +440,6 @@ func (o *runOutput) startTurn() {
 	if o.view != nil {
 		o.view.Renderer().StartTurn()
 	}
-}
-
-type resultOut struct {
-	Type       string    `json:"type"`
-	Text       string    `json:"text"`
-	SessionID  string    `json:"sessionId,omitempty"`
-	Usage      llm.Usage `json:"usage"`
-	Turns      int       `json:"turns"`
-	StopReason string    `json:"stopReason"`
-	IsError    bool      `json:"isError"`
-	Error      string    `json:"error,omitempty"`
-	DurationMs int64     `json:"durationMs"`
-	CostUSD    *float64  `json:"sessionCostUSD,omitempty"`
-	// Hooks are the stop hooks' outputs (also streamed as a hook_output event).
-	Hooks []hooks.Output `json:"hooks,omitempty"`
-}
-
-func resultJSON(runner *agent.Runner, res agent.Result, runErr error, took time.Duration) resultOut {
-	r := resultOut{Type: "result", Text: res.Text, SessionID: runner.SessionID(), Usage: res.Usage, Turns: res.Turns,
-		StopReason: res.StopReason, DurationMs: took.Milliseconds(), Hooks: res.Hooks}
-	if runErr != nil {
-		r.IsError, r.Error = true, runErr.Error()
-	}
-	if u := runner.SessionUsage(); u != nil && u.Priced {
-		c := u.CostUSD
-		r.CostUSD = &c
-	}
-	return r
-}
-
-type eventOut struct {
-	Type            string         `json:"type"`
-	Text            string         `json:"text,omitempty"`
-	CallID          string         `json:"callId,omitempty"`
-	Command         string         `json:"command,omitempty"`
-	Output          *string        `json:"output,omitempty"`
-	IsError         *bool          `json:"isError,omitempty"`
-	Message         string         `json:"message,omitempty"`
-	Extras          tool.Facts     `json:"extras,omitzero"`
-	DurationMs      *int64         `json:"durationMs,omitempty"`
-	Usage           *llm.Usage     `json:"usage,omitempty"`
-	Todos           *[]todo.Item   `json:"todos,omitempty"`
-	TaskID          string         `json:"taskId,omitempty"`
-	TaskType        string         `json:"taskType,omitempty"`
-	TaskDescription string         `json:"taskDescription,omitempty"`
-	ToolCount       int            `json:"toolCount,omitempty"`
-	Error           string         `json:"error,omitempty"`
-	Hooks           []hooks.Output `json:"hooks,omitempty"`
-}
-
-func eventJSON(e agent.Event) eventOut {
-	o := eventOut{Type: e.Kind.String(), Text: e.Text, CallID: e.CallID, Command: e.Command, Usage: e.Usage,
-		TaskID: e.TaskID, TaskType: e.TaskType, TaskDescription: e.TaskDescription, ToolCount: e.ToolCount, Hooks: e.Hooks}
-	if e.Result != nil {
-		out, isErr := e.Result.Output, e.Result.IsError
-		o.Output, o.IsError, o.Message, o.Extras = &out, &isErr, e.Result.Message, e.Result.Facts
-	}
-	if e.Kind == agent.ToolEnd || e.Kind == agent.TaskToolEnd || e.Kind == agent.TaskEnd {
-		ms := e.Duration.Milliseconds()
-		o.DurationMs = &ms
-	}
-	if e.Kind == agent.TodoChange {
-		items := append([]todo.Item{}, e.Todos...)
-		o.Todos = &items
-	}
-	if e.Err != nil {
-		o.Error = e.Err.Error()
-	}
-	return o
 }
 
 // runClonePolicy: with no one to ask, a clone the model asks for happens

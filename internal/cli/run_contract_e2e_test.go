@@ -109,11 +109,16 @@ func TestRunStreamJSONLinesSurviveControlCharacters(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("line %d is not JSON (%v): %q", lines, err, sc.Text())
 		}
-		switch ev["type"] {
-		case "text_delta":
-			text.WriteString(ev["text"].(string))
-		case "tool_end":
-			toolOut, _ = ev["output"].(string)
+		msg, _ := ev["message"].(map[string]any)
+		blocks, _ := msg["content"].([]any)
+		for _, b := range blocks {
+			b := b.(map[string]any)
+			switch b["type"] {
+			case "text":
+				text.WriteString(b["text"].(string))
+			case "tool_result":
+				toolOut, _ = b["content"].(string)
+			}
 		}
 	}
 	if !strings.Contains(text.String(), nasty) {

@@ -158,10 +158,14 @@ func TestRunOutputFormats(t *testing.T) {
 			t.Fatalf("exit %d: %s", r.code, r.stderr)
 		}
 		var res struct {
-			Type, Text, SessionID, StopReason string
-			Turns                             int
-			IsError                           bool
-			Usage                             llm.Usage
+			Type, Subtype, Result string
+			SessionID             string `json:"session_id"`
+			StopReason            string `json:"stop_reason"`
+			NumTurns              int    `json:"num_turns"`
+			IsError               bool   `json:"is_error"`
+			Usage                 struct {
+				InputTokens int64 `json:"input_tokens"`
+			}
 		}
 		dec := json.NewDecoder(strings.NewReader(r.stdout))
 		if err := dec.Decode(&res); err != nil {
@@ -170,8 +174,8 @@ func TestRunOutputFormats(t *testing.T) {
 		if dec.More() {
 			t.Errorf("more than one JSON value: %q", r.stdout)
 		}
-		if res.Type != "result" || res.Text != "The answer." || !strings.HasPrefix(res.SessionID, "session-") ||
-			res.Turns != 2 || res.StopReason != "end_turn" || res.IsError || res.Usage.InputTokens == 0 {
+		if res.Type != "result" || res.Subtype != "success" || res.Result != "The answer." || !strings.HasPrefix(res.SessionID, "session-") ||
+			res.NumTurns != 2 || res.StopReason != "end_turn" || res.IsError || res.Usage.InputTokens == 0 {
 			t.Errorf("result = %+v", res)
 		}
 	})
@@ -183,29 +187,35 @@ func TestRunOutputFormats(t *testing.T) {
 			t.Fatalf("exit %d: %s", r.code, r.stderr)
 		}
 		var types []string
-		var toolEnd map[string]any
+		var result map[string]any
+		var toolResult map[string]any
 		sc := bufio.NewScanner(strings.NewReader(r.stdout))
 		for sc.Scan() {
 			var ev map[string]any
 			if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 				t.Fatalf("line %q: %v", sc.Text(), err)
 			}
-			types = append(types, ev["type"].(string))
-			if ev["type"] == "tool_end" {
-				toolEnd = ev
+			typ := ev["type"].(string)
+			if st, ok := ev["subtype"].(string); ok {
+				typ += "/" + st
+			}
+			types = append(types, typ)
+			if tr, ok := ev["tool_use_result"].(map[string]any); ok {
+				toolResult = tr
+			}
+			if ev["type"] == "result" {
+				result = ev
 			}
 		}
-		joined := strings.Join(types, ",")
-		for _, want := range []string{"tool_start", "tool_end", "usage", "turn_end", "text_delta"} {
-			if !strings.Contains(joined, want) {
-				t.Errorf("no %s event in %v", want, types)
-			}
+		want := "system/init,assistant,user,assistant,result/success"
+		if got := strings.Join(types, ","); got != want {
+			t.Errorf("events %s, want %s", got, want)
 		}
-		if types[len(types)-1] != "result" {
-			t.Errorf("last event = %s", types[len(types)-1])
+		if toolResult["command"] != "echo streamed" || !strings.Contains(toolResult["output"].(string), "streamed") || toolResult["is_error"] != false {
+			t.Errorf("tool_use_result = %v", toolResult)
 		}
-		if toolEnd["command"] != "echo streamed" || !strings.Contains(toolEnd["output"].(string), "streamed") || toolEnd["isError"] != false {
-			t.Errorf("tool_end = %v", toolEnd)
+		if result["result"] != "Fin." || result["num_turns"] != float64(2) {
+			t.Errorf("result = %v", result)
 		}
 	})
 	t.Run("bad format", func(t *testing.T) {
@@ -306,6 +316,24 @@ func TestRunFailuresExitNonZero(t *testing.T) {
 			t.Errorf("exit %d: %s", r.code, r.stderr)
 		}
 	})
+	t.Run("provider error in stream-json", func(t *testing.T) {
+		srv := llmtest.New(t, llmtest.ErrorTurn(401, "invalid x-api-key"))
+		e := newRunEnv(t, srv, llmtest.FormatAnthropic)
+		r := e.run(t, "", "run", "--output-format", "stream-json", "hi")
+		if r.code != 1 {
+			t.Errorf("exit %d: %s", r.code, r.stderr)
+		}
+		checkPairs(t, r.stdout)
+		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		var res resultEvent
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+			t.Fatal(err)
+		}
+		if !res.IsError || res.Subtype != "error_during_execution" || !strings.Contains(res.Error, "invalid x-api-key") ||
+			!strings.HasPrefix(res.SessionID, "session-") || !strings.Contains(lines[0], `"subtype":"init"`) {
+			t.Errorf("result = %+v\nfirst line %s", res, lines[0])
+		}
+	})
 	t.Run("turn limit", func(t *testing.T) {
 		srv := llmtest.New(t, llmtest.BashTurn("a", "true"), llmtest.BashTurn("b", "true"))
 		e := newRunEnv(t, srv, llmtest.FormatAnthropic)
@@ -314,7 +342,7 @@ func TestRunFailuresExitNonZero(t *testing.T) {
 		if r.code != 1 || !strings.Contains(r.stderr, "SYNAPSE_MAX_TOOL_ITERATIONS") {
 			t.Errorf("exit %d: %s", r.code, r.stderr)
 		}
-		if !strings.Contains(r.stdout, `"stopReason":"max_turns"`) {
+		if !strings.Contains(r.stdout, `"stop_reason":"max_turns"`) || !strings.Contains(r.stdout, `"subtype":"error_max_turns"`) {
 			t.Errorf("stdout = %s", r.stdout)
 		}
 	})
@@ -365,6 +393,7 @@ func TestRunInterruptExits130(t *testing.T) {
 				if !ended {
 					t.Errorf("no cancelled end event for the started call:\n%s", out.String())
 				}
+				checkPairs(t, out.String())
 			}
 			// The cancelled command was killed, not left running.
 			gone := false
@@ -432,15 +461,15 @@ func TestRunJSONUsageIncludesSubagents(t *testing.T) {
 		t.Fatalf("exit %d: %s\n%s", r.code, r.stderr, r.stdout)
 	}
 	var res struct {
-		Text  string
-		Usage llm.Usage
+		Result string
+		Usage  usageEvent
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatalf("%v in %q", err, r.stdout)
 	}
 	want := llm.Usage{InputTokens: 1 + 3 + 100 + 200, OutputTokens: 2 + 4 + 10 + 20, CacheReadTokens: 5, CacheCreationTokens: 7}
-	if res.Text != "parent done" || res.Usage != want {
-		t.Errorf("result text %q usage %+v, want usage %+v", res.Text, res.Usage, want)
+	if res.Result != "parent done" || res.Usage != usageOf(want) {
+		t.Errorf("result text %q usage %+v, want usage %+v", res.Result, res.Usage, want)
 	}
 	// The sub-agent really ran its command (the explore sandbox works).
 	if got := srv.Requests(); len(got) != 4 {
@@ -449,6 +478,35 @@ func TestRunJSONUsageIncludesSubagents(t *testing.T) {
 	_, list := e.sessions(t)
 	if len(list) != 1 || list[0].Usage.Totals() != want || list[0].Usage.RoundCount != 4 {
 		t.Errorf("session usage = %+v, want %+v over 4 rounds", list, want)
+	}
+
+	// The same run in stream-json: the sub-agent's traffic carries the
+	// parent call's id, and every tool_use has its tool_result.
+	r = e.run(t, "", "run", "--output-format", "stream-json", "explore it")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s\n%s", r.code, r.stderr, r.stdout)
+	}
+	checkPairs(t, r.stdout)
+	var subUse, subResult, started, finished bool
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var ev struct {
+			Type, Subtype string
+			Parent        *string `json:"parent_tool_use_id"`
+			Message       struct{ Content []block }
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatal(err)
+		}
+		fromSub := ev.Parent != nil && *ev.Parent == "p-1"
+		for _, b := range ev.Message.Content {
+			subUse = subUse || (fromSub && b.Type == "tool_use" && b.ID == "s-1" && b.Input["command"] == "ls")
+			subResult = subResult || (fromSub && b.Type == "tool_result" && b.ToolUseID == "s-1")
+		}
+		started = started || (fromSub && ev.Subtype == "task_started")
+		finished = finished || (fromSub && ev.Subtype == "task_finished")
+	}
+	if !subUse || !subResult || !started || !finished {
+		t.Errorf("sub-agent events with parent_tool_use_id p-1: use %v result %v started %v finished %v\n%s", subUse, subResult, started, finished, r.stdout)
 	}
 }
 
@@ -495,5 +553,59 @@ func TestShellDoesNotSeeAgentCredentials(t *testing.T) {
 	out, err := c.CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "a= t= o= g= k=visible" {
 		t.Errorf("synapse sandbox exec saw: %q (%v)", out, err)
+	}
+}
+
+// --input-format stream-json: one turn per user message on stdin, in one
+// session (one init event, one result per turn); a bad line is skipped with
+// a clear message; --include-partial-messages adds stream_event deltas.
+func TestRunStreamJSONInput(t *testing.T) {
+	srv := llmtest.New(t, llmtest.TextTurn("first"), llmtest.TextTurn("second"))
+	e := newRunEnv(t, srv, llmtest.FormatAnthropic)
+	in := `{"type":"user","message":{"role":"user","content":"one"}}` + "\n" +
+		"garbage\n" +
+		`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"two"}]}}` + "\n"
+	r := e.run(t, in, "run", "--input-format", "stream-json", "--output-format", "stream-json", "--include-partial-messages")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "stdin line 2 skipped: not a JSON object") {
+		t.Errorf("stderr = %s", r.stderr)
+	}
+	var inits, deltas int
+	var results []string
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		switch ev["type"] {
+		case "system":
+			if ev["subtype"] == "init" {
+				inits++
+			}
+		case "stream_event":
+			if e := ev["event"].(map[string]any); e["type"] == "content_block_delta" {
+				deltas++
+			}
+		case "result":
+			results = append(results, ev["result"].(string))
+		}
+	}
+	if inits != 1 || deltas != 2 || strings.Join(results, ",") != "first,second" {
+		t.Errorf("inits %d, deltas %d, results %v\n%s", inits, deltas, results, r.stdout)
+	}
+	if req := srv.Requests()[1]; req.Turns() != 1 || len(req.Messages) != 3 || !strings.Contains(req.LastUserText(), "two") {
+		t.Errorf("second turn did not continue the conversation: %d turns", req.Turns())
+	}
+	for _, bad := range [][]string{
+		{"run", "--input-format", "stream-json", "x"},
+		{"run", "--input-format", "stream-json"},
+		{"run", "--include-partial-messages", "x"},
+		{"run", "--input-format", "yaml", "x"},
+	} {
+		if r := e.run(t, "", bad...); r.code != 2 || r.stderr == "" {
+			t.Errorf("%v: exit %d, stderr %q", bad, r.code, r.stderr)
+		}
 	}
 }

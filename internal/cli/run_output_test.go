@@ -31,7 +31,7 @@ func TestRunTextToolMarks(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errw bytes.Buffer
-			o := newRunOutput(IO{Out: &out, Err: &errw}, formatText, func(string) string { return "" })
+			o := newRunOutput(IO{Out: &out, Err: &errw}, formatText, false, func(string) string { return "" })
 			o.event(agent.Event{Kind: agent.ToolStart, CallID: "c1", Command: "echo x"})
 			res := c.result
 			o.event(agent.Event{Kind: agent.ToolEnd, CallID: "c1", Command: "echo x", Result: &res})
@@ -54,7 +54,7 @@ func TestRunTextToolMarks(t *testing.T) {
 // two once drew TaskEnd differently, and run dropped the reason).
 func TestRunTextShowsAFailedTasksReason(t *testing.T) {
 	var out, errw bytes.Buffer
-	o := newRunOutput(IO{Out: &out, Err: &errw}, formatText, func(string) string { return "" })
+	o := newRunOutput(IO{Out: &out, Err: &errw}, formatText, false, func(string) string { return "" })
 	o.event(agent.Event{Kind: agent.TaskStart, TaskID: "t1", TaskType: "explore", TaskDescription: "find the bug"})
 	o.event(agent.Event{Kind: agent.TaskEnd, TaskID: "t1", Duration: time.Second,
 		Result: &tool.Result{IsError: true, Message: "the sub-agent stopped after 20 turns"}})

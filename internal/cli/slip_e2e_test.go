@@ -43,13 +43,14 @@ func followHint(t *testing.T, fallback string) func(req *llmtest.Request) llmtes
 
 type toolEnd struct {
 	Output  string         `json:"output"`
-	IsError bool           `json:"isError"`
+	IsError bool           `json:"is_error"`
 	Message string         `json:"message"`
 	Extras  map[string]any `json:"extras"`
 	Command string         `json:"command"`
 }
 
-// toolEnds reads the tool_end events of a stream-json run.
+// toolEnds reads the tool results (user messages' tool_use_result) of a
+// stream-json run.
 func toolEnds(t *testing.T, stdout string) []toolEnd {
 	t.Helper()
 	var out []toolEnd
@@ -57,14 +58,14 @@ func toolEnds(t *testing.T, stdout string) []toolEnd {
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		var ev struct {
-			Type string `json:"type"`
-			toolEnd
+			Type          string   `json:"type"`
+			ToolUseResult *toolEnd `json:"tool_use_result"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("line %q: %v", sc.Text(), err)
 		}
-		if ev.Type == "tool_end" {
-			out = append(out, ev.toolEnd)
+		if ev.Type == "user" && ev.ToolUseResult != nil {
+			out = append(out, *ev.ToolUseResult)
 		}
 	}
 	return out
@@ -192,8 +193,8 @@ func TestModelSlipsGetRepairHints(t *testing.T) {
 				if len(ends) != 2 {
 					t.Fatalf("%d tool_end events, want 2:\n%s", len(ends), r.stdout)
 				}
-				if ends[0].Extras["failureCategory"] != tt.category || ends[0].Message != tt.message {
-					t.Errorf("failureCategory %v, message %q; want %s, %q", ends[0].Extras["failureCategory"], ends[0].Message, tt.category, tt.message)
+				if ends[0].Extras["failure_category"] != tt.category || ends[0].Message != tt.message {
+					t.Errorf("failure_category %v, message %q; want %s, %q", ends[0].Extras["failure_category"], ends[0].Message, tt.category, tt.message)
 				}
 				// The model followed the hint, and that call worked.
 				if ends[1].Command != tt.next {

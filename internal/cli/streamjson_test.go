@@ -1,0 +1,263 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/hooks"
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/todo"
+	"github.com/synapse-agent/synapse/internal/tool"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func toolRes(out string, isErr bool, facts tool.Facts) *tool.Result {
+	r := &tool.Result{Output: out, IsError: isErr, Facts: facts}
+	if isErr {
+		r.Message = "Command failed with exit code 1 (execution_error)"
+	}
+	return r
+}
+
+// headlessCases are event sequences as the runner emits them, covering
+// every stream-json event type; each is rendered and compared with its
+// golden file (go test -run TestStreamJSONGolden -update rewrites them).
+var headlessCases = []struct {
+	name    string
+	format  string
+	partial bool
+	events  []agent.Event
+	sum     runSummary
+}{
+	{
+		name: "success", format: formatStreamJSON, partial: true,
+		events: []agent.Event{
+			{Kind: agent.Retry, Text: "the model request failed (overloaded); retrying in 1s (attempt 2 of 4)"},
+			{Kind: agent.ThinkingDelta, Text: "Let me "},
+			{Kind: agent.ThinkingDelta, Text: "look."},
+			{Kind: agent.TextDelta, Text: "Checking "},
+			{Kind: agent.TextDelta, Text: "the files."},
+			{Kind: agent.Usage, Usage: &llm.Usage{InputTokens: 1200, OutputTokens: 40, CacheReadTokens: 800}},
+			{Kind: agent.ToolStart, CallID: "toolu_1", Command: `TodoWrite '{"todos":[{"content":"List files","activeForm":"Listing files","status":"in_progress"}]}'`},
+			{Kind: agent.TodoChange, Todos: []todo.Item{{Content: "List files", ActiveForm: "Listing files", Status: todo.InProgress}}},
+			{Kind: agent.ToolEnd, CallID: "toolu_1", Command: `TodoWrite '{"todos":[{"content":"List files","activeForm":"Listing files","status":"in_progress"}]}'`,
+				Result: toolRes("Todo list updated (1 item)", false, tool.Facts{Layer: "agent", ExitCode: ptr(0)}), Duration: 2 * time.Millisecond},
+			{Kind: agent.ToolStart, CallID: "toolu_2", Command: "ls"},
+			{Kind: agent.ToolEnd, CallID: "toolu_2", Command: "ls", Result: toolRes("a.txt\nb.txt", false, tool.Facts{Layer: "native", ExitCode: ptr(0)}), Duration: 15 * time.Millisecond},
+			{Kind: agent.ToolStart, CallID: "toolu_3", Command: "write /etc/motd hi"},
+			{Kind: agent.ToolEnd, CallID: "toolu_3", Command: "write /etc/motd hi", Duration: time.Millisecond,
+				Result: toolRes("[sandbox blocked] The sandbox policy did not allow this command to access /etc/motd.", false,
+					tool.Facts{Type: tool.ExtrasTypeSandboxBlocked, Resource: "/etc/motd", Reason: "outside the writable paths", Command: "write /etc/motd hi", ExitCode: ptr(1)})},
+			{Kind: agent.TurnEnd},
+			{Kind: agent.TextDelta, Text: "Two files: a.txt and b.txt."},
+			{Kind: agent.Usage, Usage: &llm.Usage{InputTokens: 1500, OutputTokens: 12, CacheReadTokens: 1200}},
+			{Kind: agent.Reminder, Text: "[System Reminder] Your todo list still has unfinished items."},
+			{Kind: agent.TurnEnd},
+			{Kind: agent.Warning, Err: errors.New("pricing.json: unknown model, cost not counted")},
+			{Kind: agent.HookProgress, Text: "running stop hook lint"},
+			{Kind: agent.HookOutput, Text: "lint: ok", Hooks: []hooks.Output{{Hook: "lint", Text: "ok"}}},
+		},
+		sum: runSummary{res: agent.Result{Text: "Two files: a.txt and b.txt.", Turns: 2, StopReason: "end_turn",
+			Usage: llm.Usage{InputTokens: 2700, OutputTokens: 52, CacheReadTokens: 2000}, APIDuration: 1800 * time.Millisecond,
+			Hooks: []hooks.Output{{Hook: "lint", Text: "ok"}}}, took: 2500 * time.Millisecond, cost: 0.0123, priced: true},
+	},
+	{
+		name: "subagent", format: formatStreamJSON,
+		events: []agent.Event{
+			{Kind: agent.TextDelta, Text: "Asking a helper."},
+			{Kind: agent.Usage, Usage: &llm.Usage{InputTokens: 100, OutputTokens: 10}},
+			{Kind: agent.ToolStart, CallID: "toolu_t", Command: `task:explore "find the config"`},
+			{Kind: agent.TaskStart, TaskID: "task-1", ParentCallID: "toolu_t", TaskType: "explore", TaskDescription: "find the config"},
+			{Kind: agent.TaskToolStart, TaskID: "task-1", ParentCallID: "toolu_t", CallID: "toolu_s1", Command: "grep -rl config ."},
+			{Kind: agent.TaskToolEnd, TaskID: "task-1", ParentCallID: "toolu_t", CallID: "toolu_s1", Command: "grep -rl config .",
+				Result: toolRes("./app/config.yaml", false, tool.Facts{Layer: "native", ExitCode: ptr(0)}), Duration: 30 * time.Millisecond},
+			{Kind: agent.TaskEnd, TaskID: "task-1", ParentCallID: "toolu_t", TaskType: "explore", TaskDescription: "find the config",
+				Result: toolRes("The config is app/config.yaml.", false, tool.Facts{}), Duration: 900 * time.Millisecond, ToolCount: 1,
+				Usage: &llm.Usage{InputTokens: 300, OutputTokens: 20}},
+			{Kind: agent.ToolEnd, CallID: "toolu_t", Command: `task:explore "find the config"`,
+				Result: toolRes("The config is app/config.yaml.", false, tool.Facts{Layer: "agent", ExitCode: ptr(0)}), Duration: 950 * time.Millisecond},
+			{Kind: agent.TurnEnd},
+			{Kind: agent.TextDelta, Text: "It is app/config.yaml."},
+			{Kind: agent.Usage, Usage: &llm.Usage{InputTokens: 200, OutputTokens: 8}},
+			{Kind: agent.TurnEnd},
+		},
+		sum: runSummary{res: agent.Result{Text: "It is app/config.yaml.", Turns: 2, StopReason: "end_turn",
+			Usage: llm.Usage{InputTokens: 300, OutputTokens: 18}, APIDuration: 700 * time.Millisecond}, took: 1700 * time.Millisecond},
+	},
+	{
+		// Ctrl+C while a sub-agent's command and the parent's call run: both
+		// tool_use blocks still get their tool_result.
+		name: "cancelled", format: formatStreamJSON,
+		events: []agent.Event{
+			{Kind: agent.Usage, Usage: &llm.Usage{InputTokens: 100, OutputTokens: 10}},
+			{Kind: agent.ToolStart, CallID: "toolu_t", Command: `task:general "run the tests"`},
+			{Kind: agent.TaskStart, TaskID: "task-1", ParentCallID: "toolu_t", TaskType: "general", TaskDescription: "run the tests"},
+			{Kind: agent.TaskToolStart, TaskID: "task-1", ParentCallID: "toolu_t", CallID: "toolu_s1", Command: "go test ./..."},
+		},
+		sum: runSummary{res: agent.Result{Turns: 1, StopReason: agent.StopInterrupted, Usage: llm.Usage{InputTokens: 100, OutputTokens: 10},
+			APIDuration: 400 * time.Millisecond}, err: fmt.Errorf("tool execution: %w", agent.ErrInterrupted), took: 3 * time.Second},
+	},
+	{
+		name: "error", format: formatStreamJSON,
+		events: []agent.Event{
+			{Kind: agent.Error, Err: errors.New("anthropic: 401 invalid x-api-key")},
+		},
+		sum: runSummary{res: agent.Result{Turns: 1, StopReason: agent.StopError},
+			err: errors.New("anthropic: 401 invalid x-api-key"), took: 300 * time.Millisecond},
+	},
+	{
+		name: "max_turns", format: formatJSON,
+		events: []agent.Event{
+			{Kind: agent.ToolStart, CallID: "toolu_1", Command: "true"},
+			{Kind: agent.ToolEnd, CallID: "toolu_1", Command: "true", Result: toolRes("(Command executed successfully with no output)", false, tool.Facts{})},
+			{Kind: agent.TurnEnd},
+		},
+		sum: runSummary{res: agent.Result{Text: "Stopped: reached the limit of 1 model turns.", Turns: 1, StopReason: agent.StopMaxTurns},
+			err: &agent.LimitError{Reason: agent.StopMaxTurns, Message: "Stopped: reached the limit of 1 model turns."}, took: time.Second},
+	},
+}
+
+func renderHeadless(format string, partial bool, events []agent.Event, sum runSummary) string {
+	var out, errw bytes.Buffer
+	o := newRunOutput(IO{Out: &out, Err: &errw}, format, partial, func(string) string { return "" })
+	o.init(initEvent{SessionID: "session-20260101-000000-abcd", Model: "claude-sonnet-4-5", Cwd: "/home/me/project",
+		Tools: []string{toolName}, MCPServers: []mcpStatus{{Name: "docs", Status: "connected"}}, PermissionMode: "default",
+		Sandbox: true, SynapseVersion: "0.1.0"})
+	for _, e := range events {
+		o.event(e)
+	}
+	o.finish(sum)
+	return out.String()
+}
+
+func TestStreamJSONGolden(t *testing.T) {
+	for _, tc := range headlessCases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := renderHeadless(tc.format, tc.partial, tc.events, tc.sum)
+			path := filepath.Join("testdata", "headless", tc.name+".jsonl")
+			if *updateGolden {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -run TestStreamJSONGolden -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("output differs from %s:\n--- got\n%s--- want\n%s", path, got, want)
+			}
+			checkPairs(t, got)
+		})
+	}
+}
+
+// checkPairs holds the format's contract on any output: every line is JSON
+// with a type, keys are snake_case, the first event is system/init (for
+// stream-json), the last is the result, and every tool_use has exactly one
+// tool_result.
+func checkPairs(t *testing.T, out string) {
+	t.Helper()
+	uses, results := map[string]int{}, map[string]int{}
+	var types []string
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("not JSON: %q", sc.Text())
+		}
+		types = append(types, fmt.Sprint(ev["type"]))
+		checkSnake(t, ev, "")
+		msg, _ := ev["message"].(map[string]any)
+		blocks, _ := msg["content"].([]any)
+		for _, b := range blocks {
+			b := b.(map[string]any)
+			switch b["type"] {
+			case "tool_use":
+				uses[b["id"].(string)]++
+			case "tool_result":
+				results[b["tool_use_id"].(string)]++
+			}
+		}
+	}
+	if len(types) == 0 || types[len(types)-1] != "result" {
+		t.Errorf("last event is not the result: %v", types)
+	}
+	if len(types) > 1 && types[0] != "system" {
+		t.Errorf("first event is not system/init: %v", types)
+	}
+	for id, n := range uses {
+		if n != 1 || results[id] != 1 {
+			t.Errorf("tool_use %s: %d uses, %d results", id, n, results[id])
+		}
+	}
+	for id := range results {
+		if uses[id] == 0 {
+			t.Errorf("tool_result %s without a tool_use", id)
+		}
+	}
+}
+
+// checkSnake fails on a camelCase key anywhere but inside tool inputs
+// (the model's own arguments).
+func checkSnake(t *testing.T, v any, key string) {
+	t.Helper()
+	switch x := v.(type) {
+	case map[string]any:
+		if key == "input" || key == "tool_input" {
+			return
+		}
+		for k, e := range x {
+			if strings.ToLower(k) != k {
+				t.Errorf("key %q is not snake_case", k)
+			}
+			checkSnake(t, e, k)
+		}
+	case []any:
+		for _, e := range x {
+			checkSnake(t, e, key)
+		}
+	}
+}
+
+// Reading --input-format stream-json lines: text or text blocks; anything
+// else is one clear error.
+func TestInputText(t *testing.T) {
+	cases := []struct {
+		line, want, err string
+	}{
+		{`{"type":"user","message":{"role":"user","content":"fix it"}}`, "fix it", ""},
+		{`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"a"},{"type":"image"},{"type":"text","text":"b"}]}}`, "a\n\nb", ""},
+		{`{"type":"assistant","message":{"content":"x"}}`, "", `only {"type":"user",…} messages`},
+		{`not json`, "", "not a JSON object"},
+		{`{"type":"user","message":{"content":7}}`, "", "must be a string or an array"},
+		{`{"type":"user","message":{"content":"  "}}`, "", "no text"},
+	}
+	for _, c := range cases {
+		got, err := inputText([]byte(c.line))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: error %v, want %q", c.line, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%s: %q, %v; want %q", c.line, got, err, c.want)
+		}
+	}
+}
