@@ -282,9 +282,18 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 
 	handlers := g.Extensions.Handlers()
 	if provider != nil {
+		// User hooks come from $SYNAPSE_HOME/settings.json only: no project
+		// file is read for them, and sandboxed commands cannot reach that
+		// file. Sub-agents run the tool hooks too (see hooks.ForSubagents).
+		hookCfg, hookWarns := hooks.ParseConfig(settings.Hooks)
+		for _, w := range hookWarns {
+			g.notices = append(g.notices, "warning: "+w)
+		}
+		g.Hooks = hooks.NewSet(&hooks.Runner{Config: hookCfg, Env: g.Sandbox.Env()})
+
 		g.providers = a.newModelProviders(choice, provider)
 		setup := SubagentSetup{Provider: provider, Providers: g.providers, Model: model, Cwd: cwd,
-			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index, OutputDir: scratch.Dir()}
+			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index, OutputDir: scratch.Dir(), Hooks: g.Hooks}
 		handlers[router.FamilyTask] = &storeTasks{Handler: a.NewTaskHandler(setup), store: g.Extensions.Skills.Store,
 			invalidate: g.Extensions.Index.Invalidate,
 			run: func(dir string) func(context.Context, subagent.Request) command.Result {
@@ -300,14 +309,6 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 		return g, nil
 	}
 
-	// User hooks come from $SYNAPSE_HOME/settings.json only: no project
-	// file is read for them, and sandboxed commands cannot reach that file.
-	hookCfg, hookWarns := hooks.ParseConfig(settings.Hooks)
-	for _, w := range hookWarns {
-		g.notices = append(g.notices, "warning: "+w)
-	}
-	g.Hooks = hooks.NewSet(&hooks.Runner{Config: hookCfg, Env: g.Sandbox.Env()})
-
 	se, seWarns := settings.SkillEnhanceConfig()
 	for _, w := range seWarns {
 		g.notices = append(g.notices, "warning: "+w)
@@ -317,7 +318,7 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 	enh := &evolve.Enhancer{
 		Store: g.Extensions.Skills.Store,
 		Run: a.enhanceRunner(SubagentSetup{Provider: provider, Providers: g.providers, Model: model, Cwd: cwd,
-			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index, OutputDir: scratch.Dir()}),
+			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index, OutputDir: scratch.Dir(), Hooks: g.Hooks}),
 		Enabled:    g.autoEnhance.Load,
 		Profile:    se.TriggerProfile,
 		Timeout:    a.Config.SkillSubagentTimeout,

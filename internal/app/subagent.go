@@ -9,8 +9,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/evolve"
+	"github.com/synapse-agent/synapse/internal/hooks"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/sandbox"
@@ -49,6 +51,8 @@ type SubagentSetup struct {
 	OutputDir string
 	// IDPrefix starts the task ids of this handler (see subagent.Options).
 	IDPrefix string
+	// Hooks are the parent's; sub-agents run their tool hooks only.
+	Hooks *hooks.Set
 }
 
 func (a *App) skillsDir(s SubagentSetup) string { return cmp.Or(s.SkillsDir, a.Config.SkillsDir) }
@@ -75,12 +79,22 @@ func (a *App) NewTaskHandler(s SubagentSetup) *subagent.Handler {
 		SkillExists: exists,
 		SkillsDir:   a.skillsDir(s),
 		IDPrefix:    s.IDPrefix,
+		Hooks:       subagentHooks(s.Hooks),
 		Cwd:         s.Cwd,
 		Timeout:     a.Config.TaskTimeout,
 		OutputCap:   a.Config.OutputCap,
 		Context:     a.contextSettings(),
 		OutputDir:   s.OutputDir,
 	})
+}
+
+// subagentHooks is the tool-only view of the parent's hooks (nil: none; a
+// typed nil would not compare equal to nil inside the agent).
+func subagentHooks(h *hooks.Set) agent.Hooks {
+	if h == nil {
+		return nil
+	}
+	return h.ForSubagents()
 }
 
 // subagentWorkspace builds each sub-agent's own shell (a sandbox manager of

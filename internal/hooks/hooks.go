@@ -65,6 +65,18 @@ type Set struct {
 	mu    sync.Mutex
 	stops []namedStop
 	user  *Runner
+	// toolOnly: a sub-agent's view, running only the tool hooks.
+	toolOnly bool
+}
+
+// ForSubagents is the view of s that sub-agents get: the user's PreToolUse
+// and PostToolUse hooks guard their calls too, but no stop hook runs and no
+// UserPromptSubmit hook (their prompts are the model's, not the user's).
+func (s *Set) ForSubagents() *Set {
+	if s == nil {
+		return nil
+	}
+	return &Set{user: s.user, toolOnly: true}
 }
 
 // NewSet returns a Set running the user hooks of r (nil: none).
@@ -73,6 +85,9 @@ func NewSet(r *Runner) *Set { return &Set{user: r} }
 // AddStop registers a stop hook. Stop hooks run in reverse order of
 // registration: the last registered runs first.
 func (s *Set) AddStop(name string, fn StopFunc) {
+	if s.toolOnly {
+		return
+	}
 	s.mu.Lock()
 	s.stops = append(s.stops, namedStop{name: name, fn: fn})
 	s.mu.Unlock()
@@ -83,7 +98,7 @@ func (s *Set) AddStop(name string, fn StopFunc) {
 // with nothing to say (no text, no error) are left out. The user's Stop
 // command hooks run first, as if registered last.
 func (s *Set) Stop(ctx context.Context, in StopInput) []Output {
-	if s == nil {
+	if s == nil || s.toolOnly {
 		return nil
 	}
 	s.mu.Lock()
@@ -136,7 +151,7 @@ func firstFrames(stack []byte) string {
 
 // UserPromptSubmit runs the user's UserPromptSubmit hooks.
 func (s *Set) UserPromptSubmit(ctx context.Context, sessionID, cwd, prompt string) Verdict {
-	if s == nil || s.user == nil {
+	if s == nil || s.user == nil || s.toolOnly {
 		return Verdict{}
 	}
 	return s.user.run(ctx, Payload{Event: EventUserPromptSubmit, SessionID: sessionID, Cwd: cwd, Prompt: prompt}, "")

@@ -109,3 +109,27 @@ func TestZeroSetRunsNothing(t *testing.T) {
 		t.Error("nil set ran stop hooks")
 	}
 }
+
+func TestSubagentViewRunsToolHooksOnly(t *testing.T) {
+	testutil.RequireTool(t, "bash")
+	cfg, _ := ParseConfig([]byte(`{"PreToolUse": [{"hooks": [{"type": "command", "command": "exit 2"}]}],
+		"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "exit 2"}]}],
+		"Stop": [{"hooks": [{"type": "command", "command": "echo stop"}]}]}`))
+	set := NewSet(&Runner{Config: cfg, Env: os.Environ()})
+	set.AddStop("code", func(context.Context, StopInput) (string, error) { return "code", nil })
+	sub := set.ForSubagents()
+	sub.AddStop("late", func(context.Context, StopInput) (string, error) { return "late", nil })
+	dir := t.TempDir()
+	if v := sub.PreToolUse(context.Background(), "", dir, "ls"); v.Block == "" {
+		t.Error("the sub-agent view skipped PreToolUse")
+	}
+	if v := sub.UserPromptSubmit(context.Background(), "", dir, "x"); v.Block != "" {
+		t.Error("the sub-agent view ran UserPromptSubmit")
+	}
+	if outs := sub.Stop(context.Background(), StopInput{Cwd: dir}); len(outs) != 0 {
+		t.Errorf("the sub-agent view ran stop hooks: %+v", outs)
+	}
+	if outs := set.Stop(context.Background(), StopInput{Cwd: dir}); len(outs) != 2 {
+		t.Errorf("the parent's stop hooks: %+v", outs)
+	}
+}

@@ -76,6 +76,7 @@ func (h *Handler) runAgent(ctx context.Context, trace agent.CallTrace, id string
 		MaxTokens:                     h.opts.MaxTokens,
 		Context:                       h.opts.Context,
 		OnEvent:                       onEvent,
+		Hooks:                         h.opts.Hooks,
 	})
 	if err != nil {
 		return outcome{err: err}

@@ -95,6 +95,10 @@ type Options struct {
 	OutputCap int
 	// OutputDir receives answers longer than OutputCap (default: the temp dir).
 	OutputDir string
+	// Hooks, when set, run around each sub-agent tool call (the user's
+	// PreToolUse/PostToolUse hooks; app gives the tool-only view, so no stop
+	// hook ever runs in a sub-agent).
+	Hooks agent.Hooks
 	// IDPrefix starts this handler's task ids, so that handlers made for one
 	// task (skill enhancement) never reuse the ids of the parent's own.
 	IDPrefix string
