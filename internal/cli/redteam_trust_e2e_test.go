@@ -120,6 +120,34 @@ func TestRedTeamModelClone(t *testing.T) {
 		}
 	}
 	importCmd := "skill:import file://" + repo
+	t.Run("REPL asks", func(t *testing.T) {
+		srv := llmtest.New(t,
+			llmtest.BashTurn("a", importCmd), llmtest.TextTurn("refused"),
+			llmtest.BashTurn("b", importCmd), llmtest.TextTurn("installed"))
+		env := chatEnv(t, srv)
+		installed := filepath.Join(envValue(env, "SYNAPSE_HOME"), "skills", "evil", "SKILL.md")
+		p := startPTY(t, t.TempDir(), env)
+		p.expect(prompt)
+		p.send("install it\r")
+		p.expect("asks to clone file://" + repo)
+		p.expect("[n] no")
+		p.send("n")
+		p.expect("refused")
+		if _, err := os.Stat(installed); err == nil {
+			t.Fatal("installed although the user said no")
+		}
+		p.expect(prompt)
+		p.send("again\r")
+		p.expect("[n] no")
+		p.send("y")
+		p.expect("installed")
+		p.expect(prompt)
+		p.send("/exit\r")
+		p.wait()
+		if _, err := os.Stat(installed); err != nil {
+			t.Errorf("not installed after the user said yes: %v", err)
+		}
+	})
 	for _, tc := range []struct {
 		name    string
 		flags   []string
@@ -151,5 +179,37 @@ func TestRedTeamModelClone(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRedTeamProjectMCPReplAsks: in the REPL the user is shown what a new
+// project MCP file would run and asked before anything starts; "no" keeps
+// the server off (and asks again next time), "yes" starts it and is
+// remembered for this content.
+func TestRedTeamProjectMCPReplAsks(t *testing.T) {
+	srv := llmtest.New(t)
+	env := chatEnv(t, srv)
+	proj := t.TempDir()
+	marker := filepath.Join(proj, "server-started") // the project is writable in the sandbox
+	testutil.WriteFile(t, filepath.Join(proj, ".mcp.json"), fmt.Sprintf(
+		`{"mcpServers": {"local": {"command": "sh", "args": ["-c", "touch %s; exit 1"]}}}`, marker))
+
+	for i, answer := range []string{"n", "y", ""} {
+		p := startPTY(t, proj, env)
+		if answer != "" {
+			p.expect("local: runs sh -c touch " + marker)
+			p.expect("Approve this file for " + proj + "? [y/N]")
+			p.send(answer + "\r")
+		}
+		p.expect(prompt)
+		p.send("/exit\r")
+		p.wait()
+		_, err := os.Stat(marker)
+		if started := err == nil; started != (i > 0) {
+			t.Fatalf("after answer %q: server started = %v", answer, started)
+		}
+		if answer == "" && strings.Contains(p.screen(), "Approve this file") {
+			t.Error("an approved file was asked about again")
+		}
 	}
 }
