@@ -1,18 +1,15 @@
 package app
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os/exec"
 	"runtime"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/proc"
 	"github.com/synapse-agent/synapse/internal/sandbox"
 	"github.com/synapse-agent/synapse/internal/subagent"
 	"github.com/synapse-agent/synapse/internal/textutil"
@@ -124,72 +121,21 @@ const userShellPipeGrace = 500 * time.Millisecond
 
 // UserShell runs a `!` command for the user: bash -c in the agent shell's
 // current directory, stdin from /dev/null (the REPL owns the terminal), the
-// whole process group killed on Ctrl+C. It is the user's own command, so it
-// is not sandboxed and never enters the conversation.
+// whole process group killed on Ctrl+C (proc.Run). It is the user's own
+// command, so it is not sandboxed and never enters the conversation.
 func UserShell(cwd func() string) func(ctx context.Context, cmd string) (command.Result, error) {
 	return func(ctx context.Context, line string) (command.Result, error) {
-		c := exec.Command("/bin/bash", "-c", line)
-		c.Dir = cwd()
-		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		// A background job (`!server &`) keeps the output pipes open after
 		// bash exits; the command is done then, not when the job is.
-		c.WaitDelay = userShellPipeGrace
-		stdout, stderr := &capped{max: userShellOutputCap}, &capped{max: userShellOutputCap}
-		c.Stdout, c.Stderr = stdout, stderr
-		if err := c.Start(); err != nil {
-			return command.Result{}, fmt.Errorf("start bash: %w", err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- c.Wait() }()
-		var err error
-		select {
-		case err = <-done:
-		case <-ctx.Done():
-			_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
-			err = <-done
-		}
-		res := command.Result{Stdout: stdout.String(), Stderr: stderr.String()}
-		var ee *exec.ExitError
+		r := proc.Run(ctx, proc.Cmd{Argv: []string{"/bin/bash", "-c", line}, Dir: cwd(),
+			MaxOutput: userShellOutputCap, WaitDelay: userShellPipeGrace})
+		res := command.Result{Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode}
 		switch {
-		case ctx.Err() != nil:
+		case r.Canceled:
 			res.ExitCode = command.Interrupted
-		case err == nil, errors.Is(err, exec.ErrWaitDelay):
-		case errors.As(err, &ee):
-			res.ExitCode = ee.ExitCode()
-			if res.ExitCode < 0 {
-				res.ExitCode = 128 + int(syscall.SIGKILL)
-			}
-		default:
-			return res, err
+		case r.StartErr != nil:
+			return res, fmt.Errorf("start bash: %w", r.StartErr)
 		}
 		return res, nil
 	}
-}
-
-// capped keeps the first max bytes written and counts the rest.
-type capped struct {
-	buf     bytes.Buffer
-	max     int
-	dropped int
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	room := c.max - c.buf.Len()
-	switch {
-	case room >= len(p):
-		c.buf.Write(p)
-	case room > 0:
-		c.buf.Write(p[:room])
-		c.dropped += len(p) - room
-	default:
-		c.dropped += len(p)
-	}
-	return len(p), nil
-}
-
-func (c *capped) String() string {
-	if c.dropped == 0 {
-		return c.buf.String()
-	}
-	return fmt.Sprintf("%s\n… (%d more bytes not shown)\n", c.buf.String(), c.dropped)
 }

@@ -6,13 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os/exec"
 	"path"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/synapse-agent/synapse/internal/proc"
 	"github.com/synapse-agent/synapse/internal/router"
 )
 
@@ -259,37 +258,18 @@ func (r *Runner) exec(ctx context.Context, c Command, p Payload) result {
 	if shell == "" {
 		shell = "bash"
 	}
-	cmd := exec.CommandContext(ctx, shell, "-c", c.Command)
-	cmd.Dir = p.Cwd
-	cmd.Env = r.Env
-	cmd.Stdin = bytes.NewReader(input)
-	var stdout, stderr capped
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	err = cmd.Run()
-	res := result{stdout: stdout.String(), stderr: stderr.String()}
-	var exit *exec.ExitError
+	r2 := proc.Run(ctx, proc.Cmd{Argv: []string{shell, "-c", c.Command}, Dir: p.Cwd, Env: r.Env,
+		Stdin: bytes.NewReader(input), MaxOutput: maxCapture})
+	res := result{stdout: r2.Stdout, stderr: r2.Stderr}
 	switch {
-	case ctx.Err() == context.DeadlineExceeded:
+	case r2.Canceled && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		res.err = fmt.Errorf("%s hook `%s` timed out after %s and was stopped (ignored); raise its \"timeout\" (seconds) in settings.json", p.Event, c.Command, timeout)
-	case ctx.Err() != nil:
+	case r2.Canceled:
 		res.err = fmt.Errorf("%s hook `%s` was interrupted", p.Event, c.Command)
-	case errors.As(err, &exit):
-		res.exit = exit.ExitCode()
-	case err != nil:
-		res.err = fmt.Errorf("%s hook `%s` could not run: %w (ignored)", p.Event, c.Command, err)
+	case r2.StartErr != nil:
+		res.err = fmt.Errorf("%s hook `%s` could not run: %w (ignored)", p.Event, c.Command, r2.StartErr)
+	default:
+		res.exit = r2.ExitCode
 	}
 	return res
-}
-
-// capped keeps the first maxCapture bytes written to it.
-type capped struct{ bytes.Buffer }
-
-func (c *capped) Write(p []byte) (int, error) {
-	if room := maxCapture - c.Len(); room > 0 {
-		c.Buffer.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
 }

@@ -1,16 +1,14 @@
 package skills
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"syscall"
 	"time"
 
 	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/proc"
 	"github.com/synapse-agent/synapse/internal/sandbox"
 )
 
@@ -56,63 +54,23 @@ func (sc Script) Run(ctx context.Context, skillDir string, args []string, cwd st
 	if max <= 0 {
 		max = 1 << 20
 	}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = cwd
 	env := opts.Env
 	if env == nil {
 		env = sandbox.ScrubEnv(os.Environ())
 	}
-	cmd.Env = append(append([]string(nil), env...), "SYNAPSE_SKILL_DIR="+skillDir)
-	stdout, stderr := &capped{max: max}, &capped{max: max}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	err = cmd.Run()
-	res := command.Result{Stdout: stdout.String(), Stderr: stderr.String(), Cwd: cwd}
-	var exitErr *exec.ExitError
+	r := proc.Run(ctx, proc.Cmd{Argv: argv, Dir: cwd, Env: append(append([]string(nil), env...), "SYNAPSE_SKILL_DIR="+skillDir),
+		MaxOutput: max})
+	res := command.Result{Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode, Cwd: cwd}
 	switch {
-	case err == nil:
-	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case r.Canceled && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		res.ExitCode = TimedOut
 		res.Stderr += fmt.Sprintf("\nskill script %s timed out after %s and was killed", sc.Name, opts.Timeout)
-	case ctx.Err() != nil:
+	case r.Canceled:
 		res.ExitCode = command.Interrupted
 		res.Stderr += "\nskill script interrupted"
-	case errors.As(err, &exitErr):
-		res.ExitCode = exitErr.ExitCode()
-		if res.ExitCode < 0 {
-			res.ExitCode = 128 + int(exitErr.Sys().(syscall.WaitStatus).Signal())
-		}
-	default:
+	case r.StartErr != nil:
 		res.ExitCode = 127
-		res.Stderr += fmt.Sprintf("cannot start %s: %v (is the interpreter installed?)", argv[0], err)
+		res.Stderr += fmt.Sprintf("cannot start %s: %v (is the interpreter installed?)", argv[0], r.StartErr)
 	}
 	return res
-}
-
-// capped keeps the first max bytes written and counts the rest.
-type capped struct {
-	buf     bytes.Buffer
-	max     int
-	dropped int
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	room := c.max - c.buf.Len()
-	if room >= len(p) {
-		return c.buf.Write(p)
-	}
-	if room > 0 {
-		c.buf.Write(p[:room])
-	}
-	c.dropped += len(p) - max(room, 0)
-	return len(p), nil
-}
-
-func (c *capped) String() string {
-	if c.dropped > 0 {
-		return c.buf.String() + fmt.Sprintf("\n[… %d more bytes not shown]", c.dropped)
-	}
-	return c.buf.String()
 }
