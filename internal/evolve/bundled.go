@@ -38,7 +38,12 @@ func InstallBundled(st *skills.Store) ([]string, error) {
 	if data, err := os.ReadFile(recPath); err == nil {
 		_ = json.Unmarshal(data, &rec) // a torn record only costs one upgrade decision
 	}
-	tmp, err := os.MkdirTemp("", "synapse-metaskills-")
+	// Extracted inside the store, not the shared temp dir: sandboxed
+	// commands can write there and could swap a file before it is installed.
+	if err := os.MkdirAll(st.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(st.Dir, ".metaskills-")
 	if err != nil {
 		return nil, err
 	}
