@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/synapse
 PKGS := ./...
 
-.PHONY: all build run test deps bench fmt vet web-assets clean
+.PHONY: all build run test deps bench redteam fmt vet web-assets clean
 
 all: build
 
@@ -32,6 +32,11 @@ test: deps web-assets fmt vet
 
 bench: deps web-assets
 	./scripts/bench.sh
+
+# The red-team suite: every attack on the trust boundary (issue 11),
+# performed for real (bwrap, git, files); runnable on its own.
+redteam: deps web-assets
+	$(GO) test -race -count=1 -run RedTeam $(PKGS)
 
 clean:
 	rm -rf bin

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/synapse-agent/synapse/internal/testutil"
+)
+
+// TestRedTeamInheritedFD: a descriptor the parent left open on a file
+// outside the sandbox must not reach sandboxed commands (issue 11, item 7).
+// The attack: start synapse with fd 3 and fd 4 open for appending to host
+// files, and let a sandboxed command write to both.
+func TestRedTeamInheritedFD(t *testing.T) {
+	testutil.RequireBwrap(t)
+	outside := t.TempDir()
+	var files []*os.File
+	for _, name := range []string{"victim3", "victim4"} {
+		f, err := os.OpenFile(filepath.Join(outside, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = f.Close() })
+		files = append(files, f)
+	}
+	proj := t.TempDir()
+	c := exec.Command(synapseBin, "exec", "echo pwned >&3; echo pwned >&4; ls /proc/self/fd")
+	c.Dir = proj
+	c.Env = testEnv(t)
+	c.ExtraFiles = files
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	_ = c.Run() // the command fails once the descriptors are gone; what matters is below
+	for _, f := range files {
+		b, err := os.ReadFile(f.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) != 0 {
+			t.Errorf("a sandboxed command wrote %q through an inherited descriptor into %s\nstdout: %s\nstderr: %s", b, f.Name(), out.String(), errb.String())
+		}
+	}
+	if !strings.Contains(out.String()+errb.String(), "Bad file descriptor") {
+		t.Errorf("the sandboxed command should have found no descriptor 3 or 4:\nstdout: %s\nstderr: %s", out.String(), errb.String())
+	}
+}
