@@ -4,7 +4,10 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,7 +26,9 @@ import (
 // commands. The agent's *sandbox.Manager implements it.
 type PolicySource interface {
 	Enabled() bool
-	BuildPolicy(cwd string) sandbox.Policy
+	// ActivePolicy is the policy native commands run under now; an
+	// extension's directory is where it starts, never an extra writable root.
+	ActivePolicy() sandbox.Policy
 	// Env is the commands' environment, without the agent's credentials.
 	Env() []string
 }
@@ -164,6 +169,7 @@ func (a *App) Extensions(ctx context.Context, cwd string, opts ExtensionOptions)
 	files := mcp.ConfigFiles(a.Config.MCPServersPath(), cwd)
 	servers, problems, pending := a.loadMCP(cwd, files)
 	e.pending = pending
+	problems = append(problems, refuseOutsideCwd(servers, files[1:], cwd)...)
 	for _, c := range opts.ExtraMCP {
 		if servers == nil {
 			servers = map[string]mcp.ServerConfig{}
@@ -284,23 +290,24 @@ func (e *Extensions) CheckPath(path string, write bool) (blocked bool, reason, r
 	return false, "", ""
 }
 
-// wrapScript runs a skill script under the session policy as it is.
+// wrapScript runs a skill script under exactly the session's active policy:
+// cwd (the agent shell's directory) is where it starts, not a writable root.
 func (e *Extensions) wrapScript(argv []string, cwd string) ([]string, error) {
 	ps := e.currentPolicy()
 	if !ps.Enabled() {
 		return argv, nil
 	}
-	return sandbox.WrapArgv(ps.BuildPolicy(cwd), argv, sandbox.WrapOptions{Cwd: cwd, Env: e.env})
+	return sandbox.WrapArgv(ps.ActivePolicy(), argv, sandbox.WrapOptions{Cwd: cwd, Env: e.env})
 }
 
-// wrapServer runs a stdio MCP server under the session policy, with the
-// network only when its entry has "sandbox": {"network": true}.
+// wrapServer runs a stdio MCP server under exactly the session's active
+// policy (its cwd is only where it starts), with the network only when its entry has "sandbox": {"network": true}.
 func (e *Extensions) wrapServer(argv []string, cwd string, network bool) ([]string, error) {
 	ps := e.currentPolicy()
 	if !ps.Enabled() {
 		return argv, nil
 	}
-	p := ps.BuildPolicy(cwd)
+	p := ps.ActivePolicy()
 	p.AllowNetwork = network
 	return sandbox.WrapArgv(p, argv, sandbox.WrapOptions{Cwd: cwd, Env: e.env})
 }
@@ -331,4 +338,37 @@ func (e *Extensions) toolEntries() []cmdsearch.Entry {
 		out = append(out, cmdsearch.Entry{Command: t.Command(), Type: cmdsearch.MCP, Description: t.Description, Keywords: []string{t.Server}})
 	}
 	return out
+}
+
+// refuseOutsideCwd drops the stdio servers of project files whose "cwd"
+// leads outside the project (symlinks resolved), and says why. The
+// project's files come with whatever was cloned and the agent's commands
+// can write them; the user's own file may start a server anywhere.
+func refuseOutsideCwd(servers map[string]mcp.ServerConfig, projectFiles []string, project string) []string {
+	root := project
+	if r, err := filepath.EvalSymlinks(project); err == nil {
+		root = r
+	}
+	var problems []string
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
+		c := servers[name]
+		if c.Kind() != mcp.KindStdio || c.Cwd == "" || !slices.Contains(projectFiles, c.File) {
+			continue
+		}
+		dir := c.Cwd
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(project, dir)
+		}
+		dir = filepath.Clean(dir)
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = r
+		}
+		if dir == root || strings.HasPrefix(dir, root+string(filepath.Separator)) {
+			continue
+		}
+		delete(servers, name)
+		problems = append(problems, fmt.Sprintf("MCP server %q in %s: \"cwd\" %q is outside the project (%s), so the server was not started; "+
+			"a project file may only start servers inside the project: remove \"cwd\" or point it inside, or define the server in your own mcp_servers.json", name, c.File, c.Cwd, project))
+	}
+	return problems
 }

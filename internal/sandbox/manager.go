@@ -571,6 +571,15 @@ func (m *Manager) CheckPath(path string, write bool) (blocked bool, reason, reso
 	return p.Check(path, cwd, write)
 }
 
+// ActivePolicy is the policy native commands run under now: the live
+// sandbox's, or the one the next sandbox gets. Extension processes (skill
+// scripts, stdio MCP servers) run under exactly this policy; the directory
+// they start in is never added to it (a `cd ~` must not make ~ writable).
+func (m *Manager) ActivePolicy() Policy {
+	p, _ := m.activePolicy()
+	return p
+}
+
 // activePolicy is the policy commands run under now (the live sandbox's, or
 // the one the next sandbox gets) and the shell's current directory, against
 // which relative paths resolve. The policy is not rebuilt from the shell's
