@@ -65,6 +65,13 @@ func (p *Permissions) Approve(ctx context.Context, req tool.ApprovalRequest) too
 		p.r.Notice(fmt.Sprintf("sandbox blocked %s (%s): denied, no one to ask", orCommand(req), req.Reason))
 		return tool.Deny
 	}
+	if req.Refusal != "" {
+		// Only one answer is possible: say why, and do not make the user
+		// press a key for it.
+		p.r.Notice(fmt.Sprintf("The sandbox blocked: %s\n  resource: %s\n  reason: %s\n"+
+			"This cannot be allowed: %s\n→ deny: %s", req.Command, req.Resource, req.Reason, req.Refusal, req.Resource))
+		return tool.Deny
+	}
 	answers := w.ask()
 	defer w.endAsk()
 	p.r.Notice(fmt.Sprintf("The sandbox blocked: %s\n  resource: %s\n  reason: %s\n"+

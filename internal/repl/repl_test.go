@@ -434,6 +434,26 @@ func TestPTYPermissionPrompt(t *testing.T) {
 	p.waitFor("/root/.ssh/id_rsa (allow for this session)")
 }
 
+// TestPTYPermissionPromptForABlacklistedPath: a path that can never be
+// granted gets no choice: the prompt says why and the answer is deny, with
+// no key pressed.
+func TestPTYPermissionPromptForABlacklistedPath(t *testing.T) {
+	decisions := make(chan tool.Decision, 1)
+	fa := &fakeAgent{}
+	p := startPTY(t, fa, nil)
+	fa.run = func(ctx context.Context, input string) (agent.Result, error) {
+		decisions <- p.repl.perm.Approve(ctx, tool.ApprovalRequest{Command: "cat ~/.ssh/id_rsa", Resource: "~/.ssh", Reason: "path is on the sandbox blacklist (~/.ssh)",
+			Refusal: "~/.ssh is on the sandbox blacklist (~/.ssh): blacklisted paths stay hidden from every command and cannot be allowed"})
+		return agent.Result{}, nil
+	}
+	p.send("read my key\r")
+	p.waitFor("This cannot be allowed: ~/.ssh is on the sandbox blacklist")
+	p.waitFor("→ deny: ~/.ssh")
+	if d := <-decisions; d != tool.Deny {
+		t.Fatalf("decision %v, want deny", d)
+	}
+}
+
 func TestAskPermissionWithoutTerminalDenies(t *testing.T) {
 	var out bytes.Buffer
 	rd := render.New(render.Options{Out: &out})

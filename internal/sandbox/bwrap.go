@@ -48,6 +48,12 @@ func planMounts(p Policy, env []string) mountPlan {
 	var mp mountPlan
 	rules := compileRules(p.Blacklist, p.Home)
 	for _, w := range normalizeDirs(p.Whitelist, p.Home) {
+		if _, ok := matchRules(rules, w); ok {
+			// Hidden all the same; binding it first would only make the
+			// hiding mount fail (bwrap cannot create a file in a hidden,
+			// read-only directory) and no command could run at all.
+			continue
+		}
 		if !exists(w) {
 			mp.missing = append(mp.missing, w)
 			continue
@@ -308,11 +314,20 @@ func bwrapArgs(bwrap string, p Policy, mp mountPlan, opts WrapOptions, emptyFile
 	if emptyFile == "" {
 		emptyFile = "/dev/null"
 	}
+	// What lies inside a hidden directory is hidden with it; mounting over
+	// it again would fail (the empty tmpfs is read-only and lacks it).
+	inHidden := func(p string) bool {
+		return slices.ContainsFunc(mp.hideDirs, func(d string) bool { return d != p && within(p, d) })
+	}
 	for _, d := range mp.hideDirs {
-		a = append(a, "--tmpfs", d, "--remount-ro", d)
+		if !inHidden(d) {
+			a = append(a, "--tmpfs", d, "--remount-ro", d)
+		}
 	}
 	for _, f := range mp.hideFiles {
-		a = append(a, "--ro-bind", emptyFile, f)
+		if !inHidden(f) {
+			a = append(a, "--ro-bind", emptyFile, f)
+		}
 	}
 	for _, kv := range opts.ExtraEnv {
 		if k, v, ok := strings.Cut(kv, "="); ok {

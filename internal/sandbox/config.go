@@ -96,7 +96,8 @@ func LoadConfig(path string) (Config, []string, error) {
 					// The file serves every project, so a relative entry has no
 					// base; resolved against "/" it would open far more ("."
 					// is the whole file system) than the user meant.
-					if t := strings.TrimSpace(e); t != "" && !filepath.IsAbs(t) && t != "~" && !strings.HasPrefix(t, "~/") {
+					// $VAR entries are expanded (and checked again) by the manager.
+					if t := strings.TrimSpace(e); t != "" && !filepath.IsAbs(t) && t != "~" && !strings.HasPrefix(t, "~/") && !strings.HasPrefix(t, "$") {
 						warns = append(warns, fmt.Sprintf("%s: field \"policy.filesystem.whitelist\": entry %q is not an absolute path; it was skipped (write it as /full/path or ~/path; the file was left unchanged)", path, e))
 						continue
 					}

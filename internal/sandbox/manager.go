@@ -119,6 +119,9 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 			}
 		}
 	}
+	var warns []string
+	m.cfg, warns = resolveEntries(m.cfg, opts.Env, opts.Home, m.configName())
+	m.warnings = append(m.warnings, warns...)
 	if isRoot(opts.Cwd) {
 		m.warnings = append(m.warnings, "the working directory is /, which stays read-only in the sandbox (a writable / would leave no sandbox); start Synapse in a project directory to let commands change files")
 	}
@@ -414,6 +417,9 @@ func (m *Manager) AddRuntimeWhitelist(path string) error {
 	if err != nil {
 		return err
 	}
+	if err := m.GrantRefusal(abs); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.createGrantedFileLocked(abs); err != nil {
@@ -423,6 +429,23 @@ func (m *Manager) AddRuntimeWhitelist(path string) error {
 		m.runtimeW = append(m.runtimeW, abs)
 	}
 	return m.rebuildLocked()
+}
+
+// GrantRefusal says why path can never be made writable (it is on the
+// blacklist: such a grant would only stop bubblewrap from starting), or
+// returns nil. The permission prompt offers only "deny" for such a path.
+func (m *Manager) GrantRefusal(path string) error {
+	abs, err := m.absArg(path)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	rules := compileRules(m.cfg.Policy.Blacklist, m.opts.Home)
+	m.mu.Unlock()
+	if entry, ok := blacklisted(rules, abs, m.opts.Home); ok {
+		return blacklistRefusal(path, entry)
+	}
+	return nil
 }
 
 // RemoveRuntimeWhitelist withdraws a runtime grant (an "allow once").
@@ -446,6 +469,9 @@ func (m *Manager) RemoveRuntimeWhitelist(path string) error {
 func (m *Manager) AddPermanentWhitelist(path string) error {
 	abs, err := m.absArg(path)
 	if err != nil {
+		return err
+	}
+	if err := m.GrantRefusal(abs); err != nil {
 		return err
 	}
 	if m.opts.ConfigPath == "" {

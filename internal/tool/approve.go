@@ -36,6 +36,15 @@ type ApprovalRequest struct {
 	Command  string
 	Resource string // the exact path that was refused
 	Reason   string
+	// Refusal, when set, says why the resource can never be granted (it is
+	// on the sandbox blacklist): the prompt shows it and offers only deny.
+	Refusal string
+}
+
+// grantRefuser is implemented by a Whitelister that knows paths it will
+// never grant (*sandbox.Manager: blacklisted ones).
+type grantRefuser interface {
+	GrantRefusal(path string) error
 }
 
 // Approver asks the user (the REPL's permission prompt) what to do.
@@ -89,7 +98,16 @@ func (b *Bash) runApproved(ctx context.Context, route router.Route, cmd string) 
 			return res, err, ap
 		}
 		asked[resource] = true
-		d := b.opts.Approver.Approve(ctx, ApprovalRequest{Command: cmd, Resource: resource, Reason: res.BlockedReason})
+		req := ApprovalRequest{Command: cmd, Resource: resource, Reason: res.BlockedReason}
+		if gr, ok := b.opts.Whitelist.(grantRefuser); ok {
+			if rerr := gr.GrantRefusal(resource); rerr != nil {
+				req.Refusal = rerr.Error()
+			}
+		}
+		d := b.opts.Approver.Approve(ctx, req)
+		if req.Refusal != "" && d != Deny {
+			d = Deny // whatever the approver said: it cannot be granted
+		}
 		ap.decisions = append(ap.decisions, d.String())
 		var gerr error
 		switch d {

@@ -1,0 +1,145 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// expandEntry expands `$VAR` and `${VAR}` in a sandbox.json entry (`~` and
+// `~/…` are expanded where the entry is used, so messages keep naming it as
+// written). A variable that is unset or empty is an error: the entry would
+// otherwise name some other path (or none) and silently protect or allow
+// nothing the user meant.
+func expandEntry(e string, lookup func(string) (string, bool)) (string, error) {
+	e = strings.TrimSpace(e)
+	if !strings.Contains(e, "$") {
+		return e, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(e); i++ {
+		if e[i] != '$' {
+			b.WriteByte(e[i])
+			continue
+		}
+		rest := e[i+1:]
+		var name string
+		switch {
+		case strings.HasPrefix(rest, "{"):
+			end := strings.IndexByte(rest, '}')
+			if end < 0 {
+				return "", errors.New("${ has no closing }")
+			}
+			name = rest[1:end]
+			i += end + 1
+		default:
+			n := 0
+			for n < len(rest) && (rest[n] == '_' || rest[n] >= 'A' && rest[n] <= 'Z' || rest[n] >= 'a' && rest[n] <= 'z' || n > 0 && rest[n] >= '0' && rest[n] <= '9') {
+				n++
+			}
+			name = rest[:n]
+			i += n
+		}
+		if !validEnvName(name) {
+			return "", fmt.Errorf("%q is not a variable reference (write $NAME or ${NAME})", "$"+name)
+		}
+		v, ok := lookup(name)
+		if !ok || v == "" {
+			return "", fmt.Errorf("$%s is not set", name)
+		}
+		b.WriteString(v)
+	}
+	return b.String(), nil
+}
+
+func validEnvName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for _, c := range s {
+		if c != '_' && (c < 'A' || c > 'Z') && (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// resolveEntries expands the whitelist and blacklist of a loaded
+// configuration against env, and drops, with a warning naming the field
+// and the entry, every entry that cannot be used: a variable that is not
+// set, a whitelist entry that is not absolute once expanded, or one on the
+// blacklist (a blacklisted path cannot be made writable: bubblewrap could
+// not even start with it). The sandbox always starts with what is left.
+func resolveEntries(cfg Config, env []string, home, file string) (Config, []string) {
+	lookup := func(k string) (string, bool) {
+		for i := len(env) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+				return v, true
+			}
+		}
+		return "", false
+	}
+	var warns []string
+	skip := func(field, entry, why string) {
+		warns = append(warns, fmt.Sprintf("%s: field %q: entry %q was skipped: %s (the file was left unchanged)", file, field, entry, why))
+	}
+	var black []string
+	for _, e := range cfg.Policy.Blacklist {
+		x, err := expandEntry(e, lookup)
+		if err != nil {
+			skip("policy.filesystem.blacklist", e, err.Error()+"; it would protect nothing")
+			continue
+		}
+		if x != "" {
+			black = append(black, x)
+		}
+	}
+	rules := compileRules(black, home)
+	var white []string
+	for _, e := range cfg.Policy.Whitelist {
+		x, err := expandEntry(e, lookup)
+		if err != nil {
+			skip("policy.filesystem.whitelist", e, err.Error())
+			continue
+		}
+		if x == "" {
+			continue
+		}
+		if (x == "~" || strings.HasPrefix(x, "~/")) && home == "" {
+			skip("policy.filesystem.whitelist", e, "~ cannot be expanded: HOME is not set")
+			continue
+		}
+		if !filepath.IsAbs(expandHome(x, home)) {
+			skip("policy.filesystem.whitelist", e, "it is not an absolute path once expanded; write it as /full/path, ~/path or $VAR/path")
+			continue
+		}
+		if filepath.Clean(expandHome(x, home)) == "/" {
+			skip("policy.filesystem.whitelist", e, rootGrantAdvice)
+			continue
+		}
+		if entry, ok := blacklisted(rules, x, home); ok {
+			skip("policy.filesystem.whitelist", e, "it is on the sandbox blacklist ("+entry+"), which stays hidden from commands and cannot be made writable; remove it from the whitelist")
+			continue
+		}
+		white = append(white, x)
+	}
+	cfg.Policy.Blacklist, cfg.Policy.Whitelist = black, white
+	return cfg, warns
+}
+
+// blacklisted reports the blacklist entry covering p, as written or with
+// its symlinks resolved.
+func blacklisted(rules []rule, p, home string) (string, bool) {
+	lit := filepath.Clean(expandHome(p, home))
+	if entry, ok := matchRules(rules, lit); ok {
+		return entry, true
+	}
+	return matchRules(rules, resolvePath(lit, "/", home))
+}
+
+// blacklistRefusal explains why a blacklisted path cannot be granted.
+func blacklistRefusal(path, entry string) error {
+	return fmt.Errorf("%s is on the sandbox blacklist (%s): blacklisted paths stay hidden from every command and cannot be allowed; "+
+		"if you really mean it, remove the entry from policy.filesystem.blacklist in sandbox.json (the built-in entries cannot be removed)", path, entry)
+}

@@ -1,0 +1,109 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRedTeamBlacklistedGrant: a blacklisted path cannot be granted, and a
+// grant of one already saved in sandbox.json never stops the sandbox from
+// starting (issue 11, item 10). The attack: allow ~/.ssh/id_rsa for good,
+// then run `echo hi` (bubblewrap used to fail: "Can't create file …
+// Read-only file system"), and `--allow-path ~/.ssh` (a runtime grant).
+func TestRedTeamBlacklistedGrant(t *testing.T) {
+	requireBwrap(t)
+	root := t.TempDir()
+	home, ws := filepath.Join(root, "home"), filepath.Join(root, "ws")
+	writeFile(t, filepath.Join(home, ".ssh", "id_rsa"), "SECRET KEY\n")
+	writeFile(t, filepath.Join(ws, "a.txt"), "a\n")
+	writeFile(t, filepath.Join(root, "tmp", "keep"), "")
+	cfg := filepath.Join(home, ".synapse", "sandbox.json")
+	writeFile(t, cfg, `{"enabled": true, "policy": {"filesystem": {"whitelist": ["~/.ssh/id_rsa", "`+filepath.Join(home, ".ssh")+`"]}}}`)
+	m, err := NewManager(ManagerOptions{ConfigPath: cfg, Cwd: ws, TempDir: filepath.Join(root, "tmp"),
+		Env: []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}, StartSession: realShell})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Shutdown() })
+	warns := strings.Join(m.Warnings(), "\n")
+	for _, e := range []string{`entry "~/.ssh/id_rsa" was skipped: it is on the sandbox blacklist (~/.ssh)`, `entry "` + filepath.Join(home, ".ssh") + `" was skipped`} {
+		if !strings.Contains(warns, e) {
+			t.Errorf("warnings lack %q:\n%s", e, warns)
+		}
+	}
+	f := &fixture{ws: ws, home: home, m: m}
+	// The text check refuses a command naming the key; the mount is what
+	// keeps it hidden from one that does not name it.
+	if res := f.run(t, "echo hi; d=.ss; cat ~/${d}h/id_rsa"); res.Stdout != "hi" {
+		t.Fatalf("echo hi with a saved grant of a blacklisted path: %+v", res)
+	}
+
+	for _, p := range []string{"~/.ssh", "~/.ssh/id_rsa", filepath.Join(home, ".ssh", "new")} {
+		err := m.AddRuntimeWhitelist(p)
+		if err == nil || !strings.Contains(err.Error(), "is on the sandbox blacklist (~/.ssh)") || !strings.Contains(err.Error(), "cannot be allowed") {
+			t.Errorf("AddRuntimeWhitelist(%s) = %v, want a refusal naming the blacklist", p, err)
+		}
+		if err := m.AddPermanentWhitelist(p); err == nil {
+			t.Errorf("AddPermanentWhitelist(%s) was accepted", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, ".ssh", "new")); err == nil {
+		t.Error("a refused grant created its file")
+	}
+	if b, _ := os.ReadFile(cfg); strings.Count(string(b), ".ssh") != 2 {
+		t.Errorf("sandbox.json was changed: %s", b)
+	}
+	if res := f.run(t, "echo hi; d=.ss; echo x >> ~/${d}h/id_rsa"); res.Stdout != "hi" {
+		t.Fatalf("echo hi after the refused grants: %+v", res)
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, ".ssh", "id_rsa")); string(b) != "SECRET KEY\n" {
+		t.Errorf("id_rsa = %q", b)
+	}
+}
+
+// TestRedTeamConfigVariables: $VAR, ${VAR} and ~ in sandbox.json entries
+// protect (or allow) what they name; an unset variable is a warning naming
+// the field, never an entry that silently matches nothing (issue 11, item 11).
+func TestRedTeamConfigVariables(t *testing.T) {
+	requireBwrap(t)
+	root := t.TempDir()
+	home, ws, data := filepath.Join(root, "home"), filepath.Join(root, "ws"), filepath.Join(root, "data")
+	writeFile(t, filepath.Join(ws, "kube", "config"), "token: SECRET\n")
+	writeFile(t, filepath.Join(ws, "vault", "key"), "SECRET2\n")
+	writeFile(t, filepath.Join(data, "keep"), "")
+	writeFile(t, filepath.Join(root, "tmp", "keep"), "")
+	cfg := filepath.Join(home, ".synapse", "sandbox.json")
+	writeFile(t, cfg, `{"enabled": true, "policy": {"filesystem": {
+		"blacklist": ["$PROJ/kube", "${PROJ}/vault/key", "$SYNAPSE_NO_SUCH_VAR/x"],
+		"whitelist": ["${DATA_DIR}", "$SYNAPSE_NO_SUCH_VAR/y", "rel/$DATA_DIR"]}}}`)
+	m, err := NewManager(ManagerOptions{ConfigPath: cfg, Cwd: ws, TempDir: filepath.Join(root, "tmp"),
+		Env: []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "PROJ=" + ws, "DATA_DIR=" + data}, StartSession: realShell})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Shutdown() })
+	warns := strings.Join(m.Warnings(), "\n")
+	for _, w := range []string{
+		`field "policy.filesystem.blacklist": entry "$SYNAPSE_NO_SUCH_VAR/x" was skipped: $SYNAPSE_NO_SUCH_VAR is not set`,
+		`field "policy.filesystem.whitelist": entry "$SYNAPSE_NO_SUCH_VAR/y" was skipped: $SYNAPSE_NO_SUCH_VAR is not set`,
+		`field "policy.filesystem.whitelist": entry "rel/$DATA_DIR"`,
+	} {
+		if !strings.Contains(warns, w) {
+			t.Errorf("warnings lack %q:\n%s", w, warns)
+		}
+	}
+	f := &fixture{ws: ws, home: home, m: m}
+	// Named so that the text check does not see them: the mounts must hide them.
+	res := f.run(t, "k=ku v=vau; cat ${k}be/config ${v}lt/key 2>&1; echo new > "+filepath.Join(data, "new")+" && echo wrote")
+	if strings.Contains(res.Stdout, "SECRET") {
+		t.Errorf("a $VAR blacklist entry protected nothing: %q", res.Stdout)
+	}
+	if !strings.Contains(res.Stdout, "wrote") {
+		t.Errorf("a ${VAR} whitelist entry allowed nothing: %+v", res)
+	}
+	if blocked, _, _ := m.CheckPath(filepath.Join(ws, "kube", "config"), false); !blocked {
+		t.Error("read of a $VAR-blacklisted file is allowed in-process")
+	}
+}
