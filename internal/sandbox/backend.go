@@ -117,8 +117,8 @@ func (b *LocalBackend) Execute(ctx context.Context, cmd string) (command.Result,
 	return res, nil
 }
 
-// commondirReason explains a removed .git/commondir.
-const commondirReason = "a .git/commondir file would make git on the host take hooks and config from another directory, so the sandbox removed it; ask the user to make this change"
+// commondirReason explains a removed git control file.
+const commondirReason = "git control files (commondir, config.worktree, objects/info/alternates) would make git on the host take hooks, config or objects from elsewhere, so the sandbox removed the new one; ask the user to make this change"
 
 // Dispose closes the shell and removes the platform's files. It is safe to
 // call more than once.

@@ -36,7 +36,7 @@ type mountPlan struct {
 	missing   []string // whitelist entries that do not exist (skipped)
 	protect   []string // read-only inside writable roots (.git/hooks, .git/config)
 	pin       []string // bound onto themselves (read-write) so they cannot be renamed or replaced
-	gitWatch  []string // git common dirs where a commondir file must not appear
+	gitWatch  []string // git control files that must not appear (removed after each command)
 	hideDirs  []string
 	hideFiles []string
 	truncated bool // the glob scan hit its bound
@@ -169,26 +169,7 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 				return
 			}
 		}
-		hooks := filepath.Join(common, "hooks")
-		if !exists(hooks) && mkHooks {
-			// A missing hooks directory could be created and filled from
-			// inside; create it (as git init would) so it can be mounted over.
-			_ = os.Mkdir(hooks, 0o755)
-		}
-		for _, p := range []string{hooks, filepath.Join(common, "config")} {
-			if exists(p) {
-				add(&mp.protect, p)
-			}
-		}
-		// A commondir file sends git to another directory for hooks and
-		// config. An existing one is mounted read-only; a missing one cannot
-		// be mounted over (git refuses an empty one), so one that appears is
-		// removed after each command (revertGit).
-		if cd := filepath.Join(common, "commondir"); exists(cd) {
-			add(&mp.protect, cd)
-		} else {
-			add(&mp.gitWatch, common)
-		}
+		mp.protectGitDir(common, mkHooks, 0)
 	}
 	if st, err := os.Lstat(filepath.Join(root, ".git")); err == nil {
 		protectGit(filepath.Join(root, ".git"), st.IsDir())
@@ -231,6 +212,86 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 				mp.truncated = true
 				return fs.SkipDir
 			}
+		}
+		return nil
+	})
+}
+
+// gitControlFiles are the files of a git directory that make git on the
+// host run code or take its configuration, hooks or objects from elsewhere.
+// An existing one is mounted read-only; a missing one cannot be mounted over
+// (bubblewrap binds only what exists, and git refuses an empty commondir),
+// so one that appears is removed after each command (revertGit).
+var gitControlFiles = []string{"config", "config.worktree", "commondir", filepath.Join("objects", "info", "alternates")}
+
+// maxGitNesting bounds how deep submodule git directories (modules/*) are
+// followed inside a git directory.
+const maxGitNesting = 4
+
+// protectGitDir keeps one git directory's control files and hooks
+// read-only, then does the same for its linked worktrees' admin
+// directories (worktrees/*) and its submodules' git directories (modules/…).
+func (mp *mountPlan) protectGitDir(dir string, mkHooks bool, depth int) {
+	add := func(list *[]string, p string) {
+		if !slices.Contains(*list, p) {
+			*list = append(*list, p)
+		}
+	}
+	hooks := filepath.Join(dir, "hooks")
+	if !exists(hooks) && mkHooks {
+		// A missing hooks directory could be created and filled from
+		// inside; create it (as git init would) so it can be mounted over.
+		_ = os.Mkdir(hooks, 0o755)
+	}
+	if exists(hooks) {
+		add(&mp.protect, hooks)
+	}
+	for _, name := range gitControlFiles {
+		p := filepath.Join(dir, name)
+		if exists(p) {
+			add(&mp.protect, p)
+		} else {
+			add(&mp.gitWatch, p)
+		}
+	}
+	if wts, err := os.ReadDir(filepath.Join(dir, "worktrees")); err == nil {
+		for _, wt := range wts {
+			if !wt.IsDir() {
+				continue
+			}
+			// A worktree's admin directory: its commondir and gitdir say
+			// where the repository and the checkout are.
+			admin := filepath.Join(dir, "worktrees", wt.Name())
+			for _, name := range []string{"commondir", "gitdir", "config.worktree"} {
+				p := filepath.Join(admin, name)
+				if exists(p) {
+					add(&mp.protect, p)
+				} else if name != "gitdir" {
+					add(&mp.gitWatch, p)
+				}
+			}
+		}
+	}
+	if depth >= maxGitNesting {
+		return
+	}
+	// Submodules' git directories sit under modules/, named by the
+	// submodule's name, which may contain slashes: any directory there
+	// holding a HEAD is one.
+	modules := filepath.Join(dir, "modules")
+	if !exists(modules) {
+		return
+	}
+	_ = filepath.WalkDir(modules, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || path == modules {
+			return nil
+		}
+		if strings.Count(path[len(modules):], "/") > maxScanDepth {
+			return fs.SkipDir
+		}
+		if st, err := os.Lstat(filepath.Join(path, "HEAD")); err == nil && st.Mode().IsRegular() {
+			mp.protectGitDir(path, mkHooks, depth+1)
+			return fs.SkipDir
 		}
 		return nil
 	})
@@ -384,14 +445,14 @@ func writeBinds(mp mountPlan) []string {
 	return a
 }
 
-// revertGit removes the commondir files that appeared in the watched git
-// directories (see protectGit) and returns their paths. The .git directories
-// are mount points inside the sandbox, so the paths still lead where they
-// did; RemoveAll does not follow a symlink planted there.
+// revertGit removes the git control files that appeared where none was
+// when the sandbox started (see gitControlFiles) and returns their paths.
+// The .git directories are mount points inside the sandbox, so the paths
+// still lead where they did; RemoveAll does not follow a symlink planted
+// there.
 func (mp mountPlan) revertGit() []string {
 	var removed []string
-	for _, d := range mp.gitWatch {
-		p := filepath.Join(d, "commondir")
+	for _, p := range mp.gitWatch {
 		if _, err := os.Lstat(p); err != nil {
 			continue
 		}

@@ -239,19 +239,30 @@ func (p Policy) check(path string, write bool, rules []rule) (blocked bool, reas
 const (
 	outsideReason      = "path is outside the sandbox write whitelist"
 	protectedReason    = "this is the agent's own configuration ($SYNAPSE_HOME), read-only to the commands it runs (a change there could widen the agent's permissions); ask the user to make this change"
-	gitProtectedReason = "git hooks and .git/config are read-only inside the sandbox, even in the project (a change there could run code outside it); ask the user to make this change"
+	gitProtectedReason = "git control files (.git files, hooks, config, config.worktree, commondir, objects/info/alternates, modules/, worktrees/) are read-only inside the sandbox, even in the project (a change there could run code outside it); ask the user to make this change"
 )
 
-// gitProtected reports whether p is a repository's hooks directory (or
-// inside it) or its config file, which the sandbox mounts read-only even
-// inside writable roots.
+// gitProtected reports whether p is a git control file: a `.git` file (it
+// points git at another directory), or in a .git directory the config
+// files, commondir, hooks, objects/info/alternates, and everything of its
+// submodules' (modules/) and linked worktrees' (worktrees/) git
+// directories. The sandbox mounts the existing ones read-only and removes
+// new ones after each command; in-process writes are refused outright.
 func gitProtected(p string) bool {
+	if filepath.Base(p) == ".git" {
+		return true
+	}
 	i := strings.LastIndex(p, "/.git/")
 	if i < 0 {
 		return false
 	}
 	rest := p[i+len("/.git/"):]
-	return rest == "config" || rest == "hooks" || strings.HasPrefix(rest, "hooks/")
+	first, _, _ := strings.Cut(rest, "/")
+	switch first {
+	case "config", "config.worktree", "commondir", "hooks", "modules", "worktrees":
+		return true
+	}
+	return rest == "objects/info/alternates" || rest == "objects/info/http-alternates"
 }
 
 // Check resolves path against cwd (symlinks too) and reports whether the

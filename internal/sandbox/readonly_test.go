@@ -152,7 +152,7 @@ func TestGitMetadataWritesReportedBlocked(t *testing.T) {
 	}
 	for _, tt := range tests {
 		res := f.run(t, tt.cmd)
-		if res.ExitCode == 0 || !res.Blocked || res.BlockedResource != tt.resource || !strings.Contains(res.BlockedReason, "git hooks and .git/config") {
+		if res.ExitCode == 0 || !res.Blocked || res.BlockedResource != tt.resource || !strings.Contains(res.BlockedReason, "git control files") {
 			t.Errorf("%q: exit %d blocked=%v resource %q reason %q (stderr %q); want blocked on %s",
 				tt.cmd, res.ExitCode, res.Blocked, res.BlockedResource, res.BlockedReason, res.Stderr, tt.resource)
 		}

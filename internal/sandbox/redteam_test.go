@@ -1,10 +1,15 @@
 package sandbox
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/synapse-agent/synapse/internal/agentsh"
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 // TestRedTeamBlacklistedGrant: a blacklisted path cannot be granted, and a
@@ -105,5 +110,81 @@ func TestRedTeamConfigVariables(t *testing.T) {
 	}
 	if blocked, _, _ := m.CheckPath(filepath.Join(ws, "kube", "config"), false); !blocked {
 		t.Error("read of a $VAR-blacklisted file is allowed in-process")
+	}
+}
+
+// gitHost runs git on the host, as the user would after the agent's turn,
+// with a clean global configuration.
+func gitHost(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	c := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	c.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_ALLOW_PROTOCOL=file")
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v in %s: %v\n%s", args, dir, err, out)
+	}
+	return string(out)
+}
+
+// TestRedTeamGitControlFiles: every git control file is protected against
+// in-process writes (write/edit) and native ones alike (issue 11, item 4).
+// The attack: plant core.fsmonitor (run by a plain `git status` on the
+// host) through config.worktree, a submodule's config, a worktree's
+// commondir, objects/info/alternates and a new .git file, then run git on
+// the host.
+func TestRedTeamGitControlFiles(t *testing.T) {
+	requireBwrap(t)
+	testutil.RequireTool(t, "git")
+	f := newFixture(t, nil)
+	outside := t.TempDir()
+	mark := filepath.Join(outside, "pwned")
+	src := filepath.Join(outside, "src")
+	gitHost(t, outside, "init", "-q", src)
+	gitHost(t, src, "commit", "-q", "--allow-empty", "-m", "init")
+	gitHost(t, f.ws, "init", "-q")
+	gitHost(t, f.ws, "commit", "-q", "--allow-empty", "-m", "init")
+	gitHost(t, f.ws, "config", "extensions.worktreeConfig", "true")
+	gitHost(t, f.ws, "-c", "protocol.file.allow=always", "submodule", "-q", "add", src, "sub")
+	gitHost(t, f.ws, "worktree", "add", "-q", filepath.Join(outside, "wt"))
+	evil := filepath.Join(f.ws, "evil")
+	hook := "[core]\n\tfsmonitor = touch " + mark + "; :\n"
+
+	// In-process: the agent shell's write and edit.
+	sh := agentsh.New(agentsh.Options{Exec: f.m, Paths: f.m})
+	for _, p := range []string{".git/config.worktree", ".git/commondir", ".git/modules/sub/config", ".git/modules/sub/hooks/post-checkout",
+		".git/worktrees/wt/commondir", ".git/objects/info/alternates", "sub2/.git", ".git/config"} {
+		res := sh.Run(context.Background(), "write "+p+" 'gitdir: "+evil+"\n"+hook+"'")
+		if !res.Blocked {
+			t.Errorf("write %s was not refused: %+v", p, res)
+		}
+	}
+
+	// Native: the same through the sandboxed shell (names built at run time,
+	// so only the mounts stand in the way).
+	writeFile(t, filepath.Join(evil, "config"), hook)
+	for _, c := range []string{
+		"g=.git; printf '" + hook + "' > $g/config.worktree",
+		"g=.git; printf '" + hook + "' >> $g/modules/sub/config",
+		"g=.git; printf '" + hook + "' > $g/modules/sub/config.worktree",
+		"g=.git; echo " + evil + " > $g/worktrees/wt/commondir",
+		"g=.git; echo " + evil + " > $g/objects/info/alternates",
+		"g=.git; mkdir -p $g/modules/sub/hooks && printf '#!/bin/sh\\ntouch " + mark + "\\n' > $g/modules/sub/hooks/post-checkout",
+	} {
+		f.run(t, c)
+	}
+	for _, p := range []string{".git/config.worktree", ".git/modules/sub/config.worktree", ".git/objects/info/alternates"} {
+		if _, err := os.Lstat(filepath.Join(f.ws, p)); err == nil {
+			t.Errorf("%s planted by a command is still there", p)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.ws, ".git", "modules", "sub", "config")); strings.Contains(string(b), "fsmonitor") {
+		t.Errorf("the submodule's config was changed:\n%s", b)
+	}
+	for _, d := range []string{f.ws, filepath.Join(f.ws, "sub"), filepath.Join(outside, "wt")} {
+		gitHost(t, d, "status", "--short")
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("git on the host ran a command planted by the sandbox")
 	}
 }

@@ -83,7 +83,7 @@ func TestViolationDetection(t *testing.T) {
 	ro.ReadOnly = true
 	const (
 		outside  = "outside the sandbox write whitelist"
-		git      = "git hooks and .git/config are read-only"
+		git      = "git control files (.git files, hooks, config, config.worktree, commondir, objects/info/alternates, modules/, worktrees/) are read-only"
 		readOnly = "sandbox is read-only"
 	)
 	tests := []struct {
