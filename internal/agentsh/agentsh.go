@@ -31,6 +31,13 @@ type PathChecker interface {
 	CheckPath(path string, write bool) (blocked bool, reason, resource string)
 }
 
+// HostPather maps a path as sandboxed commands see it to the host file it
+// is (the sandbox's private /tmp); a PathChecker that implements it gets
+// every path through it before the check.
+type HostPather interface {
+	HostPath(path string) string
+}
+
 // DefaultTodoMaxContent is the longest todo content or activeForm, in characters.
 const DefaultTodoMaxContent = config.DefaultTodoMaxContent
 
@@ -195,7 +202,12 @@ func (s *Shell) resolve(p string) string {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(s.cwd(), p)
 	}
-	return filepath.Clean(p)
+	p = filepath.Clean(p)
+	if hp, ok := s.opts.Paths.(HostPather); ok {
+		// /tmp/x in a command and in `read /tmp/x` must be the same file.
+		p = hp.HostPath(p)
+	}
+	return p
 }
 
 // check applies the sandbox policy to path as named and to real, where it

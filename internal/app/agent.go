@@ -253,7 +253,7 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 		return nil, err
 	}
 	g.closers = append(g.closers, scratch.Remove)
-	if g.Sandbox, err = a.agentSandbox(cwd, s.AllowPaths); err != nil {
+	if g.Sandbox, err = a.agentSandbox(cwd, s.AllowPaths, []string{scratch.Dir()}); err != nil {
 		return nil, err
 	}
 	g.closers = append(g.closers, g.Sandbox.Shutdown)
@@ -293,7 +293,7 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 
 		g.providers = a.newModelProviders(choice, provider)
 		setup := SubagentSetup{Provider: provider, Providers: g.providers, Model: model, Cwd: cwd,
-			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index, OutputDir: scratch.Dir(), Hooks: g.Hooks}
+			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index, OutputDir: scratch.Dir(), Hooks: g.Hooks, PrivateTmp: g.Sandbox.PrivateTmp()}
 		handlers[router.FamilyTask] = &storeTasks{Handler: a.NewTaskHandler(setup), store: g.Extensions.Skills.Store,
 			invalidate: g.Extensions.Index.Invalidate,
 			run: func(dir string) func(context.Context, subagent.Request) command.Result {

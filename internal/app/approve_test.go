@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/synapse-agent/synapse/internal/sandbox"
+	"github.com/synapse-agent/synapse/internal/testutil"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
 
@@ -30,7 +31,7 @@ func TestApproverAllowsANewFile(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.decision.String(), func(t *testing.T) {
 			home, ws, tmp := t.TempDir(), t.TempDir(), t.TempDir()
-			outside := t.TempDir() // not the workspace, not the sandbox's temp dir
+			outside := testutil.OutsideTmp(t) // not the workspace, not the sandbox's temp dir, visible to commands
 			a := testApp(t, home)
 			mgr, err := sandbox.NewManager(sandbox.ManagerOptions{
 				ConfigPath:   a.Config.SandboxPath(),

@@ -3,6 +3,7 @@ package app
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -68,6 +69,7 @@ type Extensions struct {
 
 	cwd    func() string // the agent shell's current directory
 	policy PolicySource
+	own    *sandbox.Manager // the manager made here when none was given; Close shuts it down
 	env    []string
 
 	mu sync.Mutex // guards the start-up report below
@@ -137,14 +139,15 @@ func (a *App) Extensions(ctx context.Context, cwd string, opts ExtensionOptions)
 		cwd = wd
 	}
 	sb := opts.Sandbox
+	var own *sandbox.Manager
 	if sb == nil {
 		mgr, err := a.NewSandbox(SandboxOptions{Cwd: cwd})
 		if err != nil {
 			return nil, fmt.Errorf("extensions: %w", err)
 		}
-		sb = mgr
+		sb, own = mgr, mgr
 	}
-	e := &Extensions{policy: sb, cwd: sb.Cwd}
+	e := &Extensions{policy: sb, cwd: sb.Cwd, own: own}
 	env := opts.Env
 	if env == nil {
 		env = e.policy.Env()
@@ -273,8 +276,15 @@ type AgentSandbox interface {
 	Cwd() string
 }
 
-// Close stops the MCP servers.
-func (e *Extensions) Close() error { return e.MCP.Close() }
+// Close stops the MCP servers, then shuts down the sandbox manager made
+// for them (removing its private temp directory) when none was given.
+func (e *Extensions) Close() error {
+	err := e.MCP.Close()
+	if e.own != nil {
+		err = errors.Join(err, e.own.Shutdown())
+	}
+	return err
+}
 
 func (e *Extensions) sessionCwd() string { return e.cwd() }
 
@@ -290,14 +300,23 @@ func (e *Extensions) CheckPath(path string, write bool) (blocked bool, reason, r
 	return false, "", ""
 }
 
+// HostPath maps a path as commands see it to the host file (the session
+// sandbox's private /tmp), for a policy source that knows one.
+func (e *Extensions) HostPath(path string) string {
+	if hp, ok := e.currentPolicy().(interface{ HostPath(string) string }); ok {
+		return hp.HostPath(path)
+	}
+	return path
+}
+
 // wrapScript runs a skill script under exactly the session's active policy:
 // cwd (the agent shell's directory) is where it starts, not a writable root.
-func (e *Extensions) wrapScript(argv []string, cwd string) ([]string, error) {
+func (e *Extensions) wrapScript(argv []string, cwd, skillDir string) ([]string, error) {
 	ps := e.currentPolicy()
 	if !ps.Enabled() {
 		return argv, nil
 	}
-	return sandbox.WrapArgv(ps.ActivePolicy(), argv, sandbox.WrapOptions{Cwd: cwd, Env: e.env})
+	return sandbox.WrapArgv(ps.ActivePolicy(), argv, sandbox.WrapOptions{Cwd: cwd, Env: e.env, Visible: []string{skillDir}})
 }
 
 // wrapServer runs a stdio MCP server under exactly the session's active
@@ -309,7 +328,11 @@ func (e *Extensions) wrapServer(argv []string, cwd string, network bool) ([]stri
 	}
 	p := ps.ActivePolicy()
 	p.AllowNetwork = network
-	return sandbox.WrapArgv(p, argv, sandbox.WrapOptions{Cwd: cwd, Env: e.env})
+	var visible []string
+	if filepath.IsAbs(argv[0]) {
+		visible = append(visible, filepath.Dir(argv[0])) // a server installed under /tmp stays visible
+	}
+	return sandbox.WrapArgv(p, argv, sandbox.WrapOptions{Cwd: cwd, Env: e.env, Visible: visible})
 }
 
 // skillEntries lists every skill (run as skill:load <name>) and every script

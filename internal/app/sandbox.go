@@ -18,6 +18,9 @@ type SandboxOptions struct {
 	Start sandbox.StartSession
 	// CommandTimeout overrides the configured per-command timeout.
 	CommandTimeout time.Duration
+	// Visible are host directories under /tmp commands may read (the
+	// agent's scratch directory): see sandbox.ManagerOptions.Visible.
+	Visible []string
 }
 
 // NewSandbox builds a sandbox manager from $SYNAPSE_HOME/sandbox.json. The
@@ -41,6 +44,7 @@ func (a *App) NewSandbox(opts SandboxOptions) (*sandbox.Manager, error) {
 		CommandTimeout: timeout,
 		ReadOnly:       opts.ReadOnly,
 		StartSession:   start,
+		Visible:        opts.Visible,
 	})
 }
 
@@ -64,8 +68,8 @@ func (a *App) hiddenEnv() []string {
 // under: sandbox.json's policy for cwd and the extra writable paths
 // (--allow-path) granted for this process. Its warnings are for the caller
 // to show (Agent.Notices). The caller shuts it down.
-func (a *App) agentSandbox(cwd string, allow []string) (*sandbox.Manager, error) {
-	mgr, err := a.NewSandbox(SandboxOptions{Cwd: cwd})
+func (a *App) agentSandbox(cwd string, allow, visible []string) (*sandbox.Manager, error) {
+	mgr, err := a.NewSandbox(SandboxOptions{Cwd: cwd, Visible: visible})
 	if err != nil {
 		return nil, err
 	}

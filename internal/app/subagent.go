@@ -53,6 +53,10 @@ type SubagentSetup struct {
 	IDPrefix string
 	// Hooks are the parent's; sub-agents run their tool hooks only.
 	Hooks *hooks.Set
+	// PrivateTmp is the parent's private temp directory, which a writable
+	// sub-agent mounts as its /tmp too (what the parent left in /tmp is
+	// there for it); "" gives each sub-agent its own.
+	PrivateTmp string
 }
 
 func (a *App) skillsDir(s SubagentSetup) string { return cmp.Or(s.SkillsDir, a.Config.SkillsDir) }
@@ -165,6 +169,10 @@ func (a *App) subagentSandbox(s SubagentSetup, k subagent.Kind, probe *probeCach
 		CommandTimeout: a.Config.CommandTimeout,
 		ReadOnly:       k.ReadOnly,
 		StartSession:   start,
+		PrivateTmp:     s.PrivateTmp,
+	}
+	if s.OutputDir != "" {
+		opts.Visible = []string{s.OutputDir} // the cut outputs it is told to read
 	}
 	if k.ReadOnly {
 		cfg, _, err := sandbox.LoadConfig(a.Config.SandboxPath())

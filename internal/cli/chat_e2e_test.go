@@ -426,7 +426,7 @@ func envValue(env []string, name string) string {
 // (the model is told).
 func TestChatPermissionPrompt(t *testing.T) {
 	testutil.RequireBwrap(t)
-	outside := t.TempDir() // not the cwd, not the child's temp dir
+	outside := testutil.OutsideTmp(t) // not the cwd, not the child's temp dir; visible to commands
 	files := map[string]string{}
 	for _, n := range []string{"once.txt", "perm.txt", "deny.txt"} {
 		files[n] = filepath.Join(outside, n)

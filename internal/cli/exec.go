@@ -33,8 +33,8 @@ start only when a command needs them; a server that fails is reported on stderr.
 There is no model, so task:* sub-agents are not available.
 
 Commands run under the same sandbox as synapse run: the policy of sandbox.json,
-with the workspace (--cwd, default the current directory) and the temp directory
-writable; 'synapse sandbox status' shows what is enforced.
+with the workspace (--cwd, default the current directory) writable and a private
+/tmp; 'synapse sandbox status' shows what is enforced.
 
 The exit status is the last command's (1 for a tool error without an exit code).`,
 		Example: `  synapse exec 'read --help'

@@ -79,7 +79,11 @@ func testEnv(t *testing.T) []string {
 }
 
 func TestExecRunsCommandsInOneSession(t *testing.T) {
-	dir, other := t.TempDir(), t.TempDir()
+	dir := t.TempDir()
+	other := filepath.Join(dir, "sub") // a cd within the workspace: file commands follow it
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	r := synapse(t, dir, "exec",
 		"cd "+other,
 		"pwd",
@@ -217,7 +221,7 @@ func TestExecInterrupt(t *testing.T) {
 // blocked), --cwd is the writable workspace, sandbox.json is honoured.
 func TestExecIsSandboxed(t *testing.T) {
 	testutil.RequireBwrap(t)
-	ws, outside, tmp := t.TempDir(), t.TempDir(), t.TempDir()
+	ws, outside, tmp := t.TempDir(), testutil.OutsideTmp(t), t.TempDir()
 	// A temp dir of its own (writable in the sandbox) that does not hold outside.
 	var env []string
 	home := ""

@@ -56,7 +56,7 @@ func TestRedTeamInheritedFD(t *testing.T) {
 // ~/.bashrc after `cd ~`, while the same append by a native command fails.
 func TestRedTeamExtensionCwdIsNotWritable(t *testing.T) {
 	testutil.RequireBwrap(t)
-	base := t.TempDir()
+	base := testutil.OutsideTmp(t) // a home is never under /tmp, which commands see as their private one
 	home, proj, tmp := filepath.Join(base, "home"), filepath.Join(base, "proj"), filepath.Join(base, "tmp")
 	testutil.WriteFile(t, filepath.Join(home, ".bashrc"), "# rc\n")
 	testutil.WriteFile(t, filepath.Join(home, ".synapse", "sandbox.json"), `{"enabled": true}`)

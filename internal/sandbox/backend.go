@@ -113,6 +113,9 @@ func (b *LocalBackend) Execute(ctx context.Context, cmd string) (command.Result,
 			res.Blocked, res.BlockedReason, res.BlockedResource = true, commondirReason, removed[0]
 			res.Stderr += "sandbox: removed " + strings.Join(removed, ", ") + ": " + commondirReason + "\n"
 		}
+		for _, line := range b.plat.lastPlan.watch.check() {
+			res.Stderr += "sandbox: disabled a new git repository at " + line + "\n"
+		}
 	}
 	return res, nil
 }
@@ -137,6 +140,7 @@ func (b *LocalBackend) Dispose() error {
 	if b.plat != nil {
 		// The shell and its jobs are gone: nothing can plant one after this.
 		b.plat.lastPlan.revertGit()
+		b.plat.lastPlan.watch.check()
 		if err := b.plat.cleanup(); err != nil {
 			errs = append(errs, fmt.Errorf("remove sandbox files: %w", err))
 		}

@@ -2,7 +2,9 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/synapse-agent/synapse/internal/shell"
@@ -63,3 +65,43 @@ func BenchmarkCreateSandbox(b *testing.B) {
 		}
 	}
 }
+
+// benchCreateWithTemp measures sandbox creation (mount plan, bwrap, a
+// ready bash, teardown) with a host temp directory holding n entries in
+// small nested folders, as a busy /tmp does. The private temp directory
+// means the host one is neither mounted nor scanned, so n should not show.
+func benchCreateWithTemp(b *testing.B, n int) {
+	requireBwrap(b)
+	tmp := b.TempDir()
+	for i := 0; i < n; i++ {
+		dir := filepath.Join(tmp, fmt.Sprintf("d%03d", i/100), fmt.Sprintf("e%02d", i%100/10))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d", i)), nil, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m, err := NewManager(ManagerOptions{Config: Config{Enabled: true, Provider: "local"}, Cwd: b.TempDir(),
+		Env: os.Environ(), TempDir: tmp, StartSession: realShell})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = m.Shutdown() })
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := m.GetSandbox(ctx, ""); err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Shutdown(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCreateSandboxEmptyTemp: sandbox creation with an empty host temp dir.
+func BenchmarkCreateSandboxEmptyTemp(b *testing.B) { benchCreateWithTemp(b, 0) }
+
+// BenchmarkCreateSandboxBusyTemp: the same with 20 000 files in the host temp dir.
+func BenchmarkCreateSandboxBusyTemp(b *testing.B) { benchCreateWithTemp(b, 20000) }

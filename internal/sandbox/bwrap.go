@@ -39,13 +39,14 @@ type mountPlan struct {
 	gitWatch  []string // git control files that must not appear (removed after each command)
 	hideDirs  []string
 	hideFiles []string
-	truncated bool // the glob scan hit its bound
+	truncated bool      // the glob scan hit its bound
+	watch     *gitWatch // finds repositories commands create in the writable roots
 }
 
 // planMounts resolves the policy against the filesystem. env supplies
 // SSH_AUTH_SOCK and XDG_RUNTIME_DIR, whose sockets are hidden.
 func planMounts(p Policy, env []string) mountPlan {
-	var mp mountPlan
+	mp := mountPlan{watch: newGitWatch()}
 	rules := compileRules(p.Blacklist, p.Home)
 	for _, w := range normalizeDirs(p.Whitelist, p.Home) {
 		if _, ok := matchRules(rules, w); ok {
@@ -59,10 +60,9 @@ func planMounts(p Policy, env []string) mountPlan {
 			continue
 		}
 		if p.ReadOnly {
-			// The host temp dir is replaced by the private /tmp, and the root
-			// is read-only already; binding either would only hide the
+			// The root is read-only already; binding it would only hide the
 			// private /tmp.
-			if w == "/" || p.TempDir != "" && w == resolvePath(p.TempDir, "/", p.Home) {
+			if w == "/" {
 				continue
 			}
 			mp.readonly = append(mp.readonly, w)
@@ -120,15 +120,14 @@ func planMounts(p Policy, env []string) mountPlan {
 		}
 	}
 
-	budget := maxScanEntries
-	tmp := ""
-	if p.TempDir != "" {
-		tmp = resolvePath(p.TempDir, "/", p.Home)
+	if p.TempDir != "" && !p.ReadOnly {
+		prepareTmpMountPoints(p.TempDir, append(slices.Clone(mp.writable), mp.readonly...))
 	}
+	budget := maxScanEntries
 	for _, root := range scanOrder {
-		// Repositories that merely sit in the shared temp dir are not the
-		// user's project: protect what they have, but create nothing in them.
-		mp.scan(root, rules, &budget, hide, true, root != tmp)
+		// The private temp directory is not scanned: git on the host is
+		// never pointed at it, and it is removed when the session ends.
+		mp.scan(root, rules, &budget, hide, true, true)
 	}
 	for _, root := range mp.readonly {
 		mp.scan(root, rules, &budget, hide, false, false)
@@ -173,6 +172,9 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 	}
 	if st, err := os.Lstat(filepath.Join(root, ".git")); err == nil {
 		protectGit(filepath.Join(root, ".git"), st.IsDir())
+		if writable {
+			mp.watch.known[filepath.Join(root, ".git")] = true
+		}
 	}
 	base := strings.Count(root, "/")
 	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -188,6 +190,9 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 		}
 		*budget--
 		if path == root {
+			if writable {
+				mp.watch.remember(path, d)
+			}
 			return nil
 		}
 		if _, ok := matchRules(rules, path); ok {
@@ -203,6 +208,9 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 		}
 		if d.Name() == ".git" {
 			protectGit(path, d.IsDir())
+			if writable {
+				mp.watch.known[path] = true
+			}
 		}
 		if d.IsDir() {
 			if scanSkip[d.Name()] {
@@ -211,6 +219,9 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 			if strings.Count(path, "/")-base >= maxScanDepth {
 				mp.truncated = true
 				return fs.SkipDir
+			}
+			if writable {
+				mp.watch.remember(path, d)
 			}
 		}
 		return nil
@@ -363,13 +374,39 @@ func bwrapArgs(bwrap string, p Policy, mp mountPlan, opts WrapOptions, emptyFile
 	if p.AllowNetwork && exists("/run/systemd/resolve") {
 		a = append(a, "--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve")
 	}
-	if p.ReadOnly {
+	switch {
+	case p.ReadOnly:
 		// A private scratch /tmp before the binds: a workspace under the
 		// host /tmp is bound (read-only) on top of it and stays visible.
 		a = append(a, "--perms", "01777", "--tmpfs", PrivateTmp, "--setenv", "TMPDIR", PrivateTmp)
+	case p.TempDir != "":
+		// The session's private temp directory in place of the host's,
+		// whose other users' files and repositories are out of reach; a
+		// workspace under the host /tmp is bound on top and stays visible.
+		a = append(a, "--bind", p.TempDir, PrivateTmp, "--setenv", "TMPDIR", PrivateTmp)
 	}
 	for _, r := range mp.readonly {
 		a = append(a, "--ro-bind", r, r)
+	}
+	if p.TempDir != "" && !p.ReadOnly {
+		// Host paths under /tmp that must stay visible over the private
+		// /tmp: the agent's own configuration and the extension being run.
+		var back, points []string
+		for _, v := range slices.Concat(opts.Visible, p.Visible, normalizeDirs(p.Protect, p.Home)) {
+			v = filepath.Clean(v)
+			if within(v, PrivateTmp) && v != PrivateTmp && exists(v) &&
+				!slices.ContainsFunc(mp.writable, func(w string) bool { return within(v, w) }) && !slices.Contains(back, v) {
+				back = append(back, v)
+				if st, err := os.Stat(v); err == nil && !st.IsDir() {
+					v = filepath.Dir(v) // bwrap creates the file's mount point itself
+				}
+				points = append(points, v)
+			}
+		}
+		prepareTmpMountPoints(p.TempDir, points)
+		for _, v := range back {
+			a = append(a, "--ro-bind", v, v)
+		}
 	}
 	a = append(a, writeBinds(mp)...)
 	if emptyFile == "" {

@@ -2,8 +2,8 @@
 // reach, and makes the operating system enforce it.
 //
 // A Manager owns one sandboxed persistent shell per agent. It builds a Policy
-// (cwd + configured whitelist + runtime whitelist + the system temp directory,
-// plus the default and configured blacklist), asks a Provider ("local") to
+// (cwd + configured whitelist + runtime whitelist, the session's private temp
+// directory mounted as /tmp, plus the default and configured blacklist), asks a Provider ("local") to
 // create a Backend for it, and rebuilds the backend when the policy changes or
 // the sandboxed shell dies. The local backend wraps the shell with a platform
 // adapter: bubblewrap on Linux (mounts enforced by the kernel), sandbox-exec on
@@ -26,20 +26,28 @@
 // files (settings.json, mcp/mcp_servers.json) are on the blacklist, since
 // the keys they hold are kept out of the shell's environment too.
 //
+// # The private temp directory
+//
+// On Linux the host temp directory is not writable, nor even visible: each
+// manager creates a private directory in it (os.MkdirTemp: exclusive, mode
+// 0700, then checked with Lstat) and mounts it as /tmp with TMPDIR=/tmp;
+// roots under the host /tmp (a workspace there) are bound on top. read,
+// write and edit map /tmp paths to it (HostPath). A sub-agent shares its
+// parent's (ManagerOptions.PrivateTmp). Shutdown removes it. Repositories
+// in the host temp dir are out of reach, and it is never scanned.
+//
 // # Git metadata
 //
 // Git on the host runs hooks, so inside writable roots the sandbox keeps
-// each repository's hooks directory, config and commondir read-only, makes
-// its .git directory (and the directories above it) mount points that
-// cannot be renamed or replaced, keeps a worktree's .git file read-only, and
-// removes a .git/commondir that a command plants (git refuses an empty one,
-// so a missing one cannot be mounted over). Only repositories that exist
-// when the sandbox starts are covered; git run by the user on a repository
-// a command created (or on one with a submodule a command added) can still
-// run what that command wrote. A missing hooks directory is created (so it
-// can be mounted over) only in the workspace and whitelisted roots, never in
-// repositories that merely sit in the shared temp dir. The workspace is
-// scanned first, so the scan bound is spent on the project before /tmp.
+// each repository's control files read-only (hooks, config,
+// config.worktree, commondir, objects/info/alternates, and those of its
+// submodules' and linked worktrees' git directories), makes its .git
+// directory (and the directories above it) mount points that cannot be
+// renamed or replaced, keeps a worktree's .git file read-only, and removes
+// a control file a command plants where there was none (bubblewrap binds
+// only what exists). A repository a command creates later (or a new .git
+// file) is found after each command by gitWatch and disabled when its
+// hooks or config would run anything.
 //
 // # On by default
 //

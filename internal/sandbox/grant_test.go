@@ -64,12 +64,17 @@ func TestGrantCreatesNothingWhenItNeedNot(t *testing.T) {
 	}{
 		{"no parent directory", filepath.Join(outside, "missing", "new.txt")},
 		{"already writable in the workspace", filepath.Join(f.ws, "new.txt")},
-		{"already writable in the temp dir", filepath.Join(f.tmp, "new.txt")},
+		{"already writable in the private temp dir", filepath.Join(f.m.PrivateTmp(), "new.txt")},
 		{"blacklisted", filepath.Join(outside, ".env")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := f.m.AddRuntimeWhitelist(tt.path); err != nil {
+			err := f.m.AddRuntimeWhitelist(tt.path)
+			if tt.name == "blacklisted" {
+				if err == nil {
+					t.Error("a blacklisted path was granted")
+				}
+			} else if err != nil {
 				t.Fatal(err)
 			}
 			if _, err := os.Lstat(tt.path); err == nil {

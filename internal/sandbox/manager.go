@@ -38,9 +38,22 @@ type ManagerOptions struct {
 	CommandTimeout time.Duration
 	// ReadOnly gives a sandbox without a writable workspace (explore agents).
 	ReadOnly bool
-	// TempDir is the system temp directory added to the whitelist (default
-	// os.TempDir()); the platform's private files go below it too.
+	// TempDir is the host temp directory (default os.TempDir()). On Linux
+	// the session's private temp directory is created in it and mounted as
+	// /tmp (TMPDIR=/tmp) inside the sandbox; the host's own temp directory
+	// is not writable to commands. Elsewhere (Seatbelt cannot remap a path)
+	// it is added to the whitelist. The platform's private files go below
+	// it too.
 	TempDir string
+	// Visible lists host directories under the host /tmp that commands
+	// may read at their own path (the agent's scratch directory of cut
+	// outputs, which the model is told to read): bound read-only over the
+	// private /tmp.
+	Visible []string
+	// PrivateTmp, when set, is the private temp directory to mount as /tmp
+	// (a sub-agent shares its parent's): it must be a directory of this
+	// user with mode 0700, and the manager does not remove it.
+	PrivateTmp string
 	// Home expands `~` in policy entries (default: HOME from Env).
 	Home string
 	// StartSession starts the persistent shell (app wires shell.Start).
@@ -70,6 +83,8 @@ type Manager struct {
 	backend  Backend
 	cwd      string // cwd the current (or next) backend starts in
 	runtimeW []string
+	privTmp  string // the private temp directory mounted as /tmp ("" until made)
+	ownTmp   bool   // privTmp was made by this manager, which removes it
 }
 
 // NewManager loads the configuration and decides whether commands will be
@@ -285,16 +300,77 @@ func (m *Manager) buildPolicyLocked(cwd string) Policy {
 	}
 	w = append(w, m.cfg.Policy.Whitelist...)
 	w = append(w, m.runtimeW...)
-	w = append(w, m.opts.TempDir)
+	tmp := ""
+	if m.opts.GOOS == "linux" {
+		_ = m.ensureTmpLocked() // getLocked reports a failure; a policy without one only writes less
+		tmp = m.privTmp
+	} else {
+		w = append(w, m.opts.TempDir)
+		tmp = resolvePath(m.opts.TempDir, "/", m.opts.Home)
+	}
 	return Policy{
 		Whitelist:    normalizeDirs(w, m.opts.Home),
 		Blacklist:    slices.Clone(m.cfg.Policy.Blacklist),
 		AllowNetwork: m.cfg.Policy.AllowNetwork,
 		ReadOnly:     m.opts.ReadOnly,
-		TempDir:      resolvePath(m.opts.TempDir, "/", m.opts.Home),
+		TempDir:      tmp,
+		Visible:      normalizeDirs(m.opts.Visible, m.opts.Home),
 		Home:         m.opts.Home,
 		Protect:      normalizeDirs([]string{m.agentHome()}, m.opts.Home),
 	}
+}
+
+// ensureTmpLocked makes the session's private temp directory (Linux, a
+// writable sandbox): created exclusively with mode 0700 in the host temp
+// directory, then checked with Lstat, so no other user's directory or
+// planted symlink can stand in for it. Nothing in the host temp directory
+// is then within a command's reach, nor scanned when a sandbox starts.
+func (m *Manager) ensureTmpLocked() error {
+	if m.privTmp != "" || !m.enabled || m.opts.ReadOnly || m.opts.GOOS != "linux" {
+		return nil
+	}
+	dir, own := m.opts.PrivateTmp, false
+	if dir == "" {
+		d, err := os.MkdirTemp(m.opts.TempDir, "synapse-tmp-")
+		if err != nil {
+			return fmt.Errorf("sandbox: cannot create the private temp directory in %s: %w", m.opts.TempDir, err)
+		}
+		dir, own = d, true
+	}
+	if err := checkPrivateDir(dir); err != nil {
+		if own {
+			_ = os.Remove(dir)
+		}
+		return err
+	}
+	real, err := filepath.EvalSymlinks(dir) // the temp dir itself may sit behind a link (macOS /tmp, /var/folders)
+	if err != nil {
+		return fmt.Errorf("sandbox: private temp directory %s: %w", dir, err)
+	}
+	m.privTmp, m.ownTmp = real, own
+	return nil
+}
+
+// PrivateTmp is the session's private temp directory on the host (mounted
+// as /tmp inside the sandbox), or "" when there is none (sandbox off,
+// read-only, not Linux, or not made yet).
+func (m *Manager) PrivateTmp() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_ = m.ensureTmpLocked()
+	return m.privTmp
+}
+
+// HostPath maps a path as commands see it to the file it is on the host:
+// /tmp/… inside the sandbox is the private temp directory (except where a
+// writable root under the host's /tmp is bound over it at its own path).
+// read, write and edit act on the host and use it for every path.
+func (m *Manager) HostPath(path string) string {
+	if !m.enabled {
+		return path
+	}
+	p, _ := m.activePolicy()
+	return p.HostPath(path)
 }
 
 // GetSandbox returns the current backend, creating it on first use. A
@@ -311,6 +387,9 @@ func (m *Manager) getLocked(ctx context.Context, cwd string) (Backend, error) {
 	}
 	if cwd == "" {
 		cwd = m.cwd
+	}
+	if err := m.ensureTmpLocked(); err != nil {
+		return nil, fmt.Errorf("cannot create the sandbox, so the command was not run: %w", err)
 	}
 	opts := CreateOptions{
 		Policy:       m.buildPolicyLocked(cwd),
@@ -529,6 +608,9 @@ func (m *Manager) createGrantedFileLocked(abs string) error {
 		return nil // no parent directory: nothing to bind, the grant stays a rule
 	}
 	p := m.buildPolicyLocked("")
+	if p.TempDir != "" && within(target, p.TempDir) {
+		return nil // the private temp directory is writable already
+	}
 	for _, w := range p.Whitelist {
 		if w != target && within(target, w) && exists(w) {
 			return nil // already writable: creating it would be a side effect only
@@ -629,9 +711,19 @@ func (m *Manager) activePolicy() (Policy, string) {
 	return p, cwd
 }
 
-// Shutdown destroys the sandbox; a later GetSandbox creates a new one.
+// Shutdown destroys the sandbox and removes the private temp directory
+// the manager made; a later GetSandbox creates new ones.
 func (m *Manager) Shutdown() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.destroyLocked()
+	err := m.destroyLocked()
+	if m.ownTmp && m.privTmp != "" {
+		if rerr := removeTree(m.privTmp); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("remove the private temp directory: %w", rerr))
+		}
+	}
+	if m.ownTmp {
+		m.privTmp, m.ownTmp = "", false
+	}
+	return err
 }

@@ -245,10 +245,24 @@ func TestBuildPolicyMerges(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := m.BuildPolicy("/workspace")
-	tmp := resolvePath("/tmp", "/", "")
-	for _, want := range []string{"/workspace", "/data", "/extra", tmp} {
+	for _, want := range []string{"/workspace", "/data", "/extra"} {
 		if !slices.Contains(p.Whitelist, want) {
 			t.Errorf("whitelist %v lacks %s", p.Whitelist, want)
+		}
+	}
+	// The host temp dir is not writable: a private one is mounted as /tmp.
+	if slices.Contains(p.Whitelist, resolvePath(os.TempDir(), "/", "")) || len(p.Whitelist) != 3 {
+		t.Errorf("whitelist %v holds more than the three roots", p.Whitelist)
+	}
+	if m.opts.GOOS == "linux" {
+		if err := checkPrivateDir(p.TempDir); err != nil || p.TempDir == "" {
+			t.Errorf("policy temp dir %q: %v", p.TempDir, err)
+		}
+		if err := m.Shutdown(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Lstat(p.TempDir); err == nil {
+			t.Errorf("Shutdown left the private temp directory %s", p.TempDir)
 		}
 	}
 	for _, want := range DefaultBlacklist() {

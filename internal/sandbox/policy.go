@@ -24,9 +24,16 @@ type Policy struct {
 	// (TMPDIR=/tmp) in place of the host's: nothing of the host is writable,
 	// not even a project that lives under the host temp directory.
 	ReadOnly bool `json:"readOnly,omitempty"`
-	// TempDir is the system temp directory (also in Whitelist). It is
-	// writable in a normal sandbox; a ReadOnly one does not mount it.
+	// TempDir is the session's private temp directory on the host, mounted
+	// as /tmp (TMPDIR=/tmp) and writable inside a bubblewrap sandbox; a
+	// ReadOnly sandbox has none (a tmpfs instead). Under Seatbelt it is the
+	// host temp directory, in Whitelist.
 	TempDir string `json:"tempDir,omitempty"`
+	// Visible lists host directories under /tmp that commands may read at
+	// their own path although the private temp directory is mounted over
+	// /tmp (the agent's scratch directory of cut outputs): bound read-only,
+	// and not mapped by HostPath.
+	Visible []string `json:"visible,omitempty"`
 	// Home expands `~` in blacklist entries.
 	Home string `json:"home,omitempty"`
 	// Protect lists directories kept read-only even inside writable roots
@@ -36,7 +43,8 @@ type Policy struct {
 	Protect []string `json:"protect,omitempty"`
 }
 
-// PrivateTmp is where a ReadOnly sandbox mounts its own scratch tmpfs.
+// PrivateTmp is where a sandbox mounts its private temp directory (a
+// ReadOnly one: an empty tmpfs).
 const PrivateTmp = "/tmp"
 
 // readOnlyReason explains a refused write in a ReadOnly sandbox.
@@ -216,6 +224,9 @@ func (p Policy) check(path string, write bool, rules []rule) (blocked bool, reas
 		return true, readOnlyReason, path
 	}
 	root := ""
+	if p.TempDir != "" && within(path, p.TempDir) {
+		root = p.TempDir
+	}
 	for _, w := range p.Whitelist {
 		if within(path, w) && (root == "" || len(w) > len(root)) {
 			root = w

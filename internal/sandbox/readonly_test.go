@@ -90,7 +90,12 @@ func TestReadOnlySandboxPrivateTmp(t *testing.T) {
 	before := hostOnly(snapshot(t, hostTmp))
 	run("echo planted > " + marker + " 2>/dev/null; echo x > " + hostTmp + "/planted 2>/dev/null; true")
 	// The host's /tmp is not the sandbox's.
-	hostFile := filepath.Join(t.TempDir(), "host-only")
+	hostDir, err := os.MkdirTemp("/tmp", "synapse-host-only-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(hostDir) })
+	hostFile := filepath.Join(hostDir, "host-only")
 	writeFile(t, hostFile, "host")
 	if out, _, _, _ := run("cat " + hostFile + " 2>/dev/null; true"); out != "" {
 		t.Errorf("host /tmp files are visible in the private /tmp: %q", out)
@@ -161,7 +166,7 @@ func TestGitMetadataWritesReportedBlocked(t *testing.T) {
 		t.Errorf(".git/config changed:\n%s", after)
 	}
 	for _, p := range []string{".git/config", ".git/hooks/pre-commit", cfg} {
-		if blocked, reason, _ := f.m.CheckPath(p, true); !blocked || !strings.Contains(reason, "git hooks") {
+		if blocked, reason, _ := f.m.CheckPath(p, true); !blocked || !strings.Contains(reason, "git control files") {
 			t.Errorf("CheckPath(%s, write) = %v %q, want blocked", p, blocked, reason)
 		}
 	}

@@ -188,3 +188,112 @@ func TestRedTeamGitControlFiles(t *testing.T) {
 		t.Fatal("git on the host ran a command planted by the sandbox")
 	}
 }
+
+// TestRedTeamHostTempRepos: repositories in the host temp directory, deeper
+// than any scan or without a hooks folder, are out of a command's reach:
+// the sandbox mounts the session's private temp directory as /tmp (issue
+// 11, item 6). The attack: plant a hook and core.fsmonitor in both, then
+// run git there on the host.
+func TestRedTeamHostTempRepos(t *testing.T) {
+	requireBwrap(t)
+	testutil.RequireTool(t, "git")
+	hostTmp, err := os.MkdirTemp("/tmp", "synapse-redteam-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(hostTmp) })
+	deep := filepath.Join(hostTmp, "a", "b", "c", "d", "e", "f", "g", "deep")
+	nohooks := filepath.Join(hostTmp, "nohooks")
+	for _, d := range []string{deep, nohooks} {
+		gitHost(t, hostTmp, "init", "-q", d)
+	}
+	if err := os.RemoveAll(filepath.Join(nohooks, ".git", "hooks")); err != nil {
+		t.Fatal(err)
+	}
+	mark := filepath.Join(t.TempDir(), "pwned")
+	f := newFixture(t, func(o *ManagerOptions) { o.TempDir = "/tmp" })
+	for _, repo := range []string{deep, nohooks} {
+		f.run(t, "g=.git; mkdir -p "+repo+"/$g/hooks; printf '#!/bin/sh\\ntouch "+mark+"\\n' > "+repo+"/$g/hooks/post-checkout; chmod +x "+repo+"/$g/hooks/post-checkout; "+
+			"printf '[core]\\n\\tfsmonitor = touch "+mark+"; :\\n' >> "+repo+"/$g/config")
+		gitHost(t, repo, "status", "--short")
+		gitHost(t, repo, "checkout", "-q", "-b", "x")
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("git on the host ran what a sandboxed command planted in a repository of the temp dir")
+	}
+
+	// /tmp is still there for commands, and the same for read/write/edit.
+	sh := agentsh.New(agentsh.Options{Exec: f.m, Paths: f.m})
+	if res := sh.Run(context.Background(), "write /tmp/notes.txt 'from write'"); res.ExitCode != 0 {
+		t.Fatalf("write /tmp/notes.txt: %+v", res)
+	}
+	if res := f.run(t, `cat /tmp/notes.txt; echo; echo "$TMPDIR"; echo native > /tmp/n2 && d=$(mktemp -d) && echo ok > $d/f && cat $d/f`); res.Stdout != "from write\n/tmp\nok" {
+		t.Fatalf("native view of /tmp: %+v", res)
+	}
+	if res := sh.Run(context.Background(), "read /tmp/n2"); !strings.Contains(res.Stdout, "native") {
+		t.Fatalf("read /tmp/n2: %+v", res)
+	}
+	priv := f.m.PrivateTmp()
+	if err := checkPrivateDir(priv); err != nil || filepath.Dir(priv) != "/tmp" {
+		t.Fatalf("private temp dir %q: %v", priv, err)
+	}
+	if _, err := os.Stat("/tmp/notes.txt"); err == nil {
+		t.Error("write /tmp/notes.txt wrote the host's /tmp")
+	}
+	if err := f.m.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(priv); err == nil {
+		t.Errorf("the private temp directory %s outlived the session", priv)
+	}
+}
+
+// TestRedTeamNewNestedRepo: a repository a command creates in the project
+// after the sandbox started is checked after every command; one whose
+// config or hooks git on the host would run is disabled and reported
+// (issue 11, item 6). A plain `git init` is left alone, until a later
+// command plants something in it.
+func TestRedTeamNewNestedRepo(t *testing.T) {
+	requireBwrap(t)
+	testutil.RequireTool(t, "git")
+	f := newFixture(t, nil)
+	gitHost(t, f.ws, "init", "-q")
+	mark := filepath.Join(t.TempDir(), "pwned")
+	env := "export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; "
+	res := f.run(t, env+"mkdir -p a/b && git init -q a/b/evil && git -C a/b/evil config core.fsmonitor 'touch "+mark+"; :'")
+	if !strings.Contains(res.Stderr, "disabled a new git repository at "+filepath.Join(f.ws, "a", "b", "evil", ".git")) || !strings.Contains(res.Stderr, "core.fsmonitor") {
+		t.Errorf("the new repository was not reported: %+v", res)
+	}
+	res = f.run(t, env+"git init -q plain && git -C plain commit -q --allow-empty -m x 2>&1 || true; git -C plain log --oneline | wc -l")
+	if strings.Contains(res.Stderr, "disabled") {
+		t.Errorf("a harmless new repository was disabled: %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "plain", ".git")); err != nil {
+		t.Fatalf("plain repository: %v", err)
+	}
+	// A later command plants a hook in the repository that was harmless.
+	res = f.run(t, "printf '#!/bin/sh\\ntouch "+mark+"\\n' > plain/.git/hooks/post-checkout; chmod +x plain/.git/hooks/post-checkout")
+	if !strings.Contains(res.Stderr, "disabled a new git repository at "+filepath.Join(f.ws, "plain", ".git")) {
+		t.Errorf("the hook planted later was not caught: %+v", res)
+	}
+	// A new .git file pointing at a directory with a hook.
+	writeFile(t, filepath.Join(f.ws, "evilgit", "config"), "[core]\n\tbare = false\n")
+	res = f.run(t, "mkdir -p evilgit/hooks evilgit/objects evilgit/refs && echo 'ref: refs/heads/main' > evilgit/HEAD && "+
+		"printf '#!/bin/sh\\ntouch "+mark+"\\n' > evilgit/hooks/post-checkout && chmod +x evilgit/hooks/post-checkout && "+
+		"mkdir sub && echo 'gitdir: "+filepath.Join(f.ws, "evilgit")+"' > sub/.git")
+	if !strings.Contains(res.Stderr, "disabled a new git repository at "+filepath.Join(f.ws, "sub", ".git")) {
+		t.Errorf("the new .git file was not caught: %+v", res)
+	}
+	for _, d := range []string{filepath.Join(f.ws, "a", "b", "evil"), filepath.Join(f.ws, "plain"), filepath.Join(f.ws, "sub")} {
+		c := exec.Command("git", "-C", d, "status", "--short")
+		c.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		_, _ = c.CombinedOutput()
+		c = exec.Command("git", "-C", d, "checkout", "-q", "-b", "y")
+		c.Env = c.Env[:0]
+		c.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		_, _ = c.CombinedOutput()
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("git on the host ran a command planted in a new repository")
+	}
+}

@@ -74,6 +74,8 @@ func (s Status) String() string {
 	b.WriteString("Writable:\n")
 	if s.Policy.ReadOnly && s.Platform == "bubblewrap" {
 		fmt.Fprintf(&b, "  %s (a private, empty tmpfs; TMPDIR points at it)\n", PrivateTmp)
+	} else if s.Policy.TempDir != "" && s.Platform == "bubblewrap" {
+		fmt.Fprintf(&b, "  %s (this session's private temp directory %s, removed at exit; TMPDIR points at it)\n", PrivateTmp, s.Policy.TempDir)
 	}
 	for _, w := range s.Policy.Whitelist {
 		note := ""

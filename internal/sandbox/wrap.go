@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 )
 
 // WrapOptions tunes WrapArgv.
@@ -17,6 +18,10 @@ type WrapOptions struct {
 	// that a program on a PTY the caller owns (web console engines) keeps job
 	// control. Never set it for a terminal that belongs to the user.
 	AllowTTY bool
+	// Visible lists host paths under /tmp the process must see (read-only)
+	// although the private temp directory is mounted over /tmp: an
+	// extension's own executable or skill folder.
+	Visible []string
 	// ExtraEnv adds KEY=VALUE pairs to the sandboxed process's environment.
 	ExtraEnv []string
 	// Env is the environment the process will get; SSH_AUTH_SOCK and
@@ -126,10 +131,9 @@ func (pl *platform) wrap(p Policy, argv []string, opts WrapOptions) ([]string, e
 		return nil, err
 	}
 	mp := planMounts(p, opts.Env)
-	// The state directory sits in the writable temp dir: keep it read-only
-	// inside so the empty file stays empty. (A ReadOnly sandbox does not
-	// mount the host temp dir at all.)
-	if !p.ReadOnly {
+	// The state directory sits in the host temp dir: when a writable root
+	// holds it, keep it read-only inside so the empty file stays empty.
+	if !p.ReadOnly && slices.ContainsFunc(mp.writable, func(w string) bool { return within(pl.stateDir, w) }) {
 		mp.protect = append(mp.protect, pl.stateDir)
 	}
 	pl.lastPlan = mp

@@ -212,7 +212,7 @@ func TestScriptExitCodesTimeoutCancel(t *testing.T) {
 func TestScriptWrapperIsUsed(t *testing.T) {
 	h, _ := newTestHandler(t)
 	var seen []string
-	h.Scripts.Wrap = func(argv []string, cwd string) ([]string, error) {
+	h.Scripts.Wrap = func(argv []string, cwd, _ string) ([]string, error) {
 		seen = argv
 		return append([]string{"echo", "wrapped"}, argv...), nil
 	}
@@ -232,7 +232,7 @@ func TestScriptUnderBubblewrap(t *testing.T) {
 	testutil.RequireBwrap(t)
 	testutil.RequireTool(t, "python3")
 	h, cwd := newTestHandler(t)
-	h.Scripts.Wrap = func(argv []string, dir string) ([]string, error) {
+	h.Scripts.Wrap = func(argv []string, dir, _ string) ([]string, error) {
 		return append([]string{"bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
 			"--bind", dir, dir, "--unshare-all", "--die-with-parent", "--chdir", dir, "--"}, argv...), nil
 	}

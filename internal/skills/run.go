@@ -13,9 +13,10 @@ import (
 )
 
 // Wrapper turns a command's argv into the argv that runs it inside the sandbox
-// (for example a bubblewrap command line) with the session's policy. nil means
-// no sandbox (unit tests only; the app always wires the real one).
-type Wrapper func(argv []string, cwd string) ([]string, error)
+// (for example a bubblewrap command line) with the session's policy; skillDir
+// is the script's skill folder, which the process must be able to read. nil
+// means no sandbox (unit tests only; the app always wires the real one).
+type Wrapper func(argv []string, cwd, skillDir string) ([]string, error)
 
 // RunOptions control how a skill script runs.
 type RunOptions struct {
@@ -40,7 +41,7 @@ func (sc Script) Run(ctx context.Context, skillDir string, args []string, cwd st
 		return command.Fail(err.Error())
 	}
 	if opts.Wrap != nil {
-		argv, err = opts.Wrap(argv, cwd)
+		argv, err = opts.Wrap(argv, cwd, skillDir)
 		if err != nil {
 			return command.Result{Stderr: fmt.Sprintf("cannot run %s in the sandbox: %v", sc.Name, err), ExitCode: 1, Blocked: true, BlockedReason: err.Error()}
 		}

@@ -58,3 +58,19 @@ func WriteFile(t testing.TB, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// OutsideTmp returns a new directory, removed after the test, that is not
+// under /tmp: the sandbox mounts its private temp directory over /tmp, so
+// a directory there (t.TempDir) is invisible to sandboxed commands rather
+// than merely read-only. Tests that need "a place outside the sandbox that
+// commands can see" use this one. It falls back to t.TempDir when
+// /var/tmp is not writable.
+func OutsideTmp(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "synapse-test-")
+	if err != nil {
+		return t.TempDir()
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}

@@ -1,0 +1,258 @@
+package sandbox
+
+import (
+	"bufio"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// gitWatch finds git repositories that commands create, or point a new
+// `.git` file at, inside the writable roots while the sandbox runs: the
+// start-up scan protects only the ones that existed then, and git on the
+// host runs a repository's hooks and core.fsmonitor. A repository whose
+// hooks or configuration would run anything is disabled (its .git renamed
+// aside) and reported; a harmless one is watched and checked again after
+// every later command, since its config can still be changed.
+//
+// It costs one Lstat per directory of the writable roots per command: a
+// directory whose ctime moved (an entry was added, removed or renamed in it;
+// unlike the mtime, no command can set it back) is read again, and a new
+// subdirectory is walked. Directories the start-up scan skipped
+// (node_modules, beyond its bound) are not watched.
+type gitWatch struct {
+	mu    sync.Mutex
+	dirs  map[string]int64 // directory -> ctime (ns) when last seen
+	known map[string]bool  // .git entries present at start (mounted read-only where it matters)
+	fresh []string         // .git entries that appeared since, watched for changes
+}
+
+func newGitWatch() *gitWatch {
+	return &gitWatch{dirs: map[string]int64{}, known: map[string]bool{}}
+}
+
+func ctimeOf(st fs.FileInfo) int64 {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		return sys.Ctim.Sec*1e9 + sys.Ctim.Nsec
+	}
+	return st.ModTime().UnixNano()
+}
+
+// remember records a directory of the start-up scan.
+func (w *gitWatch) remember(dir string, d fs.DirEntry) {
+	if st, err := d.Info(); err == nil {
+		w.dirs[dir] = ctimeOf(st)
+	}
+}
+
+// maxNewEntries bounds the walk of new directories after one command.
+const maxNewEntries = 5000
+
+// check looks for new .git entries and re-checks the ones found before. It
+// returns one line per repository it disabled.
+func (w *gitWatch) check() []string {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var found []string
+	budget := maxNewEntries
+	var walkNew func(dir string)
+	walkNew = func(dir string) {
+		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || budget <= 0 {
+				return fs.SkipDir
+			}
+			budget--
+			if d.Name() == ".git" {
+				if !w.known[p] && !slices.Contains(found, p) {
+					found = append(found, p)
+				}
+				if d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() {
+				if scanSkip[d.Name()] {
+					return fs.SkipDir
+				}
+				w.remember(p, d)
+			}
+			return nil
+		})
+	}
+	for dir, was := range w.dirs {
+		st, err := os.Lstat(dir)
+		if err != nil || !st.IsDir() {
+			delete(w.dirs, dir)
+			continue
+		}
+		now := ctimeOf(st)
+		if now == was {
+			continue
+		}
+		w.dirs[dir] = now
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			switch {
+			case e.Name() == ".git":
+				if !w.known[p] && !slices.Contains(found, p) {
+					found = append(found, p)
+				}
+			case e.IsDir() && !scanSkip[e.Name()]:
+				if _, seen := w.dirs[p]; !seen {
+					walkNew(p)
+				}
+			}
+		}
+	}
+	for _, p := range found {
+		if !slices.Contains(w.fresh, p) {
+			w.fresh = append(w.fresh, p)
+		}
+	}
+	var out []string
+	keep := w.fresh[:0]
+	for _, p := range w.fresh {
+		if _, err := os.Lstat(p); err != nil {
+			continue // gone
+		}
+		why := gitDanger(p)
+		if why == "" {
+			keep = append(keep, p)
+			continue
+		}
+		aside := disableRepo(p)
+		if aside == "" {
+			out = append(out, fmt.Sprintf("%s: %s; git on the host would run it, and the sandbox could not disable it: do not run git there", p, why))
+			keep = append(keep, p)
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: %s, which git on the host would run; the sandbox renamed it to %s (rename it back only if you trust it)", p, why, filepath.Base(aside)))
+	}
+	w.fresh = keep
+	return out
+}
+
+// disableRepo renames a .git entry aside (no link followed: rename acts on
+// the entry itself) and returns the new path, or "" when it failed.
+func disableRepo(p string) string {
+	for i := 0; i < 100; i++ {
+		aside := fmt.Sprintf("%s.synapse-disabled-%d", p, i)
+		if _, err := os.Lstat(aside); err == nil {
+			continue
+		}
+		if err := os.Rename(p, aside); err != nil {
+			return ""
+		}
+		return aside
+	}
+	return ""
+}
+
+// gitDanger says what in the repository at gitPath (a .git directory, or a
+// .git file naming one) would make git on the host run a program or take
+// hooks, configuration or objects from elsewhere; "" when nothing does.
+func gitDanger(gitPath string) string {
+	st, err := os.Lstat(gitPath)
+	if err != nil {
+		return ""
+	}
+	dir := gitPath
+	switch {
+	case st.Mode()&fs.ModeSymlink != 0:
+		return "a .git symlink points git somewhere else"
+	case !st.IsDir():
+		common := gitCommonDir(gitPath)
+		if common == "" {
+			return ""
+		}
+		dir = common
+	}
+	for _, name := range []string{"commondir", "config.worktree", filepath.Join("objects", "info", "alternates")} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return "it has a " + name + " file"
+		}
+	}
+	if ents, err := os.ReadDir(filepath.Join(dir, "hooks")); err == nil {
+		for _, e := range ents {
+			if !strings.HasSuffix(e.Name(), ".sample") {
+				return "it has a hook (" + e.Name() + ")"
+			}
+		}
+	}
+	if key := dangerousGitConfig(filepath.Join(dir, "config")); key != "" {
+		return "its config sets " + key
+	}
+	return ""
+}
+
+// dangerousKeys are git config keys (the last part, lower case) whose value
+// git runs as a program or treats as a path to more configuration or hooks.
+var dangerousKeys = map[string]bool{
+	"fsmonitor": true, "hookspath": true, "sshcommand": true, "pager": true, "editor": true, "askpass": true,
+	"gitproxy": true, "textconv": true, "command": true, "driver": true, "helper": true, "program": true,
+	"external": true, "uploadpack": true, "receivepack": true, "packobjectshook": true,
+	"alternaterefscommand": true, "worktree": true, "clean": true, "smudge": true, "process": true,
+}
+
+// dangerousSections run programs or pull in other files whatever the key.
+var dangerousSections = map[string]bool{"include": true, "includeif": true, "filter": true, "pager": true}
+
+// dangerousGitConfig returns the first key of the config file at path that
+// git would run or follow ("section.key"), or "". A file that cannot be
+// read as a regular file counts as dangerous only when it is a symlink.
+func dangerousGitConfig(path string) string {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return ""
+	}
+	if !st.Mode().IsRegular() {
+		return "config (not a regular file)"
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	section := ""
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		if line[0] == '[' {
+			end := strings.IndexByte(line, ']')
+			if end < 0 {
+				return "a malformed section"
+			}
+			name := strings.TrimSpace(line[1:end])
+			name, _, _ = strings.Cut(name, " ")
+			name, _, _ = strings.Cut(name, ".")
+			section = strings.ToLower(name)
+			line = strings.TrimSpace(line[end+1:])
+			if line == "" {
+				continue
+			}
+		}
+		key, _, _ := strings.Cut(line, "=")
+		key = strings.ToLower(strings.TrimSpace(key))
+		if dangerousSections[section] || dangerousKeys[key] {
+			return section + "." + key
+		}
+	}
+	return ""
+}
