@@ -29,7 +29,9 @@ func TestRedTeamScratchDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
-	r := synapseEnv(t, work, env, "exec", "seq 1 100000", `cat "$(ls -d "$TMPDIR"/synapse-scratch-*/bash-output-*)" | tail -1`)
+	// Inside the sandbox $TMPDIR is the session's private /tmp; the scratch
+	// directory stays at its host path, readable.
+	r := synapseEnv(t, work, env, "exec", "seq 1 100000", `cat "$(ls -d "`+tmp+`"/synapse-scratch-*/bash-output-*)" | tail -1`)
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
