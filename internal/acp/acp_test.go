@@ -334,7 +334,7 @@ func TestBlockedWriteAsksPermission(t *testing.T) {
 		written bool
 	}{{optDeny, false}, {optOnce, true}} {
 		t.Run(tc.answer, func(t *testing.T) {
-			outside := filepath.Join(t.TempDir(), "outside.txt")
+			outside := filepath.Join(testutil.OutsideTmp(t), "outside.txt") // not under /tmp, which is the private one
 			w := newWorld(t, llmtest.BashTurn("b", "write "+outside+" 'hello'"), llmtest.TextTurn("ok"))
 			w.cl.answer = tc.answer
 			id := w.newSession(t)
