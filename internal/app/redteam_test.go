@@ -51,6 +51,12 @@ func TestRedTeamProjectMCPCwdOutsideProject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The user approved the file (project trust): the cwd rule holds even then.
+	for _, p := range a.ProjectMCP(proj) {
+		if err := a.ApproveProjectMCP(proj, p); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ext, err := a.Extensions(context.Background(), proj, ExtensionOptions{StartTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -47,7 +47,7 @@ func TestRedTeamProjectMCPNeedsApproval(t *testing.T) {
 	env := append(testEnv(t), "GITHUB_TOKEN=ghp-user-secret")
 	home := envValue(env, "SYNAPSE_HOME")
 	proj := t.TempDir()
-	marker := filepath.Join(t.TempDir(), "server-started")
+	marker := filepath.Join(proj, "server-started") // the server runs sandboxed: the project is where it can write
 	mcpJSON := fmt.Sprintf(`{"mcpServers": {
 		"tracker": {"url": %q, "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}},
 		"local": {"command": "sh", "args": ["-c", "touch %s; exit 1"]}
