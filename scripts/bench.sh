@@ -9,6 +9,10 @@ run 200x ./internal/hooks ./internal/proc
 run 200x ./internal/sandbox ./internal/agentsh ./internal/agent ./internal/llm/anthropic \
   ./internal/mcp ./internal/skills ./internal/e2e
 run 30x ./internal/cli
+# A long session: 2000 tool calls with 8 KB results under the default context
+# management (offload, compaction); per-step agent time first vs last quarter,
+# peak RSS, largest request against the window.
+go test -run '^$' -bench 'LongSessionLargeResults' -benchmem -benchtime 2000x ./internal/agent
 # The web console: keystroke echo (p50/p99 per round trip) needs many
 # samples, throughput moves 1 MiB per iteration. EchoTTYD runs the same echo
 # against ttyd when it is installed, for comparison (it skips otherwise).

@@ -107,8 +107,14 @@ func BenchmarkAgentToolCalls(b *testing.B) {
 // startBenchServer runs llmtest in a child process (this test binary), so
 // that the peak RSS measured here is the agent's, not the fake server's.
 func startBenchServer(b *testing.B, turns int) string {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchServerHelper$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("AGENT_BENCH_SERVER_TURNS=%d", turns))
+	return startHelperServer(b, "^TestBenchServerHelper$", fmt.Sprintf("AGENT_BENCH_SERVER_TURNS=%d", turns))
+}
+
+// startHelperServer runs the test named by run in a child process of this
+// test binary with env added, and returns the URL it prints.
+func startHelperServer(b *testing.B, run, env string) string {
+	cmd := exec.Command(os.Args[0], "-test.run="+run)
+	cmd.Env = append(os.Environ(), env)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -151,8 +157,11 @@ func TestBenchServerHelper(t *testing.T) {
 		}}
 	})
 	fmt.Printf("URL %s\n", srv.URL())
-	_, _ = io.Copy(io.Discard, os.Stdin) // until the benchmark closes stdin
+	waitStdin()
 }
+
+// waitStdin blocks until the benchmark closes the helper's stdin.
+func waitStdin() { _, _ = io.Copy(io.Discard, os.Stdin) }
 
 func benchSessionsDir(b *testing.B) string {
 	if testing.Short() {

@@ -120,7 +120,7 @@ func (r *Runner) offload(sess *session.Session, st contextmgr.Settings) {
 	r.mu.Unlock()
 	moved, err := contextmgr.Offload(h, len(h)-st.KeepRecent, sess.OffloadDir(), st.OffloadMinChars)
 	if len(moved) > 0 {
-		if _, rerr := sess.Rewrite(h, nil); rerr != nil {
+		if _, rerr := sess.Rewrite(h, nil, nil); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
 		r.mu.Lock()
@@ -205,7 +205,7 @@ func (r *Runner) compact(ctx context.Context, sess *session.Session, instruction
 		dir = sess.OffloadDir()
 		// The archive holds the offloaded results' full text, so the files
 		// the new history no longer needs can go without losing anything.
-		if res.Archive, err = sess.Rewrite(newH, contextmgr.Restore(h, dir)); err != nil {
+		if res.Archive, err = sess.Rewrite(newH, h, contextmgr.Expand(dir)); err != nil {
 			return CompactResult{}, err
 		}
 	}

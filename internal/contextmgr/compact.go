@@ -34,6 +34,10 @@ Write plain text with exactly these sections, each a heading line followed by sh
 
 Be specific: keep file paths, function names, commands, error messages and numbers exactly. Do not invent anything. Do not address the user. Output only the summary.`
 
+// IsSummaryRequest tells a compaction's summary request from a
+// conversation's (for benchmarks and fakes that see both).
+func IsSummaryRequest(req llm.Request) bool { return req.System == summarySystem }
+
 // maxResultChars bounds each tool result in the transcript sent to the
 // summariser: the gist of a result is at its start and end.
 const maxResultChars = 3000

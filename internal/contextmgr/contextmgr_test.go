@@ -109,10 +109,12 @@ func TestOffloadRestoreUnreferenced(t *testing.T) {
 	if Count(h) != 1 {
 		t.Errorf("Count = %d", Count(h))
 	}
-	// Restore puts the full text back (for the archive) without changing h.
-	r := Restore(h, dir)
-	if r[2].Text != big || !strings.HasPrefix(h[2].Text, OffloadPrefix) {
-		t.Error("Restore did not restore a copy")
+	// Expand puts the full text back (for the archive) without changing h.
+	if r := Expand(dir)(h[2]); r.Text != big || !strings.HasPrefix(h[2].Text, OffloadPrefix) {
+		t.Error("Expand did not restore a copy")
+	}
+	if r := Expand(t.TempDir())(h[2]); r.Text != h[2].Text {
+		t.Error("Expand read a file outside its directory")
 	}
 	if u := Unreferenced(h, dir); len(u) != 0 {
 		t.Errorf("unreferenced while referenced: %v", u)

@@ -89,22 +89,22 @@ func safeName(id string) string {
 	return b.String()
 }
 
-// Restore returns h with every offload pointer whose file is in dir
-// replaced by the file's text (for the archive kept at a compaction, so
-// that nothing is lost when the files go). Files elsewhere are not read.
-func Restore(h []llm.Message, dir string) []llm.Message {
-	out := make([]llm.Message, len(h))
-	copy(out, h)
-	for i, m := range out {
+// Expand returns a function that gives a message back with its offload
+// pointer replaced by the file's text, when the file is in dir (for the
+// archive kept at a compaction, so that nothing is lost when the files go).
+// Files elsewhere are not read; an unreadable one leaves the pointer.
+func Expand(dir string) func(llm.Message) llm.Message {
+	dir = filepath.Clean(dir)
+	return func(m llm.Message) llm.Message {
 		p := PointerFile(m.Text)
-		if p == "" || filepath.Dir(p) != filepath.Clean(dir) {
-			continue
+		if p == "" || filepath.Dir(p) != dir {
+			return m
 		}
 		if data, err := readRegular(p); err == nil {
-			out[i].Text = string(data)
+			m.Text = string(data)
 		}
+		return m
 	}
-	return out
 }
 
 // readRegular reads a regular file without following a symbolic link.

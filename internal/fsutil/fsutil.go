@@ -4,10 +4,12 @@
 package fsutil
 
 import (
+	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,12 +22,25 @@ import (
 // directory must exist (callers choose its mode). On failure the temporary
 // file is removed and path is untouched.
 func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
+	return WriteAtomic(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteAtomic is WriteFileAtomic for content produced by write, streamed
+// through a buffer, so a large file never has to be held in memory whole.
+func WriteAtomic(path string, perm fs.FileMode, write func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
 	tmp := f.Name()
-	_, err = f.Write(data)
+	bw := bufio.NewWriterSize(f, 64<<10)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
 	if err == nil {
 		// Chmod, not the create mode, so the umask does not narrow perm.
 		err = f.Chmod(perm)

@@ -551,50 +551,47 @@ func (ss *Session) OffloadDir() string {
 
 // Rewrite replaces the session's history file with msgs, atomically (a
 // crash leaves the old history or the new one, never a mix). With archive
-// set, the old history (given, as the caller knows it) is kept first in an
-// archive file beside it, whose path is returned.
-func (ss *Session) Rewrite(msgs []llm.Message, archive []llm.Message) (string, error) {
+// not nil, that history (the old one, as the caller knows it, each message
+// passed through expand when it is not nil) is first kept in an archive
+// file beside it, whose path is returned. Both are streamed to disk.
+func (ss *Session) Rewrite(msgs, archive []llm.Message, expand func(llm.Message) llm.Message) (string, error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	now := ss.store.clock()
-	encode := func(ms []llm.Message) ([]byte, error) {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		for _, m := range ms {
-			if err := enc.Encode(record{Time: now, Message: m}); err != nil {
-				return nil, fmt.Errorf("encode session message: %w", err)
+	encode := func(ms []llm.Message, expand func(llm.Message) llm.Message) func(io.Writer) error {
+		return func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetEscapeHTML(false)
+			for _, m := range ms {
+				if expand != nil {
+					m = expand(m)
+				}
+				if err := enc.Encode(record{Time: now, Message: m}); err != nil {
+					return fmt.Errorf("encode session message: %w", err)
+				}
 			}
+			return nil
 		}
-		return buf.Bytes(), nil
 	}
 	if err := os.MkdirAll(ss.store.Dir, 0o700); err != nil {
 		return "", fmt.Errorf("create sessions directory %s: %w", ss.store.Dir, err)
 	}
 	archivePath := ""
 	if archive != nil {
-		data, err := encode(archive)
-		if err != nil {
-			return "", err
-		}
 		dir := ss.store.FilesDir(ss.entry.ID)
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return "", fmt.Errorf("create session directory %s: %w", dir, err)
 		}
 		archivePath = filepath.Join(dir, "archive-"+now.Format("20060102-150405.000000000")+".jsonl")
-		if err := fsutil.WriteFileAtomic(archivePath, data, 0o600); err != nil {
+		if err := fsutil.WriteAtomic(archivePath, 0o600, encode(archive, expand)); err != nil {
 			return "", fmt.Errorf("archive the history before rewriting it: %w", err)
 		}
-	}
-	data, err := encode(msgs)
-	if err != nil {
-		return "", err
 	}
 	if ss.file != nil {
 		_ = ss.file.Close()
 		ss.file = nil
 	}
-	if err := fsutil.WriteFileAtomic(ss.store.historyPath(ss.entry.ID), data, 0o600); err != nil {
+	if err := fsutil.WriteAtomic(ss.store.historyPath(ss.entry.ID), 0o600, encode(msgs, nil)); err != nil {
 		return "", fmt.Errorf("rewrite session history: %w", err)
 	}
 	ss.needNewline = false
