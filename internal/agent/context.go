@@ -105,7 +105,9 @@ func (r *Runner) manageContext(ctx context.Context, sess *session.Session) {
 		r.mu.Lock()
 		r.cw.attempted, r.cw.lastCompact = true, r.cw.requests
 		r.mu.Unlock()
-		if _, err := r.compact(ctx, sess, "", st); err != nil && ctx.Err() == nil {
+		if res, err := r.compact(ctx, sess, "", st); err == nil {
+			r.compactedNotice(res)
+		} else if ctx.Err() == nil {
 			r.Emit(Event{Kind: Warning, Err: fmt.Errorf("the context is %d of %d tokens and compacting it failed, so the history is unchanged: %w; "+
 				"it is tried again in a few steps, or use /compact, or /clear to start over", used, st.Window, err)})
 		}
@@ -222,8 +224,12 @@ func (r *Runner) compact(ctx context.Context, sess *session.Session, instruction
 			}
 		}
 	}
-	r.Emit(Event{Kind: ContextNotice, Text: fmt.Sprintf("context compacted: %d → %d tokens (%d messages summarised)", res.Before, res.After, res.Summarised)})
 	return res, nil
+}
+
+// compactedNotice tells the user about a compaction they did not ask for.
+func (r *Runner) compactedNotice(res CompactResult) {
+	r.Emit(Event{Kind: ContextNotice, Text: fmt.Sprintf("context compacted: %d → %d tokens (%d messages summarised)", res.Before, res.After, res.Summarised)})
 }
 
 func cmpOr(a, b string) string {

@@ -94,7 +94,8 @@ func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 			r.mu.Lock()
 			st, _ := r.settingsLocked()
 			r.mu.Unlock()
-			if _, cerr := r.compact(ctx, sess, "", st); cerr == nil {
+			if cres, cerr := r.compact(ctx, sess, "", st); cerr == nil {
+				r.compactedNotice(cres)
 				resp, err = r.stream(ctx)
 			} else if ctx.Err() == nil {
 				err = fmt.Errorf("%w (compacting the history to fit failed too: %v)", err, cerr)
