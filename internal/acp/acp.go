@@ -219,7 +219,9 @@ func (s *Server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 		return sdk.PromptResponse{StopReason: stop, Usage: usage(res.Usage)}, nil
 	case errors.Is(runErr, agent.ErrInterrupted) || runCtx.Err() != nil:
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled, Usage: usage(res.Usage)}, nil
-	case strings.Contains(runErr.Error(), "iteration"):
+	}
+	var limit *agent.LimitError
+	if errors.As(runErr, &limit) && limit.Reason == agent.StopMaxTurns {
 		return sdk.PromptResponse{StopReason: sdk.StopReasonMaxTurnRequests, Usage: usage(res.Usage)}, nil
 	}
 	return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"message": runErr.Error()})

@@ -261,3 +261,14 @@ func TestInputText(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkStreamJSON renders the "success" run (every event kind, with
+// partial messages): the cost per run of the stream-json emitter.
+func BenchmarkStreamJSON(b *testing.B) {
+	tc := headlessCases[0]
+	b.ReportAllocs()
+	for b.Loop() {
+		renderHeadless(tc.format, tc.partial, tc.events, tc.sum)
+	}
+	b.ReportMetric(float64(len(tc.events)), "events/run")
+}
