@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,6 +140,7 @@ func (w *world) connect(t *testing.T) {
 		<-done
 	})
 	w.conn = sdk.NewClientSideConnection(w.cl, toAgentW, toClientR)
+	w.conn.SetLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	init, err := w.conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber,
 		ClientInfo: &sdk.Implementation{Name: "test-editor", Version: "1"}})
 	if err != nil {

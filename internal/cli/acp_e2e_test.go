@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"os/exec"
 	"strings"
 	"sync"
@@ -81,6 +83,7 @@ func TestACPBinary(t *testing.T) {
 	}
 	cl := &acpClient{}
 	conn := sdk.NewClientSideConnection(cl, stdin, stdout)
+	conn.SetLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
