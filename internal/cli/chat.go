@@ -44,7 +44,7 @@ func newChatCmd(stdio IO) *cobra.Command {
 	fl.StringVar(&f.model, "model", "", "model to use (default: SYNAPSE_MODEL or settings.json)")
 	fl.StringVar(&f.provider, "provider", "", "provider: anthropic or openai (default: SYNAPSE_PROVIDER or settings.json)")
 	fl.StringVarP(&f.resume, "resume", "r", "", "resume the session with this id (or unique id prefix)")
-	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the most recently updated session")
+	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the most recent session of this directory (the project)")
 	return badUsageExits2(cmd)
 }
 
@@ -56,6 +56,9 @@ func runChat(ctx context.Context, stdio IO, f chatFlags) error {
 	getenv := getenvOr(stdio.Getenv)
 	a, cwd, err := newApp(stdio)
 	if err != nil {
+		return err
+	}
+	if resume, err = inProject(a, cwd, resume, nil); err != nil {
 		return err
 	}
 

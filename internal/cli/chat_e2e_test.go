@@ -224,7 +224,7 @@ func TestChatPTYTurnInterruptResumeExit(t *testing.T) {
 	p2.send("\x03") // clear the line
 	p2.expect(prompt)
 	p2.send("/resume\r")
-	p2.expect("Recent sessions:")
+	p2.expect("Recent sessions in " + dir)
 	p2.expect("What is the answer?") // the title
 	p2.expect("just now")            // its age
 	p2.expect("Resume which")
@@ -234,6 +234,11 @@ func TestChatPTYTurnInterruptResumeExit(t *testing.T) {
 	p2.send("/resume --latest\r")
 	p2.expect("Resumed session ")
 	p2.expect(": What is the answer? (")
+	// The last turns come back on screen, tool lines folded to one each.
+	p2.expect("── last 2 turns of this session ──")
+	p2.expect("› What is the answer?")
+	p2.expect("▸ echo tool-says-$((40+2))")
+	p2.expect("› Now run the long one")
 	p2.expect(prompt)
 	p2.send("and now?\r")
 	p2.expect("Still here after the resume.")

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/synapse-agent/synapse/internal/app"
+	"github.com/synapse-agent/synapse/internal/session"
 	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
@@ -147,6 +148,24 @@ func resumeID(cont bool, id string) (string, error) {
 		return "latest", nil
 	}
 	return id, nil
+}
+
+// inProject turns "latest" (--continue) into the most recent session of
+// the project in cwd: continuing another directory's conversation would run
+// its commands in the wrong place. Other ids pass through (an explicit id
+// may name any project's session).
+func inProject(a *app.App, cwd, id string, warn func(error)) (string, error) {
+	if id != session.Latest {
+		return id, nil
+	}
+	entries, err := a.SessionStore(warn).ListProject(cwd)
+	if err != nil {
+		return "", exitCode(1, err)
+	}
+	if len(entries) == 0 {
+		return "", exitCode(1, fmt.Errorf("no saved session in %s to continue: `synapse sessions --all` lists every project's sessions, `--resume ID` resumes one of them", cwd))
+	}
+	return entries[0].ID, nil
 }
 
 // newApp resolves the configuration and the working directory once, for the

@@ -66,7 +66,7 @@ func newRunCmd(stdio IO) *cobra.Command {
 	fl.StringVar(&f.format, "output-format", formatText, "output format: text, json or stream-json")
 	fl.StringVar(&f.inputFormat, "input-format", formatText, "input format: text, or stream-json (user messages on stdin; needs --output-format stream-json)")
 	fl.BoolVar(&f.partial, "include-partial-messages", false, "stream-json: also stream text and thinking deltas as stream_event lines")
-	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the most recently updated session")
+	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the most recent session of this directory (the project)")
 	fl.StringVarP(&f.resume, "resume", "r", "", "resume the session with this id (or unique id prefix)")
 	fl.StringArrayVar(&f.allowPaths, "allow-path", nil, "also allow the sandbox to write this path (repeatable)")
 	fl.BoolVar(&f.allowClone, "allow-clone", false, "let skill:import clone git repositories on the host (without your SSH agent, keys or credential helpers)")
@@ -126,6 +126,9 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	}
 	a, cwd, err := newApp(stdio)
 	if err != nil {
+		return err
+	}
+	if resume, err = inProject(a, cwd, resume, nil); err != nil {
 		return err
 	}
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"text/tabwriter"
 	"time"
 
@@ -10,13 +11,14 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/app"
 	"github.com/synapse-agent/synapse/internal/session"
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 func newSessionsCmd(stdio IO) *cobra.Command {
-	var asJSON bool
+	var asJSON, all bool
 	cmd := &cobra.Command{
 		Use:   "sessions",
-		Short: "List saved sessions, most recent first (resume one with --resume ID)",
+		Short: "List this directory's saved sessions, most recent first (--all: every project; resume one with --resume ID)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a, err := app.New(stdio.Getenv)
@@ -24,7 +26,16 @@ func newSessionsCmd(stdio IO) *cobra.Command {
 				return exitCode(1, err)
 			}
 			store := a.SessionStore(func(err error) { fmt.Fprintln(stdio.Err, "synapse: warning:", err) })
-			entries, err := store.List()
+			cwd, err := os.Getwd()
+			if err != nil {
+				return exitCode(1, fmt.Errorf("cannot find the working directory: %w", err))
+			}
+			var entries []session.Entry
+			if all {
+				entries, err = store.List()
+			} else {
+				entries, err = store.ListProject(cwd)
+			}
 			if err != nil {
 				return exitCode(1, err)
 			}
@@ -36,12 +47,20 @@ func newSessionsCmd(stdio IO) *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(entries)
 			}
-			if len(entries) == 0 {
+			switch {
+			case len(entries) == 0 && all:
 				fmt.Fprintf(stdio.Out, "No saved sessions in %s yet.\n", a.Config.SessionsDir)
+				return nil
+			case len(entries) == 0:
+				fmt.Fprintf(stdio.Out, "No saved sessions for %s yet; `synapse sessions --all` lists every project's.\n", cwd)
 				return nil
 			}
 			tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tUPDATED\tMSGS\tTOKENS\tCOST\tTITLE")
+			header := "ID\tUPDATED\tMSGS\tTOKENS\tCOST\tTITLE"
+			if all {
+				header += "\tDIRECTORY"
+			}
+			fmt.Fprintln(tw, header)
 			for _, e := range entries {
 				// session.Title again: an index written by an older version
 				// may hold a title with escape sequences.
@@ -50,11 +69,16 @@ func newSessionsCmd(stdio IO) *cobra.Command {
 					cost = fmt.Sprintf("$%.4f", e.Usage.CostUSD)
 				}
 				tokens := e.Usage.InputTokens + e.Usage.OutputTokens + e.Usage.CacheReadTokens + e.Usage.CacheCreationTokens
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", e.ID, e.UpdatedAt.Local().Format(time.DateTime), e.MessageCount, tokens, cost, session.Title(e.Title))
+				row := fmt.Sprintf("%s\t%s\t%d\t%d\t%s\t%s", e.ID, e.UpdatedAt.Local().Format(time.DateTime), e.MessageCount, tokens, cost, session.Title(e.Title))
+				if all {
+					row += "\t" + textutil.Sanitize(e.Cwd)
+				}
+				fmt.Fprintln(tw, row)
 			}
 			return tw.Flush()
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the index entries as JSON")
+	cmd.Flags().BoolVar(&all, "all", false, "list the sessions of every project, not only this directory's")
 	return badUsageExits2(cmd)
 }

@@ -3,12 +3,12 @@ package repl
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/synapse-agent/synapse/internal/agent"
-	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/session"
 	"github.com/synapse-agent/synapse/internal/textutil"
 )
@@ -16,41 +16,67 @@ import (
 type slashCommand struct {
 	name, args, help string
 	run              func(r *REPL, ctx context.Context, args string) error
+	aliases          []string
 }
 
 var slashCommands []slashCommand
 
 func init() {
 	slashCommands = []slashCommand{
-		{"help", "", "show this list", (*REPL).cmdHelp},
-		{"exit", "", "leave Synapse (also /quit, Ctrl+D)", func(*REPL, context.Context, string) error { return errExit }},
-		{"quit", "", "leave Synapse", func(*REPL, context.Context, string) error { return errExit }},
-		{"clear", "", "start a new conversation (the todo list is cleared)", (*REPL).cmdClear},
-		{"cost", "", "tokens in/out, cache reads/writes and hit rate, cost when priced", (*REPL).cmdCost},
-		{"context", "", "context used against the model's window, thresholds, messages, tool calls, offloaded results", (*REPL).cmdContext},
-		{"compact", "[instructions]", "summarise the older conversation now to free context (instructions steer the summary)", (*REPL).cmdCompact},
-		{"model", "[name]", "show the model, or switch to another for this session", (*REPL).cmdModel},
-		{"tools", "", "what the agent can call, by layer", (*REPL).cmdTools},
-		{"resume", "[--latest | id]", "continue a saved session (pick from recent ones)", (*REPL).cmdResume},
-		{"sandbox", "", "what the sandbox enforces, and this session's grants", (*REPL).cmdSandbox},
-		{"skills", "", "list the installed skills", (*REPL).cmdSkills},
-		{"skill", "enhance [--on|--off]", "skill auto-enhance after worthwhile turns: status, or switch it (saved)", (*REPL).cmdSkill},
-		{"skill:<command>", "…", "run a skill command yourself: /skill:info <name>, /skill:rollback <name> [n], /skill:import <dir>, …", nil},
+		{"help", "", "show this list (also /h, /?)", (*REPL).cmdHelp, []string{"h", "?"}},
+		{"exit", "", "leave Synapse (also /quit, /q, Ctrl+D)", func(*REPL, context.Context, string) error { return errExit }, nil},
+		{"quit", "", "leave Synapse", func(*REPL, context.Context, string) error { return errExit }, []string{"q"}},
+		{"clear", "", "start a new conversation (the todo list is cleared)", (*REPL).cmdClear, nil},
+		{"cost", "", "tokens in/out, cache reads/writes and hit rate, cost when priced", (*REPL).cmdCost, nil},
+		{"context", "", "context used against the model's window, thresholds, messages, tool calls, offloaded results", (*REPL).cmdContext, nil},
+		{"compact", "[instructions]", "summarise the older conversation now to free context (instructions steer the summary)", (*REPL).cmdCompact, nil},
+		{"model", "[name]", "show the model, or switch to another for this session", (*REPL).cmdModel, nil},
+		{"tools", "", "what the agent can call, by layer", (*REPL).cmdTools, nil},
+		{"resume", "[--latest | --all | id]", "continue a saved session of this project (pick by number or id prefix)", (*REPL).cmdResume, nil},
+		{"sandbox", "", "what the sandbox enforces, and this session's grants", (*REPL).cmdSandbox, nil},
+		{"skills", "", "list the installed skills", (*REPL).cmdSkills, nil},
+		{"skill", "enhance [--on|--off]", "skill auto-enhance after worthwhile turns: status, or switch it (saved)", (*REPL).cmdSkill, nil},
+		{"skill:<command>", "…", "run a skill command yourself: /skill:info <name>, /skill:rollback <name> [n], /skill:import <dir>, …", nil, nil},
 	}
+}
+
+// findCommand is the command called name or one of its aliases, in any
+// case (/HELP is /help).
+func findCommand(name string) (slashCommand, bool) {
+	name = strings.ToLower(name)
+	for _, c := range slashCommands {
+		if c.run != nil && (c.name == name || slices.Contains(c.aliases, name)) {
+			return c, true
+		}
+	}
+	return slashCommand{}, false
+}
+
+// commandNames are the names /help lists, for suggestions and completion.
+func commandNames() []string {
+	var names []string
+	for _, c := range slashCommands {
+		if c.run != nil {
+			names = append(names, c.name)
+		}
+	}
+	return names
 }
 
 func (r *REPL) slash(ctx context.Context, line string) error {
 	name, args, _ := strings.Cut(strings.TrimPrefix(line, "/"), " ")
 	args = strings.TrimSpace(args)
-	if strings.HasPrefix(name, "skill:") {
-		return r.runSkillCommand(ctx, strings.TrimPrefix(line, "/"))
+	if strings.HasPrefix(strings.ToLower(name), "skill:") {
+		return r.runSkillCommand(ctx, "skill:"+strings.TrimPrefix(line, "/")[len("skill:"):])
 	}
-	for _, c := range slashCommands {
-		if c.name == name && c.run != nil {
-			return c.run(r, ctx, args)
-		}
+	if c, ok := findCommand(name); ok {
+		return c.run(r, ctx, args)
 	}
-	r.r.Error(fmt.Sprintf("unknown command /%s: type /help for the list of commands", name))
+	msg := fmt.Sprintf("unknown command /%s: type /help for the list of commands", textutil.Sanitize(name))
+	if near := closest(name, commandNames()); near != "" {
+		msg = fmt.Sprintf("unknown command /%s: did you mean /%s? Type /help for the list of commands", textutil.Sanitize(name), near)
+	}
+	r.r.Error(msg)
 	return nil
 }
 
@@ -296,58 +322,74 @@ func (r *REPL) cmdSandbox(context.Context, string) error {
 // maxResumeChoices is how many recent sessions /resume offers.
 const maxResumeChoices = 10
 
+// resumeChoices are the saved sessions /resume offers, most recent first:
+// this project's (all of them with all), never the current one.
+func (r *REPL) resumeChoices(all bool) ([]session.Entry, error) {
+	entries, err := r.o.Sessions.List()
+	if err != nil {
+		return nil, err
+	}
+	current := r.o.Agent.SessionID()
+	var out []session.Entry
+	for _, e := range entries {
+		if e.ID == current || (!all && r.o.Cwd != "" && !e.InProject(r.o.Cwd)) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// resumeUsage is the answer to an argument /resume does not take.
+const resumeUsage = "/resume takes --latest (this project's most recent other session), --all (every project's sessions) or a session id or id prefix"
+
 func (r *REPL) cmdResume(_ context.Context, args string) error {
 	if r.o.Sessions == nil {
 		r.r.Error("sessions are not enabled, so there is nothing to resume")
 		return nil
 	}
-	id := args
-	switch args {
-	case "--latest":
-		id = "latest"
-	case "":
-		entries, err := r.o.Sessions.List()
+	var all, latest bool
+	id := ""
+	for _, f := range strings.Fields(args) {
+		switch {
+		case f == "--all" || f == "-a":
+			all = true
+		case f == "--latest" || f == "latest":
+			latest = true
+		case strings.HasPrefix(f, "-"):
+			msg := fmt.Sprintf("unknown option %s: %s", f, resumeUsage)
+			if near := closest(strings.TrimLeft(f, "-"), []string{"latest", "all"}); near != "" {
+				msg = fmt.Sprintf("unknown option %s: did you mean --%s? %s", f, near, resumeUsage)
+			}
+			r.r.Error(msg)
+			return nil
+		case id != "":
+			r.r.Error("give one session: " + resumeUsage)
+			return nil
+		default:
+			id = f
+		}
+	}
+	if id == "" {
+		choices, err := r.resumeChoices(all)
 		if err != nil {
 			r.r.Error("listing sessions: " + err.Error())
 			return nil
 		}
-		current := r.o.Agent.SessionID()
-		var choices []session.Entry
-		for _, e := range entries {
-			if e.ID != current {
-				choices = append(choices, e)
-			}
-			if len(choices) == maxResumeChoices {
-				break
-			}
-		}
-		if len(choices) == 0 {
+		switch {
+		case len(choices) == 0 && all:
 			r.println("No saved sessions to resume.")
 			return nil
-		}
-		lines := []string{"Recent sessions:"}
-		for i, e := range choices {
-			count := fmt.Sprintf("%d messages", e.MessageCount)
-			if e.MessageCount == 1 {
-				count = "1 message"
+		case len(choices) == 0:
+			r.println("No other saved session in " + r.o.Cwd + "; /resume --all lists every project's sessions.")
+			return nil
+		case latest:
+			id = choices[0].ID
+		default:
+			if id = r.pickSession(choices[:min(len(choices), maxResumeChoices)], all); id == "" {
+				return nil
 			}
-			// The whole id: it is what /resume <id> takes, and ids share
-			// their leading characters (session-<date>-…).
-			lines = append(lines, fmt.Sprintf("  %2d. %s  %s  (%s, %s)", i+1, e.ID,
-				orUntitled(e.Title), age(r.now().Sub(e.UpdatedAt)), count))
 		}
-		r.println(lines...)
-		line, _, err := r.readLine(fmt.Sprintf("Resume which (1-%d, Enter to cancel)? ", len(choices)))
-		if err != nil || strings.TrimSpace(line) == "" {
-			r.println("Cancelled.")
-			return nil
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(line))
-		if err != nil || n < 1 || n > len(choices) {
-			r.r.Error(fmt.Sprintf("%q is not a number from 1 to %d; run /resume again", line, len(choices)))
-			return nil
-		}
-		id = choices[n-1].ID
 	}
 	if err := r.o.Agent.Resume(id); err != nil {
 		r.r.Error("resume: " + err.Error())
@@ -368,10 +410,55 @@ func (r *REPL) cmdResume(_ context.Context, args string) error {
 		}
 	}
 	r.println(fmt.Sprintf("Resumed session %s: %s (%d messages).", id, orUntitled(title), len(hist)))
-	if last := agent.UnwrapSkillSearch(lastText(hist, llm.RoleUser)); last != "" {
-		r.println("Last prompt: " + truncateLine(last, 100))
-	}
+	r.replay(hist)
 	return nil
+}
+
+// pickSession lists choices and reads the user's pick: a number from the
+// list, or an id or id prefix (of a listed session first, else of any,
+// which Resume resolves). "" means cancelled or not understood.
+func (r *REPL) pickSession(choices []session.Entry, all bool) string {
+	lines := []string{"Recent sessions:"}
+	if !all && r.o.Cwd != "" {
+		lines = []string{"Recent sessions in " + r.o.Cwd + " (/resume --all for every project):"}
+	}
+	for i, e := range choices {
+		count := fmt.Sprintf("%d messages", e.MessageCount)
+		if e.MessageCount == 1 {
+			count = "1 message"
+		}
+		// The whole id: it is what /resume <id> takes, and ids share
+		// their leading characters (session-<date>-…).
+		line := fmt.Sprintf("  %2d. %s  %s  (%s, %s)", i+1, e.ID, orUntitled(e.Title), age(r.now().Sub(e.UpdatedAt)), count)
+		if all && e.Cwd != "" {
+			line += "  " + textutil.Sanitize(e.Cwd)
+		}
+		lines = append(lines, line)
+	}
+	r.println(lines...)
+	line, _, err := r.readLine(fmt.Sprintf("Resume which (1-%d or an id prefix, Enter to cancel)? ", len(choices)))
+	answer := strings.TrimSpace(line)
+	if err != nil || answer == "" {
+		r.println("Cancelled.")
+		return ""
+	}
+	if n, err := strconv.Atoi(answer); err == nil {
+		if n < 1 || n > len(choices) {
+			r.r.Error(fmt.Sprintf("%d is not a number from 1 to %d; run /resume again", n, len(choices)))
+			return ""
+		}
+		return choices[n-1].ID
+	}
+	var match []string
+	for _, e := range choices {
+		if strings.HasPrefix(e.ID, answer) || strings.HasPrefix(e.ID, session.IDPrefix+answer) {
+			match = append(match, e.ID)
+		}
+	}
+	if len(match) == 1 {
+		return match[0]
+	}
+	return answer
 }
 
 // orUntitled is a title fit for the terminal (an older index may hold one
@@ -394,19 +481,6 @@ func age(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%dd ago", int(d/(24*time.Hour)))
 	}
-}
-
-func lastText(msgs []llm.Message, role llm.Role) string {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == role && strings.TrimSpace(msgs[i].Text) != "" {
-			return msgs[i].Text
-		}
-	}
-	return ""
-}
-
-func truncateLine(s string, n int) string {
-	return textutil.Truncate(strings.Join(strings.Fields(s), " "), n)
 }
 
 func (r *REPL) cmdSkills(ctx context.Context, args string) error {

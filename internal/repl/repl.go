@@ -282,6 +282,9 @@ func (r *REPL) banner() {
 	for _, n := range r.o.Notices {
 		r.r.Notice(n)
 	}
+	if h := r.o.Agent.History(); len(h) > 0 { // --continue, --resume: where the user left off
+		r.replay(h)
+	}
 }
 
 // readLine reads one physical line; pasted reports bracketed-paste lines.

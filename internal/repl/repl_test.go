@@ -121,7 +121,7 @@ func TestPipedPromptsAndCommands(t *testing.T) {
 		{"/exit stops reading", "/exit\nnot run\n", nil, nil, 0},
 		{"/quit stops reading", "/quit\nnot run\n", nil, nil, 0},
 		{"unknown command points to /help", "/nope\n", nil, []string{"unknown command /nope: type /help"}, 0},
-		{"/help lists commands", "/help\n", nil, []string{"/clear", "/cost", "/context", "/model [name]", "/resume [--latest | id]", "/sandbox", "/tools", "!<command>"}, 0},
+		{"/help lists commands", "/help\n", nil, []string{"/clear", "/cost", "/context", "/model [name]", "/resume [--latest | --all | id]", "/sandbox", "/tools", "!<command>"}, 0},
 		{"bare ! shows usage", "!\n", nil, []string{"Usage: !<command>"}, 0},
 		{"/model shows and switches", "/model\n/model other-model\n/model\n", nil, []string{"Model: m1", "Model for this session: other-model", "Model: other-model"}, 0},
 		{"last line without newline", "hi", []string{"hi"}, nil, 0},
@@ -216,7 +216,7 @@ func TestClearCostContextResume(t *testing.T) {
 	if strings.Contains(s, "current  (") {
 		t.Errorf("/resume offers the current session:\n%s", s)
 	}
-	if fmt.Sprint(fa.resumed) != "[abcdef0123456789 latest abc]" || fa.resets != 1 {
+	if fmt.Sprint(fa.resumed) != "[abcdef0123456789 cur abc]" || fa.resets != 1 {
 		t.Errorf("resumed %q, resets %d", fa.resumed, fa.resets)
 	}
 }

@@ -15,8 +15,8 @@ import (
 func TestResumeListShowsUsableIDs(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	sessions := fakeSessions{
-		{ID: "session-20261121-110000-aaaaaa", Title: "first", MessageCount: 1, UpdatedAt: now.Add(-time.Hour)},
-		{ID: "session-20261121-100000-bbbbbb", Title: "second", MessageCount: 4, UpdatedAt: now.Add(-2 * time.Hour)},
+		{ID: "session-20261121-110000-aaaaaa", Title: "first", MessageCount: 1, Cwd: "/work", UpdatedAt: now.Add(-time.Hour)},
+		{ID: "session-20261121-100000-bbbbbb", Title: "second", MessageCount: 4, Cwd: "/work", UpdatedAt: now.Add(-2 * time.Hour)},
 	}
 	fa := &fakeAgent{model: "m1"}
 	out, _ := runPiped(t, fa, "/resume\n\n", func(o *Options) {
@@ -33,7 +33,7 @@ func TestResumeListShowsUsableIDs(t *testing.T) {
 	}
 }
 
-// After /resume, "Last prompt" is what the user typed (not the skill-search
+// After /resume, the replayed prompt is what the user typed (not the skill-search
 // instruction the agent wrapped it in), and /context does not claim the
 // resumed conversation has had no request.
 func TestResumedConversationReadsRight(t *testing.T) {
@@ -42,10 +42,10 @@ func TestResumedConversationReadsRight(t *testing.T) {
 		{Role: llm.RoleAssistant, Text: "done"},
 	}}
 	out, _ := runPiped(t, fa, "/resume --latest\n/context\n", func(o *Options) {
-		o.Sessions = fakeSessions{{ID: "session-x", Title: "fix the parser please", MessageCount: 2}}
+		o.Sessions = fakeSessions{{ID: "session-x", Title: "fix the parser please", MessageCount: 2, Cwd: "/work"}}
 		o.ContextWindow = func(string) int { return 1000 }
 	})
-	if !strings.Contains(out, "Last prompt: fix the parser please") {
+	if !strings.Contains(out, "› fix the parser please") || strings.Contains(out, agent.SkillSearchHeading) {
 		t.Errorf("last prompt is not the user's text:\n%s", out)
 	}
 	if strings.Contains(out, "no request in this conversation yet") {

@@ -495,6 +495,28 @@ func (s *Store) List() ([]Entry, error) {
 	return entries, nil
 }
 
+// InProject reports whether a session ran in dir (the project a REPL or a
+// command was started in). Entries rebuilt from a history file alone carry
+// no directory and belong to no project; `--all` still lists them.
+func (e Entry) InProject(dir string) bool {
+	return e.Cwd != "" && dir != "" && filepath.Clean(e.Cwd) == filepath.Clean(dir)
+}
+
+// ListProject is List narrowed to the sessions that ran in dir.
+func (s *Store) ListProject(dir string) ([]Entry, error) {
+	all, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, e := range all {
+		if e.InProject(dir) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
 // Title shortens the user's first text into a one-line title.
 func Title(text string) string {
 	const max = 60

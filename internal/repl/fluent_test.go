@@ -1,0 +1,149 @@
+package repl
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/session"
+)
+
+// /resume offers this project's sessions; --all every project's; --latest
+// the most recent other session of the project; the picker takes a number
+// or an id prefix; a near-miss option gets a hint.
+func TestResumePerProject(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	sessions := fakeSessions{
+		{ID: "session-b-newest", Title: "other project", Cwd: "/elsewhere", UpdatedAt: now},
+		{ID: "session-cur", Title: "current", Cwd: "/work", UpdatedAt: now.Add(-time.Minute)},
+		{ID: "session-a-older", Title: "this project, older", Cwd: "/work", UpdatedAt: now.Add(-time.Hour)},
+		{ID: "session-a-oldest", Title: "this project, oldest", Cwd: "/work/", UpdatedAt: now.Add(-2 * time.Hour)},
+	}
+	tests := []struct {
+		name, input string
+		wantResumed []string
+		want, not   []string
+	}{
+		{"the list is this project's", "/resume\n\n", nil,
+			[]string{"Recent sessions in /work", "1. session-a-older", "2. session-a-oldest", "Cancelled."},
+			[]string{"session-b-newest", "session-cur  current"}},
+		{"--all lists every project's", "/resume --all\n\n", nil,
+			[]string{"1. session-b-newest  other project", "/elsewhere", "2. session-a-older"}, nil},
+		{"--latest takes the most recent other session of the project", "/resume --latest\n", []string{"session-a-older"}, nil, nil},
+		{"the picker takes a number", "/resume\n2\n", []string{"session-a-oldest"}, nil, nil},
+		{"the picker takes an id prefix", "/resume\na-older\n", []string{"session-a-older"}, nil, nil},
+		{"--last gets a hint", "/resume --last\n", nil, []string{"unknown option --last: did you mean --latest?"}, nil},
+		{"a number out of range", "/resume\n7\n", nil, []string{"7 is not a number from 1 to 2"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fa := &fakeAgent{model: "m", sessID: "session-cur"}
+			out, _ := runPiped(t, fa, tt.input, func(o *Options) {
+				o.Sessions = sessions
+				o.Now = func() time.Time { return now }
+			})
+			if fmt.Sprint(fa.resumed) != fmt.Sprint(tt.wantResumed) {
+				t.Errorf("resumed %q, want %q\n%s", fa.resumed, tt.wantResumed, out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(out, w) {
+					t.Errorf("output has %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
+func bash(id, cmd string) llm.ToolCall {
+	in, _ := json.Marshal(map[string]string{"command": cmd})
+	return llm.ToolCall{ID: id, Name: "Bash", Input: in}
+}
+
+// A resumed session replays its last turns: prompts, answers and tool
+// lines, folded; escape sequences from the file never reach the terminal.
+func TestResumeReplaysTranscript(t *testing.T) {
+	long := strings.Repeat("answer line\n", 10)
+	hist := []llm.Message{
+		{Role: llm.RoleUser, Text: "first prompt, too old to replay"},
+		{Role: llm.RoleAssistant, Text: "old answer"},
+		{Role: llm.RoleUser, Text: "list the files"},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{bash("1", "ls -la"), bash("2", "echo \x1b[31mred"), bash("3", "wc -l *"), bash("4", "cat a"), bash("5", "cat b")}},
+		{Role: llm.RoleTool, ToolCallID: "1", Text: "a b"},
+		{Role: llm.RoleAssistant, Text: long},
+		{Role: llm.RoleUser, Text: "second"},
+		{Role: llm.RoleAssistant, Text: "short answer"},
+		{Role: llm.RoleUser, Text: "third"},
+		{Role: llm.RoleAssistant, Text: "last answer"},
+	}
+	fa := &fakeAgent{model: "m", sessID: "cur", history: hist}
+	out, _ := runPiped(t, fa, "/resume --latest\n", func(o *Options) {
+		o.Sessions = fakeSessions{{ID: "session-x", Cwd: "/work"}}
+	})
+	// The banner replays too (the agent starts with this history), then /resume.
+	if n := strings.Count(out, "── last 3 turns of this session ──"); n != 2 {
+		t.Errorf("replayed %d times, want 2:\n%s", n, out)
+	}
+	for _, w := range []string{"› list the files", "  ▸ ls -la", "  ▸ echo red", "  ▸ wc -l *", "  ▸ … 2 more commands",
+		"answer line", "… (4 more lines)", "› second", "short answer", "› third", "last answer"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("transcript lacks %q:\n%s", w, out)
+		}
+	}
+	if strings.Contains(out, "first prompt") || strings.Contains(out, "\x1b[31m") || strings.Contains(out, "cat a") {
+		t.Errorf("transcript shows too much or raw escapes:\n%q", out)
+	}
+}
+
+// Slash commands match in any case, /h /? /q are aliases, and an unknown
+// command suggests the nearest.
+func TestSlashCaseAliasesSuggestions(t *testing.T) {
+	tests := []struct {
+		input string
+		want  string
+		code  int
+	}{
+		{"/HELP\n", "Commands:", 0},
+		{"/h\n", "Commands:", 0},
+		{"/?\n", "Commands:", 0},
+		{"/Cost\n", "No usage yet", 0},
+		{"/resum\n", "unknown command /resum: did you mean /resume?", 0},
+		{"/hlep\n", "did you mean /help?", 0},
+		{"/zzzzzz\n", "unknown command /zzzzzz: type /help", 0},
+	}
+	for _, tt := range tests {
+		t.Run(strings.TrimSpace(tt.input), func(t *testing.T) {
+			out, code := runPiped(t, &fakeAgent{model: "m"}, tt.input+"after\n", nil)
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("output lacks %q:\n%s", tt.want, out)
+			}
+			if code != tt.code {
+				t.Errorf("exit %d", code)
+			}
+		})
+	}
+	for _, in := range []string{"/q\n", "/Q\n", "/EXIT\n"} {
+		fa := &fakeAgent{model: "m"}
+		if _, code := runPiped(t, fa, in+"not run\n", nil); code != 0 || len(fa.Inputs()) != 0 {
+			t.Errorf("%q: exit %d, turns %q; want it to quit", in, code, fa.Inputs())
+		}
+	}
+}
+
+func TestClosest(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"res", "resume"}, {"modle", "model"}, {"last", "latest"}, {"xyzzy", ""}, {"", ""},
+	} {
+		if got := closest(tt.in, append(commandNames(), "latest")); got != tt.want {
+			t.Errorf("closest(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	_ = session.Latest
+}

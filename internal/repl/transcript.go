@@ -1,0 +1,193 @@
+package repl
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/textutil"
+)
+
+// Replay limits: the last turns of a resumed session, folded so that the
+// user sees where they left off without the whole conversation scrolling by.
+const (
+	replayTurns       = 3
+	replayPromptLines = 3
+	replayAnswerLines = 6
+	replayToolLines   = 3
+)
+
+// replay shows the last turns of a resumed conversation.
+func (r *REPL) replay(hist []llm.Message) {
+	lines := transcript(hist, replayTurns)
+	if len(lines) == 0 {
+		return
+	}
+	r.println(lines...)
+}
+
+// transcript renders the last turns of msgs: each user prompt, the tool
+// commands run for it (folded after a few) and the answer (folded after a
+// few lines). The text comes from a session file, so it is sanitised.
+func transcript(msgs []llm.Message, turns int) []string {
+	start := len(msgs)
+	for n := 0; start > 0 && n < turns; {
+		start--
+		if isPrompt(msgs[start]) {
+			n++
+		}
+	}
+	for start < len(msgs) && !isPrompt(msgs[start]) {
+		start++ // a compacted history may begin mid-turn
+	}
+	if start == len(msgs) {
+		return nil
+	}
+	out := []string{fmt.Sprintf("── last %s of this session ──", plural(countPrompts(msgs[start:]), "turn"))}
+	var tools []string
+	var answer string
+	flush := func() {
+		for i, t := range tools {
+			if i == replayToolLines {
+				out = append(out, "  ▸ … "+more(len(tools)-i, "command"))
+				break
+			}
+			out = append(out, "  ▸ "+t)
+		}
+		if answer != "" {
+			out = append(out, fold(answer, replayAnswerLines, "")...)
+		}
+		tools, answer = nil, ""
+	}
+	for _, m := range msgs[start:] {
+		switch {
+		case isPrompt(m):
+			flush()
+			text := agent.UnwrapSkillSearch(m.Text)
+			out = append(out, fold(text, replayPromptLines, "› ")...)
+		case m.Role == llm.RoleAssistant:
+			for _, c := range m.ToolCalls {
+				tools = append(tools, textutil.OneLine(toolLine(c), 100))
+			}
+			if t := strings.TrimSpace(m.Text); t != "" {
+				answer = t // the turn's last text is its answer
+			}
+		}
+	}
+	flush()
+	return append(out, "──")
+}
+
+func isPrompt(m llm.Message) bool {
+	return m.Role == llm.RoleUser && strings.TrimSpace(m.Text) != ""
+}
+
+func countPrompts(msgs []llm.Message) int {
+	n := 0
+	for _, m := range msgs {
+		if isPrompt(m) {
+			n++
+		}
+	}
+	return n
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func more(n int, word string) string {
+	if n == 1 {
+		return "1 more " + word
+	}
+	return fmt.Sprintf("%d more %ss", n, word)
+}
+
+// toolLine is how a call reads on one line: the Bash command, else the
+// tool's name and input.
+func toolLine(c llm.ToolCall) string {
+	var in struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(c.Input, &in) == nil && in.Command != "" {
+		return textutil.Sanitize(in.Command)
+	}
+	return textutil.Sanitize(c.Name + " " + string(c.Input))
+}
+
+// fold keeps the first max lines of s (the first prefixed with lead, the
+// others indented to match) and says how many were left out.
+func fold(s string, max int, lead string) []string {
+	lines := strings.Split(strings.TrimRight(textutil.Sanitize(s), "\n"), "\n")
+	indent := strings.Repeat(" ", len([]rune(lead)))
+	var out []string
+	for i, l := range lines {
+		if i == max {
+			out = append(out, indent+"… ("+more(len(lines)-i, "line")+")")
+			break
+		}
+		p := indent
+		if i == 0 {
+			p = lead
+		}
+		out = append(out, p+textutil.Truncate(l, 200))
+	}
+	return out
+}
+
+// closest is the candidate nearest to s by edit distance, when it is near
+// enough to be a likely typo ("" otherwise).
+func closest(s string, candidates []string) string {
+	s = strings.ToLower(s)
+	best, bestD, bestP := "", -1, 0
+	for _, c := range candidates {
+		lc := strings.ToLower(c)
+		d := editDistance(s, lc)
+		if strings.HasPrefix(lc, s) && s != "" {
+			d = min(d, 1) // a prefix is a strong hint ("res" → "resume")
+		}
+		p := commonPrefix(s, lc) // ties go to the longer shared start
+		if bestD < 0 || d < bestD || (d == bestD && p > bestP) {
+			best, bestD, bestP = c, d, p
+		}
+	}
+	if bestD < 0 || bestD > max(2, len(s)/3) {
+		return ""
+	}
+	return best
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// editDistance is the Levenshtein distance between a and b, by runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
