@@ -16,6 +16,7 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/app"
+	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/repl"
@@ -207,8 +208,12 @@ func newChat(ctx context.Context, a *app.App, s chatSetup) (*chat, error) {
 		SandboxStatus: func() string {
 			return strings.TrimPrefix(mgr.Status().String(), "Sandbox: ")
 		},
-		ToolsText:      func() string { return a.ToolsText(g) },
-		SkillCommand:   g.Extensions.Skills.Run,
+		ToolsText: func() string { return a.ToolsText(g) },
+		// /skill:… is typed by the user: a clone it asks for needs no
+		// approval and may use the user's credentials.
+		SkillCommand: func(ctx context.Context, line string) command.Result {
+			return g.Extensions.Skills.Run(skills.UserTyped(ctx), line)
+		},
 		AutoEnhance:    g.AutoEnhance,
 		SetAutoEnhance: g.SetAutoEnhance,
 		ContextWindow:  llm.ContextWindow,

