@@ -259,6 +259,7 @@ func TestCompactNowWithInstructions(t *testing.T) {
 	r, _ := newRunner(t, wire(t, llmtest.FormatAnthropic, srv), bigTool(2000), func(o *Options) {
 		o.SessionsDir = t.TempDir()
 		o.Context = contextmgr.Settings{KeepRecent: 2}
+		o.CompactModel = "claude-3-5-haiku-latest"
 	})
 	if _, err := r.Compact(context.Background(), ""); !errors.Is(err, ErrNothingToCompact) {
 		t.Fatalf("compacting an empty history: %v", err)
@@ -276,6 +277,9 @@ func TestCompactNowWithInstructions(t *testing.T) {
 	last, _ := srv.LastRequest()
 	if !strings.Contains(last.LastUserText(), "keep every file name") {
 		t.Error("the instructions did not reach the summary request")
+	}
+	if last.Model != "claude-3-5-haiku-latest" {
+		t.Errorf("summary written by %q, want the compaction model", last.Model)
 	}
 }
 

@@ -8,11 +8,13 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/contextmgr"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 	"github.com/synapse-agent/synapse/internal/router"
@@ -421,5 +423,34 @@ func TestNoNesting(t *testing.T) {
 	}
 	if starts != 1 || f.srv.Count() != 2 {
 		t.Errorf("nested sub-agents started: %d TaskStart events, %d requests", starts, f.srv.Count())
+	}
+}
+
+// A sub-agent's own context is managed like the parent's: past its
+// compaction threshold its older history is summarised by one request and
+// its next request starts with the summary, tool pairs intact.
+func TestSubagentContextIsCompacted(t *testing.T) {
+	f := newFixture(t, Options{Context: contextmgr.Settings{Window: 100_000, OffloadAt: 1_000, CompactAt: 1_500, KeepRecent: 2, CooldownSteps: 100}})
+	var summaries atomic.Int64
+	f.srv.Handle(func(req *llmtest.Request) llmtest.Turn {
+		if strings.HasPrefix(req.System, "You summarise") {
+			summaries.Add(1)
+			return llmtest.TextTurn("## Current state\n- printed the lines")
+		}
+		if len(req.ToolResults()) < 8 && !strings.HasPrefix(req.Messages[0].Text, contextmgr.SummaryPrefix) {
+			return llmtest.BashTurn(fmt.Sprintf("c%d", req.Index), "seq 1 400")
+		}
+		return llmtest.TextTurn("found it")
+	})
+	res := f.h.Run(f.traced(context.Background()), `task:general -p "print lines" -d "lines" --max-turns 20`)
+	if res.ExitCode != 0 || !strings.Contains(res.Stdout, "found it") {
+		t.Fatalf("result = %+v", res)
+	}
+	if summaries.Load() != 1 {
+		t.Fatalf("%d summary requests, want 1", summaries.Load())
+	}
+	last, _ := f.srv.LastRequest()
+	if !strings.HasPrefix(last.Messages[0].Text, contextmgr.SummaryPrefix) {
+		t.Errorf("the sub-agent's last request starts with %q, not the summary", last.Messages[0].Text)
 	}
 }
