@@ -303,7 +303,7 @@ func (t *storeTasks) Run(ctx context.Context, line string) command.Result {
 	if err != nil || req.Help || req.Kind.Name != subagent.SkillEnhance || ctx.Err() != nil || t.store == nil {
 		return t.Handler.Run(ctx, line)
 	}
-	stage, err := os.MkdirTemp("", "synapse-skill-enhance-")
+	stage, err := evolve.NewStage(t.store)
 	if err != nil {
 		return command.Fail("Task failed: cannot create a scratch folder for the skills: " + err.Error())
 	}

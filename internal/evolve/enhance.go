@@ -146,7 +146,7 @@ func MergePrompt(incoming, target, stage string) string {
 // add to it), retries once when its answer breaks the contract, and commits
 // the skill it names through the store. check may refuse an outcome.
 func (e *Enhancer) runStaged(ctx context.Context, prepare func(stage string) error, prompt func(stage string) string, check func(Outcome) error) (string, error) {
-	stage, err := os.MkdirTemp("", "synapse-skill-enhance-")
+	stage, err := NewStage(e.Store)
 	if err != nil {
 		return "", fmt.Errorf("[Skill] cannot create a scratch folder: %w", err)
 	}
@@ -229,6 +229,17 @@ func (e *Enhancer) commit(stage string, out Outcome) (string, error) {
 
 // stageStore copies the installed user skills into stage.
 func (e *Enhancer) stageStore(stage string) error { return StageStore(e.Store, stage) }
+
+// NewStage makes the sub-agent's scratch skills folder inside the store
+// (hidden, so the index skips it): not the shared temp dir, where another
+// process could plant or swap files between the sub-agent's work and the
+// commit. Only the sub-agent it is given to gets it writable.
+func NewStage(st *skills.Store) (string, error) {
+	if err := os.MkdirAll(st.Dir, 0o755); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(st.Dir, ".enhance-")
+}
 
 // StageStore copies the installed user skills (not their snapshots) into
 // stage, where a sub-agent may change them.
