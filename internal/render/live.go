@@ -58,6 +58,9 @@ type Status struct {
 	CostUSD        float64
 	Priced         bool
 	Sandbox        string // "on", "off", "degraded", …
+	// Queued is what the user typed during the turn, sent when it ends
+	// (shown under the footer; "" hides the line).
+	Queued string
 }
 
 // StartTurn shows the working indicator until EndTurn: a spinner, the
@@ -297,4 +300,13 @@ func (r *Renderer) footerLine() string {
 		return ""
 	}
 	return r.p.dim(strings.Join(parts, " · "))
+}
+
+// queuedLine shows the prompt typed during the turn, or "".
+func (r *Renderer) queuedLine() string {
+	s := r.live.status
+	if !r.live.busy || s == nil || s.Queued == "" {
+		return ""
+	}
+	return r.p.dim("queued › ") + clean(strings.ReplaceAll(s.Queued, "\n", " ↵ "), true) + r.p.dim("  (sent when the turn ends; Esc clears)")
 }

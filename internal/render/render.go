@@ -572,6 +572,9 @@ func (r *Renderer) regionLines() []string {
 	if l := r.footerLine(); l != "" {
 		tail = append(tail, r.fit(l))
 	}
+	if l := r.queuedLine(); l != "" {
+		tail = append(tail, r.fit(l))
+	}
 	var head []string
 	for i, l := range r.md.table {
 		if i >= len(r.md.table)-3 {

@@ -88,7 +88,8 @@ func (r *REPL) cmdHelp(context.Context, string) error {
 	lines = append(lines,
 		fmt.Sprintf("  %-24s %s", "!<command>", "run a shell command yourself; not sent to the model"),
 		"Input: end a line with \\ to continue it; pasted text is kept whole.",
-		"Keys: Ctrl+C cancels a running turn or clears the line; twice, or Ctrl+D, exits.")
+		"Keys: Ctrl+C or Esc cancels a running turn (Ctrl+C clears the line; twice, or Ctrl+D, exits).",
+		"While a turn runs, what you type is queued and sent when it ends (Esc clears the queue); /exit leaves at once.")
 	r.println(lines...)
 	return nil
 }

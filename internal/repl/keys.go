@@ -3,6 +3,7 @@ package repl
 import (
 	"bytes"
 	"io"
+	"strings"
 	"sync"
 	"time"
 )
@@ -49,6 +50,12 @@ type editorInput struct {
 	lastCtrlC time.Time
 	onCtrlC   func(exiting bool) // shows a hint; called outside the editor's lock
 	done      <-chan struct{}    // ends a wait for keys (the REPL's context)
+}
+
+// prefill hands keys to the editor as if typed (a line typed during a
+// turn and not yet sent).
+func (e *editorInput) prefill(b []byte) {
+	e.pending = append(append([]byte(nil), b...), e.pending...)
 }
 
 func (e *editorInput) setDone(done <-chan struct{}) {
@@ -105,19 +112,43 @@ func (e *editorInput) translate(b []byte) []byte {
 	return out
 }
 
-// turnWatch consumes keys during a turn: Ctrl+C cancels the turn; while a
-// question is open (a permission prompt) keys go to it; other keys are
-// dropped (no type-ahead into the next prompt).
+// turnWatch consumes keys during a turn: Ctrl+C, and Esc when nothing is
+// queued, cancel the turn; while a question is open (a permission prompt)
+// keys go to it; other keys are typed ahead. A line ended with Enter is
+// queued as the next prompt; /exit (/quit, /q) queued cancels the turn and
+// ends the REPL; Esc clears what is queued; an unfinished line is handed
+// to the editor when the turn ends.
 type turnWatch struct {
 	cancel  func()
-	answers chan byte // non-nil while a question waits
+	onQueue func(q Queue) // the typed-ahead text changed (the footer shows it)
+	answers chan byte     // non-nil while a question waits
 	mu      sync.Mutex
+	q       Queue
+	paste   bool // inside a bracketed paste: Enter is a newline
 	stop    chan struct{}
 	done    chan struct{}
 }
 
-func (k *keys) watchTurn(cancel func()) *turnWatch {
-	w := &turnWatch{cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
+// Queue is what was typed during a turn.
+type Queue struct {
+	Prompts []string // lines ended with Enter, to run in order
+	Partial string   // the line being typed
+	Exit    bool     // /exit was typed: leave once the turn has stopped
+}
+
+func (q Queue) empty() bool { return len(q.Prompts) == 0 && q.Partial == "" }
+
+// Text is the queue as one line for the footer.
+func (q Queue) Text() string {
+	parts := append([]string(nil), q.Prompts...)
+	if q.Partial != "" {
+		parts = append(parts, q.Partial+"▏")
+	}
+	return strings.Join(parts, " ⏎ ")
+}
+
+func (k *keys) watchTurn(cancel func(), onQueue func(Queue)) *turnWatch {
+	w := &turnWatch{cancel: cancel, onQueue: onQueue, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
 		for {
@@ -129,25 +160,138 @@ func (k *keys) watchTurn(cancel func()) *turnWatch {
 					w.cancel()
 					return
 				}
-				for _, c := range b {
-					if c == keyCtrlC {
-						w.cancel()
-						continue
-					}
-					w.mu.Lock()
-					ans := w.answers
-					w.mu.Unlock()
-					if ans != nil {
-						select {
-						case ans <- c:
-						default:
-						}
-					}
-				}
+				w.feed(b)
 			}
 		}
 	}()
 	return w
+}
+
+const keyEsc = 0x1b
+
+// feed handles one read's worth of keys.
+func (w *turnWatch) feed(b []byte) {
+	changed := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c == keyCtrlC {
+			w.cancel()
+			continue
+		}
+		w.mu.Lock()
+		ans := w.answers
+		w.mu.Unlock()
+		if ans != nil {
+			select {
+			case ans <- c:
+			default:
+			}
+			continue
+		}
+		if c == keyEsc {
+			n, seq := escapeSequence(b[i:])
+			i += n - 1
+			switch {
+			case seq == "\x1b[200~":
+				w.paste = true
+			case seq == "\x1b[201~":
+				w.paste = false
+			case seq == "\x1b\r" || seq == "\x1b\n": // Alt+Enter
+				w.mu.Lock()
+				w.q.Partial += "\n"
+				w.mu.Unlock()
+				changed = true
+			case n == 1: // a lone Esc
+				w.mu.Lock()
+				empty := w.q.empty()
+				w.q.Prompts, w.q.Partial = nil, ""
+				w.mu.Unlock()
+				if empty {
+					w.cancel()
+				}
+				changed = !empty
+			}
+			continue
+		}
+		w.mu.Lock()
+		switch {
+		case c == '\r' || c == '\n':
+			if w.paste {
+				w.q.Partial += "\n"
+				break
+			}
+			line := w.q.Partial
+			w.q.Partial = ""
+			if strings.TrimSpace(line) == "" {
+				break
+			}
+			if isExit(line) {
+				w.q.Exit = true
+				w.mu.Unlock()
+				w.cancel()
+				w.mu.Lock()
+				break
+			}
+			w.q.Prompts = append(w.q.Prompts, line)
+		case c == 0x7f || c == 0x08: // Backspace
+			if r := []rune(w.q.Partial); len(r) > 0 {
+				w.q.Partial = string(r[:len(r)-1])
+			}
+		case c == 0x15: // Ctrl+U
+			w.q.Partial = ""
+		case c == '\t' || c >= 0x20:
+			w.q.Partial += string(c)
+		default:
+			w.mu.Unlock()
+			continue // other control keys mean nothing here
+		}
+		w.mu.Unlock()
+		changed = true
+	}
+	if changed && w.onQueue != nil {
+		w.onQueue(w.Queue())
+	}
+}
+
+// escapeSequence measures the escape sequence at the start of b (which
+// starts with Esc): CSI and SS3 sequences whole, Esc plus one key (Alt+key),
+// or a lone Esc (n == 1, the key itself).
+func escapeSequence(b []byte) (n int, seq string) {
+	if len(b) < 2 {
+		return 1, "\x1b"
+	}
+	switch b[1] {
+	case '[':
+		for j := 2; j < len(b); j++ {
+			if b[j] >= 0x40 && b[j] <= 0x7e {
+				return j + 1, string(b[:j+1])
+			}
+		}
+		return len(b), string(b)
+	case 'O':
+		return min(3, len(b)), string(b[:min(3, len(b))])
+	case keyEsc:
+		return 1, "\x1b"
+	}
+	return 2, string(b[:2])
+}
+
+// isExit reports a line that asks to leave.
+func isExit(line string) bool {
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "/exit", "/quit", "/q":
+		return true
+	}
+	return false
+}
+
+// Queue is what has been typed so far.
+func (w *turnWatch) Queue() Queue {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	q := w.q
+	q.Prompts = append([]string(nil), q.Prompts...)
+	return q
 }
 
 // ask opens the answer channel for one question.

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/term"
@@ -108,6 +109,11 @@ type REPL struct {
 	stop   chan struct{} // closed when Run returns: the line reader quits
 
 	perm *Permissions // asks about sandbox-blocked commands during a turn
+
+	queued []string // prompts typed during the last turn, run next
+	exit   bool     // /exit was typed during a turn
+	qmu    sync.Mutex
+	queue  string // the typed-ahead text the footer shows
 }
 
 // New prepares a REPL.
@@ -237,7 +243,19 @@ func (r *REPL) Run(ctx context.Context) int {
 			r.println("")
 			return 130
 		}
-		input, err := r.readInput()
+		if r.exit { // /exit typed during the last turn
+			r.println("")
+			return 0
+		}
+		var input string
+		var err error
+		if len(r.queued) > 0 { // typed during the last turn: it runs now
+			input, r.queued = r.queued[0], r.queued[1:]
+			r.println(promptText + input)
+			r.hist.Add(input)
+		} else {
+			input, err = r.readInput()
+		}
 		if ctx.Err() != nil {
 			r.println("")
 			return 130
@@ -255,7 +273,10 @@ func (r *REPL) Run(ctx context.Context) int {
 		if strings.TrimSpace(input) == "" {
 			continue
 		}
-		if err := r.handle(ctx, input); errors.Is(err, errExit) {
+		if err := r.handle(ctx, input); errors.Is(err, errExit) || r.exit {
+			if r.exit {
+				r.println("")
+			}
 			return 0
 		}
 	}
@@ -363,15 +384,41 @@ func (r *REPL) cancellable(ctx context.Context, fn func(ctx context.Context)) (i
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if r.keys != nil {
-		w := r.keys.watchTurn(cancel)
+		w := r.keys.watchTurn(cancel, func(q Queue) {
+			r.setQueue(q.Text())
+		})
 		r.perm.setWatch(w)
 		defer func() {
 			r.perm.setWatch(nil)
 			w.Stop()
+			r.takeQueue(w.Queue())
 		}()
 	}
 	fn(tctx)
 	return tctx.Err() != nil && ctx.Err() == nil
+}
+
+// setQueue shows the typed-ahead text in the footer.
+func (r *REPL) setQueue(text string) {
+	r.qmu.Lock()
+	r.queue = text
+	r.qmu.Unlock()
+	r.r.SetStatus(r.status())
+}
+
+// takeQueue keeps what was typed during a turn: finished lines run next,
+// an unfinished one is handed to the editor, /exit ends the REPL.
+func (r *REPL) takeQueue(q Queue) {
+	r.setQueue("")
+	r.queued = append(r.queued, q.Prompts...)
+	r.exit = r.exit || q.Exit
+	if q.Partial != "" && r.input != nil {
+		b := []byte(q.Partial)
+		if strings.Contains(q.Partial, "\n") { // a paste: kept whole by the editor
+			b = []byte("\x1b[200~" + q.Partial + "\x1b[201~")
+		}
+		r.input.prefill(b)
+	}
 }
 
 func (r *REPL) turn(ctx context.Context, input string) {
@@ -428,6 +475,9 @@ func (r *REPL) status() render.Status {
 	if r.o.SandboxSummary != nil {
 		st.Sandbox = textutil.FirstLine(r.o.SandboxSummary())
 	}
+	r.qmu.Lock()
+	st.Queued = r.queue
+	r.qmu.Unlock()
 	return st
 }
 

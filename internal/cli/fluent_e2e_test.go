@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+)
+
+// waitCmd is a tool command that runs until the test creates the file go.
+const waitCmd = "touch started; while [ ! -f go ]; do sleep 0.05; done; echo released"
+
+// TestChatPTYTypeAhead: keys typed while a turn runs are kept: the line is
+// shown as queued and becomes the next prompt when the turn ends; Esc
+// clears a queue, and on an empty one interrupts the turn.
+func TestChatPTYTypeAhead(t *testing.T) {
+	srv := llmtest.New(t,
+		llmtest.ToolTurn(llmtest.BashCall("c1", waitCmd)),
+		llmtest.TextTurn("First turn done."),
+		llmtest.TextTurn("Second turn answers the queued prompt."),
+		llmtest.ToolTurn(llmtest.BashCall("c2", "sleep 30")),
+	)
+	dir := t.TempDir()
+	p := startPTY(t, dir, chatEnv(t, srv))
+	p.expect(prompt)
+	p.send("first prompt\r")
+	waitForFile(t, filepath.Join(dir, "started"))
+	p.send("queued ")
+	p.send("prompt\r")
+	p.expect("queued › queued prompt")
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.expect("First turn done.")
+	p.expect(prompt + "queued prompt")
+	p.expect("Second turn answers the queued prompt.")
+	p.expect(prompt)
+	reqs := srv.Requests()
+	if len(reqs) != 3 || !strings.Contains(reqs[2].LastUserText(), "queued prompt") {
+		t.Fatalf("the queued prompt did not reach the model: %d requests", len(reqs))
+	}
+
+	p.send("run the long one\r")
+	p.expect("sleep 30")
+	p.send("never sent")
+	p.expect("queued › never sent")
+	p.send("\x1b") // clears the queue
+	time.Sleep(300 * time.Millisecond)
+	p.send("\x1b") // interrupts
+	p.expect("Interrupted")
+	p.expect(prompt)
+	p.send("/exit\r")
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if n := srv.Count(); n != 4 {
+		t.Errorf("%d requests, want 4 (the cleared queue is not sent)", n)
+	}
+}
+
+// TestChatPTYExitDuringTurn: /exit typed while a turn runs cancels it and
+// exits 0; /H (any case) is /help.
+func TestChatPTYExitDuringTurn(t *testing.T) {
+	srv := llmtest.New(t, llmtest.ToolTurn(llmtest.BashCall("c1", waitCmd)))
+	dir := t.TempDir()
+	p := startPTY(t, dir, chatEnv(t, srv))
+	p.expect(prompt)
+	p.send("/H\r")
+	p.expect("Commands:")
+	p.expect(prompt)
+	p.send("wait here\r")
+	waitForFile(t, filepath.Join(dir, "started"))
+	p.send("/exit\r")
+	if code := p.wait(); code != 0 {
+		t.Fatalf("/exit during a turn: exit %d, want 0; screen:\n%s", code, p.screen())
+	}
+}
