@@ -173,7 +173,7 @@ try {
   const reloaded = await page.textContent('#session-status');
   if (reloaded.trim() !== 'Ended: stopped by you') fail('status after reload: ' + reloaded);
   text = await waitBuffer((t) => t.includes('echo: hello from chromium') && t.includes('ended: stopped by you'), 'the last screen after reload');
-  if (/143|server_shutdown|exit code/.test(text + reloaded)) fail('raw end codes shown:\n' + text);
+  if (/\b143\b|server_shutdown|exit code/.test(text + reloaded)) fail('raw end codes shown:\n' + text);
   if (await page.isVisible('#terminal-hint')) fail('the terminal hint covers the ended session');
   await page.waitForTimeout(200);
   await page.screenshot({ path: shot, fullPage: true });
