@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -98,12 +99,8 @@ func running(name string) bool {
 }
 
 func ownedByUs(fi fs.FileInfo) bool {
-	st, ok := fi.Sys().(*unix.Stat_t)
-	if !ok {
-		// Not a unix stat: nothing to compare against.
-		return true
-	}
-	return int(st.Uid) == os.Getuid()
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
 }
 
 // openDirNoFollow opens dir as a directory, failing if its last component

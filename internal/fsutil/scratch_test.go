@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -86,5 +87,27 @@ func TestRemoveStale(t *testing.T) {
 	}
 	if _, err := os.Lstat(old); !os.IsNotExist(err) {
 		t.Errorf("stale %s kept: %v", old, err)
+	}
+}
+
+// otherOwner is a FileInfo whose owner is someone else.
+type otherOwner struct{ os.FileInfo }
+
+func (o otherOwner) Sys() any {
+	st := *o.FileInfo.Sys().(*syscall.Stat_t)
+	st.Uid = uint32(os.Getuid() + 1)
+	return &st
+}
+
+func TestOwnedByUs(t *testing.T) {
+	fi, err := os.Lstat(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ownedByUs(fi) {
+		t.Error("a directory this test made is not ours")
+	}
+	if ownedByUs(otherOwner{fi}) {
+		t.Error("another user's directory counted as ours")
 	}
 }
