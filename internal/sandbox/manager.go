@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/fsutil"
 )
 
 // ManagerOptions configure a Manager.
@@ -302,8 +304,7 @@ func (m *Manager) buildPolicyLocked(cwd string) Policy {
 	w = append(w, m.runtimeW...)
 	tmp := ""
 	if m.opts.GOOS == "linux" {
-		_ = m.ensureTmpLocked() // getLocked reports a failure; a policy without one only writes less
-		tmp = m.privTmp
+		tmp = m.privTmp // made by the first sandbox or in-process /tmp access (ensureTmpLocked)
 	} else {
 		w = append(w, m.opts.TempDir)
 		tmp = resolvePath(m.opts.TempDir, "/", m.opts.Home)
@@ -331,7 +332,9 @@ func (m *Manager) ensureTmpLocked() error {
 	}
 	dir, own := m.opts.PrivateTmp, false
 	if dir == "" {
-		d, err := os.MkdirTemp(m.opts.TempDir, "synapse-tmp-")
+		// Named like the agent's scratch directories (prefix and pid), so
+		// that fsutil.RemoveStale also removes those of crashed processes.
+		d, err := os.MkdirTemp(m.opts.TempDir, fsutil.ScratchPrefix+strconv.Itoa(os.Getpid())+"-tmp-*")
 		if err != nil {
 			return fmt.Errorf("sandbox: cannot create the private temp directory in %s: %w", m.opts.TempDir, err)
 		}
@@ -369,6 +372,9 @@ func (m *Manager) HostPath(path string) string {
 	if !m.enabled {
 		return path
 	}
+	m.mu.Lock()
+	_ = m.ensureTmpLocked() // a failure leaves /tmp unmapped: writes there are then refused
+	m.mu.Unlock()
 	p, _ := m.activePolicy()
 	return p.HostPath(path)
 }

@@ -244,7 +244,11 @@ func TestBuildPolicyMerges(t *testing.T) {
 	if err := m.AddRuntimeWhitelist("/extra"); err != nil {
 		t.Fatal(err)
 	}
+	priv := m.PrivateTmp() // made on first use (a sandbox, or /tmp in read/write/edit)
 	p := m.BuildPolicy("/workspace")
+	if p.TempDir != priv {
+		t.Errorf("policy temp dir %q, want the private one %q", p.TempDir, priv)
+	}
 	for _, want := range []string{"/workspace", "/data", "/extra"} {
 		if !slices.Contains(p.Whitelist, want) {
 			t.Errorf("whitelist %v lacks %s", p.Whitelist, want)

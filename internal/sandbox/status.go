@@ -74,8 +74,12 @@ func (s Status) String() string {
 	b.WriteString("Writable:\n")
 	if s.Policy.ReadOnly && s.Platform == "bubblewrap" {
 		fmt.Fprintf(&b, "  %s (a private, empty tmpfs; TMPDIR points at it)\n", PrivateTmp)
-	} else if s.Policy.TempDir != "" && s.Platform == "bubblewrap" {
-		fmt.Fprintf(&b, "  %s (this session's private temp directory %s, removed at exit; TMPDIR points at it)\n", PrivateTmp, s.Policy.TempDir)
+	} else if s.Platform == "bubblewrap" {
+		where := "a private directory made for the session"
+		if s.Policy.TempDir != "" {
+			where = "this session's private temp directory " + s.Policy.TempDir
+		}
+		fmt.Fprintf(&b, "  %s (%s, removed at exit; TMPDIR points at it; the host's /tmp is out of reach)\n", PrivateTmp, where)
 	}
 	for _, w := range s.Policy.Whitelist {
 		note := ""
