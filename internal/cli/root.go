@@ -50,12 +50,13 @@ func exitCode(code int, err error) error { return &exitError{code: code, err: er
 
 // Main runs the CLI with args (args[0] is the program name) and returns the exit code.
 func Main(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// Before anything starts a process.
 	if err := sealInheritedFDs(); err != nil {
 		fmt.Fprintf(os.Stderr, "synapse: cannot mark inherited file descriptors close-on-exec (%v); refusing to run, since sandboxed commands could use them\n", err)
 		return 1
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	// The first signal cancels the work; after it the default action is
 	// restored, so a second Ctrl+C ends the process even if shutdown hangs.
 	go func() { <-ctx.Done(); stop() }()
