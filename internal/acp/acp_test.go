@@ -14,7 +14,6 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/synapse-agent/synapse/internal/app"
-	"github.com/synapse-agent/synapse/internal/config"
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 	"github.com/synapse-agent/synapse/internal/testutil"
 )
@@ -121,7 +120,7 @@ func newWorld(t *testing.T, turns ...llmtest.Turn) *world {
 // initializes the protocol.
 func (w *world) connect(t *testing.T) {
 	t.Helper()
-	a, err := app.New(config.MapEnv(w.env))
+	a, err := app.New(testutil.MapEnv(w.env))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 	"github.com/synapse-agent/synapse/internal/session"
+	"github.com/synapse-agent/synapse/internal/testutil"
 	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
@@ -197,7 +198,7 @@ func TestParallelLimitFromConfig(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			forEachFormat(t, func(t *testing.T, format string) {
-				cfg, err := config.Load(config.MapEnv(c.env))
+				cfg, err := config.Load(testutil.MapEnv(c.env))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -712,7 +713,7 @@ func TestProviderErrorIsReturned(t *testing.T) {
 	p := newProvider(t, "fake", llmtest.ErrorTurn(500, "boom"))
 	r, rec := newRunner(t, p, newTestTool(nil), nil)
 	res, err := r.Run(context.Background(), "x")
-	if err == nil || llm.KindOf(err) == "" || res.StopReason != StopError {
+	if err == nil || llmtest.KindOf(err) == "" || res.StopReason != StopError {
 		t.Fatalf("res = %+v, err = %v", res, err)
 	}
 	if len(rec.kinds(Error)) != 1 {

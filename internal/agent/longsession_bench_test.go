@@ -34,7 +34,7 @@ type stepClock struct {
 }
 
 func (p *stepClock) Stream(ctx context.Context, req llm.Request, on func(llm.Event)) (llm.Response, error) {
-	if contextmgr.IsSummaryRequest(req) {
+	if req.System == contextmgr.SummarySystem {
 		p.mu.Lock()
 		p.summaries++
 		p.mu.Unlock()

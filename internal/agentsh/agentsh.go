@@ -128,11 +128,6 @@ var commands = map[string]*spec{
 	"TodoWrite": {name: "TodoWrite", run: (*Shell).todoWrite},
 }
 
-// Usage returns the one-line usage of an Agent Shell command ("" if unknown).
-func Usage(name string) string {
-	return usages[name]
-}
-
 // Help returns the detailed Markdown help of an Agent Shell command ("" if unknown).
 func Help(name string) string {
 	b, err := helpFS.ReadFile("help/" + name + ".md")

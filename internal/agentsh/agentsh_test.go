@@ -20,8 +20,8 @@ func TestHelpFlags(t *testing.T) {
 	for _, name := range []string{"read", "write", "edit", "bash", "TodoWrite"} {
 		t.Run(name, func(t *testing.T) {
 			r := sh.Run(context.Background(), name+" -h")
-			if r.ExitCode != 0 || r.Stdout != Usage(name)+"\n" || !strings.HasPrefix(r.Stdout, "Usage: "+name) {
-				t.Errorf("%s -h = %+v, want exit 0 and %q", name, r, Usage(name))
+			if r.ExitCode != 0 || r.Stdout != usages[name]+"\n" || !strings.HasPrefix(r.Stdout, "Usage: "+name) {
+				t.Errorf("%s -h = %+v, want exit 0 and %q", name, r, usages[name])
 			}
 			if strings.Count(r.Stdout, "\n") != 1 {
 				t.Errorf("%s -h is not one line: %q", name, r.Stdout)
@@ -154,7 +154,7 @@ func TestBashWrapper(t *testing.T) {
 // and edit.
 func TestTildeExpansion(t *testing.T) {
 	home := t.TempDir()
-	cfg, err := config.Load(config.MapEnv(map[string]string{"HOME": home}))
+	cfg, err := config.Load(testutil.MapEnv(map[string]string{"HOME": home}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestTodoWrite(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := config.Load(config.MapEnv(mergeEnv(tt.env, map[string]string{"HOME": t.TempDir()})))
+			cfg, err := config.Load(testutil.MapEnv(mergeEnv(tt.env, map[string]string{"HOME": t.TempDir()})))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 func TestAgentOptionsFromConfig(t *testing.T) {
@@ -26,7 +27,7 @@ func TestAgentOptionsFromConfig(t *testing.T) {
 			for k, v := range c.env {
 				env[k] = v
 			}
-			a, err := New(config.MapEnv(env))
+			a, err := New(testutil.MapEnv(env))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,7 +51,7 @@ func TestBrokenPricingIsAWarning(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(syn, "pricing.json"), []byte("{broken"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(config.MapEnv(map[string]string{"HOME": home, "SYNAPSE_HOME": syn}))
+	a, err := New(testutil.MapEnv(map[string]string{"HOME": home, "SYNAPSE_HOME": syn}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func TestApproverAllowsANewFile(t *testing.T) {
 			defer mgr.Shutdown()
 			var mu sync.Mutex
 			var asked []string
-			approver := tool.ApproverFunc(func(_ context.Context, req tool.ApprovalRequest) tool.Decision {
+			approver := approverFunc(func(_ context.Context, req tool.ApprovalRequest) tool.Decision {
 				mu.Lock()
 				defer mu.Unlock()
 				asked = append(asked, req.Resource)
@@ -110,4 +110,11 @@ func TestApproverAllowsANewFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// approverFunc adapts a function to tool.Approver.
+type approverFunc func(ctx context.Context, req tool.ApprovalRequest) tool.Decision
+
+func (f approverFunc) Approve(ctx context.Context, req tool.ApprovalRequest) tool.Decision {
+	return f(ctx, req)
 }

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/synapse-agent/synapse/internal/config"
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 // TestSkillLoopEndToEnd runs the agent loop against the scripted model: a
@@ -74,7 +74,7 @@ func TestSkillLoopEndToEnd(t *testing.T) {
 		"HOME": home, "SYNAPSE_HOME": filepath.Join(home, ".synapse"),
 		"ANTHROPIC_BASE_URL": srv.URL(), "ANTHROPIC_API_KEY": "llmtest-key", "SYNAPSE_MODEL": "test-model",
 	}
-	a, err := New(config.MapEnv(env))
+	a, err := New(testutil.MapEnv(env))
 	if err != nil {
 		t.Fatal(err)
 	}

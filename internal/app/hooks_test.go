@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/synapse-agent/synapse/internal/config"
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 // newSettingsAgent builds an agent whose settings.json holds settings.
@@ -26,7 +26,7 @@ func newSettingsAgent(t *testing.T, syn, settings string, extra map[string]strin
 	for k, v := range extra {
 		env[k] = v
 	}
-	a, err := New(config.MapEnv(env))
+	a, err := New(testutil.MapEnv(env))
 	if err != nil {
 		t.Fatal(err)
 	}

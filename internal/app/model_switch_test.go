@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/synapse-agent/synapse/internal/config"
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 // The REPL's /model switches the provider with the model when the model
@@ -37,7 +37,7 @@ func TestAgentSwitchModelFollowsProvider(t *testing.T) {
 		if openai {
 			env["OPENAI_BASE_URL"], env["OPENAI_API_KEY"] = srv.OpenAIBaseURL(), "llmtest-key"
 		}
-		a, err := New(config.MapEnv(env))
+		a, err := New(testutil.MapEnv(env))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/config"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 func TestResolveProvider(t *testing.T) {
@@ -81,7 +82,7 @@ func TestResolveProvider(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := resolveProvider(tc.settings, config.MapEnv(tc.env), path, tc.sel)
+			got, err := resolveProvider(tc.settings, testutil.MapEnv(tc.env), path, tc.sel)
 			if len(tc.wantErr) > 0 {
 				if err == nil {
 					t.Fatalf("want an error, got %+v", got)
@@ -119,7 +120,7 @@ func TestProviderTalksToServer(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte(settings), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			a, err := New(config.MapEnv(env))
+			a, err := New(testutil.MapEnv(env))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +159,7 @@ func TestProviderReportsBrokenSettings(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"provider": }`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(config.MapEnv(map[string]string{"HOME": home, "SYNAPSE_HOME": home, "ANTHROPIC_API_KEY": "k"}))
+	a, err := New(testutil.MapEnv(map[string]string{"HOME": home, "SYNAPSE_HOME": home, "ANTHROPIC_API_KEY": "k"}))
 	if err != nil {
 		t.Fatal(err)
 	}

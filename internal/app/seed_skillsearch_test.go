@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/synapse-agent/synapse/internal/config"
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 // Seed 004 "默认开启时应在用户消息前注入英文技能搜索指令" / "显式关闭后应保留原始用户输入",
@@ -37,7 +37,7 @@ func TestSeedSkillSearchInstructionFromSettings(t *testing.T) {
 			}
 			writeTestFile(t, filepath.Join(proj, "README.md"), "x\n")
 			srv := llmtest.New(t, llmtest.TextTurn("ok"))
-			a, err := New(config.MapEnv(map[string]string{
+			a, err := New(testutil.MapEnv(map[string]string{
 				"HOME": home, "SYNAPSE_HOME": syn,
 				"ANTHROPIC_BASE_URL": srv.URL(), "ANTHROPIC_API_KEY": "llmtest-key", "SYNAPSE_MODEL": "test-model",
 			}))

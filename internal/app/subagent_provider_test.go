@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/synapse-agent/synapse/internal/config"
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 // task:general --model M, where M belongs to the other provider than the
@@ -64,7 +64,7 @@ func TestSubagentModelPicksItsProvider(t *testing.T) {
 					env["OPENAI_BASE_URL"], env["OPENAI_API_KEY"] = srv.OpenAIBaseURL(), "llmtest-key"
 				}
 			}
-			a, err := New(config.MapEnv(env))
+			a, err := New(testutil.MapEnv(env))
 			if err != nil {
 				t.Fatal(err)
 			}

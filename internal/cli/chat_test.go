@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/synapse-agent/synapse/internal/app"
-	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 func TestNewChatFailsBeforeStarting(t *testing.T) {
@@ -37,7 +37,7 @@ func TestNewChatFailsBeforeStarting(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			a, err := app.New(config.MapEnv(env))
+			a, err := app.New(testutil.MapEnv(env))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -132,13 +132,6 @@ func newVersionCmd(stdio IO) *cobra.Command {
 	}
 }
 
-// notYet is the answer of a command whose capability has not landed.
-func notYet(name string) func(*cobra.Command, []string) error {
-	return func(*cobra.Command, []string) error {
-		return exitCode(2, fmt.Errorf("%s is not available in this build yet", name))
-	}
-}
-
 // resumeID turns --continue/--resume into the session to resume ("" for a
 // new one, "latest" for --continue).
 func resumeID(cont bool, id string) (string, error) {

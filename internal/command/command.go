@@ -53,12 +53,6 @@ type Handler interface {
 	Run(ctx context.Context, line string) Result
 }
 
-// HandlerFunc adapts a function to Handler.
-type HandlerFunc func(ctx context.Context, line string) Result
-
-// Run calls f.
-func (f HandlerFunc) Run(ctx context.Context, line string) Result { return f(ctx, line) }
-
 // Usage is a failed result carrying a usage message on stderr (exit 1).
 func Usage(msg string) Result { return Result{Stderr: msg, ExitCode: 1} }
 

@@ -43,9 +43,6 @@ const (
 // Getenv looks up one environment variable; tests pass a map-backed one.
 type Getenv func(string) string
 
-// MapEnv adapts a map to Getenv (for tests).
-func MapEnv(m map[string]string) Getenv { return func(k string) string { return m[k] } }
-
 // Config is the resolved configuration. Build it once with Load.
 type Config struct {
 	Home        string // $SYNAPSE_HOME, default ~/.synapse

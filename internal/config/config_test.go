@@ -1,6 +1,7 @@
 package config
 
 import (
+	"github.com/synapse-agent/synapse/internal/testutil"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ func TestPositiveInt(t *testing.T) {
 		{"", 5}, {"3", 3}, {"0", 5}, {"-2", 5}, {"abc", 5}, {"2.5", 5}, {"12", 12},
 	}
 	for _, tt := range tests {
-		got := PositiveInt(MapEnv(map[string]string{"X": tt.val}), "X", 5)
+		got := PositiveInt(testutil.MapEnv(map[string]string{"X": tt.val}), "X", 5)
 		if got != tt.want {
 			t.Errorf("PositiveInt(%q) = %d, want %d", tt.val, got, tt.want)
 		}
@@ -22,14 +23,14 @@ func TestPositiveInt(t *testing.T) {
 }
 
 func TestLoadPaths(t *testing.T) {
-	c, err := Load(MapEnv(map[string]string{"HOME": "/h"}))
+	c, err := Load(testutil.MapEnv(map[string]string{"HOME": "/h"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Home != "/h/.synapse" || c.SessionsDir != "/h/.synapse/sessions" || c.SkillsDir != "/h/.synapse/skills" || c.LogsDir != "/h/.synapse/logs" {
 		t.Fatalf("unexpected paths: %+v", c)
 	}
-	c, err = Load(MapEnv(map[string]string{"HOME": "/h", "SYNAPSE_HOME": "~/syn", "SYNAPSE_SESSIONS_DIR": "/s", "SYNAPSE_COMMAND_TIMEOUT": "1500", "SYNAPSE_MCP_START_TIMEOUT": "60000"}))
+	c, err = Load(testutil.MapEnv(map[string]string{"HOME": "/h", "SYNAPSE_HOME": "~/syn", "SYNAPSE_SESSIONS_DIR": "/s", "SYNAPSE_COMMAND_TIMEOUT": "1500", "SYNAPSE_MCP_START_TIMEOUT": "60000"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,11 +54,11 @@ func TestExpandHome(t *testing.T) {
 }
 
 func TestSkillKnobs(t *testing.T) {
-	c, _ := Load(MapEnv(map[string]string{"HOME": "/h"}))
+	c, _ := Load(testutil.MapEnv(map[string]string{"HOME": "/h"}))
 	if c.SkillMaxVersions != 20 || c.SkillSubagentTimeout != 5*time.Minute {
 		t.Errorf("defaults: %d %v", c.SkillMaxVersions, c.SkillSubagentTimeout)
 	}
-	c, _ = Load(MapEnv(map[string]string{"HOME": "/h", "SYNAPSE_SKILL_MAX_VERSIONS": "7", "SYNAPSE_SKILL_SUBAGENT_TIMEOUT": "2500"}))
+	c, _ = Load(testutil.MapEnv(map[string]string{"HOME": "/h", "SYNAPSE_SKILL_MAX_VERSIONS": "7", "SYNAPSE_SKILL_SUBAGENT_TIMEOUT": "2500"}))
 	if c.SkillMaxVersions != 7 || c.SkillSubagentTimeout != 2500*time.Millisecond {
 		t.Errorf("overrides: %d %v", c.SkillMaxVersions, c.SkillSubagentTimeout)
 	}

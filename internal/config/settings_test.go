@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"github.com/synapse-agent/synapse/internal/testutil"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -142,7 +143,7 @@ func TestSaveSettingsCreatesDirectory(t *testing.T) {
 
 func TestSettingsLookup(t *testing.T) {
 	s := Settings{Env: map[string]string{"A": "from-settings", "B": "settings-b"}}
-	env := MapEnv(map[string]string{"A": "from-env", "C": "  "})
+	env := testutil.MapEnv(map[string]string{"A": "from-env", "C": "  "})
 	tests := []struct{ name, want, from string }{
 		{"A", "from-env", "environment"},
 		{"B", "settings-b", "settings"},

@@ -12,8 +12,9 @@ import (
 const SummaryPrefix = "[Summary of the earlier conversation, written when it was compacted to fit the context window. " +
 	"The messages after this one are verbatim.]\n\n"
 
-// summarySystem is the summariser's system prompt.
-const summarySystem = `You summarise a coding agent's conversation so that the agent can continue the work from the summary alone: the earlier messages will be removed and replaced by what you write.
+// SummarySystem is the summariser's system prompt (a test tells a summary
+// request from the agent's own by it).
+const SummarySystem = `You summarise a coding agent's conversation so that the agent can continue the work from the summary alone: the earlier messages will be removed and replaced by what you write.
 
 Write plain text with exactly these sections, each a heading line followed by short bullet points (write "none" when a section has nothing):
 
@@ -33,10 +34,6 @@ Write plain text with exactly these sections, each a heading line followed by sh
 (choices made and why)
 
 Be specific: keep file paths, function names, commands, error messages and numbers exactly. Do not invent anything. Do not address the user. Output only the summary.`
-
-// IsSummaryRequest tells a compaction's summary request from a
-// conversation's (for benchmarks and fakes that see both).
-func IsSummaryRequest(req llm.Request) bool { return req.System == summarySystem }
 
 // maxResultChars bounds each tool result in the transcript sent to the
 // summariser: the gist of a result is at its start and end.
@@ -74,7 +71,7 @@ func SummaryRequest(model string, older []llm.Message, instructions string, budg
 	}
 	return llm.Request{
 		Model:     model,
-		System:    summarySystem,
+		System:    SummarySystem,
 		Messages:  []llm.Message{{Role: llm.RoleUser, Text: b.String()}},
 		MaxTokens: 8192,
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/app"
-	"github.com/synapse-agent/synapse/internal/config"
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+	"github.com/synapse-agent/synapse/internal/testutil"
 	"github.com/synapse-agent/synapse/internal/todo"
 )
 
@@ -50,7 +50,7 @@ func newWorld(t testing.TB, env map[string]string) *world {
 	for k, v := range env {
 		w.env[k] = v
 	}
-	a, err := app.New(config.MapEnv(w.env))
+	a, err := app.New(testutil.MapEnv(w.env))
 	if err != nil {
 		t.Fatal(err)
 	}

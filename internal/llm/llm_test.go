@@ -99,7 +99,15 @@ func TestErrorMessageAndKind(t *testing.T) {
 	if got := err.Error(); got != "anthropic: the API key was refused (HTTP 401)" {
 		t.Errorf("Error() = %q", got)
 	}
-	if KindOf(err) != ErrAuth || !errors.Is(err, inner) || KindOf(inner) != "" {
+	if kindOf(err) != ErrAuth || !errors.Is(err, inner) || kindOf(inner) != "" {
 		t.Error("kind or unwrap broken")
 	}
+}
+
+func kindOf(err error) ErrorKind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return ""
 }

@@ -176,9 +176,6 @@ func (r *REPL) SetSize(width, height int) {
 	r.r.SetSize(width, height)
 }
 
-// History is the prompt history.
-func (r *REPL) History() *History { return r.hist }
-
 // println writes lines outside the renderer (banner, command answers), with
 // the line ending a raw-mode terminal needs.
 func (r *REPL) println(lines ...string) {

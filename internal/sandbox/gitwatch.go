@@ -63,6 +63,7 @@ func (w *gitWatch) check() []string {
 	defer w.mu.Unlock()
 	var found []string
 	budget := maxNewEntries
+	//lint:ignore S1021 the closure calls itself, so it must be declared first
 	var walkNew func(dir string)
 	walkNew = func(dir string) {
 		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {

@@ -110,16 +110,6 @@ func newPlatform(goos, stateParent string, look func(string) (string, error)) (*
 	return pl, nil
 }
 
-func (pl *platform) name() string {
-	switch pl.goos {
-	case "linux":
-		return "bubblewrap"
-	case "darwin":
-		return "sandbox-exec"
-	}
-	return pl.goos
-}
-
 // wrap builds the sandboxed argv for the shell.
 func (pl *platform) wrap(p Policy, argv []string, opts WrapOptions) ([]string, error) {
 	opts.GOOS, opts.LookPath = pl.goos, pl.look

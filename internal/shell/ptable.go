@@ -28,12 +28,3 @@ func (t ptable) descendants(root int) map[int]bool {
 	}
 	return out
 }
-
-// ancestors returns the pids above pid in the table.
-func (t ptable) ancestors(pid int) map[int]bool {
-	out := map[int]bool{}
-	for p, ok := t[pid]; ok && p.ppid > 0 && !out[p.ppid]; p, ok = t[p.ppid] {
-		out[p.ppid] = true
-	}
-	return out
-}

@@ -86,13 +86,8 @@ type Options struct {
 	MaxOutputBytes int
 }
 
-// ParseCommand splits a custom shell command into the program to spawn and
-// its arguments, with "--norc --noprofile" appended. $VAR and ~ expand from
-// the current environment.
-func ParseCommand(s string) (program string, args []string, err error) {
-	return parseCommand(s, os.Environ())
-}
-
+// parseCommand splits a custom shell command into the program to spawn and
+// its arguments, with "--norc --noprofile" appended. $VAR and ~ expand from env.
 func parseCommand(s string, env []string) (string, []string, error) {
 	var words []*syntax.Word
 	for w, err := range syntax.NewParser().WordsSeq(strings.NewReader(s)) {

@@ -53,7 +53,7 @@ func TestParseCommand(t *testing.T) {
 		})
 	}
 	// The exported form uses the process environment.
-	program, args, err := ParseCommand("sandbox-exec -f /tmp/test.sb /bin/bash")
+	program, args, err := parseCommand("sandbox-exec -f /tmp/test.sb /bin/bash", os.Environ())
 	if err != nil || program != "sandbox-exec" || !slices.Equal(args, []string{"-f", "/tmp/test.sb", "/bin/bash", "--norc", "--noprofile"}) {
 		t.Fatalf("ParseCommand = %q %q %v", program, args, err)
 	}
@@ -212,7 +212,7 @@ func TestCustomShellCommand(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := startT(t, Options{Command: tt.command})
 			program, _ := s.Program()
-			if want, _, _ := ParseCommand(tt.command); program != want {
+			if want, _, _ := parseCommand(tt.command, os.Environ()); program != want {
 				t.Fatalf("program = %q, want %q", program, want)
 			}
 			r := execT(t, s, "echo hello")

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"unicode"
@@ -183,72 +182,6 @@ func (ix *Index) Describe() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// Match is one result of a local keyword search.
-type Match struct {
-	Name        string
-	Description string
-	Score       int
-}
-
-// Search ranks skills by the keywords of query (case-insensitive) over name,
-// tags, script names and description. It needs no model; skills matching no
-// keyword are left out.
-func (ix *Index) Search(query string) []Match {
-	words := Keywords(query)
-	if len(words) == 0 {
-		return nil
-	}
-	var out []Match
-	for _, s := range ix.Skills() {
-		score := 0
-		for _, w := range words {
-			score += scoreSkill(s, w)
-		}
-		if score > 0 {
-			out = append(out, Match{Name: s.Name, Description: s.Description, Score: score})
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Score != out[j].Score {
-			return out[i].Score > out[j].Score
-		}
-		return out[i].Name < out[j].Name
-	})
-	return out
-}
-
-func scoreSkill(s *Skill, w string) int {
-	name := strings.ToLower(s.Name)
-	score := 0
-	switch {
-	case name == w:
-		score += 100
-	case hasWord(name, w):
-		score += 50
-	case strings.Contains(name, w):
-		score += 30
-	}
-	for _, t := range s.Tags {
-		if strings.EqualFold(t, w) {
-			score += 40
-		} else if strings.Contains(strings.ToLower(t), w) {
-			score += 15
-		}
-	}
-	for _, sc := range s.Scripts {
-		if strings.Contains(strings.ToLower(sc.Name), w) {
-			score += 10
-		}
-	}
-	desc := strings.ToLower(s.Description)
-	if hasWord(desc, w) {
-		score += 20
-	} else if strings.Contains(desc, w) {
-		score += 8
-	}
-	return score
-}
-
 // Keywords splits a query into lower-case words, dropping very common ones.
 func Keywords(q string) []string {
 	var out []string
@@ -269,22 +202,3 @@ func Keywords(q string) []string {
 var stopWords = map[string]bool{"a": true, "an": true, "the": true, "to": true, "of": true, "and": true,
 	"or": true, "for": true, "in": true, "on": true, "with": true, "i": true, "me": true, "my": true,
 	"please": true, "want": true, "need": true, "can": true, "you": true, "is": true, "it": true}
-
-// hasWord reports whether w occurs in s as a whole word.
-func hasWord(s, w string) bool {
-	for i := 0; ; {
-		k := strings.Index(s[i:], w)
-		if k < 0 {
-			return false
-		}
-		start, end := i+k, i+k+len(w)
-		if (start == 0 || !isWordByte(s[start-1])) && (end == len(s) || !isWordByte(s[end])) {
-			return true
-		}
-		i = start + 1
-	}
-}
-
-func isWordByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
-}

@@ -165,9 +165,7 @@ func stringList(n yaml.Node) []string {
 			}
 		}
 	case yaml.ScalarNode:
-		for _, f := range strings.FieldsFunc(n.Value, func(r rune) bool { return r == ',' || r == ' ' }) {
-			out = append(out, f)
-		}
+		out = append(out, strings.FieldsFunc(n.Value, func(r rune) bool { return r == ',' || r == ' ' })...)
 	}
 	return out
 }

@@ -74,3 +74,9 @@ func OutsideTmp(t testing.TB) string {
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	return dir
 }
+
+// MapEnv adapts a map to a getenv func (config.Getenv), for a test's own
+// environment.
+func MapEnv(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/config"
 	"github.com/synapse-agent/synapse/internal/sandbox"
+	"github.com/synapse-agent/synapse/internal/testutil"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
 
@@ -17,7 +18,7 @@ import (
 // sandbox manager: sandbox.json gains the path and so does the session's policy.
 func TestAllowPermanentWritesSandboxJSON(t *testing.T) {
 	home := t.TempDir()
-	cfg, err := config.Load(config.MapEnv(map[string]string{"HOME": t.TempDir(), "SYNAPSE_HOME": home}))
+	cfg, err := config.Load(testutil.MapEnv(map[string]string{"HOME": t.TempDir(), "SYNAPSE_HOME": home}))
 	if err != nil {
 		t.Fatal(err)
 	}

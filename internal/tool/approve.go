@@ -52,12 +52,6 @@ type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) Decision
 }
 
-// ApproverFunc adapts a function to Approver.
-type ApproverFunc func(ctx context.Context, req ApprovalRequest) Decision
-
-// Approve calls f.
-func (f ApproverFunc) Approve(ctx context.Context, req ApprovalRequest) Decision { return f(ctx, req) }
-
 // maxApprovals bounds how many distinct resources one command may ask for.
 const maxApprovals = 5
 
@@ -70,14 +64,14 @@ type approval struct {
 // runApproved dispatches the command; when the sandbox blocks it and an
 // Approver is set, it asks, grants exactly the blocked resource as decided
 // and retries.
-func (b *Bash) runApproved(ctx context.Context, route router.Route, cmd string) (res command.Result, err error, ap approval) {
+func (b *Bash) runApproved(ctx context.Context, route router.Route, cmd string) (res command.Result, ap approval, err error) {
 	var cwd string
 	if b.opts.Exec != nil && route.Family == router.FamilyNative {
 		cwd = b.opts.Exec.Cwd()
 	}
 	res, err = b.dispatch(ctx, route, cmd, cwd)
 	if b.opts.Approver == nil || b.opts.Whitelist == nil {
-		return res, err, ap
+		return res, ap, err
 	}
 	var once []string
 	defer func() {
@@ -90,12 +84,12 @@ func (b *Bash) runApproved(ctx context.Context, route router.Route, cmd string) 
 	asked := map[string]bool{}
 	for range maxApprovals {
 		if err != nil || !res.Blocked || res.BlockedResource == "" || ctx.Err() != nil {
-			return res, err, ap
+			return res, ap, err
 		}
 		resource := res.BlockedResource
 		if asked[resource] {
 			// Granted, yet blocked again: retrying cannot help.
-			return res, err, ap
+			return res, ap, err
 		}
 		asked[resource] = true
 		req := ApprovalRequest{Command: cmd, Resource: resource, Reason: res.BlockedReason}
@@ -121,13 +115,13 @@ func (b *Bash) runApproved(ctx context.Context, route router.Route, cmd string) 
 			gerr = b.opts.Whitelist.AddPermanentWhitelist(resource)
 		default:
 			ap.note = "The user denied access to " + resource + "."
-			return res, err, ap
+			return res, ap, err
 		}
 		if gerr != nil {
 			ap.note = fmt.Sprintf("The user allowed access to %s, but it could not be granted: %v", resource, gerr)
-			return res, err, ap
+			return res, ap, err
 		}
 		res, err = b.dispatch(ctx, route, cmd, cwd)
 	}
-	return res, err, ap
+	return res, ap, err
 }

@@ -165,7 +165,7 @@ func (b *Bash) Run(ctx context.Context, in Input) Result {
 		return r
 	}
 	route := router.Classify(cmd)
-	res, err, ap := b.runApproved(ctx, route, cmd)
+	res, ap, err := b.runApproved(ctx, route, cmd)
 	out := b.shape(ctx, route, cmd, res, err)
 	if ap.note != "" {
 		out.Output += "\n" + ap.note

@@ -91,7 +91,7 @@ func TestFailureFromRoutedResults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := New(Options{Agent: command.HandlerFunc(func(context.Context, string) command.Result { return tt.res })})
+			b := New(Options{Agent: handlerFunc(func(context.Context, string) command.Result { return tt.res })})
 			r := call(t, b, "read")
 			if r.IsError != tt.isError || category(r) != tt.category {
 				t.Fatalf("got %+v", r)
@@ -260,7 +260,7 @@ func TestRestart(t *testing.T) {
 // Seed 001 "BashRouter 与沙箱分流".
 func TestRoutingReachesExecutorOnlyForNative(t *testing.T) {
 	var handled []string
-	handler := command.HandlerFunc(func(_ context.Context, line string) command.Result {
+	handler := handlerFunc(func(_ context.Context, line string) command.Result {
 		handled = append(handled, line)
 		return command.OK("handled " + line)
 	})
@@ -446,7 +446,7 @@ func TestToolCallAsCommand(t *testing.T) {
 // An ordinary failure of an extension command points at that command's help
 // (and, for skill scripts, the skill's list of scripts); the short line names it.
 func TestExtensionFailureHints(t *testing.T) {
-	fail := command.HandlerFunc(func(context.Context, string) command.Result {
+	fail := handlerFunc(func(context.Context, string) command.Result {
 		return command.Result{Stderr: "it broke", ExitCode: 2}
 	})
 	b := New(Options{Handlers: map[router.Family]command.Handler{router.FamilySkillScript: fail, router.FamilyMCP: fail, router.FamilyTask: fail}})

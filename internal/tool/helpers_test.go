@@ -105,3 +105,8 @@ func exitCodeOf(r Result) any {
 	}
 	return nil
 }
+
+// handlerFunc adapts a function to command.Handler.
+type handlerFunc func(ctx context.Context, line string) command.Result
+
+func (f handlerFunc) Run(ctx context.Context, line string) command.Result { return f(ctx, line) }

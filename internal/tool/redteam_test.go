@@ -36,7 +36,7 @@ func TestRedTeamBlacklistedPathIsNeverGranted(t *testing.T) {
 	}
 	defer m.Shutdown()
 	var asked []tool.ApprovalRequest
-	ap := tool.ApproverFunc(func(_ context.Context, req tool.ApprovalRequest) tool.Decision {
+	ap := approverFunc(func(_ context.Context, req tool.ApprovalRequest) tool.Decision {
 		asked = append(asked, req)
 		return tool.Permanent // the user pressed "allow permanently"
 	})
@@ -57,4 +57,11 @@ func TestRedTeamBlacklistedPathIsNeverGranted(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(home, ".ssh", "id_rsa")); string(b) != "KEY\n" {
 		t.Errorf("id_rsa = %q", b)
 	}
+}
+
+// approverFunc adapts a function to tool.Approver.
+type approverFunc func(ctx context.Context, req tool.ApprovalRequest) tool.Decision
+
+func (f approverFunc) Approve(ctx context.Context, req tool.ApprovalRequest) tool.Decision {
+	return f(ctx, req)
 }

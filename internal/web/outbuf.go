@@ -196,18 +196,8 @@ const (
 	readStalled                   // the window is full: the client is not acknowledging
 )
 
-// Next copies up to len(dst) unsent bytes for c into dst, waiting until there
-// are some. When the client's window stays full for stallAfter (0 means
-// never) without an acknowledgement, Next returns readStalled.
-func (b *outBuf) Next(ctx context.Context, c *cursor, dst []byte, stallAfter time.Duration) (int, readResult, error) {
-	n, res, err := b.claim(ctx, c, dst, stallAfter)
-	if res == readData && err == nil {
-		c.sendMu.Unlock()
-	}
-	return n, res, err
-}
-
-// Send is Next followed by send(dst[:n]), with no direct send able to
+// Send claims up to len(dst) unsent bytes for c (waiting until there are
+// some) and passes them to send(dst[:n]), with no direct send able to
 // overtake those bytes in between.
 func (b *outBuf) Send(ctx context.Context, c *cursor, dst []byte, stallAfter time.Duration, send func([]byte) error) (readResult, error) {
 	n, res, err := b.claim(ctx, c, dst, stallAfter)
@@ -259,7 +249,8 @@ func (b *outBuf) claim(ctx context.Context, c *cursor, dst []byte, stallAfter ti
 			b.mu.Unlock()
 			// A direct send still under way goes out before the end.
 			c.sendMu.Lock()
-			c.sendMu.Unlock() //nolint:staticcheck // waiting, not guarding
+			//lint:ignore SA2001 the lock is taken to wait for that send, not to guard anything
+			c.sendMu.Unlock()
 			return 0, readEOF, nil
 		}
 		ch := b.changed
@@ -278,27 +269,4 @@ func (b *outBuf) claim(ctx context.Context, c *cursor, dst []byte, stallAfter ti
 			return 0, readEOF, ctx.Err()
 		}
 	}
-}
-
-// Snapshot returns a copy of the bytes still in the ring (for tests and diagnostics).
-func (b *outBuf) Snapshot() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	size := int64(len(b.ring))
-	start := max(b.total-size, 0)
-	out := make([]byte, 0, b.total-start)
-	for off := start; off < b.total; {
-		at := off % size
-		end := min(size, at+(b.total-off))
-		out = append(out, b.ring[at:end]...)
-		off += end - at
-	}
-	return out
-}
-
-// Total is the number of bytes written so far.
-func (b *outBuf) Total() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.total
 }

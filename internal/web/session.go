@@ -375,12 +375,6 @@ func (s *Session) Stop(ctx context.Context, reason string) {
 // Done is closed when the session has ended.
 func (s *Session) Done() <-chan struct{} { return s.done }
 
-// ID is the session id.
-func (s *Session) ID() string { return s.id }
-
-// Dir is the session's working directory.
-func (s *Session) Dir() string { return s.dir }
-
 // State returns a snapshot for clients.
 func (s *Session) State() SessionState {
 	s.mu.Lock()

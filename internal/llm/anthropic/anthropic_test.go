@@ -277,7 +277,7 @@ func TestStopReasonsAndTruncation(t *testing.T) {
 			var c llmtest.Events
 			resp, err := newProvider(srv, nil, 3).Stream(context.Background(), baseRequest(), c.On)
 			if tc.wantKind != "" {
-				if llm.KindOf(err) != tc.wantKind || !strings.Contains(err.Error(), tc.wantMsg) {
+				if llmtest.KindOf(err) != tc.wantKind || !strings.Contains(err.Error(), tc.wantMsg) {
 					t.Fatalf("err = %v, want kind %s containing %q", err, tc.wantKind, tc.wantMsg)
 				}
 				if len(c.Calls) != 0 {
@@ -425,8 +425,8 @@ func TestMalformedStreams(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmtest.New(t, llmtest.Turn{Raw: tc.raw})
 			_, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), nil)
-			if llm.KindOf(err) != tc.wantKind {
-				t.Fatalf("err = %v (kind %q), want kind %s", err, llm.KindOf(err), tc.wantKind)
+			if llmtest.KindOf(err) != tc.wantKind {
+				t.Fatalf("err = %v (kind %q), want kind %s", err, llmtest.KindOf(err), tc.wantKind)
 			}
 		})
 	}
@@ -442,7 +442,7 @@ func TestConnectionRefused(t *testing.T) {
 	rp := llm.RetryPolicy{MaxRetries: 0}
 	p := New(Options{APIKey: "k", BaseURL: "http://" + addr, Retry: &rp})
 	_, err = p.Stream(context.Background(), baseRequest(), nil)
-	if llm.KindOf(err) != llm.ErrConnection || !strings.Contains(err.Error(), "ANTHROPIC_BASE_URL") {
+	if llmtest.KindOf(err) != llm.ErrConnection || !strings.Contains(err.Error(), "ANTHROPIC_BASE_URL") {
 		t.Fatalf("err = %v", err)
 	}
 }

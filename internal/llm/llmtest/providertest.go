@@ -133,8 +133,8 @@ func CheckStall(t *testing.T, urlVar string, newProvider func(srv *Server, idle 
 					t.Fatalf("Stream = %q, %v; want ok", resp.Message.Text, err)
 				}
 			} else {
-				if llm.KindOf(err) != llm.ErrStalled {
-					t.Fatalf("err = %v (kind %q), want kind %q", err, llm.KindOf(err), llm.ErrStalled)
+				if KindOf(err) != llm.ErrStalled {
+					t.Fatalf("err = %v (kind %q), want kind %q", err, KindOf(err), llm.ErrStalled)
 				}
 				for _, want := range []string{tt.wantErr, strings.TrimSuffix(srv.URL(), "/"), urlVar, "SYNAPSE_STREAM_IDLE_TIMEOUT"} {
 					if !strings.Contains(err.Error(), want) {

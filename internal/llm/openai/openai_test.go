@@ -198,8 +198,8 @@ func TestErrorsAndRetries(t *testing.T) {
 					t.Fatalf("resp %+v err %v", resp, err)
 				}
 			} else {
-				if llm.KindOf(err) != tc.wantKind || !strings.Contains(err.Error(), tc.wantMsg) {
-					t.Fatalf("err = %v (kind %q), want %s containing %q", err, llm.KindOf(err), tc.wantKind, tc.wantMsg)
+				if llmtest.KindOf(err) != tc.wantKind || !strings.Contains(err.Error(), tc.wantMsg) {
+					t.Fatalf("err = %v (kind %q), want %s containing %q", err, llmtest.KindOf(err), tc.wantKind, tc.wantMsg)
 				}
 				if len(c.Calls) != 0 {
 					t.Errorf("calls emitted despite the error: %+v", c.Calls)
