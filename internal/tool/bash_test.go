@@ -462,3 +462,29 @@ func TestExtensionFailureHints(t *testing.T) {
 		}
 	}
 }
+
+// What a person is shown of a failure keeps the command's own output and
+// drops what was added for the model (exit-code line, hint, [stderr] label).
+func TestUserOutput(t *testing.T) {
+	tests := []struct {
+		name string
+		res  command.Result
+		want string
+	}{
+		{"invalid usage with hint", command.Result{Stderr: "Unexpected argument \"x\"\nUsage: read <file_path>", ExitCode: 1},
+			"Unexpected argument \"x\"\nUsage: read <file_path>"},
+		{"stdout and stderr", command.Result{Stdout: "a\nb\n", Stderr: "read: /x: no such file\n", ExitCode: 3}, "a\nb\nread: /x: no such file"},
+		{"no output", command.Result{ExitCode: 2}, ""},
+		{"success unchanged", command.Result{Stdout: "[stderr]\nfine\n[exit code: 0]"}, "[stderr]\nfine\n[exit code: 0]"},
+		{"output that only looks like a marker", command.Result{Stdout: "[exit code: 9] said the log", ExitCode: 1}, "[exit code: 9] said the log"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := New(Options{Agent: command.HandlerFunc(func(context.Context, string) command.Result { return tt.res })})
+			r := call(t, b, "read x")
+			if got := UserOutput(r); got != tt.want {
+				t.Errorf("UserOutput = %q, want %q (model saw %q)", got, tt.want, r.Output)
+			}
+		})
+	}
+}

@@ -64,6 +64,30 @@ func (b *Bash) shape(ctx context.Context, route router.Route, cmd string, res co
 	return Result{Output: o.String(), IsError: true, Message: fmt.Sprintf("%s failed with exit code %d (%s)", what, res.ExitCode, category), Facts: facts}
 }
 
+// UserOutput is a result's output as a person reads it: a failure without
+// the exit-code line and self-repair hint added for the model (the short
+// error line already says how it failed) and without the [stderr] label, so
+// a folded view keeps the command's own last lines, where its error is.
+func UserOutput(r Result) string {
+	out := r.Output
+	if !r.IsError {
+		return out
+	}
+	if code, ok := r.Facts.Exit(); ok {
+		mark := fmt.Sprintf("[exit code: %d]", code)
+		if i := strings.LastIndex(out, mark); i >= 0 && (i == 0 || out[i-1] == '\n') {
+			rest := out[i+len(mark):]
+			if rest == "" || strings.HasPrefix(rest, "\n"+hintTag) {
+				out = strings.TrimSuffix(out[:i], "\n")
+			}
+		}
+	}
+	if i := strings.LastIndex(out, "[stderr]\n"); i >= 0 && (i == 0 || out[i-1] == '\n') {
+		out = out[:i] + out[i+len("[stderr]\n"):]
+	}
+	return out
+}
+
 // failedName is the command the short error line names: the Agent Shell or
 // extension command, or the native command whose name starts a line of its
 // error output ("cat: x: No such file"); "" when that is not clear.

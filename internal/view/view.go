@@ -227,7 +227,7 @@ func ToolOutcome(res *tool.Result) (ok bool, output string, meta render.ToolMeta
 	if res == nil {
 		return true, "", meta
 	}
-	ok, output, meta.Message = !res.IsError, res.Output, res.Message
+	ok, output, meta.Message = !res.IsError, tool.UserOutput(*res), res.Message
 	if c := res.Change; c != nil && !res.IsError {
 		meta.Change = &render.FileChange{Path: c.Path, Old: c.Old, New: c.New, Created: c.Created}
 	}

@@ -165,3 +165,24 @@ func TestErrorsAndLimits(t *testing.T) {
 		t.Errorf("a limit should be a plain notice:\n%s", got)
 	}
 }
+
+// A failure's folded output shows the command's own last lines (its error),
+// not the exit-code line and repair hint written for the model.
+func TestSinkFailureShowsTheError(t *testing.T) {
+	var out bytes.Buffer
+	sink := New(render.New(render.Options{Out: &out}))
+	res := &tool.Result{IsError: true, Message: "`task:general` failed with exit code 1 (invalid_usage)",
+		Output: "[stderr]\nUnexpected argument \"x\": give the task text with --prompt\nUsage: task:general --prompt \"<task>\"\nRun `task:general --help` for details.\n[exit code: 1]\n[Self-description] `task:general` was called with invalid arguments.",
+		Facts:  tool.Facts{ExitCode: func() *int { n := 1; return &n }()}}
+	sink.Handle(agent.Event{Kind: agent.ToolStart, CallID: "1", Command: "task:general x"})
+	sink.Handle(agent.Event{Kind: agent.ToolEnd, CallID: "1", Command: "task:general x", Result: res})
+	got := out.String()
+	if !strings.Contains(got, "Unexpected argument") {
+		t.Errorf("the error line is not shown:\n%s", got)
+	}
+	for _, bad := range []string{"[exit code: 1]", "[Self-description]", "[stderr]"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("shows %q, written for the model:\n%s", bad, got)
+		}
+	}
+}
