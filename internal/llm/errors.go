@@ -27,11 +27,27 @@ type Error struct {
 	Provider   string
 	StatusCode int
 	RetryAfter time.Duration
-	Message    string // what went wrong and what to do
-	Err        error
+	Message    string // what went wrong (and, when Hint is empty, what to do)
+	// Hint says what the user can do about it; Error() ends with it. A
+	// retry notice leaves it out: "try again later" while retrying misleads.
+	Hint string
+	Err  error
 }
 
 func (e *Error) Error() string {
+	if e.Hint == "" {
+		return e.Reason()
+	}
+	s := e.Provider + ": " + e.Message + "; " + e.Hint
+	if e.StatusCode != 0 {
+		s = fmt.Sprintf("%s (HTTP %d)", s, e.StatusCode)
+	}
+	return s
+}
+
+// Reason is the error without its hint: what went wrong, for a notice
+// that already says what happens next.
+func (e *Error) Reason() string {
 	s := e.Provider + ": " + e.Message
 	if e.StatusCode != 0 {
 		s = fmt.Sprintf("%s (HTTP %d)", s, e.StatusCode)

@@ -40,16 +40,13 @@ func NewAPIFailure(provider string, status int, detail string, header http.Heade
 }
 
 // Typed returns the failure as an *Error of kind whose message is what went
-// wrong, the server's detail, then hint (what to do; may be empty).
+// wrong and the server's detail, and whose hint is what to do (may be empty).
 func (f APIFailure) Typed(kind ErrorKind, what, hint string) *Error {
 	msg := what
 	if f.Detail != "" {
 		msg += ": " + f.Detail
 	}
-	if hint != "" {
-		msg += "; " + hint
-	}
-	return &Error{Kind: kind, Provider: f.Provider, StatusCode: f.Status, RetryAfter: f.RetryAfter, Message: msg, Err: f.Err}
+	return &Error{Kind: kind, Provider: f.Provider, StatusCode: f.Status, RetryAfter: f.RetryAfter, Message: msg, Hint: hint, Err: f.Err}
 }
 
 // TransportMessages are an adapter's words for failures that came with no

@@ -22,12 +22,13 @@ func TestAPIFailureTyped(t *testing.T) {
 		what, hint  string
 		wantStatus  int
 		wantMessage string
+		wantError   string // "" when it is the message with provider and status
 		wantWait    time.Duration
 	}{
 		{name: "detail and hint", status: 401, detail: "bad key", what: "the API key was refused", hint: "check KEY",
-			wantStatus: 401, wantMessage: "the API key was refused: bad key; check KEY"},
+			wantStatus: 401, wantMessage: "the API key was refused: bad key", wantError: "prov: the API key was refused: bad key; check KEY (HTTP 401)"},
 		{name: "status text when no detail", status: 404, what: "not found", hint: "check the model",
-			wantStatus: 404, wantMessage: "not found: Not Found; check the model"},
+			wantStatus: 404, wantMessage: "not found: Not Found", wantError: "prov: not found: Not Found; check the model (HTTP 404)"},
 		{name: "no hint", status: 400, detail: "bad field", what: "the request was refused",
 			wantStatus: 400, wantMessage: "the request was refused: bad field"},
 		{name: "stream event has no status", status: 200, what: "the server reported an error",
@@ -42,6 +43,20 @@ func TestAPIFailureTyped(t *testing.T) {
 			e := NewAPIFailure("prov", tt.status, tt.detail, tt.header, inner).Typed(ErrAuth, tt.what, tt.hint)
 			if e.Kind != ErrAuth || e.Provider != "prov" || e.StatusCode != tt.wantStatus || e.Message != tt.wantMessage || e.RetryAfter != tt.wantWait {
 				t.Errorf("got %+v, want status %d, message %q, wait %v", e, tt.wantStatus, tt.wantMessage, tt.wantWait)
+			}
+			reason := "prov: " + tt.wantMessage
+			if tt.wantStatus != 0 {
+				reason += fmt.Sprintf(" (HTTP %d)", tt.wantStatus)
+			}
+			if e.Reason() != reason {
+				t.Errorf("Reason() = %q, want %q (no hint)", e.Reason(), reason)
+			}
+			want := tt.wantError
+			if want == "" {
+				want = reason
+			}
+			if e.Error() != want {
+				t.Errorf("Error() = %q, want %q", e.Error(), want)
 			}
 			if !errors.Is(e, inner) {
 				t.Errorf("the SDK error is not wrapped")

@@ -143,7 +143,7 @@ func (p RetryPolicy) DoNotify(ctx context.Context, onEvent func(Event), try func
 			return Response{}, err.Error
 		}
 		if onEvent != nil {
-			onEvent(Event{Type: EventRetry, Retry: &RetryNotice{Attempt: attempt + 1, Max: p.MaxRetries, Wait: d, Reason: err.Error.Error()}})
+			onEvent(Event{Type: EventRetry, Retry: &RetryNotice{Attempt: attempt + 1, Max: p.MaxRetries, Wait: d, Reason: err.Error.Reason()}})
 		}
 		if werr := p.Wait(ctx, d); werr != nil {
 			return Response{}, werr

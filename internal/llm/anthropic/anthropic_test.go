@@ -600,3 +600,22 @@ func TestStalledServer(t *testing.T) {
 		return New(Options{APIKey: "k", BaseURL: srv.URL(), IdleTimeout: idle, Retry: llmtest.RetryPolicy(maxRetries, &llmtest.Waits{})})
 	})
 }
+
+// A retry notice says what went wrong, not the error's advice to try again
+// later: the client is already trying again.
+func TestRetryNoticeReasonHasNoHint(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Turn{Status: 529, Error: llmtest.APIError{Type: "overloaded_error", Message: "Overloaded"}}, llmtest.TextTurn("ok"))
+	var w llmtest.Waits
+	var reasons []string
+	_, err := newProvider(srv, &w, 3).Stream(context.Background(), baseRequest(), func(ev llm.Event) {
+		if ev.Type == llm.EventRetry {
+			reasons = append(reasons, ev.Retry.Reason)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reasons) != 1 || reasons[0] != "anthropic: the API is overloaded: Overloaded (HTTP 529)" {
+		t.Errorf("retry reasons = %q, want the failure without its hint", reasons)
+	}
+}
