@@ -480,7 +480,7 @@ func TestUserOutput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := New(Options{Agent: command.HandlerFunc(func(context.Context, string) command.Result { return tt.res })})
+			b := New(Options{Agent: handlerFunc(func(context.Context, string) command.Result { return tt.res })})
 			r := call(t, b, "read x")
 			if got := UserOutput(r); got != tt.want {
 				t.Errorf("UserOutput = %q, want %q (model saw %q)", got, tt.want, r.Output)
