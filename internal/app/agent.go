@@ -257,6 +257,9 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 		return nil, err
 	}
 	g.closers = append(g.closers, g.Sandbox.Shutdown)
+	if log := a.debugLog(); log != nil {
+		log.Info("sandbox", "cwd", cwd, "status", g.Sandbox.Status().String(), "warnings", strings.Join(g.Sandbox.Warnings(), "; "))
+	}
 
 	if !s.NoModel {
 		// The meta-skills the enhance sub-agent follows, installed on first
@@ -335,7 +338,7 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 	opts := a.AgentOptions(s.Persist, warn)
 	opts.Hooks = g.Hooks
 	opts.Provider, opts.Model, opts.Cwd = provider, model, cwd
-	opts.Tool, opts.Todos, opts.OnEvent = g.Tool, todos, s.OnEvent
+	opts.Tool, opts.Todos, opts.OnEvent = g.Tool, todos, logEvents(a.debugLog(), s.OnEvent)
 	opts.ResumeID = s.ResumeID
 	opts.DisableSkillSearchInstruction = s.DisableSkillSearchInstruction || !settings.SkillSearchInstruction()
 	opts.MaxTokens, opts.ThinkingBudget = settings.MaxTokens, settings.ThinkingBudget

@@ -3,11 +3,19 @@
 // split by what they build (tool.go, sandbox.go, agent.go, …).
 package app
 
-import "github.com/synapse-agent/synapse/internal/config"
+import (
+	"log/slog"
+	"sync"
+
+	"github.com/synapse-agent/synapse/internal/config"
+)
 
 // App holds what is resolved once per process.
 type App struct {
 	Config config.Config
+
+	debugOnce sync.Once
+	debug     *slog.Logger // SYNAPSE_DEBUG=1: the debug log; nil otherwise
 }
 
 // New resolves the configuration from getenv (nil means the process environment).

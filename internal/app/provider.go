@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"strings"
@@ -45,6 +46,7 @@ func (a *App) resolveProvider(sel ProviderSelection) (providerChoice, error) {
 	}
 	c, err := resolveProvider(s, a.Config.Getenv, a.Config.SettingsPath(), sel)
 	c.IdleTimeout = a.Config.StreamIdleTimeout
+	c.log = a.debugLog()
 	return c, err
 }
 
@@ -115,13 +117,25 @@ type providerChoice struct {
 	Images    string // openai only: SYNAPSE_OPENAI_IMAGES (on, off, or "" for api.openai.com only)
 	// IdleTimeout abandons a request whose server stays silent that long.
 	IdleTimeout time.Duration
+	// log, when set (SYNAPSE_DEBUG=1), records the requests and retries.
+	log *slog.Logger
 }
 
 func (c providerChoice) build() llm.Provider {
-	if c.Name == config.ProviderOpenAI {
-		return openai.New(openai.Options{APIKey: c.APIKey, BaseURL: c.BaseURL, Images: c.Images, IdleTimeout: c.IdleTimeout})
+	var retry *llm.RetryPolicy
+	if c.log != nil {
+		retry = retryLogged(llm.DefaultRetryPolicy(), c.Name, c.log)
 	}
-	return anthropic.New(anthropic.Options{APIKey: c.APIKey, AuthToken: c.AuthToken, BaseURL: c.BaseURL, IdleTimeout: c.IdleTimeout})
+	var p llm.Provider
+	if c.Name == config.ProviderOpenAI {
+		p = openai.New(openai.Options{APIKey: c.APIKey, BaseURL: c.BaseURL, Images: c.Images, IdleTimeout: c.IdleTimeout, Retry: retry})
+	} else {
+		p = anthropic.New(anthropic.Options{APIKey: c.APIKey, AuthToken: c.AuthToken, BaseURL: c.BaseURL, IdleTimeout: c.IdleTimeout, Retry: retry})
+	}
+	if c.log != nil {
+		p = loggedProvider{Provider: p, log: c.log}
+	}
+	return p
 }
 
 func resolveProvider(s config.Settings, getenv config.Getenv, settingsPath string, sel ProviderSelection) (providerChoice, error) {

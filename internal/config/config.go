@@ -60,6 +60,7 @@ type Config struct {
 	MaxConsecutiveFailures int           // SYNAPSE_MAX_CONSECUTIVE_TOOL_FAILURES
 	MaxRecentTools         int           // SYNAPSE_MAX_RECENT_TOOLS
 	ShowThinking           bool          // SYNAPSE_SHOW_THINKING=1: the model's whole thinking, not its first lines
+	Debug                  bool          // SYNAPSE_DEBUG=1: write the debug log in LogsDir
 	OutputCap              int           // SYNAPSE_MAX_OUTPUT_CHARS
 	CommandTimeout         time.Duration // SYNAPSE_COMMAND_TIMEOUT (milliseconds)
 	TaskTimeout            time.Duration // SYNAPSE_TASK_TIMEOUT (milliseconds)
@@ -145,6 +146,7 @@ func Load(getenv Getenv) (Config, error) {
 		MaxConsecutiveFailures: PositiveInt(getenv, "SYNAPSE_MAX_CONSECUTIVE_TOOL_FAILURES", DefaultMaxConsecutiveFailures),
 		MaxRecentTools:         PositiveInt(getenv, "SYNAPSE_MAX_RECENT_TOOLS", DefaultMaxRecentTools),
 		ShowThinking:           getenv("SYNAPSE_SHOW_THINKING") == "1",
+		Debug:                  getenv("SYNAPSE_DEBUG") == "1",
 		OutputCap:              PositiveInt(getenv, "SYNAPSE_MAX_OUTPUT_CHARS", DefaultOutputCap),
 		CommandTimeout:         time.Duration(PositiveInt(getenv, "SYNAPSE_COMMAND_TIMEOUT", int(DefaultCommandTimeout/time.Millisecond))) * time.Millisecond,
 		TaskTimeout:            time.Duration(PositiveInt(getenv, "SYNAPSE_TASK_TIMEOUT", int(DefaultTaskTimeout/time.Millisecond))) * time.Millisecond,
