@@ -65,7 +65,7 @@ type rule struct {
 
 // leaves import nothing of ours, so that any layer may use them.
 var leaves = []string{"internal/command", "internal/todo", "internal/fsutil", "internal/router", "internal/cmdline",
-	"internal/llm", "internal/textutil", "internal/proc", "internal/testutil"}
+	"internal/llm", "internal/textutil", "internal/proc", "internal/testutil", "internal/debuglog"}
 
 var rules = []rule{
 	// Core knows no screen.
