@@ -23,6 +23,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/synapse-agent/synapse/internal/todo"
 )
 
@@ -1085,11 +1087,15 @@ func (r *Renderer) HookBlock(title, body string) {
 	r.writeStatic(lines...)
 }
 
-// Error writes an error line.
+// Error writes an error line; on a TTY a long one is word-wrapped under
+// its mark (errors carry a hint and often outgrow a row).
 func (r *Renderer) Error(s string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer r.flush()
+	if avail := r.width - 3; r.tty && avail >= 10 {
+		s = ansi.Wrap(clean(s, true), avail, "")
+	}
 	lines := r.styledLines(s, r.p.red)
 	for i := range lines {
 		if i == 0 {
