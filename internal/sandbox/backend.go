@@ -141,6 +141,7 @@ func (b *LocalBackend) Dispose() error {
 		// The shell and its jobs are gone: nothing can plant one after this.
 		b.plat.lastPlan.revertGit()
 		b.plat.lastPlan.watch.check()
+		b.plat.lastPlan.watch.close()
 		if err := b.plat.cleanup(); err != nil {
 			errs = append(errs, fmt.Errorf("remove sandbox files: %w", err))
 		}

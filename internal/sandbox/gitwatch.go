@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // gitWatch finds git repositories that commands create, or point a new
@@ -20,20 +24,23 @@ import (
 // aside) and reported; a harmless one is watched and checked again after
 // every later command, since its config can still be changed.
 //
-// It costs one Lstat per directory of the writable roots per command: a
-// directory whose ctime moved (an entry was added, removed or renamed in it;
-// unlike the mtime, no command can set it back) is read again, and a new
-// subdirectory is walked. Directories the start-up scan skipped
+// The directories the start-up scan saw are watched with inotify (a new
+// entry in one is an event), so a command that created nothing costs one
+// non-blocking read. A directory inotify cannot watch (the user's watch
+// limit) is checked by its ctime instead, one Lstat per command (unlike the
+// mtime, no command can set it back). Directories the scan skipped
 // (node_modules, beyond its bound) are not watched.
 type gitWatch struct {
 	mu    sync.Mutex
-	dirs  map[string]int64 // directory -> ctime (ns) when last seen
+	fd    int              // inotify descriptor, -1 before start or without inotify
+	wds   map[int32]string // watch descriptor -> directory
+	dirs  map[string]int64 // directory -> ctime (ns): the scan's, then the unwatched ones
 	known map[string]bool  // .git entries present at start (mounted read-only where it matters)
 	fresh []string         // .git entries that appeared since, watched for changes
 }
 
 func newGitWatch() *gitWatch {
-	return &gitWatch{dirs: map[string]int64{}, known: map[string]bool{}}
+	return &gitWatch{fd: -1, wds: map[int32]string{}, dirs: map[string]int64{}, known: map[string]bool{}}
 }
 
 func ctimeOf(st fs.FileInfo) int64 {
@@ -43,10 +50,58 @@ func ctimeOf(st fs.FileInfo) int64 {
 	return st.ModTime().UnixNano()
 }
 
-// remember records a directory of the start-up scan.
+// remember records a directory of the start-up scan (or a new one).
 func (w *gitWatch) remember(dir string, d fs.DirEntry) {
+	if w.fd >= 0 && w.add(dir) {
+		return
+	}
 	if st, err := d.Info(); err == nil {
 		w.dirs[dir] = ctimeOf(st)
+	}
+}
+
+const watchMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
+
+// add watches dir with inotify; false when it cannot.
+func (w *gitWatch) add(dir string) bool {
+	wd, err := unix.InotifyAddWatch(w.fd, dir, watchMask)
+	if err != nil {
+		return false
+	}
+	w.wds[int32(wd)] = dir
+	return true
+}
+
+// start turns the scanned directories into inotify watches (the sandbox's
+// shell only: a plan made for a status or an extension run keeps none).
+func (w *gitWatch) start() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fd >= 0 {
+		return
+	}
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return // the ctime check covers every directory
+	}
+	w.fd = fd
+	for dir := range w.dirs {
+		if w.add(dir) {
+			delete(w.dirs, dir)
+		}
+	}
+}
+
+// close releases the inotify descriptor.
+func (w *gitWatch) close() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fd >= 0 {
+		_ = unix.Close(w.fd)
+		w.fd = -1
 	}
 }
 
@@ -62,19 +117,20 @@ func (w *gitWatch) check() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var found []string
+	note := func(p string) {
+		if !w.known[p] && !slices.Contains(found, p) {
+			found = append(found, p)
+		}
+	}
 	budget := maxNewEntries
-	//lint:ignore S1021 the closure calls itself, so it must be declared first
-	var walkNew func(dir string)
-	walkNew = func(dir string) {
+	walkNew := func(dir string) {
 		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || budget <= 0 {
 				return fs.SkipDir
 			}
 			budget--
 			if d.Name() == ".git" {
-				if !w.known[p] && !slices.Contains(found, p) {
-					found = append(found, p)
-				}
+				note(p)
 				if d.IsDir() {
 					return fs.SkipDir
 				}
@@ -89,33 +145,34 @@ func (w *gitWatch) check() []string {
 			return nil
 		})
 	}
+	// A changed directory: look at its entries (new subdirectories whole).
+	rescan := func(dir string) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			switch {
+			case e.Name() == ".git":
+				note(p)
+			case e.IsDir() && !scanSkip[e.Name()]:
+				walkNew(p)
+			}
+		}
+	}
+	if w.fd >= 0 {
+		w.drain(note, walkNew, rescan)
+	}
 	for dir, was := range w.dirs {
 		st, err := os.Lstat(dir)
 		if err != nil || !st.IsDir() {
 			delete(w.dirs, dir)
 			continue
 		}
-		now := ctimeOf(st)
-		if now == was {
-			continue
-		}
-		w.dirs[dir] = now
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			continue
-		}
-		for _, e := range ents {
-			p := filepath.Join(dir, e.Name())
-			switch {
-			case e.Name() == ".git":
-				if !w.known[p] && !slices.Contains(found, p) {
-					found = append(found, p)
-				}
-			case e.IsDir() && !scanSkip[e.Name()]:
-				if _, seen := w.dirs[p]; !seen {
-					walkNew(p)
-				}
-			}
+		if now := ctimeOf(st); now != was {
+			w.dirs[dir] = now
+			rescan(dir)
 		}
 	}
 	for _, p := range found {
@@ -144,6 +201,45 @@ func (w *gitWatch) check() []string {
 	}
 	w.fresh = keep
 	return out
+}
+
+// drain reads the pending inotify events: a new `.git` is noted, a new
+// directory walked; after an overflow every watched directory is read again.
+func (w *gitWatch) drain(note func(string), walkNew, rescan func(string)) {
+	buf := make([]byte, 64*1024)
+	for {
+		n, err := unix.Read(w.fd, buf)
+		if err != nil || n <= 0 {
+			return // EAGAIN: nothing more
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			nameBytes := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+			if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+				for _, dir := range w.wds {
+					rescan(dir)
+				}
+				continue
+			}
+			if ev.Mask&unix.IN_IGNORED != 0 {
+				delete(w.wds, ev.Wd)
+				continue
+			}
+			dir, ok := w.wds[ev.Wd]
+			if !ok {
+				continue
+			}
+			name := string(bytes.TrimRight(nameBytes, "\x00"))
+			p := filepath.Join(dir, name)
+			switch {
+			case name == ".git":
+				note(p)
+			case ev.Mask&unix.IN_ISDIR != 0 && !scanSkip[name]:
+				walkNew(p)
+			}
+		}
+	}
 }
 
 // disableRepo renames a .git entry aside (no link followed: rename acts on

@@ -126,12 +126,14 @@ func (pl *platform) wrap(p Policy, argv []string, opts WrapOptions) ([]string, e
 	if !p.ReadOnly && slices.ContainsFunc(mp.writable, func(w string) bool { return within(pl.stateDir, w) }) {
 		mp.protect = append(mp.protect, pl.stateDir)
 	}
+	mp.watch.start()
 	pl.lastPlan = mp
 	return append(bwrapArgs(bwrap, p, mp, opts, filepath.Join(pl.stateDir, "empty")), argv...), nil
 }
 
-// cleanup removes the adapter's files.
+// cleanup removes the adapter's files and stops watching for repositories.
 func (pl *platform) cleanup() error {
+	pl.lastPlan.watch.close()
 	if pl.stateDir == "" {
 		return nil
 	}
