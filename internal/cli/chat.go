@@ -22,13 +22,16 @@ import (
 	"github.com/synapse-agent/synapse/internal/repl"
 	"github.com/synapse-agent/synapse/internal/skills"
 	"github.com/synapse-agent/synapse/internal/textutil"
+	"github.com/synapse-agent/synapse/internal/tool"
 	"github.com/synapse-agent/synapse/internal/view"
 )
 
 type chatFlags struct {
-	model, provider, resume string
-	cont                    bool
+	model, provider, resume, mode string
+	cont                          bool
 }
+
+const permissionModeHelp = "permission mode: default (sandboxed, asks about escapes), accept-edits (grants inside the project without asking) or plan (read-only; the model proposes a plan)"
 
 func newChatCmd(stdio IO) *cobra.Command {
 	var f chatFlags
@@ -46,6 +49,7 @@ func newChatCmd(stdio IO) *cobra.Command {
 	fl.StringVar(&f.provider, "provider", "", "provider: anthropic or openai (default: SYNAPSE_PROVIDER or settings.json)")
 	fl.StringVarP(&f.resume, "resume", "r", "", "resume the session with this id (or unique id prefix)")
 	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the most recent session of this directory (the project)")
+	fl.StringVar(&f.mode, "permission-mode", string(tool.ModeDefault), permissionModeHelp+"; Shift+Tab cycles in the REPL")
 	return badUsageExits2(cmd)
 }
 
@@ -53,6 +57,10 @@ func runChat(ctx context.Context, stdio IO, f chatFlags) error {
 	resume, err := resumeID(f.cont, f.resume)
 	if err != nil {
 		return err
+	}
+	mode, err := tool.ParseMode(f.mode)
+	if err != nil {
+		return exitCode(2, err)
 	}
 	getenv := getenvOr(stdio.Getenv)
 	a, cwd, err := newApp(stdio)
@@ -92,7 +100,7 @@ func runChat(ctx context.Context, stdio IO, f chatFlags) error {
 		Provider: f.provider, Model: f.model, ResumeID: resume, Cwd: cwd,
 		In: stdio.In, Out: stdio.Out, TTY: tty, RenderTTY: outTTY,
 		Color: outTTY && getenv("NO_COLOR") == "", Width: width, Height: height,
-		Version: Version,
+		Version: Version, Mode: mode,
 	})
 	if err != nil {
 		return exitCode(1, err)
@@ -140,6 +148,7 @@ type chatSetup struct {
 	Color         bool
 	Width, Height int
 	Version       string
+	Mode          tool.Mode // the permission mode to start in ("": default)
 }
 
 // chat is a ready interactive session. Run it with chat.REPL.Run, then Close it.
@@ -192,7 +201,20 @@ func newChat(ctx context.Context, a *app.App, s chatSetup) (*chat, error) {
 		return nil, err
 	}
 	mgr := g.Sandbox
+	setMode := func(m tool.Mode) error {
+		if m == tool.ModePlan || mgr.ReadOnly() {
+			return mgr.SetReadOnly(m == tool.ModePlan)
+		}
+		return nil
+	}
+	if s.Mode == tool.ModePlan {
+		if err := setMode(s.Mode); err != nil {
+			_ = g.Close()
+			return nil, fmt.Errorf("--permission-mode plan: %w", err)
+		}
+	}
 	r, err := repl.New(repl.Options{
+		Mode: s.Mode, SetMode: setMode,
 		In: s.In, Out: s.Out, TTY: s.TTY, Width: s.Width,
 		Renderer:       rend,
 		View:           v,

@@ -21,6 +21,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/skills"
 	"github.com/synapse-agent/synapse/internal/textutil"
+	"github.com/synapse-agent/synapse/internal/tool"
 	"github.com/synapse-agent/synapse/internal/view"
 )
 
@@ -33,7 +34,7 @@ const (
 
 type runFlags struct {
 	model, provider, format, resume string
-	inputFormat                     string
+	inputFormat, permissionMode     string
 	partial                         bool
 	cont, allowClone                bool
 	allowPaths                      []string
@@ -69,6 +70,7 @@ func newRunCmd(stdio IO) *cobra.Command {
 	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the most recent session of this directory (the project)")
 	fl.StringVarP(&f.resume, "resume", "r", "", "resume the session with this id (or unique id prefix)")
 	fl.StringArrayVar(&f.allowPaths, "allow-path", nil, "also allow the sandbox to write this path (repeatable)")
+	fl.StringVar(&f.permissionMode, "permission-mode", string(tool.ModeDefault), permissionModeHelp)
 	fl.BoolVar(&f.allowClone, "allow-clone", false, "let skill:import clone git repositories on the host (without your SSH agent, keys or credential helpers)")
 	return badUsageExits2(cmd)
 }
@@ -118,6 +120,10 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	mode, err := tool.ParseMode(f.permissionMode)
+	if err != nil {
+		return exitCode(2, err)
+	}
 	var prompt string
 	if !streamIn {
 		if prompt, err = readPrompt(pipedStdin(stdio.In), args); err != nil {
@@ -143,13 +149,23 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 		OnEvent:    out.event,
 		Warn:       out.warn,
 		Extensions: app.ExtensionOptions{ClientVersion: Version, Clone: runClonePolicy(f.allowClone)},
+		// No one to ask: the mode answers (plan refuses and says why,
+		// accept-edits grants inside the project, the rest is denied).
+		Approver: tool.ModeApprover{Mode: mode, Project: tool.ProjectRoot(cwd)},
 	})
 	if err != nil {
 		return exitCode(1, err)
 	}
+	if mode == tool.ModePlan {
+		if err := g.Sandbox.SetReadOnly(true); err != nil {
+			_ = g.Close()
+			return exitCode(1, fmt.Errorf("--permission-mode plan: %w", err))
+		}
+		prompt = tool.PlanPrompt(prompt)
+	}
 	runner := g.Runner
 	out.init(initEvent{SessionID: runner.BeginSession(), Model: runner.Model(), Cwd: cwd, Tools: []string{toolName},
-		MCPServers: mcpStatuses(g), PermissionMode: "default", Sandbox: g.Sandbox.Enabled(), SynapseVersion: Version})
+		MCPServers: mcpStatuses(g), PermissionMode: string(mode), Sandbox: g.Sandbox.Enabled(), SynapseVersion: Version})
 	for _, w := range slices.Concat(g.SettingsWarnings(), g.Sandbox.Warnings()) {
 		out.warn(errors.New(w))
 	}

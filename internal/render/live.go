@@ -58,6 +58,8 @@ type Status struct {
 	CostUSD        float64
 	Priced         bool
 	Sandbox        string // "on", "off", "degraded", …
+	// Mode is the permission mode when not the default ("plan", …).
+	Mode string
 	// Queued is what the user typed during the turn, sent when it ends
 	// (shown under the footer; "" hides the line).
 	Queued string
@@ -284,6 +286,9 @@ func (r *Renderer) footerLine() string {
 		return ""
 	}
 	var parts []string
+	if s.Mode != "" {
+		parts = append(parts, "mode "+clean(s.Mode, true))
+	}
 	if s.Model != "" {
 		parts = append(parts, clean(s.Model, true))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/session"
 	"github.com/synapse-agent/synapse/internal/textutil"
+	"github.com/synapse-agent/synapse/internal/tool"
 )
 
 type slashCommand struct {
@@ -34,6 +35,8 @@ func init() {
 		{"tools", "", "what the agent can call, by layer", (*REPL).cmdTools, nil},
 		{"resume", "[--latest | --all | id]", "continue a saved session of this project (pick by number or id prefix)", (*REPL).cmdResume, nil},
 		{"sandbox", "", "what the sandbox enforces, and this session's grants", (*REPL).cmdSandbox, nil},
+		{"mode", "[default|accept-edits|plan]", "show or switch the permission mode (Shift+Tab cycles)", (*REPL).cmdMode, nil},
+		{"approve", "", "in plan mode: approve the plan, switch to default mode and carry it out", (*REPL).cmdApprove, nil},
 		{"skills", "", "list the installed skills", (*REPL).cmdSkills, nil},
 		{"skill", "enhance [--on|--off]", "skill auto-enhance after worthwhile turns: status, or switch it (saved)", (*REPL).cmdSkill, nil},
 		{"skill:<command>", "…", "run a skill command yourself: /skill:info <name>, /skill:rollback <name> [n], /skill:import <dir>, …", nil, nil},
@@ -549,5 +552,39 @@ func (r *REPL) cmdSkill(_ context.Context, args string) error {
 	} else {
 		r.println("Skill auto-enhance is off (saved in settings.json).")
 	}
+	return nil
+}
+
+func (r *REPL) cmdMode(_ context.Context, args string) error {
+	if args == "" {
+		r.println("Mode " + modeHelp(r.perm.Mode()) + ". Switch with /mode <name> or Shift+Tab.")
+		return nil
+	}
+	m, err := tool.ParseMode(args)
+	if err == nil {
+		err = r.setMode(m)
+	}
+	if err != nil {
+		r.r.Error(err.Error())
+		return nil
+	}
+	r.println("Mode " + modeHelp(m) + ".")
+	return nil
+}
+
+// approvedPlan is the prompt /approve sends.
+const approvedPlan = "The plan is approved and the workspace is writable again (default mode): carry the plan out now."
+
+func (r *REPL) cmdApprove(ctx context.Context, _ string) error {
+	if r.perm.Mode() != tool.ModePlan {
+		r.r.Error("/approve approves a plan made in plan mode; the mode is " + string(r.perm.Mode()) + " (switch with /mode plan or Shift+Tab)")
+		return nil
+	}
+	if err := r.setMode(tool.ModeDefault); err != nil {
+		r.r.Error(err.Error())
+		return nil
+	}
+	r.println("Plan approved: mode " + modeHelp(tool.ModeDefault) + ".")
+	r.turn(ctx, approvedPlan)
 	return nil
 }

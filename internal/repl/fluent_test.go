@@ -139,7 +139,7 @@ func TestSlashCaseAliasesSuggestions(t *testing.T) {
 
 func TestClosest(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
-		{"res", "resume"}, {"modle", "model"}, {"last", "latest"}, {"xyzzy", ""}, {"", ""},
+		{"res", "resume"}, {"modle", "model"}, {"hlep", "help"}, {"last", "latest"}, {"nope", ""}, {"xyzzy", ""}, {"", ""},
 	} {
 		if got := closest(tt.in, append(commandNames(), "latest")); got != tt.want {
 			t.Errorf("closest(%q) = %q, want %q", tt.in, got, tt.want)

@@ -46,10 +46,11 @@ type editorInput struct {
 	pending []byte
 	now     func() time.Time
 
-	mu        sync.Mutex
-	lastCtrlC time.Time
-	onCtrlC   func(exiting bool) // shows a hint; called outside the editor's lock
-	done      <-chan struct{}    // ends a wait for keys (the REPL's context)
+	mu         sync.Mutex
+	lastCtrlC  time.Time
+	onCtrlC    func(exiting bool) // shows a hint; called outside the editor's lock
+	onShiftTab func()             // cycles the permission mode; outside the editor's lock
+	done       <-chan struct{}    // ends a wait for keys (the REPL's context)
 }
 
 // prefill hands keys to the editor as if typed (a line typed during a
@@ -86,7 +87,16 @@ func (e *editorInput) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// shiftTab is the key's sequence (back-tab).
+var shiftTab = []byte("\x1b[Z")
+
 func (e *editorInput) translate(b []byte) []byte {
+	for n := bytes.Count(b, shiftTab); n > 0; n-- {
+		b = bytes.Replace(b, shiftTab, nil, 1)
+		if e.onShiftTab != nil {
+			e.onShiftTab()
+		}
+	}
 	if bytes.IndexByte(b, keyCtrlC) < 0 {
 		return b
 	}

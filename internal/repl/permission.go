@@ -21,6 +21,35 @@ type Permissions struct {
 	mu     sync.Mutex
 	watch  *turnWatch // the running turn's key watcher, nil between turns
 	grants []string   // session and permanent grants made here, for /sandbox
+
+	mode    tool.Mode // the permission mode (default when "")
+	project string    // the project directory accept-edits grants within
+}
+
+// SetMode sets the permission mode the answers follow; project is the
+// directory accept-edits grants within without asking.
+func (p *Permissions) SetMode(m tool.Mode, project string) {
+	p.mu.Lock()
+	p.mode, p.project = m, project
+	p.mu.Unlock()
+}
+
+// Mode is the permission mode.
+func (p *Permissions) Mode() tool.Mode {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mode == "" {
+		return tool.ModeDefault
+	}
+	return p.mode
+}
+
+// DenyNote tells the model why plan mode refused (tool.DenyNoter).
+func (p *Permissions) DenyNote(tool.ApprovalRequest) string {
+	if p.Mode() == tool.ModePlan {
+		return tool.PlanModeNote
+	}
+	return ""
 }
 
 // NewPermissions returns a prompt that asks on r.
@@ -59,8 +88,16 @@ func (p *Permissions) Approve(ctx context.Context, req tool.ApprovalRequest) too
 	p.askMu.Lock()
 	defer p.askMu.Unlock()
 	p.mu.Lock()
-	w := p.watch
+	w, mode, project := p.watch, p.mode, p.project
 	p.mu.Unlock()
+	switch {
+	case mode == tool.ModePlan:
+		p.r.Notice(fmt.Sprintf("plan mode: refused %s (read-only until the plan is approved)", orCommand(req)))
+		return tool.Deny
+	case mode == tool.ModeAcceptEdits && req.Refusal == "" && tool.InProject(req.Resource, project):
+		p.r.Notice("accept-edits: allowed once: " + req.Resource)
+		return tool.Once
+	}
 	if w == nil || req.Resource == "" {
 		p.r.Notice(fmt.Sprintf("sandbox blocked %s (%s): denied, no one to ask", orCommand(req), req.Reason))
 		return tool.Deny

@@ -23,6 +23,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/session"
 	"github.com/synapse-agent/synapse/internal/textutil"
+	"github.com/synapse-agent/synapse/internal/tool"
 	"github.com/synapse-agent/synapse/internal/view"
 )
 
@@ -88,6 +89,11 @@ type Options struct {
 	// switches and persists it (/skill enhance); nil: unavailable.
 	AutoEnhance    func() bool
 	SetAutoEnhance func(on bool) error
+	// Mode is the starting permission mode ("" is default); SetMode
+	// carries out a switch (the sandbox read-only for plan, or back) and
+	// may refuse; nil: modes other than default are unavailable.
+	Mode    tool.Mode
+	SetMode func(m tool.Mode) error
 	// ContextWindow gives the model's window in tokens (0: unknown).
 	ContextWindow func(model string) int
 	// Now is the clock (tests); nil means time.Now.
@@ -136,6 +142,10 @@ func New(o Options) (*REPL, error) {
 		r.r.Notice("warning: " + err.Error())
 	}
 	r.hist = h
+	if o.Mode == "" {
+		o.Mode = tool.ModeDefault
+	}
+	r.perm.SetMode(o.Mode, tool.ProjectRoot(o.Cwd))
 	if o.TTY {
 		r.keys = startKeys(o.In)
 		in := &editorInput{k: r.keys, now: r.now}
@@ -143,7 +153,8 @@ func New(o Options) (*REPL, error) {
 		r.editor = term.NewTerminal(struct {
 			io.Reader
 			io.Writer
-		}{in, o.Out}, promptText)
+		}{in, o.Out}, r.prompt())
+		in.onShiftTab = func() { r.cycleMode() }
 		in.onCtrlC = func(exiting bool) {
 			if !exiting {
 				fmt.Fprint(r.editor, dim("(press Ctrl+C again or Ctrl+D to exit)")+"\r\n")
@@ -335,7 +346,7 @@ func (r *REPL) readLine(prompt string) (line string, pasted bool, err error) {
 // the next line, and pasted lines are collected until Enter.
 func (r *REPL) readInput() (string, error) {
 	var parts []string
-	prompt := promptText
+	prompt := r.prompt()
 	for {
 		line, pasted, err := r.readLine(prompt)
 		if err != nil {
@@ -437,6 +448,9 @@ func (r *REPL) turn(ctx context.Context, input string) {
 			}
 		}
 	}()
+	if r.perm.Mode() == tool.ModePlan {
+		input = tool.PlanPrompt(input)
+	}
 	interrupted := r.cancellable(ctx, func(tctx context.Context) {
 		_, err = r.o.Agent.Run(tctx, input)
 	})
@@ -471,6 +485,9 @@ func (r *REPL) status() render.Status {
 	}
 	if r.o.SandboxSummary != nil {
 		st.Sandbox = textutil.FirstLine(r.o.SandboxSummary())
+	}
+	if m := r.perm.Mode(); m != tool.ModeDefault {
+		st.Mode = string(m)
 	}
 	r.qmu.Lock()
 	st.Queued = r.queue
@@ -517,5 +534,55 @@ func (r *REPL) bang(ctx context.Context, cmd string) {
 		r.r.Notice("interrupted (exit code 130)")
 	default:
 		r.r.Notice(fmt.Sprintf("exit code %d", res.ExitCode))
+	}
+}
+
+// prompt is the input prompt; a mode other than default shows its name.
+func (r *REPL) prompt() string {
+	if m := r.perm.Mode(); m != tool.ModeDefault {
+		return string(m) + " " + promptText
+	}
+	return promptText
+}
+
+// setMode switches the permission mode: the sandbox first (plan makes it
+// read-only), then the answers the permission prompt gives.
+func (r *REPL) setMode(m tool.Mode) error {
+	if m == r.perm.Mode() {
+		return nil
+	}
+	if r.o.SetMode == nil {
+		return fmt.Errorf("permission modes are not available in this session")
+	}
+	if err := r.o.SetMode(m); err != nil {
+		return err
+	}
+	r.perm.SetMode(m, tool.ProjectRoot(r.o.Cwd))
+	if r.editor != nil {
+		r.editor.SetPrompt(r.prompt())
+	}
+	return nil
+}
+
+// modeHelp says what a mode does, in one line.
+func modeHelp(m tool.Mode) string {
+	switch m {
+	case tool.ModePlan:
+		return "plan: read-only; the model investigates and proposes a plan, /approve carries it out"
+	case tool.ModeAcceptEdits:
+		return "accept-edits: sandbox grants inside the project are given without asking"
+	}
+	return "default: sandboxed; you are asked only about escapes"
+}
+
+// cycleMode is Shift+Tab at the prompt: the next mode.
+func (r *REPL) cycleMode() {
+	next := r.perm.Mode().Next()
+	msg := "mode " + modeHelp(next) + " (Shift+Tab: next mode)"
+	if err := r.setMode(next); err != nil {
+		msg = "mode unchanged: " + err.Error()
+	}
+	if r.editor != nil {
+		fmt.Fprint(r.editor, dim(msg)+"\r\n")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/textutil"
+	"github.com/synapse-agent/synapse/internal/tool"
 )
 
 // Replay limits: the last turns of a resumed session, folded so that the
@@ -65,7 +66,7 @@ func transcript(msgs []llm.Message, turns int) []string {
 		switch {
 		case isPrompt(m):
 			flush()
-			text := agent.UnwrapSkillSearch(m.Text)
+			text := tool.UnwrapPlanPrompt(agent.UnwrapSkillSearch(m.Text))
 			out = append(out, fold(text, replayPromptLines, "› ")...)
 		case m.Role == llm.RoleAssistant:
 			for _, c := range m.ToolCalls {
@@ -148,18 +149,33 @@ func closest(s string, candidates []string) string {
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
 		d := editDistance(s, lc)
-		if strings.HasPrefix(lc, s) && s != "" {
-			d = min(d, 1) // a prefix is a strong hint ("res" → "resume")
+		if (strings.HasPrefix(lc, s) && s != "") || (len(s) >= 3 && subsequence(s, lc)) {
+			d = min(d, 1) // a prefix or an abbreviation is a strong hint ("res", "last")
 		}
 		p := commonPrefix(s, lc) // ties go to the longer shared start
 		if bestD < 0 || d < bestD || (d == bestD && p > bestP) {
 			best, bestD, bestP = c, d, p
 		}
 	}
-	if bestD < 0 || bestD > max(2, len(s)/3) {
+	limit := 1 // a short name is one typo away, a longer one two
+	if len(s) > 4 {
+		limit = 2
+	}
+	if bestD < 0 || bestD > limit {
 		return ""
 	}
 	return best
+}
+
+// subsequence reports whether s's letters appear in t in order.
+func subsequence(s, t string) bool {
+	i := 0
+	for j := 0; j < len(t) && i < len(s); j++ {
+		if s[i] == t[j] {
+			i++
+		}
+	}
+	return i == len(s)
 }
 
 func commonPrefix(a, b string) int {
@@ -170,24 +186,30 @@ func commonPrefix(a, b string) int {
 	return n
 }
 
-// editDistance is the Levenshtein distance between a and b, by runes.
+// editDistance is the optimal-string-alignment distance between a and b
+// by runes: insertions, deletions, substitutions and swaps of neighbours
+// ("hlep" is one step from "help").
 func editDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
 		for j := 1; j <= len(rb); j++ {
 			cost := 1
 			if ra[i-1] == rb[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(rb)]
+	return d[len(ra)][len(rb)]
 }

@@ -276,7 +276,27 @@ func scrubEnv(env, hide []string) []string {
 func (m *Manager) Env() []string { return slices.Clone(m.opts.Env) }
 
 // ReadOnly reports whether this sandbox allows no writes (explore agents).
-func (m *Manager) ReadOnly() bool { return m.opts.ReadOnly }
+func (m *Manager) ReadOnly() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.opts.ReadOnly
+}
+
+// SetReadOnly switches the sandbox to read-only (plan mode) or back; the
+// next command gets a sandbox built from the new policy (shell state is
+// reset). With the sandbox off nothing could be enforced, so it refuses.
+func (m *Manager) SetReadOnly(on bool) error {
+	if !m.enabled {
+		return fmt.Errorf("the sandbox is off (%s), so a read-only mode cannot be enforced; enable it in sandbox.json", m.reason)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.opts.ReadOnly == on {
+		return nil
+	}
+	m.opts.ReadOnly = on
+	return m.rebuildLocked()
+}
 
 // Enabled reports whether commands run under the OS sandbox.
 func (m *Manager) Enabled() bool { return m.enabled }

@@ -115,6 +115,11 @@ func (b *Bash) runApproved(ctx context.Context, route router.Route, cmd string) 
 			gerr = b.opts.Whitelist.AddPermanentWhitelist(resource)
 		default:
 			ap.note = "The user denied access to " + resource + "."
+			if n, ok := b.opts.Approver.(DenyNoter); ok {
+				if note := n.DenyNote(req); note != "" {
+					ap.note = note
+				}
+			}
 			return res, ap, err
 		}
 		if gerr != nil {

@@ -1,0 +1,128 @@
+package tool
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Mode is the main agent's permission mode. The sandbox is on in every
+// mode; a mode changes what it allows and who is asked.
+type Mode string
+
+// Modes, in the order Shift+Tab cycles through them.
+const (
+	// ModeDefault: sandboxed; the user is asked only about escapes.
+	ModeDefault Mode = "default"
+	// ModeAcceptEdits: as default, and grants inside the project are given
+	// without asking.
+	ModeAcceptEdits Mode = "accept-edits"
+	// ModePlan: read-only (the explore sub-agent's sandbox); writes are
+	// refused and the model proposes a plan for the user to approve.
+	ModePlan Mode = "plan"
+)
+
+// Modes lists the modes in cycling order.
+var Modes = []Mode{ModeDefault, ModeAcceptEdits, ModePlan}
+
+// ParseMode reads a --permission-mode value.
+func ParseMode(s string) (Mode, error) {
+	for _, m := range Modes {
+		if strings.EqualFold(s, string(m)) {
+			return m, nil
+		}
+	}
+	var names []string
+	for _, m := range Modes {
+		names = append(names, string(m))
+	}
+	return "", fmt.Errorf("unknown permission mode %q: use one of %s", s, strings.Join(names, ", "))
+}
+
+// Next is the mode after m in the cycle.
+func (m Mode) Next() Mode {
+	for i, x := range Modes {
+		if x == m {
+			return Modes[(i+1)%len(Modes)]
+		}
+	}
+	return ModeDefault
+}
+
+// PlanModeNote is what the model is told when plan mode refuses a change.
+const PlanModeNote = "You are in plan mode: the workspace is read-only and nothing may be changed. " +
+	"Keep investigating with read-only commands, then present your plan as your answer; " +
+	"the user approves it to switch to the default mode, and you carry it out then."
+
+// DenyNoter is an Approver that explains its denials to the model (a
+// permission mode that refuses without asking). The note replaces the
+// plain "the user denied access".
+type DenyNoter interface {
+	DenyNote(req ApprovalRequest) string
+}
+
+// InProject reports whether path is inside the project directory and
+// outside its git metadata (hooks and config run code: never granted
+// without asking).
+func InProject(path, project string) bool {
+	if project == "" || path == "" {
+		return false
+	}
+	rel, err := filepath.Rel(filepath.Clean(project), filepath.Clean(path))
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return false
+	}
+	first, _, _ := strings.Cut(rel, string(filepath.Separator))
+	return first != ".git"
+}
+
+// ProjectRoot is the project cwd belongs to: the nearest directory at or
+// above it holding .git, else cwd itself. accept-edits grants within it
+// (a command run in a subdirectory may write elsewhere in the repository).
+func ProjectRoot(cwd string) string {
+	for dir := filepath.Clean(cwd); ; {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return filepath.Clean(cwd)
+		}
+		dir = parent
+	}
+}
+
+// PlanPrompt wraps a prompt given in plan mode, so that the model knows to
+// answer with a plan; UnwrapPlanPrompt gives the user's text back.
+func PlanPrompt(input string) string { return planPrefix + input }
+
+// UnwrapPlanPrompt returns the user's text of a PlanPrompt (others unchanged).
+func UnwrapPlanPrompt(text string) string { return strings.TrimPrefix(text, planPrefix) }
+
+const planPrefix = "[Plan mode: the workspace is read-only. Investigate, then answer with a plan for the user to approve; do not try to change anything.]\n\n"
+
+// ModeApprover answers without a person (synapse run): plan mode refuses
+// with PlanModeNote, accept-edits grants once inside Project, anything
+// else is denied.
+type ModeApprover struct {
+	Mode    Mode
+	Project string
+}
+
+// Approve implements Approver.
+func (a ModeApprover) Approve(_ context.Context, req ApprovalRequest) Decision {
+	if a.Mode == ModeAcceptEdits && req.Refusal == "" && InProject(req.Resource, a.Project) {
+		return Once
+	}
+	return Deny
+}
+
+// DenyNote implements DenyNoter.
+func (a ModeApprover) DenyNote(ApprovalRequest) string {
+	if a.Mode == ModePlan {
+		return PlanModeNote
+	}
+	return ""
+}
