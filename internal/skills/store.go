@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/synapse-agent/synapse/internal/proc"
 )
 
 // Store manages the user skill folder ($SYNAPSE_HOME/skills) and the
@@ -244,11 +245,17 @@ func (st *Store) git(ctx context.Context, userCreds bool, args ...string) error 
 		full = append(full, "-c", "credential.helper=", "-c", "core.sshCommand="+noCredentialsSSH)
 	}
 	full = append(full, args...)
-	cmd := exec.CommandContext(ctx, "git", full...)
-	cmd.Env = gitEnv(userCreds)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%w: %s", err, strings.TrimSpace(string(out)))
+	// proc.Run: a cancel stops git's helpers too (git-remote-https, ssh),
+	// which run in its process group.
+	r := proc.Run(ctx, proc.Cmd{Argv: append([]string{"git"}, full...), Env: gitEnv(userCreds)})
+	out := strings.TrimSpace(strings.TrimSpace(r.Stderr) + "\n" + strings.TrimSpace(r.Stdout))
+	switch {
+	case r.StartErr != nil:
+		return fmt.Errorf("%w (is git installed?)", r.StartErr)
+	case r.Canceled:
+		return fmt.Errorf("%w: %s", ctx.Err(), out)
+	case r.ExitCode != 0:
+		return fmt.Errorf("exit status %d: %s", r.ExitCode, out)
 	}
 	return nil
 }
