@@ -122,6 +122,14 @@ func (w *gitWatch) check() []string {
 			found = append(found, p)
 		}
 	}
+	// git takes a directory holding HEAD with objects and refs for a bare
+	// repository, before the .git of the directories above: a new entry
+	// that could complete one has that HEAD checked.
+	noteBare := func(dir, name string) {
+		if bareParts[name] {
+			note(filepath.Join(dir, "HEAD"))
+		}
+	}
 	budget := maxNewEntries
 	walkNew := func(dir string) {
 		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -129,6 +137,7 @@ func (w *gitWatch) check() []string {
 				return fs.SkipDir
 			}
 			budget--
+			noteBare(filepath.Dir(p), d.Name())
 			if d.Name() == ".git" {
 				note(p)
 				if d.IsDir() {
@@ -137,7 +146,7 @@ func (w *gitWatch) check() []string {
 				return nil
 			}
 			if d.IsDir() {
-				if scanSkip[d.Name()] {
+				if scanSkip[d.Name()] || strings.Contains(d.Name(), disabledMark) {
 					return fs.SkipDir
 				}
 				w.remember(p, d)
@@ -153,16 +162,17 @@ func (w *gitWatch) check() []string {
 		}
 		for _, e := range ents {
 			p := filepath.Join(dir, e.Name())
+			noteBare(dir, e.Name())
 			switch {
 			case e.Name() == ".git":
 				note(p)
-			case e.IsDir() && !scanSkip[e.Name()]:
+			case e.IsDir() && !scanSkip[e.Name()] && !strings.Contains(e.Name(), disabledMark):
 				walkNew(p)
 			}
 		}
 	}
 	if w.fd >= 0 {
-		w.drain(note, walkNew, rescan)
+		w.drain(note, noteBare, walkNew, rescan)
 	}
 	for dir, was := range w.dirs {
 		st, err := os.Lstat(dir)
@@ -205,7 +215,7 @@ func (w *gitWatch) check() []string {
 
 // drain reads the pending inotify events: a new `.git` is noted, a new
 // directory walked; after an overflow every watched directory is read again.
-func (w *gitWatch) drain(note func(string), walkNew, rescan func(string)) {
+func (w *gitWatch) drain(note func(string), noteBare func(dir, name string), walkNew, rescan func(string)) {
 	buf := make([]byte, 64*1024)
 	for {
 		n, err := unix.Read(w.fd, buf)
@@ -232,21 +242,28 @@ func (w *gitWatch) drain(note func(string), walkNew, rescan func(string)) {
 			}
 			name := string(bytes.TrimRight(nameBytes, "\x00"))
 			p := filepath.Join(dir, name)
+			noteBare(dir, name)
 			switch {
 			case name == ".git":
 				note(p)
-			case ev.Mask&unix.IN_ISDIR != 0 && !scanSkip[name]:
+			case ev.Mask&unix.IN_ISDIR != 0 && !scanSkip[name] && !strings.Contains(name, disabledMark):
 				walkNew(p)
 			}
 		}
 	}
 }
 
+// disabledMark names what disableRepo renamed aside (not looked into again).
+const disabledMark = ".synapse-disabled-"
+
+// bareParts are the entries that make a directory a bare repository to git.
+var bareParts = map[string]bool{"HEAD": true, "objects": true, "refs": true, "commondir": true, "config": true}
+
 // disableRepo renames a .git entry aside (no link followed: rename acts on
 // the entry itself) and returns the new path, or "" when it failed.
 func disableRepo(p string) string {
 	for i := 0; i < 100; i++ {
-		aside := fmt.Sprintf("%s.synapse-disabled-%d", p, i)
+		aside := fmt.Sprintf("%s%s%d", p, disabledMark, i)
 		if _, err := os.Lstat(aside); err == nil {
 			continue
 		}
@@ -258,9 +275,10 @@ func disableRepo(p string) string {
 	return ""
 }
 
-// gitDanger says what in the repository at gitPath (a .git directory, or a
-// .git file naming one) would make git on the host run a program or take
-// hooks, configuration or objects from elsewhere; "" when nothing does.
+// gitDanger says what in the repository at gitPath (a .git directory, a
+// .git file naming one, or the HEAD of a directory git would take for a bare
+// repository) would make git on the host run a program or take hooks,
+// configuration or objects from elsewhere; "" when nothing does.
 func gitDanger(gitPath string) string {
 	st, err := os.Lstat(gitPath)
 	if err != nil {
@@ -268,6 +286,11 @@ func gitDanger(gitPath string) string {
 	}
 	dir := gitPath
 	switch {
+	case filepath.Base(gitPath) == "HEAD":
+		dir = filepath.Dir(gitPath)
+		if !bareRepoShaped(dir) {
+			return ""
+		}
 	case st.Mode()&fs.ModeSymlink != 0:
 		return "a .git symlink points git somewhere else"
 	case !st.IsDir():
@@ -352,4 +375,16 @@ func dangerousGitConfig(path string) string {
 		}
 	}
 	return ""
+}
+
+// bareRepoShaped reports whether git would take dir (which holds a HEAD) for
+// a repository: git's discovery looks for HEAD with objects and refs (or a
+// commondir standing in for them) in each directory it climbs through.
+func bareRepoShaped(dir string) bool {
+	if _, err := os.Lstat(filepath.Join(dir, "commondir")); err == nil {
+		return true
+	}
+	_, errO := os.Lstat(filepath.Join(dir, "objects"))
+	_, errR := os.Lstat(filepath.Join(dir, "refs"))
+	return errO == nil && errR == nil
 }
