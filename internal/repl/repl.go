@@ -13,8 +13,10 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"golang.org/x/term"
 
 	"github.com/synapse-agent/synapse/internal/agent"
@@ -106,6 +108,8 @@ type REPL struct {
 	r    *render.Renderer
 	now  func() time.Time
 	hist *History
+	// width is the terminal's, for word-wrapping println's lines (0: unknown).
+	width atomic.Int64
 
 	keys   *keys
 	editor *term.Terminal
@@ -131,6 +135,7 @@ func New(o Options) (*REPL, error) {
 		o.Out = io.Discard
 	}
 	r := &REPL{o: o, r: o.Renderer, now: o.Now, perm: o.Permissions}
+	r.width.Store(int64(o.Width))
 	if r.perm == nil {
 		r.perm = NewPermissions(o.Renderer)
 	}
@@ -181,6 +186,7 @@ func dim(s string) string { return "\x1b[2m" + s + "\x1b[0m" }
 
 // SetSize tells the line editor and the renderer the terminal's new size.
 func (r *REPL) SetSize(width, height int) {
+	r.width.Store(int64(width))
 	if r.editor != nil {
 		_ = r.editor.SetSize(width, height)
 	}
@@ -188,10 +194,15 @@ func (r *REPL) SetSize(width, height int) {
 }
 
 // println writes lines outside the renderer (banner, command answers), with
-// the line ending a raw-mode terminal needs.
+// the line ending a raw-mode terminal needs; on a terminal a line wider than
+// it is word-wrapped rather than cut mid-word by the terminal.
 func (r *REPL) println(lines ...string) {
 	var b strings.Builder
+	width := int(r.width.Load())
 	for _, l := range lines {
+		if r.o.TTY && width >= 20 {
+			l = ansi.Wrap(l, width-1, "")
+		}
 		for _, part := range strings.Split(l, "\n") {
 			b.WriteString(part)
 			if r.o.TTY {

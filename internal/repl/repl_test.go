@@ -540,3 +540,40 @@ func TestHistoryFile(t *testing.T) {
 		t.Errorf("At(0)=%q Len=%d", h2.At(0), h2.Len())
 	}
 }
+
+// On a terminal, a command's answer wider than the screen is word-wrapped
+// (the terminal would cut it mid-word); piped, lines stay whole.
+func TestPrintlnWordWraps(t *testing.T) {
+	long := "Thresholds: offload large older results at 120,000 (60%), compact at 160,000 (80%)"
+	for _, tty := range []bool{true, false} {
+		var out bytes.Buffer
+		rd := render.New(render.Options{Out: &out})
+		r := newREPL(t, Options{In: strings.NewReader(""), Out: &out, TTY: tty, Width: 40, Renderer: rd, View: view.New(rd), Agent: &fakeAgent{}}, nil)
+		out.Reset() // the editor's bracketed-paste switch
+		r.println(long)
+		rows := strings.Split(strings.TrimRight(out.String(), "\r\n"), "\n")
+		if !tty {
+			if len(rows) != 1 || rows[0] != long {
+				t.Errorf("piped: %q, want the line whole", out.String())
+			}
+			continue
+		}
+		var words []string
+		for _, row := range rows {
+			row = strings.TrimRight(row, "\r ")
+			if len(row) > 39 {
+				t.Errorf("row %q is wider than the terminal", row)
+			}
+			words = append(words, strings.Fields(row)...)
+		}
+		if strings.Join(words, " ") != long {
+			t.Errorf("words split across rows:\n%s", out.String())
+		}
+		r.SetSize(100, 30)
+		out.Reset()
+		r.println(long)
+		if got := strings.TrimRight(out.String(), "\r\n"); got != long {
+			t.Errorf("after a resize to 100 columns: %q, want one row", got)
+		}
+	}
+}
