@@ -2,6 +2,7 @@ package repl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -230,6 +231,10 @@ func (r *REPL) cmdCompact(ctx context.Context, args string) error {
 	}
 	r.println("Compacting the conversation: one model request writes the summary…")
 	res, err := cm.Compact(ctx, args)
+	if errors.Is(err, agent.ErrNothingToCompact) { // not a failure: there is nothing old enough yet
+		r.println("Nothing to compact yet: the conversation is no longer than the recent messages kept as they are.")
+		return nil
+	}
 	if err != nil {
 		r.r.Error("compaction failed, the history is unchanged: " + err.Error())
 		return nil

@@ -86,3 +86,27 @@ func TestContextAndCompactCommands(t *testing.T) {
 		t.Errorf("no bar with the thresholds marked:\n%s", got)
 	}
 }
+
+// compactAgent is a fake agent whose history is too short to compact.
+type compactAgent struct{ *fakeAgent }
+
+func (compactAgent) ContextStats() agent.ContextStats { return agent.ContextStats{Window: 1000} }
+func (compactAgent) Compact(context.Context, string) (agent.CompactResult, error) {
+	return agent.CompactResult{}, agent.ErrNothingToCompact
+}
+
+// /compact on a short conversation says there is nothing to compact, not
+// that compaction failed.
+func TestCompactNothingYetIsNotAFailure(t *testing.T) {
+	var out bytes.Buffer
+	rd := render.New(render.Options{Out: &out})
+	o := Options{In: strings.NewReader("/compact\n"), Out: &out, Renderer: rd, View: view.New(rd), Agent: compactAgent{&fakeAgent{}}, Version: "test", Cwd: "/work"}
+	r, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Run(context.Background())
+	if got := out.String(); !strings.Contains(got, "Nothing to compact yet") || strings.Contains(got, "failed") || strings.Contains(got, "✗") {
+		t.Errorf("/compact on a short conversation:\n%s", got)
+	}
+}
