@@ -78,3 +78,51 @@ func TestChatPTYExitDuringTurn(t *testing.T) {
 		t.Fatalf("/exit during a turn: exit %d, want 0; screen:\n%s", code, p.screen())
 	}
 }
+
+// TestChatPTYEditorKeys: Tab completes /res to /resume and a file name,
+// Ctrl+R brings back an older prompt, and an @file mention reaches the
+// model.
+func TestChatPTYEditorKeys(t *testing.T) {
+	srv := llmtest.New(t,
+		llmtest.TextTurn("First answer."),
+		llmtest.TextTurn("Second answer."),
+		llmtest.TextTurn("Third answer."),
+	)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes-alpha.txt"), []byte("alpha-content\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startPTY(t, dir, chatEnv(t, srv))
+	p.expect(prompt)
+	p.send("/res\t\r")
+	p.expect("No other saved session in " + dir)
+	p.expect(prompt)
+	p.send("!cat notes-al\t\r")
+	p.expect("alpha-content")
+	p.expect(prompt)
+	p.send("summarise the meeting\r")
+	p.expect("First answer.")
+	p.expect(prompt)
+	p.send("something else\r")
+	p.expect("Second answer.")
+	p.expect(prompt)
+	p.send("meeting\x12\r") // Ctrl+R: the older prompt containing "meeting"
+	p.expect("Third answer.")
+	p.expect(prompt)
+	reqs := srv.Requests()
+	if got := reqs[2].LastUserText(); !strings.Contains(got, "summarise the meeting") {
+		t.Errorf("Ctrl+R sent %q", got)
+	}
+	srv.Script(llmtest.TextTurn("Read it."))
+	p.send("look at @notes-alpha.txt please\r")
+	p.expect("Read it.")
+	p.expect(prompt)
+	reqs = srv.Requests()
+	if got := reqs[3].LastUserText(); !strings.Contains(got, "notes-alpha.txt]") || !strings.Contains(got, "read <path>") {
+		t.Errorf("the @ mention did not reach the model as a file reference: %q", got)
+	}
+	p.send("/exit\r")
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}

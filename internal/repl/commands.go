@@ -91,7 +91,9 @@ func (r *REPL) cmdHelp(context.Context, string) error {
 	}
 	lines = append(lines,
 		fmt.Sprintf("  %-24s %s", "!<command>", "run a shell command yourself; not sent to the model"),
-		"Input: end a line with \\ to continue it; pasted text is kept whole.",
+		"Input: end a line with \\ to continue it; pasted text is kept whole; Tab completes /commands and paths;",
+		"  Ctrl+R finds an earlier prompt containing what you typed (again: older); @path names a file for the model to read.",
+		"Shift+Tab (or /mode) cycles the permission mode: default, accept-edits, plan.",
 		"Keys: Ctrl+C or Esc cancels a running turn (Ctrl+C clears the line; twice, or Ctrl+D, exits).",
 		"While a turn runs, what you type is queued and sent when it ends (Esc clears the queue); /exit leaves at once.")
 	r.println(lines...)

@@ -120,6 +120,8 @@ type REPL struct {
 
 	perm *Permissions // asks about sandbox-blocked commands during a turn
 
+	search *search // the Ctrl+R search under way, nil when none
+
 	queued []string // prompts typed during the last turn, run next
 	exit   bool     // /exit was typed during a turn
 	qmu    sync.Mutex
@@ -166,6 +168,7 @@ func New(o Options) (*REPL, error) {
 			}
 		}
 		r.editor.History = h
+		r.editor.AutoCompleteCallback = r.complete
 		r.editor.SetBracketedPasteMode(true)
 		if o.Width > 0 {
 			_ = r.editor.SetSize(o.Width, 24)
@@ -459,6 +462,7 @@ func (r *REPL) turn(ctx context.Context, input string) {
 			}
 		}
 	}()
+	input = r.withMentions(input)
 	if r.perm.Mode() == tool.ModePlan {
 		input = tool.PlanPrompt(input)
 	}
