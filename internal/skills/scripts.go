@@ -91,7 +91,7 @@ func stem(f string) string { return strings.TrimSuffix(f, filepath.Ext(f)) }
 
 // shebang returns the interpreter argv of a `#!` first line, or nil.
 func shebang(path string) []string {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil
 	}
@@ -134,14 +134,11 @@ func (sc Script) Argv(args []string) ([]string, error) {
 // the comment block at the top of the file (after the shebang). Empty when
 // the script has neither.
 func (sc Script) Doc() string {
-	data, err := os.ReadFile(sc.Path)
+	data, err := readFileLimited(sc.Path, 64<<10)
 	if err != nil {
 		return ""
 	}
-	if len(data) > 64<<10 {
-		data = data[:64<<10]
-	}
-	return extractDoc(string(data), strings.ToLower(filepath.Ext(sc.Path)))
+	return extractDoc(data, strings.ToLower(filepath.Ext(sc.Path)))
 }
 
 func extractDoc(src, ext string) string {

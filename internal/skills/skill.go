@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 
 	"gopkg.in/yaml.v3"
 )
@@ -226,11 +227,11 @@ func lenientFrontmatter(text string) (Frontmatter, bool) {
 // Load parses the skill folder dir. The name comes from the frontmatter, or
 // from the folder name when the frontmatter has none.
 func Load(dir string, src Source) (*Skill, error) {
-	data, err := os.ReadFile(filepath.Join(dir, SkillFile))
+	data, err := readFileLimited(filepath.Join(dir, SkillFile), maxSkillFile)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", filepath.Join(dir, SkillFile), err)
 	}
-	yamlText, body, ok := SplitFrontmatter(data)
+	yamlText, body, ok := SplitFrontmatter([]byte(data))
 	if !ok {
 		return nil, fmt.Errorf("%s: no YAML frontmatter: start the file with a --- block holding name and description", filepath.Join(dir, SkillFile))
 	}
@@ -292,8 +293,31 @@ func sortSkills(list []*Skill) {
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 }
 
+// maxSkillFile bounds what is read of a SKILL.md.
+const maxSkillFile = 1 << 20
+
+// openRegular opens path for reading without following a symlink as its
+// last part, and only when it is a regular file. A project's skills are
+// written by sandboxed commands: a SKILL.md or script linked to a file the
+// sandbox hides (~/.ssh/config) was read by the host and its text shown to
+// the model by skill:load, skill:list and the script docs.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("%s is a symbolic link; skill files must be regular files in the skill's folder", path)
+		}
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return f, nil
+}
+
 func readFileLimited(path string, limit int64) (string, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return "", err
 	}
