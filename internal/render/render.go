@@ -1071,6 +1071,9 @@ func (r *Renderer) Notice(s string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer r.flush()
+	if r.tty && r.width > 20 {
+		s = ansi.Wrap(clean(s, true), r.width-1, "")
+	}
 	r.writeStatic(r.styledLines(s, r.p.dim)...)
 }
 

@@ -683,34 +683,41 @@ func TestHookBlockIsMarkedAndSetApart(t *testing.T) {
 	}
 }
 
-// A long error is word-wrapped under its mark on a TTY, not cut mid-word by
-// the terminal; piped, it stays one line for tools that read it.
+// A long error or notice is word-wrapped (an error under its mark) on a
+// TTY, not cut mid-word by the terminal; piped, it stays one line for tools
+// that read it.
 func TestErrorWordWrapped(t *testing.T) {
 	msg := "anthropic: the stream from http://127.0.0.1:34955 stalled: no data for 2s (SYNAPSE_STREAM_IDLE_TIMEOUT); check that the server is up"
 	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) {
-			var out bytes.Buffer
-			opts := Options{Out: &out, TTY: m.tty, Color: m.tty, Width: 40, Height: 20}
-			New(opts).Error(msg)
-			got := view(t, m, &out, opts)
-			rows := strings.Split(strings.TrimRight(got, "\n "), "\n")
-			if !m.tty {
-				if len(rows) != 1 || !strings.Contains(rows[0], msg) {
-					t.Errorf("piped error = %q, want one line with the message", got)
+		for _, notice := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s notice=%v", m.name, notice), func(t *testing.T) {
+				var out bytes.Buffer
+				opts := Options{Out: &out, TTY: m.tty, Color: m.tty, Width: 40, Height: 20}
+				if notice {
+					New(opts).Notice(msg)
+				} else {
+					New(opts).Error(msg)
 				}
-				return
-			}
-			var words []string
-			for i, row := range rows {
-				row = strings.TrimRight(row, " ")
-				if i > 0 && !strings.HasPrefix(row, "  ") {
-					t.Errorf("row %d %q is not indented under the mark", i, row)
+				got := view(t, m, &out, opts)
+				rows := strings.Split(strings.TrimRight(got, "\n "), "\n")
+				if !m.tty {
+					if len(rows) != 1 || !strings.Contains(rows[0], msg) {
+						t.Errorf("piped error = %q, want one line with the message", got)
+					}
+					return
 				}
-				words = append(words, strings.Fields(strings.TrimPrefix(row, "✗ "))...)
-			}
-			if strings.Join(words, " ") != msg {
-				t.Errorf("words were split across rows:\n%s", got)
-			}
-		})
+				var words []string
+				for i, row := range rows {
+					row = strings.TrimRight(row, " ")
+					if i > 0 && !notice && !strings.HasPrefix(row, "  ") {
+						t.Errorf("row %d %q is not indented under the mark", i, row)
+					}
+					words = append(words, strings.Fields(strings.TrimPrefix(row, "✗ "))...)
+				}
+				if strings.Join(words, " ") != msg {
+					t.Errorf("words were split across rows:\n%s", got)
+				}
+			})
+		}
 	}
 }
