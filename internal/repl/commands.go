@@ -91,7 +91,8 @@ func (r *REPL) cmdHelp(context.Context, string) error {
 	}
 	lines = append(lines,
 		fmt.Sprintf("  %-24s %s", "!<command>", "run a shell command yourself; not sent to the model"),
-		"Input: end a line with \\ to continue it; pasted text is kept whole; Tab completes /commands and paths;",
+		"Input: Shift+Enter, Alt+Enter or Ctrl+J (or \\ at the end) starts a new line (shown as ⏎); a paste is one prompt,",
+		"  a long one shown as [Pasted text +N lines]; Up brings whole prompts back; Tab completes /commands and paths;",
 		"  Ctrl+R finds an earlier prompt containing what you typed (again: older); @path names a file for the model to read.",
 		"Shift+Tab (or /mode) cycles the permission mode: default, accept-edits, plan.",
 		"Keys: Ctrl+C or Esc cancels a running turn (Ctrl+C clears the line; twice, or Ctrl+D, exits).",

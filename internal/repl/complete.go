@@ -45,8 +45,8 @@ func (r *REPL) reverseSearch(line string) (string, int, bool) {
 	}
 	n := r.hist.Len()
 	for i := s.idx + 1; i < n; i++ {
-		e := r.hist.At(i)
-		if e != line && strings.Contains(strings.ToLower(e), strings.ToLower(s.query)) && !strings.Contains(e, "\n") {
+		e := strings.ReplaceAll(r.hist.At(i), "\n", newlineMark)
+		if e != line && strings.Contains(strings.ToLower(e), strings.ToLower(s.query)) {
 			s.idx, s.match = i, e
 			r.search = s
 			return e, len(e), true

@@ -51,6 +51,12 @@ type editorInput struct {
 	onCtrlC    func(exiting bool) // shows a hint; called outside the editor's lock
 	onShiftTab func()             // cycles the permission mode; outside the editor's lock
 	done       <-chan struct{}    // ends a wait for keys (the REPL's context)
+
+	// onPaste turns a finished bracketed paste into the keys to type (the
+	// text on one line, or a placeholder for a long one).
+	onPaste  func(text string) []byte
+	pasting  bool
+	pasteBuf []byte
 }
 
 // prefill hands keys to the editor as if typed (a line typed during a
@@ -90,7 +96,59 @@ func (e *editorInput) Read(p []byte) (int, error) {
 // shiftTab is the key's sequence (back-tab).
 var shiftTab = []byte("\x1b[Z")
 
+// Bracketed paste markers, and the keys that insert a newline into the
+// prompt instead of sending it: Alt+Enter, Ctrl+J, Shift+Enter (as
+// terminals with CSI-u or modifyOtherKeys send it).
+var (
+	pasteStart   = []byte("\x1b[200~")
+	pasteEnd     = []byte("\x1b[201~")
+	newlineKeys  = [][]byte{[]byte("\x1b[13;2u"), []byte("\x1b[27;2;13~"), []byte("\x1b\r"), []byte("\n")}
+	newlineBytes = []byte(newlineMark)
+)
+
+// newlineMark stands for a line break inside the one-line editor; it is
+// turned back into "\n" when the prompt is sent.
+const newlineMark = "⏎"
+
+// translate turns the terminal's keys into the editor's: pastes are
+// collected whole (across reads) and handed to onPaste, newline keys
+// become newlineMark, Shift+Tab and Ctrl+C are acted on.
 func (e *editorInput) translate(b []byte) []byte {
+	var out []byte
+	for len(b) > 0 {
+		if e.pasting {
+			e.pasteBuf = append(e.pasteBuf, b...)
+			i := bytes.Index(e.pasteBuf, pasteEnd)
+			if i < 0 {
+				return out
+			}
+			rest := append([]byte(nil), e.pasteBuf[i+len(pasteEnd):]...)
+			text := string(e.pasteBuf[:i])
+			e.pasting, e.pasteBuf = false, nil
+			if e.onPaste != nil {
+				out = append(out, e.onPaste(text)...)
+			} else {
+				out = append(append(append(out, pasteStart...), text...), pasteEnd...)
+			}
+			b = rest
+			continue
+		}
+		i := bytes.Index(b, pasteStart)
+		if i < 0 {
+			return append(out, e.keys(b)...)
+		}
+		out = append(out, e.keys(b[:i])...)
+		e.pasting = true
+		b = b[i+len(pasteStart):]
+	}
+	return out
+}
+
+// keys translates typed (not pasted) keys.
+func (e *editorInput) keys(b []byte) []byte {
+	for _, k := range newlineKeys {
+		b = bytes.ReplaceAll(b, k, newlineBytes)
+	}
 	for n := bytes.Count(b, shiftTab); n > 0; n-- {
 		b = bytes.Replace(b, shiftTab, nil, 1)
 		if e.onShiftTab != nil {

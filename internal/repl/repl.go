@@ -120,7 +120,8 @@ type REPL struct {
 
 	perm *Permissions // asks about sandbox-blocked commands during a turn
 
-	search *search // the Ctrl+R search under way, nil when none
+	search *search           // the Ctrl+R search under way, nil when none
+	pastes map[string]string // placeholder shown in the editor → the pasted text
 
 	queued []string // prompts typed during the last turn, run next
 	exit   bool     // /exit was typed during a turn
@@ -167,7 +168,8 @@ func New(o Options) (*REPL, error) {
 				fmt.Fprint(r.editor, dim("(press Ctrl+C again or Ctrl+D to exit)")+"\r\n")
 			}
 		}
-		r.editor.History = h
+		r.editor.History = editorHistory{h}
+		in.onPaste = r.pasted
 		r.editor.AutoCompleteCallback = r.complete
 		r.editor.SetBracketedPasteMode(true)
 		if o.Width > 0 {
@@ -320,7 +322,7 @@ func (r *REPL) banner() {
 	r.println(
 		fmt.Sprintf("Synapse %s · model %s", r.o.Version, model),
 		fmt.Sprintf("cwd %s · session %s · sandbox %s", r.o.Cwd, sess, sandbox),
-		"Type /help for commands, !cmd to run a shell command, \\ at the end of a line to continue it, Ctrl+D to exit.",
+		"Type /help for commands, !cmd to run a shell command, Shift+Enter or Ctrl+J for a new line, Ctrl+D to exit.",
 	)
 	for _, n := range r.o.Notices {
 		r.r.Notice(n)
@@ -356,9 +358,59 @@ func (r *REPL) readLine(prompt string) (line string, pasted bool, err error) {
 	return line, false, err
 }
 
-// readInput reads one prompt: a line ending in a backslash continues on
-// the next line, and pasted lines are collected until Enter.
+// readInput reads one prompt. In the editor, newline marks become line
+// breaks and paste placeholders the pasted text, and the whole prompt
+// goes into the history as one entry.
 func (r *REPL) readInput() (string, error) {
+	in, err := r.readLines()
+	if err != nil || r.editor == nil {
+		return in, err
+	}
+	in = strings.ReplaceAll(in, newlineMark, "\n")
+	for k, v := range r.pastes {
+		in = strings.ReplaceAll(in, k, v)
+	}
+	r.pastes = nil
+	r.hist.Add(in)
+	return in, nil
+}
+
+// Pastes of at least collapseLines lines (or collapseBytes bytes) are shown
+// as a placeholder; the text is sent whole.
+const (
+	collapseLines = 10
+	collapseBytes = 4000
+)
+
+// pasted is what the editor shows for a finished paste: the text on one
+// line (line breaks as newlineMark), or a placeholder for a long one.
+func (r *REPL) pasted(text string) []byte {
+	text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
+	text = strings.TrimRight(text, "\n")
+	lines := strings.Count(text, "\n") + 1
+	if lines < collapseLines && len(text) < collapseBytes {
+		return []byte(strings.ReplaceAll(text, "\n", newlineMark))
+	}
+	if r.pastes == nil {
+		r.pastes = map[string]string{}
+	}
+	ph := fmt.Sprintf("[Pasted text #%d +%d lines]", len(r.pastes)+1, lines)
+	r.pastes[ph] = text
+	return []byte(ph)
+}
+
+// editorHistory is the history as the one-line editor sees it: entries
+// with their line breaks as newlineMark, so a multi-line prompt comes back
+// whole; the REPL adds each prompt itself (x/term would add every line).
+type editorHistory struct{ h *History }
+
+func (e editorHistory) Add(string)        {}
+func (e editorHistory) Len() int          { return e.h.Len() }
+func (e editorHistory) At(idx int) string { return strings.ReplaceAll(e.h.At(idx), "\n", newlineMark) }
+
+// readLines reads one prompt: a line ending in a backslash continues on
+// the next line, and pasted lines are collected until Enter.
+func (r *REPL) readLines() (string, error) {
 	var parts []string
 	prompt := r.prompt()
 	for {
@@ -435,11 +487,7 @@ func (r *REPL) takeQueue(q Queue) {
 	r.queued = append(r.queued, q.Prompts...)
 	r.exit = r.exit || q.Exit
 	if q.Partial != "" && r.input != nil {
-		b := []byte(q.Partial)
-		if strings.Contains(q.Partial, "\n") { // a paste: kept whole by the editor
-			b = []byte("\x1b[200~" + q.Partial + "\x1b[201~")
-		}
-		r.input.prefill(b)
+		r.input.prefill([]byte(strings.ReplaceAll(q.Partial, "\n", newlineMark)))
 	}
 }
 
