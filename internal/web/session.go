@@ -271,13 +271,15 @@ func (s *Session) reap(pumpDone <-chan struct{}) {
 	}
 	summary := s.summary
 	s.mu.Unlock()
-	s.notice("ended: " + summary)
-	s.out.Close()
 	// Bookkeeping (the manager frees the slot, applies retention) happens
-	// before Done fires, so whoever waits on Done sees it finished.
+	// before the page hears of the end and before Done fires: a page that
+	// starts the next session as soon as it sees the exit frame must not
+	// find the slot still taken.
 	if s.onEnd != nil {
 		s.onEnd(s)
 	}
+	s.notice("ended: " + summary)
+	s.out.Close()
 	close(s.done)
 	s.cancel()
 }
