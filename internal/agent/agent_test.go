@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -1041,5 +1042,48 @@ func TestAttemptedCommandOfAnUnknownTool(t *testing.T) {
 		if got := attempted(llm.ToolCall{Name: tt.name, Input: json.RawMessage(tt.input)}); got != tt.want {
 			t.Errorf("%s %s = %q, want %q", tt.name, tt.input, got, tt.want)
 		}
+	}
+}
+
+// A call without a command line (another tool's name, other arguments,
+// invalid JSON) still names what the model did on its row.
+func TestShownCommandOfACallWithoutOne(t *testing.T) {
+	tests := []struct {
+		name string
+		call llmtest.ToolCall
+		want string
+	}{
+		{"another tool", llmtest.ToolCall{ID: "a", Name: "Read", Input: map[string]any{"file_path": "f.txt"}}, `Read {"file_path":"f.txt"}`},
+		{"other arguments", llmtest.ToolCall{ID: "b", Name: "Bash", Input: map[string]any{"cmd": "ls"}}, `Bash {"cmd":"ls"}`},
+		{"no arguments", llmtest.ToolCall{ID: "c", Name: "Glob", Input: map[string]any{}}, "Glob"},
+		{"invalid JSON", llmtest.ToolCall{ID: "d", Name: "Bash", RawInput: `{"command": "ls`}, "Bash (arguments are not valid JSON)"},
+		{"a command", llmtest.BashCall("e", "echo hi"), "echo hi"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newProvider(t, "fake", llmtest.ToolTurn(tt.call), llmtest.TextTurn("ok"))
+			var mu sync.Mutex
+			var starts, ends []string
+			r, _ := newRunner(t, p, newTestTool(nil), func(o *Options) {
+				o.OnEvent = func(e Event) {
+					mu.Lock()
+					defer mu.Unlock()
+					switch e.Kind {
+					case ToolStart:
+						starts = append(starts, e.Command)
+					case ToolEnd:
+						ends = append(ends, e.Command)
+					}
+				}
+			})
+			if _, err := r.Run(context.Background(), "x"); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(starts) != 1 || starts[0] != tt.want || len(ends) != 1 || ends[0] != tt.want {
+				t.Errorf("rows show start %q end %q, want %q", starts, ends, tt.want)
+			}
+		})
 	}
 }

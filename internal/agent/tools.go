@@ -65,6 +65,23 @@ func commandOf(input json.RawMessage) string {
 	return in.Command
 }
 
+// shownCommand is what a call's row shows: its command line, or, for a call
+// with no command (another tool's name, other arguments, invalid JSON), the
+// call as the model made it, so the row is not blank.
+func shownCommand(c llm.ToolCall, command string) string {
+	if command != "" {
+		return command
+	}
+	if c.InvalidInput != "" {
+		return c.Name + " (arguments are not valid JSON)"
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, c.Input) != nil || buf.String() == "{}" || buf.Len() == 0 {
+		return c.Name
+	}
+	return c.Name + " " + buf.String()
+}
+
 type callOutcome struct {
 	index int
 	res   tool.Result
@@ -78,8 +95,10 @@ type callOutcome struct {
 // call returned.
 func (r *Runner) runTools(ctx context.Context, calls []llm.ToolCall) ([]tool.Result, bool) {
 	commands := make([]string, len(calls))
+	shown := make([]string, len(calls))
 	for i, c := range calls {
 		commands[i] = commandOf(c.Input)
+		shown[i] = shownCommand(c, commands[i])
 	}
 	results := make([]tool.Result, len(calls))
 	for _, g := range groupCalls(commands) {
@@ -90,7 +109,7 @@ func (r *Runner) runTools(ctx context.Context, calls []llm.ToolCall) ([]tool.Res
 		if g.parallel {
 			width = r.limits.maxParallel
 		}
-		if !r.runGroup(ctx, calls, commands, results, g, width) {
+		if !r.runGroup(ctx, calls, shown, results, g, width) {
 			return nil, false
 		}
 	}
