@@ -218,3 +218,98 @@ func TestSystemPromptMentionsSkillEnhance(t *testing.T) {
 		t.Error("the skills part of the system prompt does not mention task:skill:enhance")
 	}
 }
+
+func TestUserPromptSubmitHookAddsContextForTheModel(t *testing.T) {
+	testutil.RequireTool(t, "bash")
+	set := userHooks(t, `{"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo 'branch: main'"}]},
+		{"hooks": [{"type": "command", "command": "echo '{\"hookSpecificOutput\": {\"additionalContext\": \"ticket ABC-1\"}}'"}]}]}`)
+	p := newProvider(t, "fake", llmtest.TextTurn("ok"))
+	r, _ := newRunner(t, p, newTestTool(nil), func(o *Options) { o.Hooks = set })
+	if _, err := r.Run(context.Background(), "fix it"); err != nil {
+		t.Fatal(err)
+	}
+	sent := p.(*fakeProvider).requests[0].Messages[0].Text
+	if TypedPrompt(sent) != "fix it" || !strings.Contains(sent, "fix it\n\n<user-prompt-submit-hook>\n") || !strings.Contains(sent, "branch: main\nticket ABC-1\n</user-prompt-submit-hook>") {
+		t.Errorf("the model got %q", sent)
+	}
+	if got := TypedPrompt(r.History()[0].Text); got != "fix it" {
+		t.Errorf("the typed prompt reads %q", got)
+	}
+	if got := TypedPrompt(WrapSkillSearch(AddHookContext("a\n\nb", "ctx"))); got != "a\n\nb" {
+		t.Errorf("with the skill search too: %q", got)
+	}
+}
+
+func TestStopHookExit2MakesTheAgentGoOn(t *testing.T) {
+	testutil.RequireTool(t, "bash")
+	dir := t.TempDir()
+	// Objects twice, then is satisfied.
+	set := userHooks(t, `{"Stop": [{"hooks": [{"type": "command", "command": "cat >> `+dir+`/in.log; echo >> `+dir+`/in.log; n=$(wc -l < `+dir+`/in.log); if [ $n -le 2 ]; then echo 'run the tests first' >&2; exit 2; fi; echo 'all good'"}]}]}`)
+	learned := 0
+	set.AddStop("learn", func(context.Context, hooks.StopInput) (string, error) { learned++; return "", nil })
+	p := newProvider(t, "fake", llmtest.TextTurn("done 1"), llmtest.TextTurn("done 2"), llmtest.TextTurn("done 3"))
+	r, rec := newRunner(t, p, newTestTool(nil), func(o *Options) { o.Hooks = set })
+	res, err := r.Run(context.Background(), "work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := p.(*fakeProvider).requests
+	if len(reqs) != 3 || res.Text != "done 3" || learned != 1 {
+		t.Fatalf("requests %d, answer %q, other stop hooks ran %d times", len(reqs), res.Text, learned)
+	}
+	if last := reqs[1].Messages[len(reqs[1].Messages)-1]; last.Role != llm.RoleUser || !strings.Contains(last.Text, "run the tests first") {
+		t.Errorf("the model was not told why it goes on: %+v", last)
+	}
+	if len(res.Hooks) != 1 || res.Hooks[0].Text != "all good" {
+		t.Errorf("hooks block: %+v", res.Hooks)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "in.log"))
+	if got := strings.Count(string(data), `"stop_hook_active":true`); got != 2 || !strings.HasPrefix(string(data), `{`) || !strings.Contains(strings.SplitN(string(data), "\n", 2)[0], `"stop_hook_active":false`) {
+		t.Errorf("stdin: %s", data)
+	}
+	if n := len(rec.kinds(HookOutput)); n != 1 {
+		t.Errorf("%d hook blocks shown, want 1 (at the real end)", n)
+	}
+}
+
+func TestStopHookCannotLoopForever(t *testing.T) {
+	testutil.RequireTool(t, "bash")
+	set := userHooks(t, `{"Stop": [{"hooks": [{"type": "command", "command": "echo never done >&2; exit 2"}]}]}`)
+	turns := make([]llmtest.Turn, 10)
+	for i := range turns {
+		turns[i] = llmtest.TextTurn("done")
+	}
+	p := newProvider(t, "fake", turns...)
+	r, _ := newRunner(t, p, newTestTool(nil), func(o *Options) { o.Hooks = set })
+	res, err := r.Run(context.Background(), "work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(p.(*fakeProvider).requests); n != 1+maxStopContinuations {
+		t.Errorf("%d requests, want %d", n, 1+maxStopContinuations)
+	}
+	if len(res.Hooks) != 1 || !strings.Contains(res.Hooks[0].Error, "as often as one turn allows") {
+		t.Errorf("hooks block: %+v", res.Hooks)
+	}
+}
+
+func TestToolHookCanStopTheTurn(t *testing.T) {
+	testutil.RequireTool(t, "bash")
+	set := userHooks(t, `{"PreToolUse": [{"matcher": "deploy", "hooks": [{"type": "command", "command": "echo '{\"continue\": false, \"stopReason\": \"deploys are frozen\"}'"}]}]}`)
+	tt := newTestTool(nil)
+	p := newProvider(t, "fake", llmtest.BashTurn("a", "deploy prod", "ls"), llmtest.TextTurn("never"))
+	r, _ := newRunner(t, p, tt, func(o *Options) { o.Hooks = set })
+	res, err := r.Run(context.Background(), "ship")
+	if err == nil || !strings.Contains(err.Error(), "deploys are frozen") || res.StopReason != StopBlocked {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+	if n := len(p.(*fakeProvider).requests); n != 1 {
+		t.Errorf("%d model requests after the hook stopped the turn", n)
+	}
+	if log := strings.Join(tt.events(), "|"); strings.Contains(log, "deploy") {
+		t.Errorf("the stopped call ran: %s", log)
+	}
+	if msgs := toolMessages(r.History()); len(msgs) != 2 || !strings.Contains(msgs[0].Text, "deploys are frozen") {
+		t.Errorf("the step is kept whole: %+v", msgs)
+	}
+}

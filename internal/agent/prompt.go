@@ -59,3 +59,35 @@ func UnwrapSkillSearch(text string) string {
 	}
 	return text
 }
+
+// Markers of the block of context the user's UserPromptSubmit hooks add
+// after the prompt.
+const (
+	hookContextOpen  = "<user-prompt-submit-hook>"
+	hookContextClose = "</user-prompt-submit-hook>"
+)
+
+// AddHookContext appends what the UserPromptSubmit hooks printed to the
+// prompt's text as a marked block, so that the model reads it as added by
+// the user's hooks, not typed by the user.
+func AddHookContext(text, context string) string {
+	context = strings.TrimSpace(context)
+	if context == "" {
+		return text
+	}
+	return text + "\n\n" + hookContextOpen + "\n" +
+		"Context added by the user's UserPromptSubmit hook (not typed by the user):\n" +
+		context + "\n" + hookContextClose
+}
+
+// TypedPrompt returns what the user typed from a prompt message: without the
+// skill-search instruction and without the hooks' context block.
+func TypedPrompt(text string) string {
+	text = UnwrapSkillSearch(text)
+	if strings.HasSuffix(text, hookContextClose) {
+		if i := strings.LastIndex(text, "\n\n"+hookContextOpen+"\n"); i >= 0 {
+			return text[:i]
+		}
+	}
+	return text
+}

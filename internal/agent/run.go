@@ -26,6 +26,7 @@ func (r *Runner) Run(ctx context.Context, input string) (Result, error) {
 	r.saveWarned = false
 	r.cw.offloadTold = false
 	r.running = true
+	r.hookHalt = ""
 	r.mu.Unlock()
 	res, err := r.run(ctx, input)
 	r.mu.Lock()
@@ -53,20 +54,26 @@ func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 		// rewritten at most once a second during the run, and here at its end.
 		defer func() { r.saveFailed(sess, sess.Flush()) }()
 	}
+	hookContext := ""
 	if r.hooks != nil {
 		v := r.hooks.UserPromptSubmit(ctx, r.SessionID(), r.cwd, input)
 		r.reportProblems(v)
+		if v.Halt && v.Block == "" {
+			v.Block = v.HaltReason
+		}
 		if v.Block != "" {
 			res.StopReason = StopBlocked
 			err := fmt.Errorf("the UserPromptSubmit hook refused the prompt: %s", v.Block)
 			r.Emit(Event{Kind: Error, Err: err})
 			return res, err
 		}
+		hookContext = v.Context
 	}
 	text := input
 	if r.skill {
 		text = WrapSkillSearch(input)
 	}
+	text = AddHookContext(text, hookContext)
 	r.mu.Lock()
 	note := r.unfinished
 	r.unfinished = ""
@@ -83,6 +90,7 @@ func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 	// deniedPerm: the user refused a permission during this run; the turn
 	// did not go as the model planned, so stop hooks do not learn from it.
 	deniedPerm := false
+	stopContinued := 0 // how often the user's Stop hooks made this turn go on
 	for res.Turns < r.limits.maxTurns {
 		res.Turns++
 		r.manageContext(ctx, sess)
@@ -139,7 +147,11 @@ func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 			if len(unfinished) == 0 || reminders >= r.limits.maxReminders || ctx.Err() != nil {
 				r.Emit(Event{Kind: TurnEnd})
 				if !deniedPerm {
-					r.runStopHooks(ctx, &res)
+					if reason := r.runStopHooks(ctx, &res, stopContinued); reason != "" {
+						stopContinued++
+						r.commit(sess, llm.Message{Role: llm.RoleUser, Text: stopHookNote(reason)})
+						continue
+					}
 				}
 				return res, nil
 			}
@@ -169,6 +181,17 @@ func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 		}
 		r.commit(sess, step...)
 		r.Emit(Event{Kind: TurnEnd})
+
+		r.mu.Lock()
+		halt := r.hookHalt
+		r.mu.Unlock()
+		if halt != "" {
+			res.StopReason = StopBlocked
+			res.Text = "Stopped: " + halt
+			err := errors.New(halt)
+			r.Emit(Event{Kind: Error, Err: err})
+			return res, err
+		}
 
 		if allUsageFailures {
 			failures++

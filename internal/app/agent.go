@@ -292,7 +292,8 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 		for _, w := range hookWarns {
 			g.notices = append(g.notices, "warning: "+w)
 		}
-		g.Hooks = hooks.NewSet(&hooks.Runner{Config: hookCfg, Env: g.Sandbox.Env()})
+		sessions := &session.Store{Dir: a.Config.SessionsDir}
+		g.Hooks = hooks.NewSet(&hooks.Runner{Config: hookCfg, Env: g.Sandbox.Env(), Transcript: sessions.HistoryFile})
 
 		g.providers = a.newModelProviders(choice, provider)
 		setup := SubagentSetup{Provider: provider, Providers: g.providers, Model: model, Cwd: cwd,

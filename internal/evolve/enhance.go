@@ -361,7 +361,7 @@ func renderMessage(m llm.Message) []string {
 		if isReminder(m.Text) {
 			return nil
 		}
-		out = append(out, "USER: "+textutil.Clip(agent.UnwrapSkillSearch(m.Text), 2000))
+		out = append(out, "USER: "+textutil.Clip(agent.TypedPrompt(m.Text), 2000))
 	case llm.RoleAssistant:
 		if t := strings.TrimSpace(m.Text); t != "" {
 			out = append(out, "ASSISTANT: "+textutil.Clip(t, 1500))

@@ -94,7 +94,7 @@ func Score(conv []llm.Message) Signals {
 			}
 		}
 	}
-	if prompts > 1 && start < len(conv) && correction.MatchString(agent.UnwrapSkillSearch(conv[start].Text)) {
+	if prompts > 1 && start < len(conv) && correction.MatchString(agent.TypedPrompt(conv[start].Text)) {
 		s.Corrected = true
 	}
 	return s

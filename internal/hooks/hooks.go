@@ -8,6 +8,7 @@ package hooks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -28,6 +29,12 @@ type StopInput struct {
 	// Progress reports a line of progress while the hook runs (never nil
 	// inside a hook).
 	Progress func(string)
+	// StopHookActive: the turn goes on because a Stop hook asked it to
+	// (stop_hook_active in the Stop hooks' input).
+	StopHookActive bool
+	// CanContinue: a Stop command hook may still make the agent go on
+	// instead of stopping (the agent bounds how often per turn).
+	CanContinue bool
 }
 
 // StopFunc is one stop hook. Its non-empty output is shown after the answer;
@@ -41,6 +48,10 @@ type Output struct {
 	// Error is set when the hook failed (or panicked); Text may hold what
 	// it printed before.
 	Error string `json:"error,omitempty"`
+	// Continue, set only on the user's Stop hooks' Output, is their reason
+	// for the agent to go on instead of stopping (exit 2, or JSON
+	// "decision": "block"); no other stop hook ran then.
+	Continue string `json:"-"`
 }
 
 // Verdict is what a user hook point decided.
@@ -52,6 +63,14 @@ type Verdict struct {
 	// Problems are hooks that failed without deciding anything (a non-zero
 	// exit other than 2, a timeout): reported to the user and ignored.
 	Problems []error
+	// Context is what the hooks added for the model: UserPromptSubmit
+	// hooks' stdout (exit 0) or JSON additionalContext; for Stop hooks,
+	// their stdout shown after the answer.
+	Context string
+	// Halt: a hook answered {"continue": false}; the agent stops the turn
+	// and shows HaltReason (its "stopReason") to the user.
+	Halt       bool
+	HaltReason string
 }
 
 type namedStop struct {
@@ -104,13 +123,33 @@ func (s *Set) Stop(ctx context.Context, in StopInput) []Output {
 	s.mu.Lock()
 	stops := append([]namedStop(nil), s.stops...)
 	s.mu.Unlock()
-	if s.user != nil && s.user.Has(EventStop) {
-		stops = append(stops, namedStop{name: "Stop", fn: s.user.stopHook})
-	}
 	if in.Progress == nil {
 		in.Progress = func(string) {}
 	}
 	var out []Output
+	// The user's Stop command hooks run first, as if registered last; one
+	// asking the agent to go on means the turn is not over, so the others
+	// (auto-enhance learning from it) wait for its real end.
+	if s.user != nil && s.user.Has(EventStop) && ctx.Err() == nil {
+		v := s.user.stopVerdict(ctx, in)
+		o := Output{Hook: EventStop, Text: v.Context}
+		errs := v.Problems
+		switch {
+		case v.Halt:
+			o.Text = strings.TrimSpace(o.Text + "\n" + v.HaltReason)
+		case v.Block != "" && in.CanContinue:
+			o.Continue = v.Block
+			return []Output{o}
+		case v.Block != "":
+			errs = append(errs, fmt.Errorf("asked the agent to go on again (%s), but it already went on as often as one turn allows; the turn ends", firstLines(v.Block, 3)))
+		}
+		if err := errors.Join(errs...); err != nil {
+			o.Error = err.Error()
+		}
+		if o.Text != "" || o.Error != "" {
+			out = append(out, o)
+		}
+	}
 	for i := len(stops) - 1; i >= 0; i-- {
 		if ctx.Err() != nil {
 			break

@@ -30,6 +30,17 @@ func TestMatches(t *testing.T) {
 		{"rm|mv", "mv a b", true},
 		{"write", "write a.txt 'x'", true},
 		{"git", "grep git README", false},
+		// Regular expressions, anchored to the whole command word.
+		{"go(fmt|imports)?", "gofmt -l .", true},
+		{"go(fmt|imports)?", "go vet", true},
+		{"go(fmt|imports)?", "gopls", false},
+		{"mcp:files:.*", "mcp:files:read --path=a", true},
+		{"mcp:files:.*", "mcp:web:fetch", false},
+		{"py.*", "echo x | python3 -", true},
+		{"it", "git status", false},
+		{"^(rm|mv)$", "mv a b", true},
+		{"*.sh", "./run.sh", false}, // a glob: the word is "./run.sh"
+		{"*.sh", "deploy.sh", true},
 	}
 	for _, tt := range tests {
 		if got := Matches(tt.matcher, tt.command); got != tt.want {
@@ -51,6 +62,11 @@ func TestParseConfigWarnsAndSkips(t *testing.T) {
 		if !strings.Contains(joined, want) {
 			t.Errorf("warnings lack %q: %s", want, joined)
 		}
+	}
+	cfg, warns = ParseConfig([]byte(`{"PreToolUse": [{"matcher": "rm[", "hooks": [{"type": "command", "command": "x"}]},
+		{"matcher": "*.sh|rm", "hooks": [{"type": "command", "command": "y"}]}]}`))
+	if len(warns) != 1 || !strings.Contains(warns[0], `"rm[" is neither a regular expression`) || len(cfg[EventPreToolUse]) != 1 {
+		t.Errorf("a bad matcher: %v %+v", warns, cfg)
 	}
 	if _, warns := ParseConfig([]byte(`{"PreToolUse": "rm"}`)); len(warns) != 1 || !strings.Contains(warns[0], "no hooks run") {
 		t.Errorf("malformed: %v", warns)
@@ -131,5 +147,102 @@ func TestSubagentViewRunsToolHooksOnly(t *testing.T) {
 	}
 	if outs := set.Stop(context.Background(), StopInput{Cwd: dir}); len(outs) != 2 {
 		t.Errorf("the parent's stop hooks: %+v", outs)
+	}
+}
+
+func TestHookJSONOutputDecides(t *testing.T) {
+	testutil.RequireTool(t, "bash")
+	tests := []struct {
+		name, stdout string
+		want         Verdict
+	}{
+		{"plain text is context", "remember the style guide", Verdict{Context: "remember the style guide"}},
+		{"not JSON after all", "{oops", Verdict{Context: "{oops"}},
+		{"block", `{"decision": "block", "reason": "use trash, not rm"}`, Verdict{Block: "use trash, not rm"}},
+		{"block without reason", `{"decision": "block"}`, Verdict{Block: "the PreToolUse hook `H` decided to block without a reason"}},
+		{"approve decides nothing", `{"decision": "approve", "reason": "fine"}`, Verdict{}},
+		{"deny", `{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "not on main"}}`, Verdict{Block: "not on main"}},
+		{"allow decides nothing", `{"hookSpecificOutput": {"permissionDecision": "allow"}}`, Verdict{}},
+		{"additional context", `{"hookSpecificOutput": {"additionalContext": "branch is main"}}`, Verdict{Context: "branch is main"}},
+		{"continue false", `{"continue": false, "stopReason": "out of budget", "decision": "block", "reason": "x"}`, Verdict{Halt: true, HaltReason: "out of budget"}},
+		{"continue true", `{"continue": true}`, Verdict{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "out"), []byte(tt.stdout), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg, warns := ParseConfig([]byte(`{"PreToolUse": [{"hooks": [{"type": "command", "command": "cat out"}]}]}`))
+			if len(warns) > 0 {
+				t.Fatal(warns)
+			}
+			got := NewSet(&Runner{Config: cfg, Env: os.Environ()}).PreToolUse(context.Background(), "", dir, "ls")
+			want := tt.want
+			want.Block = strings.ReplaceAll(want.Block, "`H`", "`cat out`")
+			if got.Block != want.Block || got.Context != want.Context || got.Halt != want.Halt || got.HaltReason != want.HaltReason || len(got.Problems) > 0 {
+				t.Errorf("verdict %+v, want %+v", got, want)
+			}
+		})
+	}
+}
+
+func TestPayloadFieldNames(t *testing.T) {
+	testutil.RequireTool(t, "bash")
+	dir := t.TempDir()
+	cfg, _ := ParseConfig([]byte(`{"PostToolUse": [{"hooks": [{"type": "command", "command": "cat > post.json"}]}],
+		"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "cat > prompt.json"}]}]}`))
+	set := NewSet(&Runner{Config: cfg, Env: os.Environ(), Transcript: func(id string) string { return "/sessions/" + id + ".jsonl" }})
+	set.PostToolUse(context.Background(), "s1", dir, "ls -l", "a\nb", false)
+	set.UserPromptSubmit(context.Background(), "s1", dir, "fix it")
+	for file, want := range map[string]map[string]any{
+		"post.json": {"session_id": "s1", "transcript_path": "/sessions/s1.jsonl", "cwd": dir, "hook_event_name": "PostToolUse",
+			"tool_name": "Bash", "tool_input": map[string]any{"command": "ls -l"}, "tool_response": map[string]any{"output": "a\nb", "is_error": false}},
+		"prompt.json": {"session_id": "s1", "transcript_path": "/sessions/s1.jsonl", "cwd": dir, "hook_event_name": "UserPromptSubmit", "prompt": "fix it"},
+	} {
+		data, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(data, &got); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range want {
+			if g, _ := json.Marshal(got[k]); string(g) != mustJSON(t, v) {
+				t.Errorf("%s: %s = %s, want %s", file, k, g, mustJSON(t, v))
+			}
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestStopHookCanMakeTheAgentGoOn(t *testing.T) {
+	testutil.RequireTool(t, "bash")
+	dir := t.TempDir()
+	cfg, _ := ParseConfig([]byte(`{"Stop": [{"hooks": [{"type": "command", "command": "cat >> stdin.log; echo >> stdin.log; echo 'tests still fail' >&2; exit 2"}]}]}`))
+	set := NewSet(&Runner{Config: cfg, Env: os.Environ()})
+	ran := 0
+	set.AddStop("learn", func(context.Context, StopInput) (string, error) { ran++; return "learned", nil })
+	outs := set.Stop(context.Background(), StopInput{Cwd: dir, CanContinue: true})
+	if len(outs) != 1 || outs[0].Continue != "tests still fail" || ran != 0 {
+		t.Fatalf("a Stop hook's exit 2 must ask to go on and hold the other stop hooks back: %+v (others ran %d)", outs, ran)
+	}
+	outs = set.Stop(context.Background(), StopInput{Cwd: dir, StopHookActive: true})
+	if len(outs) != 2 || outs[0].Continue != "" || !strings.Contains(outs[0].Error, "as often as one turn allows") || ran != 1 {
+		t.Fatalf("past the limit the turn ends and the others run: %+v", outs)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "stdin.log"))
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"stop_hook_active":false`) || !strings.Contains(lines[1], `"stop_hook_active":true`) {
+		t.Errorf("stdin: %s", data)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -72,6 +73,10 @@ func ParseConfig(raw json.RawMessage) (Config, []string) {
 			continue
 		}
 		for i, m := range list {
+			if err := checkMatcher(m.Matcher); err != nil {
+				warns = append(warns, fmt.Sprintf(`settings.json "hooks".%s[%d].matcher: %v; skipped`, ev, i, err))
+				continue
+			}
 			var kept []Command
 			for j, c := range m.Hooks {
 				switch {
@@ -102,6 +107,9 @@ type Runner struct {
 	Env []string
 	// Shell runs each command as Shell -c COMMAND (default: bash).
 	Shell string
+	// Transcript, when set, gives a session's history file, sent to hooks
+	// as transcript_path (a JSON Lines file of Synapse's own messages).
+	Transcript func(sessionID string) string
 }
 
 // Has reports whether any hook is configured for event.
@@ -121,6 +129,7 @@ type ToolResponse struct {
 // Payload is the JSON a hook gets on stdin.
 type Payload struct {
 	SessionID      string        `json:"session_id"`
+	TranscriptPath string        `json:"transcript_path,omitempty"`
 	Cwd            string        `json:"cwd"`
 	Event          string        `json:"hook_event_name"`
 	Prompt         string        `json:"prompt,omitempty"`
@@ -137,24 +146,49 @@ func toolPayload(event, sessionID, cwd, command string) Payload {
 
 // Matches reports whether matcher fits the Bash command line: empty, "*"
 // and "Bash" (the tool name, as Claude Code matchers use it) fit every
-// call; otherwise it is one or more glob patterns separated by "|", and
-// fits when one of them matches the command word of any command in the
-// line (`git`, `mcp:*`, `rm|mv`).
+// call. Otherwise it fits when the command word of any command in the line
+// (`git`, `mcp:files:read`) matches it either as a regular expression over
+// the whole word (`go(fmt|imports)?`, `mcp:files:.*`) or as one of its
+// "|"-separated glob patterns (`rm|mv`, `mcp:*`).
 func Matches(matcher, command string) bool {
 	matcher = strings.TrimSpace(matcher)
 	if matcher == "" || matcher == "*" || matcher == "Bash" {
 		return true
 	}
 	words := router.Commands(command)
-	for _, pat := range strings.Split(matcher, "|") {
-		pat = strings.TrimSpace(pat)
-		for _, w := range words {
+	// An invalid expression (a glob such as `*.sh`) matches as globs only.
+	re, _ := regexp.Compile(`^(?:` + matcher + `)$`)
+	for _, w := range words {
+		if re != nil && re.MatchString(w) {
+			return true
+		}
+		for _, pat := range strings.Split(matcher, "|") {
+			pat = strings.TrimSpace(pat)
 			if ok, err := path.Match(pat, w); (err == nil && ok) || pat == w {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// checkMatcher refuses a matcher that is neither a regular expression nor
+// valid globs, so that a typo does not silently match nothing.
+func checkMatcher(matcher string) error {
+	matcher = strings.TrimSpace(matcher)
+	if matcher == "" || matcher == "*" {
+		return nil
+	}
+	_, reErr := regexp.Compile(`^(?:` + matcher + `)$`)
+	if reErr == nil {
+		return nil
+	}
+	for _, pat := range strings.Split(matcher, "|") {
+		if _, err := path.Match(strings.TrimSpace(pat), ""); err != nil {
+			return fmt.Errorf("%q is neither a regular expression (%v) nor \"|\"-separated globs (%v)", matcher, reErr, err)
+		}
+	}
+	return nil
 }
 
 // result of one hook command.
@@ -164,12 +198,46 @@ type result struct {
 	err            error // could not run, or timed out
 }
 
+// jsonOutput is the part of Claude Code's hook JSON output Synapse honours,
+// read from a hook's stdout when it exits 0 with a JSON object.
+type jsonOutput struct {
+	Continue           *bool  `json:"continue"`
+	StopReason         string `json:"stopReason"`
+	Decision           string `json:"decision"`
+	Reason             string `json:"reason"`
+	HookSpecificOutput *struct {
+		PermissionDecision       string `json:"permissionDecision"`
+		PermissionDecisionReason string `json:"permissionDecisionReason"`
+		AdditionalContext        string `json:"additionalContext"`
+	} `json:"hookSpecificOutput"`
+}
+
+// parseOutput reads stdout as hook JSON output; ok is false for plain text.
+func parseOutput(stdout string) (jsonOutput, bool) {
+	var out jsonOutput
+	t := strings.TrimSpace(stdout)
+	if !strings.HasPrefix(t, "{") || json.Unmarshal([]byte(t), &out) != nil {
+		return jsonOutput{}, false
+	}
+	return out, true
+}
+
 // run runs event's hooks that fit command ("" for events without one), in
-// order, and decides. The first block wins and stops the rest.
+// order, and decides. The first block (exit 2, or JSON output deciding
+// "block" or "deny") or stop ({"continue": false}) wins and ends the rest;
+// PostToolUse blocks add up instead, as each is feedback on a call that ran.
 func (r *Runner) run(ctx context.Context, p Payload, command string) Verdict {
 	var v Verdict
 	if r == nil {
 		return v
+	}
+	if p.SessionID != "" && r.Transcript != nil {
+		p.TranscriptPath = r.Transcript(p.SessionID)
+	}
+	addContext := func(t string) {
+		if t = strings.TrimSpace(t); t != "" {
+			v.Context = strings.TrimSpace(v.Context + "\n" + t)
+		}
 	}
 	for _, m := range r.Config[p.Event] {
 		if command != "" && !Matches(m.Matcher, command) {
@@ -177,51 +245,73 @@ func (r *Runner) run(ctx context.Context, p Payload, command string) Verdict {
 		}
 		for _, c := range m.Hooks {
 			res := r.exec(ctx, c, p)
+			reason := ""
 			switch {
 			case res.err != nil:
 				v.Problems = append(v.Problems, res.err)
-			case res.exit == 0:
+				continue
 			case res.exit == BlockExit:
-				reason := strings.TrimSpace(res.stderr)
+				reason = strings.TrimSpace(res.stderr)
 				if reason == "" {
 					reason = fmt.Sprintf("the %s hook `%s` refused without a reason (exit 2, empty stderr)", p.Event, c.Command)
 				}
-				if p.Event == EventPostToolUse {
-					v.Block = strings.TrimSpace(v.Block + "\n" + reason)
+			case res.exit != 0:
+				v.Problems = append(v.Problems, failure(p.Event, c, res))
+				if p.Event == EventStop {
+					addContext(res.stdout) // shown with its failure
+				}
+				continue
+			default:
+				out, ok := parseOutput(res.stdout)
+				if !ok {
+					addContext(res.stdout)
 					continue
 				}
-				v.Block = reason
-				return v
-			default:
-				v.Problems = append(v.Problems, failure(p.Event, c, res))
+				if out.Continue != nil && !*out.Continue {
+					v.Halt = true
+					v.HaltReason = strings.TrimSpace(out.StopReason)
+					if v.HaltReason == "" {
+						v.HaltReason = fmt.Sprintf("the %s hook `%s` answered {\"continue\": false}", p.Event, c.Command)
+					}
+					return v
+				}
+				deny := false
+				if h := out.HookSpecificOutput; h != nil {
+					addContext(h.AdditionalContext)
+					if h.PermissionDecision == "deny" {
+						deny, reason = true, h.PermissionDecisionReason
+					}
+				}
+				if out.Decision == "block" {
+					deny = true
+					if strings.TrimSpace(reason) == "" {
+						reason = out.Reason
+					}
+				}
+				if !deny {
+					continue
+				}
+				if reason = strings.TrimSpace(reason); reason == "" {
+					reason = fmt.Sprintf("the %s hook `%s` decided to block without a reason", p.Event, c.Command)
+				}
 			}
+			if p.Event == EventPostToolUse {
+				v.Block = strings.TrimSpace(v.Block + "\n" + reason)
+				continue
+			}
+			v.Block = reason
+			return v
 		}
 	}
 	return v
 }
 
-// stopHook runs the Stop command hooks as one stop hook: their stdout is
-// its output, failures its error.
-func (r *Runner) stopHook(ctx context.Context, in StopInput) (string, error) {
-	active := false
+// stopVerdict runs the Stop command hooks: their plain stdout is shown
+// after the answer, a block asks the agent to go on.
+func (r *Runner) stopVerdict(ctx context.Context, in StopInput) Verdict {
+	active := in.StopHookActive
 	p := Payload{Event: EventStop, SessionID: in.SessionID, Cwd: in.Cwd, FinalAnswer: in.FinalAnswer, StopHookActive: &active}
-	var texts []string
-	var errs []error
-	for _, m := range r.Config[EventStop] {
-		for _, c := range m.Hooks {
-			res := r.exec(ctx, c, p)
-			if t := strings.TrimSpace(res.stdout); t != "" {
-				texts = append(texts, t)
-			}
-			switch {
-			case res.err != nil:
-				errs = append(errs, res.err)
-			case res.exit != 0:
-				errs = append(errs, failure(EventStop, c, res))
-			}
-		}
-	}
-	return strings.Join(texts, "\n"), errors.Join(errs...)
+	return r.run(ctx, p, "")
 }
 
 func failure(event string, c Command, res result) error {

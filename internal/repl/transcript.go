@@ -66,7 +66,7 @@ func transcript(msgs []llm.Message, turns int) []string {
 		switch {
 		case isPrompt(m):
 			flush()
-			text := withoutMentions(tool.UnwrapPlanPrompt(agent.UnwrapSkillSearch(m.Text)))
+			text := withoutMentions(tool.UnwrapPlanPrompt(agent.TypedPrompt(m.Text)))
 			out = append(out, fold(text, replayPromptLines, "› ")...)
 		case m.Role == llm.RoleAssistant:
 			for _, c := range m.ToolCalls {

@@ -62,6 +62,10 @@ func (s *Store) warn(err error) {
 }
 
 func (s *Store) historyPath(id string) string { return filepath.Join(s.Dir, id+".jsonl") }
+
+// HistoryFile is where session id's history is kept (JSON Lines, one
+// message a line); it may not exist yet for a new session.
+func (s *Store) HistoryFile(id string) string { return s.historyPath(id) }
 func (s *Store) usagePath(id string) string   { return filepath.Join(s.Dir, id+".usage.json") }
 
 // Entry is one session as listed in the index.
