@@ -132,3 +132,38 @@ func TestProjectFilesCannotAddHooks(t *testing.T) {
 		t.Errorf("stdout = %q", r.stdout)
 	}
 }
+
+func TestRunUserHooksAddContextAndKeepTheAgentGoing(t *testing.T) {
+	srv := llmtest.New(t, llmtest.TextTurn("Done, I think."), llmtest.TextTurn("Now really done."))
+	e := newRunEnv(t, srv, llmtest.FormatAnthropic)
+	log := filepath.Join(t.TempDir(), "stop.log")
+	e.writeSettings(t, `{"hooks": {
+	  "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo 'the build uses make'"}]}],
+	  "Stop": [{"hooks": [{"type": "command", "command": "cat >> `+log+`; echo >> `+log+`; grep -q '\"stop_hook_active\":true' `+log+` && { echo verified; exit 0; }; echo 'run make test before stopping' >&2; exit 2"}]}]}}`)
+	r := e.run(t, "", "run", "fix the build")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2 (the Stop hook makes the agent go on once)", len(reqs))
+	}
+	if first := reqs[0].FirstUserText(); !strings.Contains(first, "fix the build") || !strings.Contains(first, "<user-prompt-submit-hook>") || !strings.Contains(first, "the build uses make") {
+		t.Errorf("first request's prompt: %q", first)
+	}
+	if last := reqs[1].LastUserText(); !strings.Contains(last, "run make test before stopping") {
+		t.Errorf("the model was not told why it goes on: %q", last)
+	}
+	if want := "Now really done.\n\n── hooks ──\nverified\n"; !strings.HasSuffix(r.stdout, want) {
+		t.Errorf("stdout = %q, want it to end with %q", r.stdout, want)
+	}
+	store, list := e.sessions(t)
+	if len(list) != 1 || strings.Contains(list[0].Title, "the build uses make") {
+		t.Errorf("sessions: %+v", list)
+	}
+	hist, _ := store.History(list[0].ID)
+	data, _ := os.ReadFile(log)
+	if !strings.Contains(string(data), `"transcript_path":"`+store.HistoryFile(list[0].ID)+`"`) || len(hist) == 0 {
+		t.Errorf("Stop hook stdin: %s", data)
+	}
+}
