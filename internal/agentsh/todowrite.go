@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -102,11 +103,45 @@ func jsonProblem(err error) string {
 	case errors.As(err, &syn):
 		return fmt.Sprintf("%v (at byte %d)", syn, syn.Offset)
 	case errors.As(err, &typ):
-		return fmt.Sprintf("field %q must be %s, not %s", typ.Field, typ.Type, typ.Value)
+		where := "the top level"
+		if typ.Field != "" {
+			where = fmt.Sprintf("%q", typ.Field)
+		}
+		return fmt.Sprintf("%s must be %s, not %s", where, jsonKind(typ.Type), article(typ.Value))
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return "the JSON ends too early"
 	}
 	return err.Error()
+}
+
+// jsonKind names what JSON value decodes into t (never a Go type name: the
+// message is for the model and the user).
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	}
+	return "a number"
+}
+
+// article puts "a"/"an" before a JSON value kind ("array" → "an array").
+func article(kind string) string {
+	if kind == "" {
+		return "that"
+	}
+	if strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 // renderTodos shows the list as the model and the user see it.
