@@ -139,3 +139,47 @@ func TestChatPTYPlanMode(t *testing.T) {
 		t.Errorf("/approve sent %q", got)
 	}
 }
+
+// TestChatPTYAskMode: in ask mode a write is put to the user before it
+// runs: allowed once it writes; a redirection denied is not run and the
+// model is told; a read-only command runs without a question.
+func TestChatPTYAskMode(t *testing.T) {
+	testutil.RequireBwrap(t)
+	srv := llmtest.New(t,
+		llmtest.ToolTurn(llmtest.BashCall("c1", "write allowed.txt 'yes'")),
+		llmtest.ToolTurn(llmtest.BashCall("c2", "echo no > denied.txt")),
+		llmtest.ToolTurn(llmtest.BashCall("c3", "ls")),
+		llmtest.TextTurn("Asked about both."),
+	)
+	dir := t.TempDir()
+	p := startPTY(t, dir, chatEnv(t, srv), "chat", "--permission-mode", "ask")
+	p.expect("ask " + prompt)
+	p.send("write the files\r")
+	p.expect("Run this command? (permission mode ask)")
+	p.expect("write allowed.txt 'yes'")
+	p.expect("[3] deny")
+	p.send("1")
+	p.expect("Run this command? (permission mode ask)")
+	p.expect("echo no > denied.txt")
+	p.expect("[3] deny")
+	p.send("3")
+	p.expect("Asked about both.")
+	p.expect(prompt)
+	p.send("/exit\r")
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "allowed.txt")); err != nil || string(b) != "yes" {
+		t.Errorf("allowed.txt = %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "denied.txt")); err == nil {
+		t.Error("the denied command ran")
+	}
+	reqs := srv.Requests()
+	if res, ok := reqs[2].ToolResult("c2"); !ok || !strings.Contains(res.Content, "declined") {
+		t.Errorf("the model is not told of the denial: %+v", res)
+	}
+	if strings.Count(p.screen(), "Run this command?") != 2 {
+		t.Errorf("ls asked too:\n%s", p.screen())
+	}
+}

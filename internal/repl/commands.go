@@ -36,7 +36,7 @@ func init() {
 		{"tools", "", "what the agent can call, by layer", (*REPL).cmdTools, nil},
 		{"resume", "[--latest | --all | id]", "continue a saved session of this project (pick by number or id prefix)", (*REPL).cmdResume, nil},
 		{"sandbox", "", "what the sandbox enforces, and this session's grants", (*REPL).cmdSandbox, nil},
-		{"mode", "[default|accept-edits|plan]", "show or switch the permission mode (Shift+Tab cycles)", (*REPL).cmdMode, nil},
+		{"mode", "[default|accept-edits|plan|ask]", "show or switch the permission mode (Shift+Tab cycles)", (*REPL).cmdMode, nil},
 		{"approve", "", "in plan mode: approve the plan, switch to default mode and carry it out", (*REPL).cmdApprove, nil},
 		{"skills", "", "list the installed skills", (*REPL).cmdSkills, nil},
 		{"skill", "enhance [--on|--off]", "skill auto-enhance after worthwhile turns: status, or switch it (saved)", (*REPL).cmdSkill, nil},
@@ -94,7 +94,7 @@ func (r *REPL) cmdHelp(context.Context, string) error {
 		"Input: Shift+Enter, Alt+Enter or Ctrl+J (or \\ at the end) starts a new line (shown as ⏎); a paste is one prompt,",
 		"  a long one shown as [Pasted text +N lines]; Up brings whole prompts back; Tab completes /commands and paths;",
 		"  Ctrl+R finds an earlier prompt containing what you typed (again: older); @path names a file for the model to read.",
-		"Shift+Tab (or /mode) cycles the permission mode: default, accept-edits, plan.",
+		"Shift+Tab (or /mode) cycles the permission mode: default, accept-edits, plan, ask.",
 		"Keys: Ctrl+C or Esc cancels a running turn (Ctrl+C clears the line; twice, or Ctrl+D, exits).",
 		"While a turn runs, what you type is queued and sent when it ends (Esc clears the queue); /exit leaves at once.")
 	r.println(lines...)

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/synapse-agent/synapse/internal/render"
+	"github.com/synapse-agent/synapse/internal/router"
+	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
 
@@ -22,8 +24,9 @@ type Permissions struct {
 	watch  *turnWatch // the running turn's key watcher, nil between turns
 	grants []string   // session and permanent grants made here, for /sandbox
 
-	mode    tool.Mode // the permission mode (default when "")
-	project string    // the project directory accept-edits grants within
+	mode    tool.Mode       // the permission mode (default when "")
+	always  map[string]bool // ask mode: command words allowed for the session
+	project string          // the project directory accept-edits grants within
 }
 
 // SetMode sets the permission mode the answers follow; project is the
@@ -179,6 +182,57 @@ func (p *Permissions) Confirm(ctx context.Context, question string) bool {
 			case 'n', 'N', '4', 'd', 0x1b:
 				p.r.Notice("→ no")
 				return false
+			}
+		}
+	}
+}
+
+// BeforeRun asks, in the ask mode, before a write, an edit or a native
+// command that may write (tool.Gate): once, always for this command word
+// (this session), or deny.
+func (p *Permissions) BeforeRun(ctx context.Context, route router.Route, cmd string) (bool, string) {
+	if p.Mode() != tool.ModeAsk || !tool.NeedsAsk(route, cmd) {
+		return true, ""
+	}
+	word := tool.CommandWord(cmd)
+	p.askMu.Lock()
+	defer p.askMu.Unlock()
+	p.mu.Lock()
+	w, always := p.watch, p.always[word]
+	p.mu.Unlock()
+	if always {
+		return true, ""
+	}
+	const denied = "The user declined to run this command (permission mode ask). Ask them or do something else."
+	if w == nil {
+		p.r.Notice("ask mode: refused " + cmd + " (no one to ask)")
+		return false, denied
+	}
+	answers := w.ask()
+	defer w.endAsk()
+	p.r.Notice(fmt.Sprintf("Run this command? (permission mode ask)\n  %s\n[1] once  [2] always for `%s` this session  [3] deny", textutil.OneLine(cmd, 200), textutil.Sanitize(word)))
+	for {
+		select {
+		case <-ctx.Done():
+			return false, denied
+		case c := <-answers:
+			switch c {
+			case '1', 'y', 'o':
+				p.r.Notice("→ once")
+				return true, ""
+			case '2', 'a':
+				p.mu.Lock()
+				if p.always == nil {
+					p.always = map[string]bool{}
+				}
+				p.always[word] = true
+				p.grants = append(p.grants, "command "+word+" (always this session)")
+				p.mu.Unlock()
+				p.r.Notice("→ always for " + word)
+				return true, ""
+			case '3', 'n', 'd', 0x1b:
+				p.r.Notice("→ deny")
+				return false, denied
 			}
 		}
 	}

@@ -634,6 +634,8 @@ func modeHelp(m tool.Mode) string {
 		return "plan: read-only; the model investigates and proposes a plan, /approve carries it out"
 	case tool.ModeAcceptEdits:
 		return "accept-edits: sandbox grants inside the project are given without asking"
+	case tool.ModeAsk:
+		return "ask: every write, edit and command that may change files asks first"
 	}
 	return "default: sandboxed; you are asked only about escapes"
 }

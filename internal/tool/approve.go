@@ -69,6 +69,12 @@ func (b *Bash) runApproved(ctx context.Context, route router.Route, cmd string) 
 	if b.opts.Exec != nil && route.Family == router.FamilyNative {
 		cwd = b.opts.Exec.Cwd()
 	}
+	if g, ok := b.opts.Approver.(Gate); ok {
+		if allowed, note := g.BeforeRun(ctx, route, cmd); !allowed {
+			ap.decisions = append(ap.decisions, Deny.String())
+			return command.Result{ExitCode: 1, Stderr: note}, ap, nil
+		}
+	}
 	res, err = b.dispatch(ctx, route, cmd, cwd)
 	if b.opts.Approver == nil || b.opts.Whitelist == nil {
 		return res, ap, err

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/synapse-agent/synapse/internal/router"
 )
 
 // Mode is the main agent's permission mode. The sandbox is on in every
@@ -22,10 +24,13 @@ const (
 	// ModePlan: read-only (the explore sub-agent's sandbox); writes are
 	// refused and the model proposes a plan for the user to approve.
 	ModePlan Mode = "plan"
+	// ModeAsk: as default, and every write/edit and every native command
+	// that may write (not a known read-only one) is put to the user first.
+	ModeAsk Mode = "ask"
 )
 
 // Modes lists the modes in cycling order.
-var Modes = []Mode{ModeDefault, ModeAcceptEdits, ModePlan}
+var Modes = []Mode{ModeDefault, ModeAcceptEdits, ModePlan, ModeAsk}
 
 // ParseMode reads a --permission-mode value.
 func ParseMode(s string) (Mode, error) {
@@ -125,4 +130,73 @@ func (a ModeApprover) DenyNote(ApprovalRequest) string {
 		return PlanModeNote
 	}
 	return ""
+}
+
+// Gate is an Approver asked before a command runs (the ask mode); a
+// refusal's note is what the model is told.
+type Gate interface {
+	BeforeRun(ctx context.Context, route router.Route, cmd string) (ok bool, note string)
+}
+
+// readOnlyWords are native commands that only read (with no redirection):
+// the ask mode runs them without asking. /tmp is the session's private
+// scratch space, but a command's targets are not known before it runs, so
+// anything else asks.
+var readOnlyWords = map[string]bool{
+	"ls": true, "cat": true, "head": true, "tail": true, "grep": true, "rg": true, "find": true, "wc": true,
+	"pwd": true, "echo": true, "printf": true, "which": true, "file": true, "stat": true, "du": true, "df": true,
+	"tree": true, "sort": true, "uniq": true, "cut": true, "tr": true, "diff": true, "cmp": true, "basename": true,
+	"dirname": true, "realpath": true, "readlink": true, "date": true, "env": true, "true": true, "false": true,
+	"test": true, "[": true, "cd": true, "less": true, "more": true, "jq": true, "awk": true,
+}
+
+// readOnlyGit are git subcommands that change nothing.
+var readOnlyGit = map[string]bool{"status": true, "diff": true, "log": true, "show": true, "blame": true, "grep": true, "rev-parse": true, "ls-files": true}
+
+// NeedsAsk reports whether the ask mode puts cmd to the user first: a
+// write or edit, or a native command that is not plainly read-only (a
+// redirection, or a command word not known to only read).
+func NeedsAsk(route router.Route, cmd string) bool {
+	switch route.Family {
+	case router.FamilyBuiltin:
+		return route.Name == "write" || route.Name == "edit"
+	case router.FamilyNative:
+	default:
+		return false
+	}
+	if strings.ContainsAny(cmd, ">`") || strings.Contains(cmd, "$(") {
+		return true // redirections and command substitutions
+	}
+	f := func(r rune) bool { return r == ';' || r == '|' || r == '&' || r == '\n' || r == '(' || r == ')' }
+	for _, part := range strings.FieldsFunc(cmd, f) {
+		words := strings.Fields(part)
+		if len(words) == 0 {
+			continue
+		}
+		w := words[0]
+		if w == "git" && len(words) > 1 && readOnlyGit[words[1]] {
+			continue
+		}
+		if !readOnlyWords[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// CommandWord is what "always for this command" remembers: the first word.
+func CommandWord(cmd string) string {
+	if f := strings.Fields(cmd); len(f) > 0 {
+		return f[0]
+	}
+	return ""
+}
+
+// BeforeRun implements Gate: without a person, the ask mode refuses what
+// it would have asked about.
+func (a ModeApprover) BeforeRun(_ context.Context, route router.Route, cmd string) (bool, string) {
+	if a.Mode == ModeAsk && NeedsAsk(route, cmd) {
+		return false, "Refused: the permission mode is ask and there is no one to ask here; this command may change files."
+	}
+	return true, ""
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/synapse-agent/synapse/internal/router"
 )
 
 func TestParseModeAndCycle(t *testing.T) {
@@ -80,5 +82,41 @@ func TestInProjectAndModeApprover(t *testing.T) {
 	}
 	if got := UnwrapPlanPrompt(PlanPrompt("do it")); got != "do it" {
 		t.Errorf("UnwrapPlanPrompt = %q", got)
+	}
+}
+
+func TestNeedsAsk(t *testing.T) {
+	native := router.Route{Family: router.FamilyNative}
+	for _, tt := range []struct {
+		route router.Route
+		cmd   string
+		want  bool
+	}{
+		{router.Route{Family: router.FamilyBuiltin, Name: "write"}, "write a 'x'", true},
+		{router.Route{Family: router.FamilyBuiltin, Name: "edit"}, "edit a", true},
+		{router.Route{Family: router.FamilyBuiltin, Name: "read"}, "read a", false},
+		{router.Route{Family: router.FamilyTask, Name: "task:explore"}, "task:explore x", false},
+		{native, "ls -la | grep -i go && cat go.mod", false},
+		{native, "git status; git diff HEAD", false},
+		{native, "echo x > f", true},
+		{native, "cat a >> b", true},
+		{native, "rm -rf build", true},
+		{native, "git commit -m x", true},
+		{native, "ls && make", true},
+		{native, "echo $(touch x)", true},
+	} {
+		if got := NeedsAsk(tt.route, tt.cmd); got != tt.want {
+			t.Errorf("NeedsAsk(%q) = %v, want %v", tt.cmd, got, tt.want)
+		}
+	}
+	a := ModeApprover{Mode: ModeAsk}
+	if ok, note := a.BeforeRun(context.Background(), native, "rm x"); ok || note == "" {
+		t.Errorf("ask mode without a person ran a write: %v %q", ok, note)
+	}
+	if ok, _ := a.BeforeRun(context.Background(), native, "ls"); !ok {
+		t.Error("ask mode refused ls")
+	}
+	if ok, _ := (ModeApprover{Mode: ModeDefault}).BeforeRun(context.Background(), native, "rm x"); !ok {
+		t.Error("default mode refused before running")
 	}
 }
