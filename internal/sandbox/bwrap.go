@@ -20,6 +20,9 @@ import (
 const (
 	maxScanDepth   = 6
 	maxScanEntries = 20000
+	// maxWatchEntries bounds the walk past those bounds, in each writable
+	// root, for git repositories to protect and directories to watch.
+	maxWatchEntries = 500000
 )
 
 // scanSkip names directories the scan does not descend into: dependency trees
@@ -177,6 +180,7 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 		}
 	}
 	base := strings.Count(root, "/")
+	deep := maxWatchEntries
 	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if d != nil && d.IsDir() && path != root {
@@ -184,9 +188,15 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 			}
 			return nil
 		}
-		if *budget <= 0 {
+		if *budget <= 0 || strings.Count(path, "/")-base > maxScanDepth {
 			mp.truncated = true
-			return fs.SkipAll
+			if !writable {
+				if *budget <= 0 {
+					return fs.SkipAll
+				}
+				return fs.SkipDir
+			}
+			return mp.beyondBounds(path, d, protectGit, &deep)
 		}
 		*budget--
 		if path == root {
@@ -216,7 +226,7 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 			if scanSkip[d.Name()] {
 				return fs.SkipDir
 			}
-			if strings.Count(path, "/")-base >= maxScanDepth {
+			if !writable && strings.Count(path, "/")-base >= maxScanDepth {
 				mp.truncated = true
 				return fs.SkipDir
 			}
@@ -226,6 +236,33 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 		}
 		return nil
 	})
+}
+
+// beyondBounds handles an entry of a writable root past the blacklist
+// scan's bounds: its git repositories are protected and its directories
+// watched all the same, or a command could plant a hook in an existing
+// repository seven levels down (src/main/java/…), or create one there
+// unseen. Only directory entries are looked at, up to maxWatchEntries.
+func (mp *mountPlan) beyondBounds(path string, d fs.DirEntry, protectGit func(string, bool), left *int) error {
+	if *left <= 0 {
+		return fs.SkipAll
+	}
+	*left--
+	if d.Name() == ".git" {
+		protectGit(path, d.IsDir())
+		mp.watch.known[path] = true
+		if d.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	}
+	if d.IsDir() {
+		if scanSkip[d.Name()] {
+			return fs.SkipDir
+		}
+		mp.watch.remember(path, d)
+	}
+	return nil
 }
 
 // gitControlFiles are the files of a git directory that make git on the

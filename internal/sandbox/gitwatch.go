@@ -105,9 +105,6 @@ func (w *gitWatch) close() {
 	}
 }
 
-// maxNewEntries bounds the walk of new directories after one command.
-const maxNewEntries = 5000
-
 // check looks for new .git entries and re-checks the ones found before. It
 // returns one line per repository it disabled.
 func (w *gitWatch) check() []string {
@@ -130,13 +127,14 @@ func (w *gitWatch) check() []string {
 			note(filepath.Join(dir, "HEAD"))
 		}
 	}
-	budget := maxNewEntries
+	// New directories are walked whole: a bound let a command hide a
+	// repository behind enough new entries (5 200 empty files, then
+	// zzz/.git with core.fsmonitor). The walk costs what making them did.
 	walkNew := func(dir string) {
 		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || budget <= 0 {
+			if err != nil {
 				return fs.SkipDir
 			}
-			budget--
 			noteBare(filepath.Dir(p), d.Name())
 			if d.Name() == ".git" {
 				note(p)

@@ -53,3 +53,44 @@ func TestRedTeamBareRepoShape(t *testing.T) {
 		t.Errorf("notes/HEAD: %v", err)
 	}
 }
+
+// TestRedTeamReposPastTheScanBounds: the start-up scan stops six levels
+// down, and the check after a command walked at most 5 000 new entries.
+// A command planted a hook in an existing repository deeper than that
+// (a Maven-style src/main/java/… tree), created one in an existing deep
+// folder, or hid one behind 5 200 new files, and git on the host ran
+// each.
+func TestRedTeamReposPastTheScanBounds(t *testing.T) {
+	requireBwrap(t)
+	testutil.RequireTool(t, "git")
+	f := newFixture(t, nil)
+	deep := filepath.Join(f.ws, "src", "main", "java", "com", "acme", "app", "core")
+	vendored := filepath.Join(deep, "vendored")
+	if err := os.MkdirAll(vendored, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitHost(t, vendored, "init", "-q")
+	mark := filepath.Join(t.TempDir(), "pwned")
+	env := "export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; "
+	f.run(t, "printf '#!/bin/sh\\ntouch "+mark+"\\n' > '"+filepath.Join(vendored, ".git", "hooks", "post-checkout")+"'; chmod +x '"+filepath.Join(vendored, ".git", "hooks", "post-checkout")+"'; "+
+		"git -C '"+vendored+"' config core.fsmonitor 'touch "+mark+"'")
+	res := f.run(t, env+"cd '"+deep+"' && git init -q evil && git -C evil config core.fsmonitor 'touch "+mark+"'")
+	if !strings.Contains(res.Stderr, "disabled a new git repository at "+filepath.Join(deep, "evil", ".git")) {
+		t.Errorf("the repository made in a deep folder was not reported: %+v", res)
+	}
+	res = f.run(t, env+"cd '"+f.ws+"' && mkdir -p many && cd many && seq 1 5200 | xargs touch && git init -q zzz && git -C zzz config core.fsmonitor 'touch "+mark+"'")
+	if !strings.Contains(res.Stderr, "disabled a new git repository at "+filepath.Join(f.ws, "many", "zzz", ".git")) {
+		t.Errorf("the repository behind 5 200 new files was not reported: %+v", res)
+	}
+	for _, d := range []string{vendored, filepath.Join(deep, "evil"), filepath.Join(f.ws, "many", "zzz")} {
+		c := exec.Command("git", "-C", d, "status")
+		c.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		_, _ = c.CombinedOutput()
+		c = exec.Command("git", "-C", d, "checkout", "-q", "-b", "y")
+		c.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		_, _ = c.CombinedOutput()
+		if _, err := os.Stat(mark); err == nil {
+			t.Fatalf("git on the host ran a command planted in %s", d)
+		}
+	}
+}
