@@ -233,7 +233,19 @@ func (r *Renderer) RetryNotice(x Retry) {
 	}
 	line := "↻ " + clean(x.Reason, true) + " · retrying in " + formatDuration(x.Wait) + " (" + attempt + ")"
 	r.live.retry = &retryState{info: x, until: r.now().Add(x.Wait)}
-	r.writeStatic(r.fit(r.p.yellow(line)))
+	if !r.tty || r.width < 20 {
+		r.writeStatic(r.fit(r.p.yellow(line)))
+		return
+	}
+	// Wrapped, not cut: the wait and attempt come last and must stay visible.
+	rows := strings.Split(ansi.Wrap(line, r.width-3, ""), "\n")
+	for i := range rows {
+		if i > 0 {
+			rows[i] = "  " + rows[i]
+		}
+		rows[i] = r.p.yellow(strings.TrimRight(rows[i], " "))
+	}
+	r.writeStatic(rows...)
 }
 
 // spinner is the frame for now, counted from the renderer's start so that

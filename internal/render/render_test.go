@@ -721,3 +721,16 @@ func TestErrorWordWrapped(t *testing.T) {
 		}
 	}
 }
+
+// A retry notice longer than the screen is wrapped, so its wait and attempt
+// (at the end) stay visible.
+func TestRetryNoticeWrapped(t *testing.T) {
+	var out bytes.Buffer
+	opts := Options{Out: &out, TTY: true, Color: true, Width: 60, Height: 20}
+	New(opts).RetryNotice(Retry{Reason: "anthropic: the API is overloaded: Overloaded (HTTP 529)", Attempt: 1, Max: 4, Wait: 2 * time.Second})
+	got := screen(t, out.Bytes(), opts)
+	flat := strings.Join(strings.Fields(got), " ")
+	if !strings.Contains(flat, "retrying in 2s (retry 1/4)") || strings.Contains(got, "…") {
+		t.Errorf("the wait and attempt are not all shown:\n%s", got)
+	}
+}
