@@ -261,10 +261,15 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 		log.Info("sandbox", "cwd", cwd, "status", g.Sandbox.Status().String(), "warnings", strings.Join(g.Sandbox.Warnings(), "; "))
 	}
 
+	// A crashed or killed enhance run leaves its hidden stage in the store.
+	skillStore := &skills.Store{Dir: a.Config.SkillsDir, MaxVersions: a.Config.SkillMaxVersions}
+	if _, err := evolve.RemoveStaleStages(skillStore, a.Config.SkillSubagentTimeout, time.Now()); err != nil {
+		g.notices = append(g.notices, fmt.Sprintf("warning: skills: removing a stale enhance folder failed: %v", err))
+	}
 	if !s.NoModel {
 		// The meta-skills the enhance sub-agent follows, installed on first
 		// run (before the index is built, so this session sees them).
-		did, err := evolve.InstallBundled(&skills.Store{Dir: a.Config.SkillsDir, MaxVersions: a.Config.SkillMaxVersions})
+		did, err := evolve.InstallBundled(skillStore)
 		for _, d := range did {
 			g.notices = append(g.notices, "skills: "+d)
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 )
@@ -165,5 +166,30 @@ func TestRunUserHooksAddContextAndKeepTheAgentGoing(t *testing.T) {
 	data, _ := os.ReadFile(log)
 	if !strings.Contains(string(data), `"transcript_path":"`+store.HistoryFile(list[0].ID)+`"`) || len(hist) == 0 {
 		t.Errorf("Stop hook stdin: %s", data)
+	}
+}
+
+func TestStartUpRemovesACrashedEnhanceStage(t *testing.T) {
+	srv := llmtest.New(t, llmtest.TextTurn("hi"))
+	e := newRunEnv(t, srv, llmtest.FormatAnthropic)
+	stale := filepath.Join(e.home, "skills", ".enhance-12345")
+	fresh := filepath.Join(e.home, "skills", ".enhance-67890")
+	for _, p := range []string{stale, fresh} {
+		if err := os.MkdirAll(filepath.Join(p, "half-made"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.run(t, "", "run", "hello"); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the stale stage survived start-up: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a recent stage (another session's run) was removed: %v", err)
 	}
 }

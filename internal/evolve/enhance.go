@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/synapse-agent/synapse/internal/agent"
@@ -238,7 +240,52 @@ func NewStage(st *skills.Store) (string, error) {
 	if err := os.MkdirAll(st.Dir, 0o755); err != nil {
 		return "", err
 	}
-	return os.MkdirTemp(st.Dir, ".enhance-")
+	return os.MkdirTemp(st.Dir, stagePrefix)
+}
+
+// stagePrefix names the stages NewStage makes.
+const stagePrefix = ".enhance-"
+
+// minStageAge is the least age at which RemoveStaleStages takes a stage
+// for a crashed run's leftover, whatever the enhance timeout.
+const minStageAge = 6 * time.Hour
+
+// RemoveStaleStages removes the stages that enhance runs which crashed or
+// were killed left in the store: hidden ".enhance-*" folders owned by this
+// user and untouched for longer than twice timeout (at least 6 hours), so
+// that a run still working in another session keeps its own. Links and
+// anything that is not a plain folder are left alone; nothing is followed.
+func RemoveStaleStages(st *skills.Store, timeout time.Duration, now time.Time) ([]string, error) {
+	entries, err := os.ReadDir(st.Dir)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the skill store: %w", err)
+	}
+	age := max(2*timeout, minStageAge)
+	var removed []string
+	var errs []error
+	for _, ent := range entries {
+		if !strings.HasPrefix(ent.Name(), stagePrefix) || ent.Type()&fs.ModeType != fs.ModeDir {
+			continue
+		}
+		p := filepath.Join(st.Dir, ent.Name())
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.IsDir() || now.Sub(fi.ModTime()) < age {
+			continue
+		}
+		if sys, ok := fi.Sys().(*syscall.Stat_t); !ok || int(sys.Uid) != os.Getuid() {
+			continue
+		}
+		// RemoveAll removes links inside as links, never what they point to.
+		if err := os.RemoveAll(p); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, ent.Name())
+	}
+	return removed, errors.Join(errs...)
 }
 
 // StageStore copies the installed user skills (not their snapshots) into
