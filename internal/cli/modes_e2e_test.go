@@ -22,6 +22,7 @@ func TestRunPermissionModes(t *testing.T) {
 		srv := llmtest.New(t,
 			llmtest.ToolTurn(llmtest.BashCall("c1", "write planned.txt 'content'")),
 			llmtest.ToolTurn(llmtest.BashCall("c2", "echo x > f")),
+			llmtest.ToolTurn(llmtest.BashCall("c3", "task:general write f for me")), // its own writable shell: refused
 			llmtest.TextTurn("Plan: write planned.txt, then f."),
 		)
 		e := newRunEnv(t, srv, llmtest.FormatAnthropic)
@@ -38,7 +39,7 @@ func TestRunPermissionModes(t *testing.T) {
 		if !strings.Contains(reqs[0].LastUserText(), "Plan mode") {
 			t.Errorf("the model is not told it plans: %q", reqs[0].LastUserText())
 		}
-		for i, id := range []string{"c1", "c2"} {
+		for i, id := range []string{"c1", "c2", "c3"} {
 			res, ok := reqs[i+1].ToolResult(id)
 			if !ok || !strings.Contains(res.Content, tool.PlanModeNote) {
 				t.Errorf("result of %s does not say plan mode: %+v", id, res)

@@ -187,10 +187,15 @@ func (p *Permissions) Confirm(ctx context.Context, question string) bool {
 	}
 }
 
-// BeforeRun asks, in the ask mode, before a write, an edit or a native
+// BeforeRun refuses, in plan mode, what the read-only sandbox cannot hold
+// (tool.PlanRefuses), and asks, in the ask mode, before a write, an edit or a native
 // command that may write (tool.Gate): once, always for this command word
 // (this session), or deny.
 func (p *Permissions) BeforeRun(ctx context.Context, route router.Route, cmd string) (bool, string) {
+	if p.Mode() == tool.ModePlan && tool.PlanRefuses(route) {
+		p.r.Notice("plan mode: refused " + textutil.OneLine(cmd, 100))
+		return false, tool.PlanModeNote
+	}
 	if p.Mode() != tool.ModeAsk || !tool.NeedsAsk(route, cmd) {
 		return true, ""
 	}

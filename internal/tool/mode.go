@@ -184,6 +184,26 @@ func NeedsAsk(route router.Route, cmd string) bool {
 	return false
 }
 
+// PlanRefuses reports whether plan mode refuses a command before it runs:
+// what the read-only sandbox cannot hold, as for the explore sub-agent
+// (sub-agents other than explore and skill search run with their own
+// writable shell, MCP tools and skill scripts run outside the sandbox,
+// skill import/rollback/delete change the skills directory).
+func PlanRefuses(route router.Route) bool {
+	switch route.Family {
+	case router.FamilyMCP, router.FamilySkillScript:
+		return true
+	case router.FamilyTask:
+		return route.Name != "task:explore" && route.Name != "task:skill:search"
+	case router.FamilySkill:
+		switch route.Name {
+		case "skill:import", "skill:rollback", "skill:delete":
+			return true
+		}
+	}
+	return false
+}
+
 // CommandWord is what "always for this command" remembers: the first word.
 func CommandWord(cmd string) string {
 	if f := strings.Fields(cmd); len(f) > 0 {
@@ -195,6 +215,9 @@ func CommandWord(cmd string) string {
 // BeforeRun implements Gate: without a person, the ask mode refuses what
 // it would have asked about.
 func (a ModeApprover) BeforeRun(_ context.Context, route router.Route, cmd string) (bool, string) {
+	if a.Mode == ModePlan && PlanRefuses(route) {
+		return false, PlanModeNote
+	}
 	if a.Mode == ModeAsk && NeedsAsk(route, cmd) {
 		return false, "Refused: the permission mode is ask and there is no one to ask here; this command may change files."
 	}

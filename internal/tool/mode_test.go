@@ -120,3 +120,26 @@ func TestNeedsAsk(t *testing.T) {
 		t.Error("default mode refused before running")
 	}
 }
+
+func TestPlanRefuses(t *testing.T) {
+	for _, tt := range []struct {
+		route router.Route
+		want  bool
+	}{
+		{router.Route{Family: router.FamilyTask, Name: "task:general"}, true},
+		{router.Route{Family: router.FamilyTask, Name: "task:explore"}, false},
+		{router.Route{Family: router.FamilyMCP, Name: "mcp:s:t"}, true},
+		{router.Route{Family: router.FamilySkillScript, Name: "skill:a:b"}, true},
+		{router.Route{Family: router.FamilySkill, Name: "skill:import"}, true},
+		{router.Route{Family: router.FamilySkill, Name: "skill:list"}, false},
+		{router.Route{Family: router.FamilyNative, Name: "ls"}, false}, // the read-only sandbox holds it
+	} {
+		if got := PlanRefuses(tt.route); got != tt.want {
+			t.Errorf("PlanRefuses(%s) = %v, want %v", tt.route.Name, got, tt.want)
+		}
+	}
+	ok, note := ModeApprover{Mode: ModePlan}.BeforeRun(context.Background(), router.Route{Family: router.FamilyTask, Name: "task:general"}, "task:general do it")
+	if ok || note != PlanModeNote {
+		t.Errorf("plan mode let task:general run: %v %q", ok, note)
+	}
+}
