@@ -504,7 +504,8 @@ func (r *Renderer) eraseRegion() {
 	if r.regionRows == 0 {
 		return
 	}
-	r.buf.WriteString(cursorUp(r.regionRows))
+	// \r first: the cursor may have left column 0 (a terminal echoing ^C).
+	r.buf.WriteString("\r" + cursorUp(r.regionRows))
 	r.buf.WriteString("\x1b[J")
 	r.regionRows, r.regionWidths = 0, nil
 }

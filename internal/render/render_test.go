@@ -734,3 +734,22 @@ func TestRetryNoticeWrapped(t *testing.T) {
 		t.Errorf("the wait and attempt are not all shown:\n%s", got)
 	}
 }
+
+// Ctrl+C in `synapse run` on a terminal (not raw) makes the terminal echo
+// "^C" after the live area, moving the cursor off column 0: erasing the area
+// must still start at column 0, leaving nothing of the old rows behind.
+func TestEraseAfterEchoedCtrlC(t *testing.T) {
+	var out bytes.Buffer
+	opts := Options{Out: &out, TTY: true, Width: 60, Height: 20}
+	r := New(opts)
+	r.StartTurn()
+	r.ToolStart("1", "sleep 100")
+	r.Tick()
+	out.WriteString("^C") // the terminal's echo
+	r.Abort("interrupted")
+	r.EndTurn()
+	s := screen(t, out.Bytes(), opts)
+	if !strings.HasPrefix(s, "✗ sleep 100 · interrupted\n") {
+		t.Errorf("screen after the abort =\n%q", s)
+	}
+}
