@@ -69,9 +69,13 @@ func (r *Runner) hookedCall(ctx context.Context, c llm.ToolCall) tool.Result {
 // turn go on, so that a hook that always objects cannot loop forever.
 const maxStopContinuations = 3
 
+// StopHookNotePrefix starts the user message that tells the model why it
+// goes on after a Stop hook objected: part of the turn, not a prompt.
+const StopHookNotePrefix = "[Stop hook] "
+
 // stopHookNote is the user message that tells the model why it goes on.
 func stopHookNote(reason string) string {
-	return "[Stop hook] The user's Stop hook asked you to continue instead of stopping:\n" + reason
+	return StopHookNotePrefix + "The user's Stop hook asked you to continue instead of stopping:\n" + reason
 }
 
 // runStopHooks runs the stop hooks after a turn that ended with a final

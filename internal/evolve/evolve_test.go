@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/config"
 	"github.com/synapse-agent/synapse/internal/hooks"
 	"github.com/synapse-agent/synapse/internal/llm"
@@ -54,6 +55,9 @@ func TestScore(t *testing.T) {
 		{"first prompt is no correction", []llm.Message{user("don't touch a, fix b"), answer("ok")}, Signals{}},
 		{"only the last turn counts", []llm.Message{user("a"), calls("cat a"), result(true), calls("ls"), result(false), answer("ok"), user("thanks"), answer("bye")}, Signals{}},
 		{"reminders belong to the turn", []llm.Message{user("a"), calls("cat a"), result(true), answer("done?"), user("[System Reminder] todo"), calls("ls"), result(false)},
+			Signals{ToolCalls: 2, Recovered: true}},
+		{"a Stop hook's reason to go on belongs to the turn", []llm.Message{user("a"), answer("hi"), user("b"), calls("cat a"), result(true), answer("done?"),
+			user(agent.StopHookNotePrefix + "The user's Stop hook asked you to continue instead of stopping:\nrun the tests"), calls("ls"), result(false), answer("ok")},
 			Signals{ToolCalls: 2, Recovered: true}},
 	}
 	for _, tt := range tests {

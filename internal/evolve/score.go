@@ -111,7 +111,11 @@ func lastPrompt(conv []llm.Message) (start, prompts int) {
 	return start, prompts
 }
 
-func isReminder(text string) bool { return strings.HasPrefix(text, "[System Reminder]") }
+// isReminder: a message the loop added inside the turn (a todo reminder,
+// a Stop hook's reason to go on), not a prompt of the user's.
+func isReminder(text string) bool {
+	return strings.HasPrefix(text, "[System Reminder]") || strings.HasPrefix(text, agent.StopHookNotePrefix)
+}
 
 func commandOf(c llm.ToolCall) string {
 	var in struct {

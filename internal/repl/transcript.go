@@ -81,8 +81,10 @@ func transcript(msgs []llm.Message, turns int) []string {
 	return append(out, "──")
 }
 
+// isPrompt: a user message with text, other than a Stop hook's reason to
+// go on (part of the turn it continued).
 func isPrompt(m llm.Message) bool {
-	return m.Role == llm.RoleUser && strings.TrimSpace(m.Text) != ""
+	return m.Role == llm.RoleUser && strings.TrimSpace(m.Text) != "" && !strings.HasPrefix(m.Text, agent.StopHookNotePrefix)
 }
 
 func countPrompts(msgs []llm.Message) int {
