@@ -191,7 +191,7 @@ func (r *Renderer) endThinking() {
 			}
 		}
 		limit := 2
-		if r.showThinking {
+		if r.showThinking || len(rows) == limit+1 { // folding one row would save nothing
 			limit = len(rows)
 		}
 		for i, l := range rows {

@@ -753,3 +753,33 @@ func TestEraseAfterEchoedCtrlC(t *testing.T) {
 		t.Errorf("screen after the abort =\n%q", s)
 	}
 }
+
+// Thinking is folded after two rows, but a third row is shown rather than
+// replaced by a "… 1 more line" row of the same height.
+func TestThinkingFold(t *testing.T) {
+	tests := []struct {
+		thinking string
+		want     []string
+		not      []string
+	}{
+		{"one\ntwo\nthree", []string{"one", "two", "three"}, []string{"more line"}},
+		{"one\ntwo\nthree\nfour", []string{"one", "two", "… 2 more lines of thinking"}, []string{"three"}},
+	}
+	for _, tt := range tests {
+		var out bytes.Buffer
+		r := New(Options{Out: &out})
+		r.Thinking(tt.thinking)
+		r.TextDelta("answer")
+		r.EndText()
+		for _, w := range tt.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%q: output lacks %q:\n%s", tt.thinking, w, out.String())
+			}
+		}
+		for _, n := range tt.not {
+			if strings.Contains(out.String(), n) {
+				t.Errorf("%q: output has %q:\n%s", tt.thinking, n, out.String())
+			}
+		}
+	}
+}
