@@ -13,6 +13,14 @@ func BenchmarkMatches(b *testing.B) {
 	}
 }
 
+// The matcher as the runner uses it: its expression compiled once.
+func BenchmarkMatchesCompiled(b *testing.B) {
+	re := wordRegexp("rm|mv|git")
+	for b.Loop() {
+		matches("rm|mv|git", re, `cd repo && make test 2>&1 | tail -n 20; git status --short`)
+	}
+}
+
 // One PreToolUse command hook around a call: the cost a user hook adds.
 func BenchmarkPreToolUseCommandHook(b *testing.B) {
 	cfg, _ := ParseConfig([]byte(`{"PreToolUse": [{"hooks": [{"type": "command", "command": "cat >/dev/null"}]}]}`))

@@ -48,6 +48,9 @@ type Command struct {
 type Matcher struct {
 	Matcher string    `json:"matcher,omitempty"`
 	Hooks   []Command `json:"hooks"`
+	// re is Matcher compiled as a whole-word expression (nil when it is
+	// not one), once in ParseConfig rather than on every call.
+	re *regexp.Regexp
 }
 
 // Config is the "hooks" object of settings.json, by event name.
@@ -89,7 +92,7 @@ func ParseConfig(raw json.RawMessage) (Config, []string) {
 				}
 			}
 			if len(kept) > 0 {
-				out[ev] = append(out[ev], Matcher{Matcher: m.Matcher, Hooks: kept})
+				out[ev] = append(out[ev], Matcher{Matcher: m.Matcher, Hooks: kept, re: wordRegexp(m.Matcher)})
 			}
 		}
 	}
@@ -151,13 +154,25 @@ func toolPayload(event, sessionID, cwd, command string) Payload {
 // the whole word (`go(fmt|imports)?`, `mcp:files:.*`) or as one of its
 // "|"-separated glob patterns (`rm|mv`, `mcp:*`).
 func Matches(matcher, command string) bool {
+	return matches(matcher, wordRegexp(matcher), command)
+}
+
+// wordRegexp compiles matcher as an expression over the whole word; nil
+// when it is not one (a glob such as `*.sh` matches as globs only).
+func wordRegexp(matcher string) *regexp.Regexp {
+	re, err := regexp.Compile(`^(?:` + strings.TrimSpace(matcher) + `)$`)
+	if err != nil {
+		return nil
+	}
+	return re
+}
+
+func matches(matcher string, re *regexp.Regexp, command string) bool {
 	matcher = strings.TrimSpace(matcher)
 	if matcher == "" || matcher == "*" || matcher == "Bash" {
 		return true
 	}
 	words := router.Commands(command)
-	// An invalid expression (a glob such as `*.sh`) matches as globs only.
-	re, _ := regexp.Compile(`^(?:` + matcher + `)$`)
 	for _, w := range words {
 		if re != nil && re.MatchString(w) {
 			return true
@@ -240,7 +255,7 @@ func (r *Runner) run(ctx context.Context, p Payload, command string) Verdict {
 		}
 	}
 	for _, m := range r.Config[p.Event] {
-		if command != "" && !Matches(m.Matcher, command) {
+		if command != "" && !matches(m.Matcher, m.re, command) {
 			continue
 		}
 		for _, c := range m.Hooks {
