@@ -53,6 +53,7 @@ type Provider struct {
 	retry    llm.RetryPolicy
 	baseURL  string
 	noCache  bool
+	conv     *convCache
 }
 
 // New builds a Provider.
@@ -79,6 +80,7 @@ func New(opts Options) *Provider {
 		retry:    rp,
 		baseURL:  strings.TrimSuffix(base, "/"),
 		noCache:  opts.DisableCache,
+		conv:     &convCache{},
 	}
 }
 
@@ -90,7 +92,7 @@ func (p *Provider) Name() string { return Name }
 // the caller has already shown it.
 func (p *Provider) Stream(ctx context.Context, req llm.Request, onEvent func(llm.Event)) (llm.Response, error) {
 	params := p.params(req)
-	body, err := params.encode()
+	body, err := p.conv.body(params, req.Messages, !p.noCache)
 	if err != nil {
 		return llm.Response{}, &llm.Error{Kind: llm.ErrBadRequest, Provider: Name, Err: err,
 			Message: "cannot encode the request: " + err.Error()}

@@ -494,7 +494,7 @@ func BenchmarkStreamToolCall(b *testing.B) {
 // BenchmarkStreamHistory measures one streamed tool call with a history of
 // n earlier tool turns: the request is rebuilt and re-sent each step.
 func BenchmarkStreamHistory(b *testing.B) {
-	for _, n := range []int{1, 200} {
+	for _, n := range []int{1, 200, 1000} {
 		b.Run("turns="+strconv.Itoa(n), func(b *testing.B) {
 			// Scripted turns (not Handle): the server then skips decoding
 			// the conversation, so the figure is mostly the client's cost.

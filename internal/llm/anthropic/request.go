@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -14,14 +13,16 @@ import (
 // on every step (BenchmarkStreamHistory). The SDK still does transport, auth,
 // headers, SSE decoding and error parsing.
 
+// wireRequest is the request without its messages, which body appends
+// (encoded per message, from the cache where possible). Stream comes first:
+// the SDK sets "stream" again with sjson, which scans the body up to the key.
 type wireRequest struct {
+	Stream    bool          `json:"stream"`
 	Model     string        `json:"model"`
 	MaxTokens int           `json:"max_tokens"`
 	System    []wireBlock   `json:"system,omitempty"`
-	Messages  []wireMessage `json:"messages"`
 	Tools     []wireTool    `json:"tools,omitempty"`
 	Thinking  *wireThinking `json:"thinking,omitempty"`
-	Stream    bool          `json:"stream"`
 }
 
 type wireThinking struct {
@@ -73,7 +74,8 @@ type wireBlock struct {
 
 func textBlock(s string) wireBlock { return wireBlock{Type: "text", Text: &s} }
 
-// params translates a provider-neutral request to the wire request.
+// params translates a provider-neutral request to the wire request, all
+// but the history (see body).
 func (p *Provider) params(req llm.Request) wireRequest {
 	maxTokens := req.MaxTokens
 	if maxTokens <= 0 {
@@ -82,7 +84,6 @@ func (p *Provider) params(req llm.Request) wireRequest {
 	w := wireRequest{
 		Model:     req.Model,
 		MaxTokens: maxTokens,
-		Messages:  messages(req.Messages),
 		Stream:    true,
 	}
 	if req.ThinkingBudget > 0 {
@@ -115,9 +116,10 @@ func adaptiveThinking(model string) bool {
 }
 
 // addCacheBreakpoints marks the end of the stable prefix for prompt caching:
-// the tools (the last tool covers all of them), the system prompt, and the
-// last message, so that each turn reads the previous turn's prefix from cache.
-// Anthropic allows four breakpoints; this uses at most three.
+// the tools (the last tool covers all of them), the system prompt, and (in
+// markLastMessage) the last message, so that each turn reads the previous
+// turn's prefix from cache. Anthropic allows four breakpoints; this uses at
+// most three.
 func addCacheBreakpoints(w *wireRequest) {
 	if n := len(w.Tools); n > 0 {
 		w.Tools[n-1].CacheControl = ephemeral
@@ -125,16 +127,18 @@ func addCacheBreakpoints(w *wireRequest) {
 	if n := len(w.System); n > 0 {
 		w.System[n-1].CacheControl = ephemeral
 	}
-	if n := len(w.Messages); n > 0 {
-		blocks := w.Messages[n-1].Content
-		for i := len(blocks) - 1; i >= 0; i-- {
-			switch blocks[i].Type {
-			case "text", "tool_result", "tool_use":
-				blocks[i].CacheControl = ephemeral
-				return
-			}
-			// thinking blocks cannot carry cache_control
+}
+
+// markLastMessage puts the last breakpoint on the last block of m that can
+// carry one.
+func markLastMessage(m *wireMessage) {
+	for i := len(m.Content) - 1; i >= 0; i-- {
+		switch m.Content[i].Type {
+		case "text", "tool_result", "tool_use":
+			m.Content[i].CacheControl = ephemeral
+			return
 		}
+		// thinking blocks cannot carry cache_control
 	}
 }
 
@@ -161,68 +165,61 @@ func inputSchema(raw json.RawMessage) json.RawMessage {
 // strictly alternating roles with all results of a turn together.
 func messages(in []llm.Message) []wireMessage {
 	out := make([]wireMessage, 0, len(in))
-	appendBlocks := func(role string, blocks ...wireBlock) {
+	for _, m := range in {
+		role, blocks := wireBlocks(m)
 		if len(blocks) == 0 {
-			return
+			continue
 		}
 		if n := len(out); n > 0 && out[n-1].Role == role {
 			out[n-1].Content = append(out[n-1].Content, blocks...)
-			return
+			continue
 		}
 		out = append(out, wireMessage{Role: role, Content: blocks})
-	}
-	for _, m := range in {
-		switch m.Role {
-		case llm.RoleUser:
-			if m.Text != "" { // the API refuses empty text blocks
-				appendBlocks("user", textBlock(m.Text))
-			}
-		case llm.RoleTool:
-			tr := wireBlock{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
-			if m.Text != "" {
-				tr.Content = []wireBlock{textBlock(m.Text)}
-			}
-			for _, img := range m.Images {
-				tr.Content = append(tr.Content, wireBlock{Type: "image",
-					Source: &imageSource{Type: "base64", MediaType: img.MediaType, Data: img.Data}})
-			}
-			appendBlocks("user", tr)
-		case llm.RoleAssistant:
-			var blocks []wireBlock
-			for _, th := range m.Thinking {
-				switch {
-				case th.Redacted != "":
-					blocks = append(blocks, wireBlock{Type: "redacted_thinking", Data: th.Redacted})
-				case th.Signature != "":
-					text := th.Text
-					blocks = append(blocks, wireBlock{Type: "thinking", Thinking: &text, Signature: th.Signature})
-				}
-				// A thinking block without a signature (from another provider) cannot be verified: drop it.
-			}
-			if m.Text != "" {
-				blocks = append(blocks, textBlock(m.Text))
-			}
-			for _, c := range m.ToolCalls {
-				input := c.Input
-				if len(input) == 0 || !json.Valid(input) {
-					input = json.RawMessage(`{}`)
-				}
-				blocks = append(blocks, wireBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: input})
-			}
-			appendBlocks("assistant", blocks...)
-		}
 	}
 	return out
 }
 
-// encode returns the JSON body of w (HTML characters left unescaped: the body
-// is read by an API, not a browser, and code is full of < > &).
-func (w wireRequest) encode() ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(w); err != nil {
-		return nil, err
+// wireBlocks is one history message's content blocks and the wire role
+// they go under; none when the message sends nothing.
+func wireBlocks(m llm.Message) (string, []wireBlock) {
+	switch m.Role {
+	case llm.RoleUser:
+		if m.Text != "" { // the API refuses empty text blocks
+			return "user", []wireBlock{textBlock(m.Text)}
+		}
+	case llm.RoleTool:
+		tr := wireBlock{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
+		if m.Text != "" {
+			tr.Content = []wireBlock{textBlock(m.Text)}
+		}
+		for _, img := range m.Images {
+			tr.Content = append(tr.Content, wireBlock{Type: "image",
+				Source: &imageSource{Type: "base64", MediaType: img.MediaType, Data: img.Data}})
+		}
+		return "user", []wireBlock{tr}
+	case llm.RoleAssistant:
+		var blocks []wireBlock
+		for _, th := range m.Thinking {
+			switch {
+			case th.Redacted != "":
+				blocks = append(blocks, wireBlock{Type: "redacted_thinking", Data: th.Redacted})
+			case th.Signature != "":
+				text := th.Text
+				blocks = append(blocks, wireBlock{Type: "thinking", Thinking: &text, Signature: th.Signature})
+			}
+			// A thinking block without a signature (from another provider) cannot be verified: drop it.
+		}
+		if m.Text != "" {
+			blocks = append(blocks, textBlock(m.Text))
+		}
+		for _, c := range m.ToolCalls {
+			input := c.Input
+			if len(input) == 0 || !json.Valid(input) {
+				input = json.RawMessage(`{}`)
+			}
+			blocks = append(blocks, wireBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: input})
+		}
+		return "assistant", blocks
 	}
-	return buf.Bytes(), nil
+	return "", nil
 }

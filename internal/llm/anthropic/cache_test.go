@@ -1,0 +1,144 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+)
+
+// referenceBody is the request converted whole, without the cache: what
+// every body must decode to.
+func referenceBody(t *testing.T, p *Provider, req llm.Request) any {
+	t.Helper()
+	w := p.params(req)
+	msgs := messages(req.Messages)
+	if !p.noCache && len(msgs) > 0 {
+		markLastMessage(&msgs[len(msgs)-1])
+	}
+	full := struct {
+		wireRequest
+		Messages []wireMessage `json:"messages"`
+	}{w, msgs}
+	b, err := json.Marshal(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func checkBody(t *testing.T, p *Provider, req llm.Request, what string) {
+	t.Helper()
+	b, err := p.conv.body(p.params(req), req.Messages, !p.noCache)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	var got any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("%s: invalid JSON body %s: %v", what, b, err)
+	}
+	if want := referenceBody(t, p, req); !reflect.DeepEqual(got, want) {
+		w, _ := json.Marshal(want)
+		t.Errorf("%s:\n got  %s\n want %s", what, b, w)
+	}
+}
+
+// history has every kind of message the adapter converts, including ones
+// that send nothing and user-side runs that fold into one wire message.
+func history() []llm.Message {
+	return []llm.Message{
+		{Role: llm.RoleUser, Text: "fix <the> bug & test"},
+		{Role: llm.RoleAssistant, Thinking: []llm.Thinking{{Text: "hmm", Signature: "sig"}, {Redacted: "xx"}, {Text: "unsigned"}},
+			Text: "Looking.", ToolCalls: []llm.ToolCall{{ID: "c1", Name: "Bash", Input: json.RawMessage(`{"command":"ls"}`)},
+				{ID: "c2", Name: "Bash", Input: json.RawMessage(`{bad`)}}},
+		{Role: llm.RoleTool, ToolCallID: "c1", Text: "main.go\n"},
+		{Role: llm.RoleTool, ToolCallID: "c2", Text: "invalid input", IsError: true},
+		{Role: llm.RoleUser, Text: ""},
+		{Role: llm.RoleUser, Text: "<reminder>"},
+		{Role: llm.RoleAssistant},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c3", Name: "Bash", Input: json.RawMessage(`{"command":"shot"}`)}}},
+		{Role: llm.RoleTool, ToolCallID: "c3", Text: "[image 1]", Images: []llm.Image{{MediaType: "image/png", Data: []byte{1, 2, 3}}}},
+		{Role: llm.RoleAssistant, Text: "Done."},
+		{Role: llm.RoleUser, Text: "thanks"},
+		{Role: llm.RoleAssistant, Thinking: []llm.Thinking{{Text: "only thinking", Signature: "s2"}}},
+	}
+}
+
+// Growing the history one message at a time through one cache gives, at
+// every length, the body of the whole request converted afresh.
+func TestCachedBodyMatchesFullConversion(t *testing.T) {
+	for _, disable := range []bool{false, true} {
+		p := New(Options{APIKey: "k", BaseURL: "http://127.0.0.1:1", DisableCache: disable})
+		h := history()
+		for n := 0; n <= len(h); n++ {
+			req := baseRequest()
+			req.Messages = h[:n]
+			checkBody(t, p, req, "grow")
+			checkBody(t, p, req, "again") // now all from the cache
+		}
+	}
+}
+
+// A history rewritten under the cache (offload swaps an old result's text
+// for a pointer line, compaction replaces the head with a summary, a caller
+// edits a tool input in place) is sent as rewritten, never as cached.
+func TestCacheInvalidatedWhenHistoryRewritten(t *testing.T) {
+	p := New(Options{APIKey: "k", BaseURL: "http://127.0.0.1:1"})
+	req := baseRequest()
+	req.Messages = history()
+	checkBody(t, p, req, "first")
+
+	// Offload: same message, same length, new text.
+	req.Messages[2].Text = "MAIN.GO\n"
+	checkBody(t, p, req, "offload same length")
+	req.Messages[3].Text = "[offloaded to sessions/x/offloaded/1.txt]"
+	checkBody(t, p, req, "offload")
+
+	// A tool input changed in place (same backing array).
+	req.Messages[1].ToolCalls[0].Input[2] = 'C'
+	checkBody(t, p, req, "input edited in place")
+	req.Messages[1].Thinking[0].Signature = "other"
+	checkBody(t, p, req, "thinking edited in place")
+
+	// Compaction: a summary, then the last few messages verbatim.
+	compacted := append([]llm.Message{{Role: llm.RoleUser, Text: "[Summary of the earlier conversation] ..."}}, req.Messages[9:]...)
+	req.Messages = compacted
+	checkBody(t, p, req, "compacted")
+	req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Text: "next"})
+	checkBody(t, p, req, "after compaction")
+}
+
+// End to end: the server receives the rewritten history, not the cached one.
+func TestRewrittenHistoryReachesServer(t *testing.T) {
+	srv := llmtest.New(t, llmtest.TextTurn("a"), llmtest.TextTurn("b"))
+	p := newProvider(srv, nil, 0)
+	long := strings.Repeat("output line\n", 100)
+	req := baseRequest(
+		llm.Message{Role: llm.RoleUser, Text: "go"},
+		llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "Bash", Input: json.RawMessage(`{"command":"ls"}`)}}},
+		llm.Message{Role: llm.RoleTool, ToolCallID: "c1", Text: long},
+		llm.Message{Role: llm.RoleAssistant, Text: "ok"},
+		llm.Message{Role: llm.RoleUser, Text: "more"},
+	)
+	for i, text := range []string{long, "[offloaded: read sessions/s/offloaded/c1.txt]"} {
+		req.Messages[2].Text = text
+		if _, err := p.Stream(context.Background(), req, nil); err != nil {
+			t.Fatal(err)
+		}
+		r, _ := srv.LastRequest()
+		if len(r.Messages) != 5 || len(r.Messages[2].ToolResults) != 1 {
+			t.Fatalf("request %d: messages %+v", i, r.Messages)
+		}
+		if got := r.Messages[2].ToolResults[0].Content; got != text {
+			t.Errorf("request %d: result text %.60q, want %.60q", i, got, text)
+		}
+	}
+}
