@@ -61,6 +61,11 @@ func (c *convCache) body(w wireRequest, msgs []llm.Message, markLast bool) ([]by
 	if err != nil {
 		return nil, err
 	}
+	size := 0
+	for _, e := range conv {
+		size += len(e.blocks) + len(`{"role":"assistant","content":[]},`)
+	}
+	buf.Grow(size + 2)
 	// The last wire message starts at the first message of the trailing run
 	// of same-role messages (messages that send nothing do not break a run).
 	start, lastRole := len(conv), ""

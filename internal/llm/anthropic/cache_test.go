@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -140,5 +141,29 @@ func TestRewrittenHistoryReachesServer(t *testing.T) {
 		if got := r.Messages[2].ToolResults[0].Content; got != text {
 			t.Errorf("request %d: result text %.60q, want %.60q", i, got, text)
 		}
+	}
+}
+
+// BenchmarkRequestBody is building one request body with a history of n
+// earlier tool turns, all but the newest already seen: a step's own
+// conversion cost, without the network.
+func BenchmarkRequestBody(b *testing.B) {
+	for _, n := range []int{10, 1000} {
+		b.Run("turns="+strconv.Itoa(n), func(b *testing.B) {
+			p := New(Options{APIKey: "k", BaseURL: "http://127.0.0.1:1"})
+			req := baseRequest()
+			for i := range n {
+				id := "c" + strconv.Itoa(i)
+				req.Messages = append(req.Messages,
+					llm.Message{Role: llm.RoleAssistant, Text: "Next step.", ToolCalls: []llm.ToolCall{{ID: id, Name: "Bash", Input: json.RawMessage(`{"command":"cat file.go"}`)}}},
+					llm.Message{Role: llm.RoleTool, ToolCallID: id, Text: strings.Repeat("package main // line\n", 20)})
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.conv.body(p.params(req), req.Messages, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
