@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -1085,5 +1086,37 @@ func TestShownCommandOfACallWithoutOne(t *testing.T) {
 				t.Errorf("rows show start %q end %q, want %q", starts, ends, tt.want)
 			}
 		})
+	}
+}
+
+// Parallel task calls are announced in the order the model made them (a
+// stream-json reader rebuilds the assistant message from these), whatever
+// order their goroutines happen to start in.
+func TestParallelCallsStartInOrder(t *testing.T) {
+	var calls []string
+	for i := range 8 {
+		calls = append(calls, fmt.Sprintf("task:general --prompt p%d", i))
+	}
+	for round := range 5 {
+		p := newProvider(t, "fake", llmtest.BashTurn("c", calls...), llmtest.TextTurn("ok"))
+		var mu sync.Mutex
+		var starts []string
+		r, _ := newRunner(t, p, newTestTool(nil), func(o *Options) {
+			o.OnEvent = func(e Event) {
+				if e.Kind == ToolStart {
+					mu.Lock()
+					starts = append(starts, e.Command)
+					mu.Unlock()
+				}
+			}
+		})
+		if _, err := r.Run(context.Background(), "x"); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		if !slices.Equal(starts, calls) {
+			t.Fatalf("round %d: starts in order %q, want %q", round, starts, calls)
+		}
+		mu.Unlock()
 	}
 }

@@ -139,14 +139,19 @@ func (r *Runner) runGroup(ctx context.Context, calls []llm.ToolCall, commands []
 				}
 				return
 			}
+			// Announced here, not in the call's goroutine: starts are shown
+			// (and streamed as tool_use blocks) in the model's order.
+			if !st.start(i, func() {
+				r.Emit(Event{Kind: ToolStart, CallID: calls[i].ID, Command: commands[i], Route: router.Classify(commands[i])})
+			}) {
+				<-sem
+				for j := i; j < g.end; j++ {
+					done <- callOutcome{index: j, skipped: true}
+				}
+				return
+			}
 			go func(i int) {
 				defer func() { <-sem }()
-				if !st.start(i, func() {
-					r.Emit(Event{Kind: ToolStart, CallID: calls[i].ID, Command: commands[i], Route: router.Classify(commands[i])})
-				}) {
-					done <- callOutcome{index: i, skipped: true}
-					return
-				}
 				start := time.Now()
 				id := calls[i].ID
 				// The person sees a running command's output as it comes.
