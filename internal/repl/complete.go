@@ -33,9 +33,24 @@ func (r *REPL) complete(line string, pos int, key rune) (string, int, bool) {
 		return r.completeTab(line, pos)
 	case keyCtrlR:
 		return r.reverseSearch(line)
+	case '/':
+		if line == "" { // a command starts: one line of what there is
+			r.hint(commandHint())
+		}
 	}
 	r.search = nil
 	return "", 0, false
+}
+
+// commandHint is the one line shown when a command starts.
+func commandHint() string {
+	var b strings.Builder
+	b.WriteString("commands:")
+	for _, c := range commandNames() {
+		b.WriteString(" /" + c)
+	}
+	b.WriteString(" · Tab completes, /help explains")
+	return b.String()
 }
 
 func (r *REPL) reverseSearch(line string) (string, int, bool) {
@@ -60,7 +75,7 @@ func (r *REPL) reverseSearch(line string) (string, int, bool) {
 // hint writes a line above the prompt (the editor redraws the prompt).
 func (r *REPL) hint(s string) {
 	if r.editor != nil {
-		fmt.Fprint(r.editor, dim(s)+"\r\n")
+		fmt.Fprint(r.editor, r.dim(s)+"\r\n")
 	}
 }
 

@@ -51,3 +51,16 @@ func TestPTYLongPasteCollapsed(t *testing.T) {
 		t.Error("the paste was echoed row by row")
 	}
 }
+
+// Typing / at the start of a line shows one line of the commands; Tab
+// then completes.
+func TestPTYSlashHint(t *testing.T) {
+	fa := &fakeAgent{}
+	p := startPTY(t, fa, nil)
+	p.send("/")
+	p.waitFor("commands: /help /exit /quit")
+	p.send("mod\t")
+	p.waitFor("/mode ")
+	p.send("\r")
+	p.waitFor("Mode default")
+}

@@ -53,7 +53,9 @@ type Options struct {
 	// TTY is set when In and Out are a terminal already in raw mode (the
 	// caller owns raw mode and restores it). Otherwise input is read line by
 	// line with no editing, as from a pipe.
-	TTY      bool
+	TTY bool
+	// Color allows styling (dim hints); false under NO_COLOR.
+	Color    bool
 	Width    int
 	Renderer *render.Renderer
 	// View draws the agent's events (the REPL passes its Handle as the
@@ -165,7 +167,7 @@ func New(o Options) (*REPL, error) {
 		in.onShiftTab = func() { r.cycleMode() }
 		in.onCtrlC = func(exiting bool) {
 			if !exiting {
-				fmt.Fprint(r.editor, dim("(press Ctrl+C again or Ctrl+D to exit)")+"\r\n")
+				fmt.Fprint(r.editor, r.dim("(press Ctrl+C again or Ctrl+D to exit)")+"\r\n")
 			}
 		}
 		r.editor.History = editorHistory{h}
@@ -187,7 +189,13 @@ const (
 	continuation = "… "
 )
 
-func dim(s string) string { return "\x1b[2m" + s + "\x1b[0m" }
+// dim styles a hint, unless colours are off (NO_COLOR).
+func (r *REPL) dim(s string) string {
+	if !r.o.Color {
+		return s
+	}
+	return "\x1b[2m" + s + "\x1b[0m"
+}
 
 // SetSize tells the line editor and the renderer the terminal's new size.
 func (r *REPL) SetSize(width, height int) {
@@ -648,6 +656,6 @@ func (r *REPL) cycleMode() {
 		msg = "mode unchanged: " + err.Error()
 	}
 	if r.editor != nil {
-		fmt.Fprint(r.editor, dim(msg)+"\r\n")
+		fmt.Fprint(r.editor, r.dim(msg)+"\r\n")
 	}
 }
