@@ -193,3 +193,41 @@ func TestStartUpRemovesACrashedEnhanceStage(t *testing.T) {
 		t.Errorf("a recent stage (another session's run) was removed: %v", err)
 	}
 }
+
+func TestRunHookJSONOutputAndRegexMatchers(t *testing.T) {
+	t.Run("decision block", func(t *testing.T) {
+		srv := llmtest.New(t, llmtest.BashTurn("a", "rmdir build"), llmtest.TextTurn("Left it."))
+		e := newRunEnv(t, srv, llmtest.FormatAnthropic)
+		e.writeSettings(t, `{"hooks": {"PreToolUse": [{"matcher": "rm(dir)?", "hooks": [{"type": "command",
+		  "command": "echo '{\"decision\": \"block\", \"reason\": \"move it to the trash instead\"}'"}]}]}}`)
+		if err := os.Mkdir(filepath.Join(e.dir, "build"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		r := e.run(t, "", "run", "tidy")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		if _, err := os.Stat(filepath.Join(e.dir, "build")); err != nil {
+			t.Error("the blocked rmdir ran")
+		}
+		if tr, ok := srv.Requests()[1].ToolResult("a-1"); !ok || !tr.IsError || !strings.Contains(tr.Content, "move it to the trash instead") {
+			t.Errorf("the model was not told why: %+v", tr)
+		}
+	})
+	t.Run("continue false", func(t *testing.T) {
+		srv := llmtest.New(t, llmtest.BashTurn("a", "touch made.txt"), llmtest.TextTurn("never asked"))
+		e := newRunEnv(t, srv, llmtest.FormatAnthropic)
+		e.writeSettings(t, `{"hooks": {"PostToolUse": [{"matcher": "to.ch", "hooks": [{"type": "command",
+		  "command": "echo '{\"continue\": false, \"stopReason\": \"quota reached for today\"}'"}]}]}}`)
+		r := e.run(t, "", "run", "make a file")
+		if r.code == 0 || !strings.Contains(r.stderr, "quota reached for today") {
+			t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+		}
+		if n := len(srv.Requests()); n != 1 {
+			t.Errorf("%d model requests after the hook stopped the turn, want 1", n)
+		}
+		if _, err := os.Stat(filepath.Join(e.dir, "made.txt")); err != nil {
+			t.Error("the call before the PostToolUse hook did not run")
+		}
+	})
+}
