@@ -595,7 +595,7 @@ func (r *Renderer) regionLines() []string {
 			}
 			lines = append(lines, r.fit(r.spinner(now)+" "+r.p.bold(shortCommand(t.cmd))+r.p.dim(" · "+formatElapsed(now.Sub(t.start)))))
 			if detail {
-				for _, l := range t.tail {
+				for _, l := range t.liveTail() {
 					lines = append(lines, r.fit(r.p.dim("    "+l)))
 				}
 			}
@@ -648,6 +648,20 @@ func (r *Renderer) ToolStartKind(id, command string, kind ToolKind) {
 	r.writeStatic("▸ " + shortCommand(command))
 }
 
+// liveTail is the running command's last lines, ending with the line it
+// is still writing (a progress line redrawn with \r shows as it stands now).
+func (t *toolState) liveTail() []string {
+	cur := clean(t.partial, true)
+	if strings.TrimSpace(cur) == "" {
+		return t.tail
+	}
+	tail := t.tail
+	if len(tail) >= DefaultTailLines {
+		tail = tail[len(tail)-DefaultTailLines+1:]
+	}
+	return append(append([]string(nil), tail...), cur)
+}
+
 // ToolOutput adds live output of a running top-level command: on a TTY the
 // last lines show under its row until it ends. Not on a TTY it is ignored
 // (the folded result follows at the end).
@@ -667,13 +681,18 @@ func (r *Renderer) ToolOutput(id, chunk string) {
 	if t == nil {
 		return
 	}
-	text := t.partial + clean(chunk, true)
-	parts := strings.Split(text, "\n")
+	// The unfinished line is kept raw and cleaned whole once shown or
+	// ended: a \r that ends a chunk redraws the line with the next one.
+	parts := strings.Split(t.partial+chunk, "\n")
 	t.partial = parts[len(parts)-1]
 	if len(t.partial) > 4096 {
 		t.partial = t.partial[len(t.partial)-4096:]
+		if i := strings.LastIndexByte(t.partial, '\r'); i >= 0 {
+			t.partial = t.partial[i:] // start at a redraw, not inside an escape
+		}
 	}
 	for _, l := range parts[:len(parts)-1] {
+		l = clean(l, true)
 		if strings.TrimSpace(l) == "" {
 			continue
 		}

@@ -783,3 +783,24 @@ func TestThinkingFold(t *testing.T) {
 		}
 	}
 }
+
+// A running command's unfinished line (a progress line redrawn with \r)
+// shows in its live tail as it stands now.
+func TestLiveTailShowsTheUnfinishedLine(t *testing.T) {
+	var out bytes.Buffer
+	opts := Options{Out: &out, TTY: true, Width: 60, Height: 20}
+	r := New(opts)
+	r.StartTurn()
+	r.ToolStart("1", "make")
+	r.ToolOutput("1", "building\nprogress 1%\r")
+	r.Tick()
+	if s := screen(t, out.Bytes(), opts); !strings.Contains(s, "    building\n    progress 1%\n") {
+		t.Errorf("screen =\n%s", s)
+	}
+	r.ToolOutput("1", "progress 50%\r")
+	r.Tick()
+	s := screen(t, out.Bytes(), opts)
+	if !strings.Contains(s, "    progress 50%\n") || strings.Contains(s, "progress 1%") {
+		t.Errorf("screen after the redraw =\n%s", s)
+	}
+}
