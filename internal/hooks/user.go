@@ -147,16 +147,6 @@ func toolPayload(event, sessionID, cwd, command string) Payload {
 	return Payload{Event: event, SessionID: sessionID, Cwd: cwd, ToolName: "Bash", ToolInput: &ToolInput{Command: command}}
 }
 
-// Matches reports whether matcher fits the Bash command line: empty, "*"
-// and "Bash" (the tool name, as Claude Code matchers use it) fit every
-// call. Otherwise it fits when the command word of any command in the line
-// (`git`, `mcp:files:read`) matches it either as a regular expression over
-// the whole word (`go(fmt|imports)?`, `mcp:files:.*`) or as one of its
-// "|"-separated glob patterns (`rm|mv`, `mcp:*`).
-func Matches(matcher, command string) bool {
-	return matches(matcher, wordRegexp(matcher), command)
-}
-
 // wordRegexp compiles matcher as an expression over the whole word; nil
 // when it is not one (a glob such as `*.sh` matches as globs only).
 func wordRegexp(matcher string) *regexp.Regexp {
