@@ -27,7 +27,13 @@ fmt:
 vet:
 	$(GO) vet $(PKGS)
 
-test: deps web-assets fmt vet
+# staticcheck and deadcode at pinned versions (installed into bin/tools when
+# missing); the architecture and package-doc rules run with the tests
+# (internal/archtest).
+lint:
+	@GO=$(GO) ./scripts/lint.sh
+
+test: deps web-assets fmt vet lint
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 bench: deps web-assets
