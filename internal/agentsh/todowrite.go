@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/todo"
 )
 
@@ -107,41 +107,11 @@ func jsonProblem(err error) string {
 		if typ.Field != "" {
 			where = fmt.Sprintf("%q", typ.Field)
 		}
-		return fmt.Sprintf("%s must be %s, not %s", where, jsonKind(typ.Type), article(typ.Value))
+		return fmt.Sprintf("%s must be %s, not %s", where, textutil.JSONKind(typ.Type), textutil.JSONValue(typ.Value))
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return "the JSON ends too early"
 	}
 	return err.Error()
-}
-
-// jsonKind names what JSON value decodes into t (never a Go type name: the
-// message is for the model and the user).
-func jsonKind(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Struct, reflect.Map:
-		return "an object"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	}
-	return "a number"
-}
-
-// article puts "a"/"an" before a JSON value kind ("array" → "an array").
-func article(kind string) string {
-	if kind == "" {
-		return "that"
-	}
-	if strings.ContainsRune("aeiou", rune(kind[0])) {
-		return "an " + kind
-	}
-	return "a " + kind
 }
 
 // renderTodos shows the list as the model and the user see it.

@@ -246,3 +246,20 @@ func TestStopHookCanMakeTheAgentGoOn(t *testing.T) {
 		t.Errorf("stdin: %s", data)
 	}
 }
+
+// A "hooks" value of the wrong shape is explained in JSON terms, never with
+// the decoder's Go type names.
+func TestParseConfigWrongShape(t *testing.T) {
+	tests := []struct{ raw, want string }{
+		{`{"Stop": {"command": "x"}}`, "each event must be an array of matchers, not an object"},
+		{`[]`, `"hooks" must be an object, not an array`},
+		{`{"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": "10"}]}]}`, `"hooks.timeout" must be a number, not a string`},
+		{`{"Stop": [`, "unexpected end of JSON input"},
+	}
+	for _, tt := range tests {
+		cfg, warns := ParseConfig([]byte(tt.raw))
+		if cfg != nil || len(warns) != 1 || !strings.Contains(warns[0], tt.want) || strings.Contains(warns[0], "hooks.Matcher") || strings.Contains(warns[0], "Go value") {
+			t.Errorf("ParseConfig(%s): %q, want one warning with %q", tt.raw, warns, tt.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/proc"
 	"github.com/synapse-agent/synapse/internal/router"
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 // Event names, as in settings.json.
@@ -66,7 +68,7 @@ func ParseConfig(raw json.RawMessage) (Config, []string) {
 	}
 	var in map[string][]Matcher
 	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, []string{fmt.Sprintf(`settings.json "hooks" is not valid (%v); no hooks run. Expected {"PreToolUse": [{"matcher": "rm", "hooks": [{"type": "command", "command": "…", "timeout": 10}]}]}`, err)}
+		return nil, []string{fmt.Sprintf(`settings.json "hooks" is not valid (%s); no hooks run. Expected {"PreToolUse": [{"matcher": "rm", "hooks": [{"type": "command", "command": "…", "timeout": 10}]}]}`, configProblem(err))}
 	}
 	var warns []string
 	out := Config{}
@@ -97,6 +99,23 @@ func ParseConfig(raw json.RawMessage) (Config, []string) {
 		}
 	}
 	return out, warns
+}
+
+// configProblem says what is wrong with the "hooks" JSON in its own terms
+// (the decoder's text names Go types: "[]hooks.Matcher").
+func configProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err.Error()
+	}
+	got := textutil.JSONValue(te.Value)
+	switch {
+	case te.Field != "":
+		return fmt.Sprintf("%q must be %s, not %s", te.Field, textutil.JSONKind(te.Type), got)
+	case te.Type.Kind() == reflect.Map:
+		return fmt.Sprintf(`"hooks" must be an object, not %s`, got)
+	}
+	return fmt.Sprintf("each event must be an array of matchers, not %s", got)
 }
 
 // Runner runs the user's hook commands. They run on the host, not in the
