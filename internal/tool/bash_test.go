@@ -476,6 +476,7 @@ func TestUserOutput(t *testing.T) {
 		{"stdout and stderr", command.Result{Stdout: "a\nb\n", Stderr: "read: /x: no such file\n", ExitCode: 3}, "a\nb\nread: /x: no such file"},
 		{"no output", command.Result{ExitCode: 2}, ""},
 		{"success unchanged", command.Result{Stdout: "[stderr]\nfine\n[exit code: 0]"}, "[stderr]\nfine\n[exit code: 0]"},
+		{"success with no output", command.Result{}, ""},
 		{"output that only looks like a marker", command.Result{Stdout: "[exit code: 9] said the log", ExitCode: 1}, "[exit code: 9] said the log"},
 	}
 	for _, tt := range tests {

@@ -64,13 +64,17 @@ func (b *Bash) shape(ctx context.Context, route router.Route, cmd string, res co
 	return Result{Output: o.String(), IsError: true, Message: fmt.Sprintf("%s failed with exit code %d (%s)", what, res.ExitCode, category), Facts: facts}
 }
 
-// UserOutput is a result's output as a person reads it: a failure without
+// UserOutput is a result's output as a person reads it: nothing for a
+// success that printed nothing, a failure without
 // the exit-code line and self-repair hint added for the model (the short
 // error line already says how it failed) and without the [stderr] label, so
 // a folded view keeps the command's own last lines, where its error is.
 func UserOutput(r Result) string {
 	out := r.Output
 	if !r.IsError {
+		if out == NoOutput { // the model's reassurance; a person sees the ✓
+			return ""
+		}
 		return out
 	}
 	if code, ok := r.Facts.Exit(); ok {
