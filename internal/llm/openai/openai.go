@@ -55,6 +55,7 @@ type Provider struct {
 	baseURL  string
 	official bool // api.openai.com: use max_completion_tokens
 	images   bool // send tool images as image_url parts
+	conv     *llm.EncodeCache[encodedMessage]
 }
 
 // New builds a Provider.
@@ -78,7 +79,8 @@ func New(opts Options) *Provider {
 		official = strings.EqualFold(u.Hostname(), "api.openai.com")
 	}
 	images := opts.Images == "on" || (opts.Images == "" && official)
-	return &Provider{chat: sdk.NewChatCompletionService(ro...), retry: rp, baseURL: strings.TrimSuffix(base, "/"), official: official, images: images}
+	return &Provider{chat: sdk.NewChatCompletionService(ro...), retry: rp, baseURL: strings.TrimSuffix(base, "/"), official: official, images: images,
+		conv: &llm.EncodeCache[encodedMessage]{}}
 }
 
 // Name implements llm.Provider.
@@ -88,18 +90,24 @@ func (p *Provider) Name() string { return Name }
 // the policy; once output reached onEvent they are returned.
 func (p *Provider) Stream(ctx context.Context, req llm.Request, onEvent func(llm.Event)) (llm.Response, error) {
 	params := p.params(req)
+	body, err := p.body(params, req.System, req.Messages)
+	if err != nil {
+		return llm.Response{}, &llm.Error{Kind: llm.ErrBadRequest, Provider: Name, Err: err,
+			Message: "cannot encode the request: " + err.Error()}
+	}
 	if onEvent == nil {
 		onEvent = func(llm.Event) {}
 	}
+	maxTokens := maxTokensOf(params)
 	return p.retry.DoNotify(ctx, onEvent, func() (llm.Response, bool, *llm.AttemptError) {
-		return p.once(ctx, params, onEvent)
+		return p.once(ctx, body, maxTokens, onEvent)
 	})
 }
 
-func (p *Provider) once(ctx context.Context, params sdk.ChatCompletionNewParams, onEvent func(llm.Event)) (llm.Response, bool, *llm.AttemptError) {
-	stream := p.chat.NewStreaming(ctx, params)
+func (p *Provider) once(ctx context.Context, body []byte, maxTokens int64, onEvent func(llm.Event)) (llm.Response, bool, *llm.AttemptError) {
+	stream := p.chat.NewStreaming(ctx, sdk.ChatCompletionNewParams{}, option.WithRequestBody("application/json", body))
 	defer stream.Close()
-	a := assembler{onEvent: onEvent, maxTokens: maxTokensOf(params)}
+	a := assembler{onEvent: onEvent, maxTokens: maxTokens}
 	for stream.Next() {
 		a.add(stream.Current())
 	}

@@ -10,10 +10,11 @@ import (
 	"github.com/synapse-agent/synapse/internal/llm"
 )
 
+// params translates a provider-neutral request, all but the messages (see
+// body).
 func (p *Provider) params(req llm.Request) sdk.ChatCompletionNewParams {
 	params := sdk.ChatCompletionNewParams{
 		Model:         shared.ChatModel(req.Model),
-		Messages:      messages(req.System, req.Messages, p.images),
 		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
 	}
 	if req.MaxTokens > 0 {
@@ -54,51 +55,63 @@ func messages(system string, in []llm.Message, images bool) []sdk.ChatCompletion
 		out = append(out, sdk.SystemMessage(system))
 	}
 	var pending []sdk.ChatCompletionContentPartUnionParam
-	flush := func() {
-		if len(pending) > 0 {
+	for _, m := range in {
+		if m.Role != llm.RoleTool && len(pending) > 0 {
 			out = append(out, sdk.UserMessage(pending))
 			pending = nil
 		}
-	}
-	for _, m := range in {
-		if m.Role != llm.RoleTool {
-			flush()
+		msg, parts := message(m, images)
+		if msg != nil {
+			out = append(out, *msg)
 		}
-		switch m.Role {
-		case llm.RoleUser:
-			out = append(out, sdk.UserMessage(m.Text))
-		case llm.RoleTool:
-			out = append(out, sdk.ToolMessage(m.Text, m.ToolCallID))
-			if images && len(m.Images) > 0 {
-				pending = append(pending, sdk.TextContentPart("Images returned by tool call "+m.ToolCallID+":"))
-				for _, img := range m.Images {
-					pending = append(pending, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{
-						URL: "data:" + img.MediaType + ";base64," + base64.StdEncoding.EncodeToString(img.Data)}))
-				}
-			}
-		case llm.RoleAssistant:
-			a := sdk.ChatCompletionAssistantMessageParam{}
-			if m.Text != "" {
-				a.Content.OfString = sdk.String(m.Text)
-			}
-			for _, c := range m.ToolCalls {
-				args := string(c.Input)
-				if args == "" {
-					args = "{}"
-				}
-				a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
-						ID:       c.ID,
-						Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: args},
-					},
-				})
-			}
-			if m.Text == "" && len(a.ToolCalls) == 0 {
-				continue // an empty assistant message is refused by most servers
-			}
-			out = append(out, sdk.ChatCompletionMessageParamUnion{OfAssistant: &a})
-		}
+		pending = append(pending, parts...)
 	}
-	flush()
+	if len(pending) > 0 {
+		out = append(out, sdk.UserMessage(pending))
+	}
 	return out
+}
+
+// message translates one history message: the message sent for it (nil when
+// none), and for a tool result with images on, the parts that go in the user
+// message after the run of tool messages.
+func message(m llm.Message, images bool) (*sdk.ChatCompletionMessageParamUnion, []sdk.ChatCompletionContentPartUnionParam) {
+	switch m.Role {
+	case llm.RoleUser:
+		u := sdk.UserMessage(m.Text)
+		return &u, nil
+	case llm.RoleTool:
+		t := sdk.ToolMessage(m.Text, m.ToolCallID)
+		var parts []sdk.ChatCompletionContentPartUnionParam
+		if images && len(m.Images) > 0 {
+			parts = append(parts, sdk.TextContentPart("Images returned by tool call "+m.ToolCallID+":"))
+			for _, img := range m.Images {
+				parts = append(parts, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{
+					URL: "data:" + img.MediaType + ";base64," + base64.StdEncoding.EncodeToString(img.Data)}))
+			}
+		}
+		return &t, parts
+	case llm.RoleAssistant:
+		a := sdk.ChatCompletionAssistantMessageParam{}
+		if m.Text != "" {
+			a.Content.OfString = sdk.String(m.Text)
+		}
+		for _, c := range m.ToolCalls {
+			args := string(c.Input)
+			if args == "" {
+				args = "{}"
+			}
+			a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
+					ID:       c.ID,
+					Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: args},
+				},
+			})
+		}
+		if m.Text == "" && len(a.ToolCalls) == 0 {
+			return nil, nil // an empty assistant message is refused by most servers
+		}
+		return &sdk.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
+	}
+	return nil, nil
 }
