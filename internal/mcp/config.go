@@ -9,12 +9,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // Transport kinds.
@@ -175,7 +177,7 @@ func Load(userFile string, projectFiles []string, getenv func(string) string, op
 	proj := map[string]ServerConfig{}
 	for _, f := range projectFiles {
 		// Read once: what is approved is exactly what is parsed.
-		data, err := os.ReadFile(f)
+		data, err := readProjectFile(f)
 		if errors.Is(err, os.ErrNotExist) || f == "" {
 			continue
 		}
@@ -311,4 +313,33 @@ func (c *ServerConfig) expand(getenv func(string) string) {
 	for k, v := range c.Headers {
 		c.Headers[k] = expandEnv(v, getenv)
 	}
+}
+
+// maxProjectFile bounds what is read of a project's MCP file.
+const maxProjectFile = 1 << 20
+
+// readProjectFile reads a project MCP file, which the agent's commands can
+// write: only a regular file is read, not through a symlink (its text would
+// be shown to the user from elsewhere) and never blocking (a FIFO named
+// .mcp.json hung every later start of Synapse in the project, past SIGTERM).
+func readProjectFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("it is a symbolic link; a project's MCP file must be a regular file (copy the file there, or define the servers in your own mcp_servers.json)")
+		}
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("it is not a regular file (%s)", st.Mode().Type())
+	}
+	if st.Size() > maxProjectFile {
+		return nil, fmt.Errorf("it is larger than %d bytes", maxProjectFile)
+	}
+	return io.ReadAll(io.LimitReader(f, maxProjectFile))
 }
