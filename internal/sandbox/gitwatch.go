@@ -28,8 +28,11 @@ import (
 // entry in one is an event), so a command that created nothing costs one
 // non-blocking read. A directory inotify cannot watch (the user's watch
 // limit) is checked by its ctime instead, one Lstat per command (unlike the
-// mtime, no command can set it back). Directories the scan skipped
-// (node_modules, beyond its bound) are not watched.
+// mtime, no command can set it back). The scan watches a writable root's
+// directories past the blacklist's bounds too (up to maxWatchEntries);
+// node_modules and what lies past that bound are not watched. A directory
+// git would take for a bare repository (HEAD with objects and refs) counts
+// as a repository: git looks for one before the .git of the folders above.
 type gitWatch struct {
 	mu    sync.Mutex
 	fd    int              // inotify descriptor, -1 before start or without inotify
