@@ -284,8 +284,15 @@ func (r *Renderer) indicatorLine(now time.Time) string {
 	}
 	info := formatElapsed(now.Sub(r.live.busySince))
 	out := r.live.tokOut + int64(r.live.streamed/4)
-	if r.live.tokIn > 0 || out > 0 {
+	// Each direction once it is known: the first request's prompt size
+	// arrives with its usage, and "↑ 0" while it streams would be wrong.
+	switch {
+	case r.live.tokIn > 0 && out > 0:
 		info += " · ↑ " + formatTokens(r.live.tokIn) + " ↓ " + formatTokens(out)
+	case r.live.tokIn > 0:
+		info += " · ↑ " + formatTokens(r.live.tokIn)
+	case out > 0:
+		info += " · ↓ " + formatTokens(out)
 	}
 	info += " · " + r.interruptKey + " to interrupt"
 	return r.spinner(now) + " " + label + " " + r.p.dim(info)

@@ -804,3 +804,23 @@ func TestLiveTailShowsTheUnfinishedLine(t *testing.T) {
 		t.Errorf("screen after the redraw =\n%s", s)
 	}
 }
+
+// While the first request streams its prompt size is not known yet: the
+// indicator counts what streams down and claims nothing about "↑".
+func TestIndicatorTokensOnceKnown(t *testing.T) {
+	var out bytes.Buffer
+	opts := Options{Out: &out, TTY: true, Width: 80, Height: 20}
+	r := New(opts)
+	r.StartTurn()
+	r.Thinking(strings.Repeat("thinking hard ", 20))
+	r.Tick()
+	s := screen(t, out.Bytes(), opts)
+	if strings.Contains(s, "↑ 0") || !strings.Contains(s, "↓ ") {
+		t.Errorf("indicator while the first answer streams:\n%s", s)
+	}
+	r.TurnUsage(2400, 70)
+	r.Tick()
+	if s := screen(t, out.Bytes(), opts); !strings.Contains(s, "↑ 2.4k ↓ ") {
+		t.Errorf("indicator after the usage:\n%s", s)
+	}
+}
