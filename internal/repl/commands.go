@@ -174,7 +174,7 @@ func (r *REPL) cmdContext(ctx context.Context, args string) error {
 		fmt.Sprintf("Context: %s of %s tokens (%.1f%%) for %s, estimated for the next request",
 			count(int64(st.Used)), count(int64(st.Window)), pct(st.Used), model),
 		contextBar(st.Used, st.Window, st.OffloadAt, st.CompactAt, 40),
-		fmt.Sprintf("Thresholds: offload large older results at %s (%.0f%%), compact at %s (%.0f%%)",
+		fmt.Sprintf("Thresholds: | offload large older results at %s (%.0f%%), ! compact at %s (%.0f%%)",
 			count(int64(st.OffloadAt)), pct(st.OffloadAt), count(int64(st.CompactAt)), pct(st.CompactAt)),
 		fmt.Sprintf("Messages: %d · tool calls: %d · offloaded results: %d · compactions: %d",
 			st.Messages, st.ToolCalls, st.Offloaded, st.Compactions),

@@ -69,7 +69,7 @@ func TestContextAndCompactCommands(t *testing.T) {
 	for _, want := range []string{
 		"of 50,000 tokens",
 		"for claude-sonnet-4-5, estimated for the next request",
-		"Thresholds: offload large older results at 4,000 (8%), compact at 40,000 (80%)",
+		"Thresholds: | offload large older results at 4,000 (8%), ! compact at 40,000 (80%)",
 		"Messages: 14 · tool calls: 6 · offloaded results: 4 · compactions: 0",
 		"Offloaded results are in " + dir,
 		"context past 4000 tokens: large older tool results are moved to " + dir,
