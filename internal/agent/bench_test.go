@@ -29,15 +29,28 @@ type timedProvider struct {
 	llm.Provider
 	mu         sync.Mutex
 	start, end []time.Time
+	// The process's CPU time at the same instants: wall time on a shared
+	// machine also counts other processes (the fake server among them).
+	cpuStart, cpuEnd []time.Duration
+}
+
+// procCPU is the CPU time this process has used (all threads: our goroutines
+// and the runtime's background work such as GC).
+func procCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func (p *timedProvider) Stream(ctx context.Context, req llm.Request, on func(llm.Event)) (llm.Response, error) {
 	p.mu.Lock()
 	p.start = append(p.start, time.Now())
+	p.cpuStart = append(p.cpuStart, procCPU())
 	p.mu.Unlock()
 	resp, err := p.Provider.Stream(ctx, req, on)
 	p.mu.Lock()
 	p.end = append(p.end, time.Now())
+	p.cpuEnd = append(p.cpuEnd, procCPU())
 	p.mu.Unlock()
 	return resp, err
 }
@@ -47,7 +60,7 @@ func (p *timedProvider) Stream(ctx context.Context, req llm.Request, on func(llm
 // against llmtest with no added latency, with session persistence on. It
 // reports the agent's own time per call (everything outside the provider's
 // request), that cost at the first and last quarter of the steps (medians), the provider round
-// trip at both ends, and the process's peak RSS.
+// trip at both ends, the process's CPU time in both parts (means), and the process's peak RSS.
 func BenchmarkAgentToolCalls(b *testing.B) {
 	n := b.N
 	url := startBenchServer(b, n)
@@ -93,6 +106,26 @@ func BenchmarkAgentToolCalls(b *testing.B) {
 		return float64(s[len(s)/2].Nanoseconds()) / 1e3
 	}
 	k := max(1, n/4) // first and last quarter of the run
+	agentCPU, provCPU := make([]time.Duration, n), make([]time.Duration, n+1)
+	for i := 0; i <= n; i++ {
+		provCPU[i] = p.cpuEnd[i] - p.cpuStart[i]
+		if i < n {
+			agentCPU[i] = p.cpuStart[i+1] - p.cpuEnd[i]
+		}
+	}
+	mean := func(d []time.Duration) float64 {
+		var t time.Duration
+		for _, x := range d {
+			t += x
+		}
+		return float64(t.Microseconds()) / float64(len(d))
+	}
+	// CPU in the provider call is ours too (the adapter encodes the request,
+	// HTTP, SSE decoding): the part of a step that grows with the history.
+	b.ReportMetric(mean(agentCPU[:k]), "agent-cpu-µs/step-firstQ-mean")
+	b.ReportMetric(mean(agentCPU[n-k:]), "agent-cpu-µs/step-lastQ-mean")
+	b.ReportMetric(mean(provCPU[:k]), "provider-cpu-µs/step-firstQ-mean")
+	b.ReportMetric(mean(provCPU[n-k:n]), "provider-cpu-µs/step-lastQ-mean")
 	b.ReportMetric(float64((total-inProvider).Microseconds())/float64(n), "agent-µs/call")
 	b.ReportMetric(avg(agentStep[:k]), "agent-µs/step-firstQ-median")
 	b.ReportMetric(avg(agentStep[n-k:]), "agent-µs/step-lastQ-median")
