@@ -238,7 +238,7 @@ func (r *Renderer) RetryNotice(x Retry) {
 		return
 	}
 	// Wrapped, not cut: the wait and attempt come last and must stay visible.
-	rows := strings.Split(ansi.Wrap(line, r.width-3, ""), "\n")
+	rows := strings.Split(WordWrap(line, r.width-3), "\n")
 	for i := range rows {
 		if i > 0 {
 			rows[i] = "  " + rows[i]

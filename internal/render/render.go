@@ -23,8 +23,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"github.com/synapse-agent/synapse/internal/todo"
 )
 
@@ -1092,7 +1090,7 @@ func (r *Renderer) Notice(s string) {
 	defer r.mu.Unlock()
 	defer r.flush()
 	if r.tty && r.width > 20 {
-		s = ansi.Wrap(clean(s, true), r.width-1, "")
+		s = WordWrap(clean(s, true), r.width-1)
 	}
 	r.writeStatic(r.styledLines(s, r.p.dim)...)
 }
@@ -1117,7 +1115,7 @@ func (r *Renderer) Error(s string) {
 	defer r.mu.Unlock()
 	defer r.flush()
 	if avail := r.width - 3; r.tty && avail >= 10 {
-		s = ansi.Wrap(clean(s, true), avail, "")
+		s = WordWrap(clean(s, true), avail)
 	}
 	lines := r.styledLines(s, r.p.red)
 	for i := range lines {

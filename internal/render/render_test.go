@@ -824,3 +824,26 @@ func TestIndicatorTokensOnceKnown(t *testing.T) {
 		t.Errorf("indicator after the usage:\n%s", s)
 	}
 }
+
+func TestWordWrap(t *testing.T) {
+	tests := []struct {
+		name, in string
+		width    int
+		want     string
+	}{
+		{"fits", "short line", 20, "short line"},
+		{"at spaces", "one two three four five", 10, "one two\nthree four\nfive"},
+		{"a path stays whole", "kept in /tmp/qa-home/sessions/session-20261123-182449/archive.jsonl ok", 20,
+			"kept in\n/tmp/qa-home/sessions/session-20261123-182449/archive.jsonl\nok"},
+		{"hyphens do not break", "a well-known self-contained thing", 14, "a well-known\nself-contained\nthing"},
+		{"indent kept", "  indented words wrap here", 12, "  indented\n  words wrap\n  here"},
+		{"lines apart", "aaaa bbbb cccc\nddd", 10, "aaaa bbbb\ncccc\nddd"},
+		{"colour not counted", "\x1b[2mone two three\x1b[0m", 10, "\x1b[2mone two\nthree\x1b[0m"},
+		{"too narrow to bother", "one two three", 5, "one two three"},
+	}
+	for _, tt := range tests {
+		if got := WordWrap(tt.in, tt.width); got != tt.want {
+			t.Errorf("%s: WordWrap(%q, %d) = %q, want %q", tt.name, tt.in, tt.width, got, tt.want)
+		}
+	}
+}

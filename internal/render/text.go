@@ -209,3 +209,40 @@ func stripSGR(s string) string {
 	}
 	return ansi.Strip(s)
 }
+
+// WordWrap breaks each line of s at spaces so that its rows fit in width
+// cells, continuing at the line's own indentation. Unlike ansi.Wrap it never
+// breaks inside a word, not even at a hyphen: a path or URL wider than a row
+// stays one piece (the terminal folds it, and copying it gives it whole).
+func WordWrap(s string, width int) string {
+	if width < 10 {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	out := make([]string, 0, len(lines))
+	for _, line := range lines {
+		if ansi.StringWidth(line) <= width {
+			out = append(out, line)
+			continue
+		}
+		body := strings.TrimLeft(line, " ")
+		indent := line[:len(line)-len(body)]
+		row, rowW := indent, len(indent)
+		empty := true
+		for _, w := range strings.Fields(body) {
+			ww := ansi.StringWidth(w)
+			switch {
+			case empty:
+				row, rowW = row+w, rowW+ww
+			case rowW+1+ww > width:
+				out = append(out, row)
+				row, rowW = indent+w, len(indent)+ww
+			default:
+				row, rowW = row+" "+w, rowW+1+ww
+			}
+			empty = false
+		}
+		out = append(out, row)
+	}
+	return strings.Join(out, "\n")
+}

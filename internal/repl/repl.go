@@ -16,7 +16,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
 	"golang.org/x/term"
 
 	"github.com/synapse-agent/synapse/internal/agent"
@@ -214,7 +213,7 @@ func (r *REPL) println(lines ...string) {
 	width := int(r.width.Load())
 	for _, l := range lines {
 		if r.o.TTY && width >= 20 {
-			l = ansi.Wrap(l, width-1, "")
+			l = render.WordWrap(l, width-1)
 		}
 		for _, part := range strings.Split(l, "\n") {
 			b.WriteString(part)
