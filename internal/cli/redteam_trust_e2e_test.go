@@ -110,7 +110,9 @@ func TestRedTeamProjectMCPNeedsApproval(t *testing.T) {
 // --allow-clone; the real git clone happens only then.
 func TestRedTeamModelClone(t *testing.T) {
 	testutil.RequireTool(t, "git")
-	repo := filepath.Join(t.TempDir(), "repo")
+	// Outside /tmp: the host's /tmp is out of the sandbox's reach, for
+	// clones the model asks for too.
+	repo := filepath.Join(testutil.OutsideTmp(t), "repo")
 	testutil.WriteFile(t, filepath.Join(repo, "evil", "SKILL.md"), "---\nname: evil\ndescription: planted\n---\nbody\n")
 	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "x"}} {
 		c := exec.Command("git", args...)

@@ -702,6 +702,23 @@ func (m *Manager) CheckPath(path string, write bool) (blocked bool, reason, reso
 		return false, "", ""
 	}
 	p, cwd := m.activePolicy()
+	if m.opts.GOOS == "linux" {
+		// Checked on the path as named and where it leads: a link a command
+		// made in its /tmp to "/tmp/x" means its own /tmp/x, but the host
+		// would follow it into the host's /tmp.
+		lit := filepath.Clean(expandHome(path, p.Home))
+		if !filepath.IsAbs(lit) {
+			lit = filepath.Join(cwd, lit)
+		}
+		for _, q := range []string{lit, resolvePath(path, cwd, p.Home)} {
+			if p.hostTmpHidden(q) {
+				if p.ReadOnly {
+					return true, readOnlyHostTmpReason, q
+				}
+				return true, hostTmpReason, q
+			}
+		}
+	}
 	return p.Check(path, cwd, write)
 }
 

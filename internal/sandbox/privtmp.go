@@ -45,6 +45,29 @@ func (p Policy) HostPath(path string) string {
 	return filepath.Join(p.TempDir, strings.TrimPrefix(path, PrivateTmp))
 }
 
+// hostTmpHidden reports whether abs (absolute, resolved, a host path) lies
+// in the host's /tmp where a bubblewrap sandbox of this policy shows
+// commands something else: its private temp directory (a tmpfs when
+// ReadOnly) is mounted over /tmp, and only the roots bound back at their own
+// path stay visible (the same ones bwrapArgs binds). In-process file
+// commands and skill:import must not reach what commands cannot.
+func (p Policy) hostTmpHidden(abs string) bool {
+	if !within(abs, PrivateTmp) || (!p.ReadOnly && p.TempDir == "") {
+		return false
+	}
+	roots := p.Whitelist
+	if !p.ReadOnly {
+		roots = slices.Concat(p.Whitelist, p.Visible, p.Protect, []string{p.TempDir})
+	}
+	return !slices.ContainsFunc(roots, func(r string) bool { return within(abs, r) })
+}
+
+// Reasons for refusing a host /tmp path.
+const (
+	hostTmpReason         = "the host's /tmp is out of the sandbox's reach: /tmp in commands is this session's private temp directory, so file commands use it too and cannot open other files of the host's /tmp"
+	readOnlyHostTmpReason = "this agent's /tmp is a private scratch space that exists only inside its read-only sandbox (the host's /tmp is out of its reach): in-process file commands cannot see it; read a file a command left there with a command (cat, head, grep)"
+)
+
 // prepareTmpMountPoints makes the mount points of the roots under /tmp
 // real directories inside the private temp directory: bubblewrap creates
 // them there (it is mounted as /tmp first), and a symlink a command left

@@ -90,6 +90,23 @@ type PathChecker interface {
 	CheckPath(path string, write bool) (blocked bool, reason, resource string)
 }
 
+// HostPather maps a path as sandboxed commands see it to the host file it
+// is (/tmp is the sandbox's private temp directory); the agent's sandbox
+// manager implements it.
+type HostPather interface {
+	HostPath(path string) string
+}
+
+// hostPath maps a local import source through h.Paths when it is a
+// HostPather: `skill:import /tmp/x` imports what commands made in /tmp/x,
+// never a file of the host's /tmp.
+func (h *Handler) hostPath(p string) string {
+	if hp, ok := h.Paths.(HostPather); ok {
+		return hp.HostPath(p)
+	}
+	return p
+}
+
 // readFilter turns h.Paths into Import's filter (nil without one).
 func (h *Handler) readFilter() ReadFilter {
 	if h.Paths == nil {
@@ -424,6 +441,7 @@ func (h *Handler) importCmd(ctx context.Context, args []string) command.Result {
 		if !filepath.IsAbs(src) {
 			src = filepath.Join(h.cwd(), src)
 		}
+		src = h.hostPath(filepath.Clean(src))
 	}
 	timeout := h.Timeout
 	if timeout <= 0 {
