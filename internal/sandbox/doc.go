@@ -32,7 +32,9 @@
 // manager creates a private directory in it (os.MkdirTemp: exclusive, mode
 // 0700, then checked with Lstat) and mounts it as /tmp with TMPDIR=/tmp;
 // roots under the host /tmp (a workspace there) are bound on top. read,
-// write and edit map /tmp paths to it (HostPath). A sub-agent shares its
+// write, edit and skill:import map /tmp paths to it (HostPath), and
+// CheckPath refuses the host /tmp paths the mount hides, also when reached
+// through a link a command planted (hostTmpHidden). A sub-agent shares its
 // parent's (ManagerOptions.PrivateTmp). Shutdown removes it. Repositories
 // in the host temp dir are out of reach, and it is never scanned.
 //
