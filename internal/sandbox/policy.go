@@ -238,6 +238,9 @@ func (p Policy) check(path string, write bool, rules []rule) (blocked bool, reas
 	if gitProtected(path) {
 		return true, gitProtectedReason, path
 	}
+	if d := bareRepoWrite(path, root); d != "" {
+		return true, bareRepoReason, d
+	}
 	for _, pr := range p.Protect {
 		if within(path, pr) && len(pr) >= len(root) {
 			return true, protectedReason, path
@@ -250,6 +253,7 @@ func (p Policy) check(path string, write bool, rules []rule) (blocked bool, reas
 const (
 	outsideReason      = "path is outside the sandbox write whitelist"
 	protectedReason    = "this is the agent's own configuration ($SYNAPSE_HOME), read-only to the commands it runs (a change there could widen the agent's permissions); ask the user to make this change"
+	bareRepoReason     = "this would make the folder a git repository to host git (a HEAD with objects and refs is a bare repository, found before the .git above it), and its config or hooks could run code outside the sandbox; use git init, or ask the user to make this change"
 	gitProtectedReason = "git control files (.git files, hooks, config, config.worktree, commondir, objects/info/alternates, modules/, worktrees/) are read-only inside the sandbox, even in the project (a change there could run code outside it); ask the user to make this change"
 )
 
@@ -274,6 +278,42 @@ func gitProtected(p string) bool {
 		return true
 	}
 	return rest == "objects/info/alternates" || rest == "objects/info/http-alternates"
+}
+
+// bareRepoWrite returns the folder (path or one above it, up to root) that
+// an in-process write of path would turn into, or write the control files
+// of, a directory git takes for a bare repository; "" when none. Native
+// commands are checked after they run (gitWatch), but write and edit run
+// on the host, also before the sandbox exists to watch anything.
+func bareRepoWrite(path, root string) string {
+	if strings.Contains(path, "/.git/") {
+		return "" // a .git directory's control files: gitProtected
+	}
+	has := func(d, name string) bool { _, err := os.Lstat(filepath.Join(d, name)); return err == nil }
+	for d := filepath.Dir(path); within(d, root); d = filepath.Dir(d) {
+		rel, err := filepath.Rel(d, path)
+		if err != nil {
+			break
+		}
+		first, _, _ := strings.Cut(rel, "/")
+		switch first {
+		case "HEAD", "config", "config.worktree", "commondir", "hooks", "objects", "refs":
+		default:
+			if d == root {
+				return ""
+			}
+			continue
+		}
+		head := has(d, "HEAD") || rel == "HEAD"
+		parts := (has(d, "objects") || first == "objects") && (has(d, "refs") || first == "refs")
+		if head && (parts || has(d, "commondir") || rel == "commondir") {
+			return d
+		}
+		if d == root {
+			break
+		}
+	}
+	return ""
 }
 
 // Check resolves path against cwd (symlinks too) and reports whether the

@@ -94,3 +94,58 @@ func TestRedTeamReposPastTheScanBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamBareRepoInProcess: write and edit run on the host, and before
+// the first native command no sandbox exists to watch what they create. A
+// model that only used write made src/ a bare repository (HEAD, objects,
+// refs, config with core.fsmonitor) that host git took before the project's
+// .git. Each in-process write that would complete one is refused, in any
+// order; ordinary files called config or HEAD are not.
+func TestRedTeamBareRepoInProcess(t *testing.T) {
+	requireBwrap(t)
+	testutil.RequireTool(t, "git")
+	f := newFixture(t, nil)
+	gitHost(t, f.ws, "init", "-q")
+	mark := filepath.Join(t.TempDir(), "pwned")
+	files := map[string]string{
+		"HEAD":             "ref: refs/heads/main\n",
+		"config":           "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = \"touch " + mark + "\"\n",
+		"objects/info/x":   "",
+		"refs/tags/x":      "",
+		"hooks/post-merge": "#!/bin/sh\ntouch " + mark + "\n",
+	}
+	for _, order := range [][]string{
+		{"HEAD", "config", "objects/info/x", "refs/tags/x", "hooks/post-merge"},
+		{"config", "objects/info/x", "refs/tags/x", "hooks/post-merge", "HEAD"},
+		{"refs/tags/x", "objects/info/x", "HEAD", "config", "hooks/post-merge"},
+	} {
+		dir := filepath.Join(f.ws, "src-"+strings.ReplaceAll(order[0], "/", "-"))
+		refused := false
+		for _, name := range order {
+			p := filepath.Join(dir, name)
+			if blocked, reason, _ := f.m.CheckPath(p, true); blocked {
+				if !strings.Contains(reason, "bare repository") {
+					t.Errorf("%s refused for another reason: %s", p, reason)
+				}
+				refused = true
+				continue
+			}
+			writeFile(t, p, files[name])
+		}
+		if !refused {
+			t.Errorf("order %v: no write was refused", order)
+		}
+		c := exec.Command("git", "status")
+		c.Dir = dir
+		c.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		out, _ := c.CombinedOutput()
+		if _, err := os.Stat(mark); err == nil {
+			t.Fatalf("order %v: host git status ran the planted core.fsmonitor:\n%s", order, out)
+		}
+	}
+	for _, p := range []string{filepath.Join(f.ws, "config"), filepath.Join(f.ws, "notes", "HEAD"), filepath.Join(f.ws, "app", "refs", "x")} {
+		if blocked, reason, _ := f.m.CheckPath(p, true); blocked {
+			t.Errorf("an ordinary file %s was refused: %s", p, reason)
+		}
+	}
+}
