@@ -44,34 +44,6 @@ func schema(raw json.RawMessage) shared.FunctionParameters {
 	return m
 }
 
-// messages translates the history: one role "tool" message per result, in
-// order after the assistant message that made the calls. Thinking is not sent
-// back (compatible servers reject or ignore it). Tool messages carry text
-// only, so with images on, the images of a turn's results follow its tool
-// messages as one user message of image_url parts (data URLs).
-func messages(system string, in []llm.Message, images bool) []sdk.ChatCompletionMessageParamUnion {
-	var out []sdk.ChatCompletionMessageParamUnion
-	if system != "" {
-		out = append(out, sdk.SystemMessage(system))
-	}
-	var pending []sdk.ChatCompletionContentPartUnionParam
-	for _, m := range in {
-		if m.Role != llm.RoleTool && len(pending) > 0 {
-			out = append(out, sdk.UserMessage(pending))
-			pending = nil
-		}
-		msg, parts := message(m, images)
-		if msg != nil {
-			out = append(out, *msg)
-		}
-		pending = append(pending, parts...)
-	}
-	if len(pending) > 0 {
-		out = append(out, sdk.UserMessage(pending))
-	}
-	return out
-}
-
 // message translates one history message: the message sent for it (nil when
 // none), and for a tool result with images on, the parts that go in the user
 // message after the run of tool messages.
