@@ -61,8 +61,12 @@ func TestRedTeamSkillImportPrivateTmp(t *testing.T) {
 		t.Errorf("the skill made in /tmp is not in the store: %v", err)
 	}
 	for _, src := range []string{hostDir, "/tmp/link"} {
-		if r := run(context.Background(), "skill:import --force "+src); r.ExitCode == 0 {
+		r := run(context.Background(), "skill:import --force "+src)
+		if r.ExitCode == 0 {
 			t.Errorf("skill:import %s succeeded: %+v", src, r)
+		}
+		if !strings.Contains(r.Stderr, src) || strings.Contains(r.Stderr, mgr.PrivateTmp()) {
+			t.Errorf("skill:import %s: the error should name the path as given, not the host's private one: %s", src, r.Stderr)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(a.Config.SkillsDir, "host-secret")); err == nil {

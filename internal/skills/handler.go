@@ -434,6 +434,7 @@ func (h *Handler) importCmd(ctx context.Context, args []string) command.Result {
 	if src == "" {
 		return command.Usage(usage)
 	}
+	named := src // as the model wrote it, for messages: /tmp/x, not the host's private temp path
 	if !IsGitURL(src) {
 		if src == "~" || strings.HasPrefix(src, "~/") {
 			src = filepath.Join(h.Home, strings.TrimPrefix(src, "~"))
@@ -441,7 +442,8 @@ func (h *Handler) importCmd(ctx context.Context, args []string) command.Result {
 		if !filepath.IsAbs(src) {
 			src = filepath.Join(h.cwd(), src)
 		}
-		src = h.hostPath(filepath.Clean(src))
+		named = filepath.Clean(src)
+		src = h.hostPath(named)
 	}
 	timeout := h.Timeout
 	if timeout <= 0 {
@@ -487,7 +489,7 @@ func (h *Handler) importCmd(ctx context.Context, args []string) command.Result {
 	res := command.OK(b.String())
 	if err != nil {
 		res.ExitCode = 1
-		res.Stderr = err.Error()
+		res.Stderr = strings.ReplaceAll(err.Error(), src, named)
 		if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
 			res.ExitCode = command.Interrupted
 		}
