@@ -131,3 +131,16 @@ func BenchmarkGitWatchCheck(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCheckPath is the policy check of one in-process file access
+// (read/write/edit) of a file in the project, under a live sandbox.
+func BenchmarkCheckPath(b *testing.B) {
+	f := newFixture(b, nil)
+	f.run(b, "echo x > a.txt")
+	p := filepath.Join(f.ws, "a.txt")
+	for b.Loop() {
+		if blocked, reason, _ := f.m.CheckPath(p, true); blocked {
+			b.Fatal(reason)
+		}
+	}
+}
