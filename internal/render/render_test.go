@@ -840,6 +840,12 @@ func TestWordWrap(t *testing.T) {
 		{"lines apart", "aaaa bbbb cccc\nddd", 10, "aaaa bbbb\ncccc\nddd"},
 		{"colour not counted", "\x1b[2mone two three\x1b[0m", 10, "\x1b[2mone two\nthree\x1b[0m"},
 		{"too narrow to bother", "one two three", 5, "one two three"},
+		{"two columns hang under the second", "  /clear       start a new conversation now", 32,
+			"  /clear       start a new\n               conversation now"},
+		{"a first column of several words", "  /model [name]   show the model or switch it", 40,
+			"  /model [name]   show the model or\n                  switch it"},
+		{"single spaces: its own indentation", "a b c dddddddddd", 12, "a b c\ndddddddddd"},
+		{"a second column too far right", "  abcdefghijkl   mno pqrst", 20, "  abcdefghijkl   mno\n  pqrst"},
 	}
 	for _, tt := range tests {
 		if got := WordWrap(tt.in, tt.width); got != tt.want {

@@ -211,9 +211,11 @@ func stripSGR(s string) string {
 }
 
 // WordWrap breaks each line of s at spaces so that its rows fit in width
-// cells, continuing at the line's own indentation. Unlike ansi.Wrap it never
-// breaks inside a word, not even at a hyphen: a path or URL wider than a row
-// stays one piece (the terminal folds it, and copying it gives it whole).
+// cells. Unlike ansi.Wrap it never breaks inside a word, not even at a
+// hyphen: a path or URL wider than a row stays one piece (the terminal
+// folds it, and copying it gives it whole). Spacing inside a row is kept; a
+// line laid out in two columns (a run of spaces after its first word)
+// continues under its second column, any other at its own indentation.
 func WordWrap(s string, width int) string {
 	if width < 10 {
 		return s
@@ -225,24 +227,55 @@ func WordWrap(s string, width int) string {
 			out = append(out, line)
 			continue
 		}
-		body := strings.TrimLeft(line, " ")
-		indent := line[:len(line)-len(body)]
-		row, rowW := indent, len(indent)
-		empty := true
-		for _, w := range strings.Fields(body) {
-			ww := ansi.StringWidth(w)
-			switch {
-			case empty:
-				row, rowW = row+w, rowW+ww
-			case rowW+1+ww > width:
-				out = append(out, row)
-				row, rowW = indent+w, len(indent)+ww
-			default:
-				row, rowW = row+" "+w, rowW+1+ww
-			}
-			empty = false
-		}
-		out = append(out, row)
+		out = append(out, wrapLine(line, width)...)
 	}
 	return strings.Join(out, "\n")
+}
+
+// wrapLine wraps one line wider than width (see WordWrap).
+func wrapLine(line string, width int) []string {
+	type token struct{ sep, word string }
+	var toks []token
+	for rest := line; rest != ""; {
+		word := strings.TrimLeft(rest, " ")
+		sep := rest[:len(rest)-len(word)]
+		end := strings.IndexByte(word, ' ')
+		if end < 0 {
+			end = len(word)
+		}
+		toks = append(toks, token{sep, word[:end]})
+		rest = word[end:]
+	}
+	if len(toks) == 0 {
+		return []string{line}
+	}
+	indent := strings.Repeat(" ", len(toks[0].sep))
+	hang := indent
+	col := ansi.StringWidth(toks[0].sep + toks[0].word)
+	for _, t := range toks[1:] { // the first run of spaces starts the second column
+		col += len(t.sep)
+		if len(t.sep) >= 2 {
+			if col <= width/2 {
+				hang = strings.Repeat(" ", col)
+			}
+			break
+		}
+		col += ansi.StringWidth(t.word)
+	}
+	var rows []string
+	row := indent + toks[0].word
+	rowW, fresh := ansi.StringWidth(row), false
+	for _, t := range toks[1:] {
+		if t.word == "" { // trailing spaces
+			continue
+		}
+		ww := ansi.StringWidth(t.word)
+		if !fresh && rowW+len(t.sep)+ww > width {
+			rows = append(rows, row)
+			row, rowW, fresh = hang+t.word, len(hang)+ww, false
+			continue
+		}
+		row, rowW, fresh = row+t.sep+t.word, rowW+len(t.sep)+ww, false
+	}
+	return append(rows, row)
 }
