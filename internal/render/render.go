@@ -712,9 +712,10 @@ func (r *Renderer) ToolEnd(id string, ok bool, output string, meta ToolMeta) {
 	defer r.mu.Unlock()
 	defer r.flush()
 	cmd := id
+	kind := ToolCommand
 	for i, t := range r.tools {
 		if t.id == id {
-			cmd = t.cmd
+			cmd, kind = t.cmd, t.kind
 			r.tools = append(r.tools[:i], r.tools[i+1:]...)
 			break
 		}
@@ -722,6 +723,12 @@ func (r *Renderer) ToolEnd(id string, ok bool, output string, meta ToolMeta) {
 	head := r.mark(ok) + " " + r.p.bold(shortCommand(cmd))
 	if meta.Duration >= time.Second {
 		head += r.p.dim(" · " + formatDuration(meta.Duration))
+	}
+	if ok && kind == ToolTask {
+		// The task's own row (✓ Task(type: description) · time · tools)
+		// was just written; a second row naming the task:* command would
+		// list the task twice. Its answer follows under a plain marker.
+		head = r.p.dim("  ⎿ answer")
 	}
 	lines := []string{r.fit(head)}
 	switch {
