@@ -128,7 +128,10 @@ func UserShell(cwd func() string) func(ctx context.Context, cmd string) (command
 		// A background job (`!server &`) keeps the output pipes open after
 		// bash exits; the command is done then, not when the job is.
 		r := proc.Run(ctx, proc.Cmd{Argv: []string{"/bin/bash", "-c", line}, Dir: cwd(),
-			MaxOutput: userShellOutputCap, WaitDelay: userShellPipeGrace})
+			MaxOutput: userShellOutputCap, WaitDelay: userShellPipeGrace,
+			// One pipe for both streams: the person sees an error where
+			// the command wrote it, not after all of its stdout.
+			Combined: true})
 		res := command.Result{Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode}
 		switch {
 		case r.Canceled:

@@ -38,6 +38,11 @@ type Cmd struct {
 	// WaitDelay bounds how long the pipes are still read after the process
 	// exits or is killed (0: DefaultWaitDelay).
 	WaitDelay time.Duration
+	// Combined sends stderr into the same pipe as stdout, so Result.Stdout
+	// holds both in the order they were written (Stderr stays empty): for
+	// output shown to a person, where the order matters more than which
+	// stream a line came from.
+	Combined bool
 }
 
 // Result is how a child ended.
@@ -68,6 +73,10 @@ func Run(ctx context.Context, c Cmd) Result {
 	cmd.Dir, cmd.Env, cmd.Stdin = c.Dir, c.Env, c.Stdin
 	stdout, stderr := &Capped{Max: max}, &Capped{Max: max}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if c.Combined {
+		// The same writer for both makes os/exec give the child one pipe.
+		cmd.Stderr = stdout
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = c.WaitDelay

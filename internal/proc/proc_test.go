@@ -3,6 +3,7 @@ package proc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,6 +32,20 @@ func TestRunExitStatus(t *testing.T) {
 				t.Errorf("got %+v, want exit %d stdout %q stderr %q", r, tt.code, tt.stdout, tt.stderr)
 			}
 		})
+	}
+}
+
+func TestRunCombinedKeepsWriteOrder(t *testing.T) {
+	// Many alternating writes: two pipes read by two goroutines would
+	// group them per stream; one pipe keeps them in order.
+	script := `for i in 1 2 3 4 5 6 7 8; do echo "out$i"; echo "err$i" >&2; done`
+	r := Run(context.Background(), Cmd{Argv: bash(script), Combined: true})
+	var want strings.Builder
+	for i := 1; i <= 8; i++ {
+		fmt.Fprintf(&want, "out%d\nerr%d\n", i, i)
+	}
+	if r.Stdout != want.String() || r.Stderr != "" || r.ExitCode != 0 {
+		t.Errorf("got %+v, want stdout %q and no stderr", r, want.String())
 	}
 }
 
