@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // Keys the completion callback acts on (x/term hands it every key it does
@@ -27,6 +29,9 @@ type search struct {
 // slash command or a path (also after @), Ctrl+R searches the history for
 // the text typed so far (again: the next older match).
 func (r *REPL) complete(line string, pos int, key rune) (string, int, bool) {
+	if r.slashHint && !strings.HasPrefix(line, "/") {
+		r.clearHints() // the line is no longer a command
+	}
 	switch key {
 	case keyTab:
 		r.search = nil
@@ -34,8 +39,9 @@ func (r *REPL) complete(line string, pos int, key rune) (string, int, bool) {
 	case keyCtrlR:
 		return r.reverseSearch(line)
 	case '/':
-		if line == "" { // a command starts: one line of what there is
-			r.hint(commandHint())
+		if line == "" && !r.slashHint { // a command starts: one line of what there is
+			r.hint(r.fit(commandHint()))
+			r.slashHint = true
 		}
 	}
 	r.search = nil
@@ -72,11 +78,40 @@ func (r *REPL) reverseSearch(line string) (string, int, bool) {
 	return line, len(line), true
 }
 
-// hint writes a line above the prompt (the editor redraws the prompt).
+// hint writes a line above the prompt (the editor redraws the prompt);
+// clearHints erases it again.
 func (r *REPL) hint(s string) {
-	if r.editor != nil {
-		fmt.Fprint(r.editor, r.dim(s)+"\r\n")
+	if r.editor == nil {
+		return
 	}
+	fmt.Fprint(r.editor, r.dim(s)+"\r\n")
+	rows := 1
+	if w := int(r.width.Load()); w > 0 {
+		rows = max(1, (ansi.StringWidth(s)+w-1)/w)
+	}
+	r.hintRows += rows
+}
+
+// fit cuts s to one row of the terminal, ending in … when cut (the
+// terminal would otherwise wrap it mid-word).
+func (r *REPL) fit(s string) string {
+	if w := int(r.width.Load()); w > 1 && ansi.StringWidth(s) > w-1 {
+		return ansi.Truncate(s, w-1, "…")
+	}
+	return s
+}
+
+// clearHints erases the hint rows above the prompt. The editor's Write
+// first clears its prompt, so the cursor is at the prompt's first row:
+// up over the hints, erase to the end of the screen, and the editor draws
+// the prompt again where the first hint was.
+func (r *REPL) clearHints() {
+	if r.editor == nil || r.hintRows == 0 {
+		r.slashHint = false
+		return
+	}
+	fmt.Fprintf(r.editor, "\x1b[%dA\r\x1b[J", r.hintRows)
+	r.hintRows, r.slashHint = 0, false
 }
 
 func (r *REPL) completeTab(line string, pos int) (string, int, bool) {

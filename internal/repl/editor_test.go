@@ -2,8 +2,11 @@ package repl
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // Shift+Enter, Alt+Enter and Ctrl+J put a line break into the prompt
@@ -59,8 +62,35 @@ func TestPTYSlashHint(t *testing.T) {
 	p := startPTY(t, fa, nil)
 	p.send("/")
 	p.waitFor("commands: /help /exit /quit")
-	p.send("mod\t")
-	p.waitFor("/mode ")
-	p.send("\r")
+	p.send("mod\t\r") // Tab makes /mode; /mod alone would be unknown
 	p.waitFor("Mode default")
+}
+
+// The / hint fits one row (cut with … rather than wrapped by the terminal)
+// and is erased when the prompt is sent or stops being a command, so it
+// never stays in the scrollback above the next prompt.
+func TestPTYSlashHintErased(t *testing.T) {
+	const erase = "\x1b[1A\r\x1b[J" // up over the hint row, erase to the end
+	hintRe := regexp.MustCompile(`commands: [^\r]*`)
+	for _, tt := range []struct{ name, keys string }{
+		{"sent", "cost\r"},
+		{"no longer a command", "\x7fhi\r"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startPTY(t, &fakeAgent{}, nil)
+			p.send("/")
+			p.waitFor("commands: /help")
+			p.send(tt.keys)
+			p.waitFor("› ", 4) // first, redrawn under the hint and where it was, after the turn
+			out := p.out.String()
+			hint := ansi.Strip(hintRe.FindString(out))
+			if w := ansi.StringWidth(hint); w > 79 || !strings.HasSuffix(hint, "…") {
+				t.Errorf("hint is %d cells wide (%q); want it cut to fit 80 columns with …", w, hint)
+			}
+			i := strings.Index(out, "commands: ")
+			if j := strings.Index(out[i:], erase); j < 0 {
+				t.Errorf("the hint was never erased; output after it: %q", out[i:])
+			}
+		})
+	}
 }

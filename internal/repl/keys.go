@@ -50,6 +50,7 @@ type editorInput struct {
 	lastCtrlC  time.Time
 	onCtrlC    func(exiting bool) // shows a hint; called outside the editor's lock
 	onShiftTab func()             // cycles the permission mode; outside the editor's lock
+	onEnter    func()             // before Enter reaches the editor (the prompt is still drawn)
 	done       <-chan struct{}    // ends a wait for keys (the REPL's context)
 
 	// onPaste turns a finished bracketed paste into the keys to type (the
@@ -154,6 +155,9 @@ func (e *editorInput) keys(b []byte) []byte {
 		if e.onShiftTab != nil {
 			e.onShiftTab()
 		}
+	}
+	if e.onEnter != nil && bytes.IndexByte(b, '\r') >= 0 {
+		e.onEnter()
 	}
 	if bytes.IndexByte(b, keyCtrlC) < 0 {
 		return b

@@ -121,8 +121,13 @@ type REPL struct {
 
 	perm *Permissions // asks about sandbox-blocked commands during a turn
 
-	search *search           // the Ctrl+R search under way, nil when none
-	pastes map[string]string // placeholder shown in the editor → the pasted text
+	search *search // the Ctrl+R search under way, nil when none
+	// hintRows is how many rows of hints (the / command list, Tab
+	// candidates, Ctrl+R misses) stand right above the prompt; they are
+	// erased when the prompt is sent, so none stays in the scrollback.
+	hintRows  int
+	slashHint bool              // the / command list is among them
+	pastes    map[string]string // placeholder shown in the editor → the pasted text
 
 	queued []string // prompts typed during the last turn, run next
 	exit   bool     // /exit was typed during a turn
@@ -164,7 +169,9 @@ func New(o Options) (*REPL, error) {
 			io.Writer
 		}{in, o.Out}, r.prompt())
 		in.onShiftTab = func() { r.cycleMode() }
+		in.onEnter = r.clearHints
 		in.onCtrlC = func(exiting bool) {
+			r.clearHints()
 			if !exiting {
 				fmt.Fprint(r.editor, r.dim("(press Ctrl+C again or Ctrl+D to exit)")+"\r\n")
 			}
