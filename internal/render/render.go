@@ -151,8 +151,8 @@ type Renderer struct {
 	md   markdown
 	line strings.Builder // current incomplete line of model text
 	// shown is the unfinished line on screen (TTY), with the cursor at its
-	// end. While it is shown the status region is not: the text moving is
-	// the sign of progress, and it stays contiguous in the byte stream.
+	// end. While it is shown the status region is not (the text moving is
+	// the sign of progress), until the line fills a row: see aside.
 	shown string
 	// shownRows and shownCol are the rows shown takes and the column after
 	// its last cell (the width when the row is full), kept as it grows.
@@ -161,6 +161,12 @@ type Renderer struct {
 	// controls, invalid UTF-8). While it does not, shown is line itself and
 	// a delta is shown without re-cleaning the whole line.
 	lineDirty bool
+	// aside: the status region is drawn below a long unfinished line (one
+	// that filled a row), the cursor back at the line's end; the next
+	// delta erases it first. split: that happened to the line shown, so
+	// when it completes it is written again whole (its text is contiguous
+	// in the byte stream once more).
+	aside, split bool
 
 	lastText     time.Time    // when text last arrived: the region returns after a pause
 	tools        []*toolState // running top-level tools, in start order
@@ -240,7 +246,7 @@ func (r *Renderer) SetSize(cols, rows int) {
 			r.buf.WriteString(cursorUp(up))
 		}
 		r.buf.WriteString("\x1b[J")
-		r.shown, r.regionRows, r.regionWidths = "", 0, nil
+		r.shown, r.regionRows, r.regionWidths, r.aside = "", 0, nil, false
 		r.width, r.height, r.md.width = cols, rows, cols
 		if shown != "" {
 			r.putPartial(shown)
@@ -323,7 +329,7 @@ func (r *Renderer) ClearScreen() {
 	r.line.Reset()
 	r.lineDirty = false
 	r.md.reset()
-	r.shown, r.regionRows, r.regionWidths = "", 0, nil
+	r.shown, r.regionRows, r.regionWidths, r.aside, r.split = "", 0, nil, false, false
 	r.buf.WriteString("\x1b[H\x1b[2J\x1b[3J")
 	r.drawRegion()
 }
@@ -359,6 +365,7 @@ func (r *Renderer) TextDelta(s string) {
 	}
 	if r.tty && r.line.Len() > 0 {
 		r.showPartial(s)
+		r.drawAside()
 	}
 }
 
@@ -389,9 +396,11 @@ func (r *Renderer) completeLine() {
 	}
 	text := clean(raw, true)
 	rows := r.md.feed(text)
-	if r.shown != "" && (len(rows) == 1 && rows[0] == text && strings.HasPrefix(text, r.shown) || r.shownRows >= r.height) {
+	if r.shown != "" && (!r.split && len(rows) == 1 && rows[0] == text && strings.HasPrefix(text, r.shown) || r.shownRows >= r.height) {
 		// The line as it streamed is the line as rendered (or too tall
 		// to redraw): extend it and leave it where it is.
+		r.eraseAside()
+		r.split = false
 		if strings.HasPrefix(text, r.shown) {
 			r.buf.WriteString(text[len(r.shown):])
 		}
@@ -446,6 +455,7 @@ func (r *Renderer) appendPartial(add string) {
 	if add == "" {
 		return
 	}
+	r.eraseAside()
 	if r.shown == "" {
 		r.eraseLive()
 		r.putPartial(add)
@@ -478,7 +488,7 @@ func (r *Renderer) settle() {
 	}
 	r.line.Reset()
 	r.lineDirty = false
-	r.shown = ""
+	r.shown, r.split = "", false
 }
 
 // ---- static output and the live area ----
@@ -516,11 +526,48 @@ func (r *Renderer) eraseLive() {
 		if up := min(r.shownRows, r.height) - 1; up > 0 {
 			r.buf.WriteString(cursorUp(up))
 		}
-		r.buf.WriteString("\x1b[J")
-		r.shown = ""
+		r.buf.WriteString("\x1b[J") // the region drawn aside too
+		r.shown, r.split = "", false
+		r.aside, r.regionRows, r.regionWidths = false, 0, nil
 		return
 	}
 	r.eraseRegion()
+}
+
+// drawAside draws the status region below the unfinished line once that
+// line has filled a row, so that a long line streaming without a break
+// does not hide the indicator; the cursor goes back to the line's end.
+// Not while the cursor waits at the right margin (moving it back there
+// would lose the pending wrap), nor for a line too tall to redraw.
+func (r *Renderer) drawAside() {
+	if !r.tty || r.shown == "" || r.aside || r.shownRows < 2 || r.shownRows >= r.height || r.shownCol >= r.width {
+		return
+	}
+	lines := r.regionLines()
+	if len(lines) == 0 {
+		return
+	}
+	r.buf.WriteString(r.nl)
+	for _, l := range lines {
+		r.buf.WriteString(l)
+		r.buf.WriteString(r.nl)
+		r.regionWidths = append(r.regionWidths, width(stripSGR(l)))
+	}
+	r.buf.WriteString(cursorUp(len(lines) + 1))
+	if r.shownCol > 0 {
+		r.buf.WriteString("\x1b[" + itoa(r.shownCol) + "C")
+	}
+	r.regionRows, r.aside, r.split = len(lines), true, true
+}
+
+// eraseAside erases the region drawn below the unfinished line; the
+// cursor is at the line's end, where the text goes on.
+func (r *Renderer) eraseAside() {
+	if !r.aside {
+		return
+	}
+	r.buf.WriteString("\x1b[J")
+	r.aside, r.regionRows, r.regionWidths = false, 0, nil
 }
 
 // drawRegion draws the status region (TTY only). Every line is cut to the
@@ -557,6 +604,10 @@ func (r *Renderer) Tick() {
 	defer r.flush()
 	if r.tty && r.shown == "" && (r.regionRows > 0 || r.live.busy) && r.now().Sub(r.lastText) >= textPause {
 		r.redraw()
+	}
+	if r.tty && r.shown != "" { // a long line: its indicator moves on
+		r.eraseAside()
+		r.drawAside()
 	}
 }
 

@@ -853,3 +853,49 @@ func TestWordWrap(t *testing.T) {
 		}
 	}
 }
+
+// A long line streaming without a break does not hide the working
+// indicator: once the line has filled a row the region is drawn below it,
+// and each delta goes on where the line ends. The line is written again
+// whole when it completes, so its text is contiguous in the byte stream.
+func TestLongLineKeepsIndicator(t *testing.T) {
+	var out bytes.Buffer
+	c := &ctl{now: start, term: newVT(40, 12)}
+	opts := Options{Out: teeVT{buf: &out, term: c.term, c: c}, TTY: true, Width: 40, Height: 12, Now: c.clock}
+	c.r = New(opts)
+	c.r.StartTurn()
+	word := "abcdefghi "     // ten cells
+	for i := 0; i < 4; i++ { // 40 cells: the first row, the cursor at its margin
+		c.r.TextDelta(word)
+	}
+	if s := c.term.String(); strings.Contains(s, "esc to interrupt") || strings.Contains(s, "Working") {
+		t.Errorf("the region shows inside the first row of text:\n%s", s)
+	}
+	for i := 0; i < 3; i++ { // into the second row
+		c.r.TextDelta(word)
+		c.advance(100 * time.Millisecond)
+		s := c.term.String()
+		lines := strings.Split(s, "\n")
+		if len(lines) < 3 || !strings.HasPrefix(lines[0], strings.Repeat(word, 4)[:39]) {
+			t.Fatalf("the text is not where it streamed:\n%s", s)
+		}
+		if !strings.ContainsAny(strings.Join(lines[2:], "\n"), spinnerFrames) {
+			t.Errorf("after %d cells of one line no indicator below it:\n%s", 50+10*i, s)
+		}
+	}
+	c.r.Tick() // the indicator moves on while the line waits
+	c.r.TextDelta("end.\n")
+	c.r.EndTurn()
+	if c.err != nil {
+		t.Fatalf("terminal rejected the output: %v", c.err)
+	}
+	// The finished line is word-wrapped and written out whole after the
+	// rows it streamed on (no region left between its parts).
+	want := "abcdefghi abcdefghi abcdefghi abcdefghi\nabcdefghi abcdefghi abcdefghi end."
+	if s := c.term.String(); !strings.HasPrefix(s, want) || strings.ContainsAny(s, spinnerFrames) {
+		t.Errorf("final screen:\n%s\nwant it to start with:\n%s", s, want)
+	}
+	if !strings.Contains(strings.ReplaceAll(out.String(), "\r", ""), want) {
+		t.Errorf("the completed line is not written whole:\n%q", out.String())
+	}
+}
