@@ -100,6 +100,10 @@ type ToolMeta struct {
 	Markdown bool
 	// Duration is how long the call took (shown from a second up).
 	Duration time.Duration
+	// TaskFailed: the call started sub-agent tasks whose rows already
+	// showed them failing (with the reason); a failed task:* call then
+	// adds no row of its own.
+	TaskFailed bool
 }
 
 type status int
@@ -770,6 +774,12 @@ func (r *Renderer) ToolEnd(id string, ok bool, output string, meta ToolMeta) {
 			r.tools = append(r.tools[:i], r.tools[i+1:]...)
 			break
 		}
+	}
+	if !ok && kind == ToolTask && meta.TaskFailed {
+		// ✗ Task(type: description) and its reason are on screen; a
+		// second failure row naming the task:* command says it again.
+		r.redraw()
+		return
 	}
 	head := r.mark(ok) + " " + r.p.bold(shortCommand(cmd))
 	if meta.Duration >= time.Second {

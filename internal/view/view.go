@@ -36,6 +36,9 @@ type View struct {
 	lastPrompt int64       // input tokens of the last request, cache included
 	todos      []todo.Item // the list after the latest change, for the next tool line
 	lastErr    error       // the last error drawn, so a caller does not repeat it
+	// failedTasks are the task:* calls (by call id) whose sub-agent task
+	// ended in failure: its row showed that, the call's end need not.
+	failedTasks map[string]bool
 }
 
 // New returns a view drawing everything on r.
@@ -97,6 +100,8 @@ func (v *View) Handle(e agent.Event) {
 			meta.Todos = v.todos
 		}
 		v.todos = nil
+		meta.TaskFailed = v.failedTasks[e.CallID]
+		delete(v.failedTasks, e.CallID)
 		v.mu.Unlock()
 		v.r.ToolEnd(e.CallID, ok, out, meta)
 	case agent.TaskStart:
@@ -108,6 +113,14 @@ func (v *View) Handle(e agent.Event) {
 		v.r.TaskToolEnd(e.TaskID, e.Command, e.Result == nil || !e.Result.IsError)
 	case agent.TaskEnd:
 		ok, errText := TaskOutcome(e)
+		if !ok && e.ParentCallID != "" {
+			v.mu.Lock()
+			if v.failedTasks == nil {
+				v.failedTasks = map[string]bool{}
+			}
+			v.failedTasks[e.ParentCallID] = true
+			v.mu.Unlock()
+		}
 		var tokens int64
 		if e.Usage != nil {
 			tokens = promptTokens(*e.Usage) + e.Usage.OutputTokens

@@ -3,6 +3,7 @@ package view
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -183,6 +184,51 @@ func TestSinkFailureShowsTheError(t *testing.T) {
 	for _, bad := range []string{"[exit code: 1]", "[Self-description]", "[stderr]"} {
 		if strings.Contains(got, bad) {
 			t.Errorf("shows %q, written for the model:\n%s", bad, got)
+		}
+	}
+}
+
+// An interrupted (or failed) task shows one failure row, its own with the
+// reason; the task:* call's end adds none. A task:* call that failed before
+// any task started still shows its failure.
+func TestFailedTaskOneRow(t *testing.T) {
+	const cmd = "task:general --prompt 'survey the repo'"
+	interrupted := &tool.Result{Output: "cancelled", IsError: true, Message: "cancelled"}
+	tests := []struct {
+		name       string
+		taskEnd    bool
+		want, none []string
+	}{
+		{"interrupted task", true, []string{"✗ Task(general: survey the repo)", "Task execution interrupted"}, []string{"✗ task:general"}},
+		{"no task started", false, []string{"✗ task:general", "cancelled"}, []string{"Task(general"}},
+	}
+	for _, tt := range tests {
+		for _, tty := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/tty=%v", tt.name, tty), func(t *testing.T) {
+				var out bytes.Buffer
+				v := New(render.New(render.Options{Out: &out, TTY: tty, Width: 100, Height: 30}))
+				v.Handle(agent.Event{Kind: agent.ToolStart, CallID: "c1", Command: cmd})
+				if tt.taskEnd {
+					v.Handle(agent.Event{Kind: agent.TaskStart, TaskID: "t1", ParentCallID: "c1", TaskType: "general", TaskDescription: "survey the repo"})
+					v.Handle(agent.Event{Kind: agent.TaskEnd, TaskID: "t1", ParentCallID: "c1", Duration: time.Second,
+						Result: &tool.Result{IsError: true, Message: "Task execution interrupted"}})
+				}
+				v.Handle(agent.Event{Kind: agent.ToolEnd, CallID: "c1", Command: cmd, Result: interrupted})
+				got := out.String()
+				for _, w := range tt.want {
+					if !strings.Contains(got, w) {
+						t.Errorf("output lacks %q:\n%s", w, got)
+					}
+				}
+				for _, n := range tt.none {
+					if strings.Contains(got, n) {
+						t.Errorf("output has %q:\n%s", n, got)
+					}
+				}
+				if tt.taskEnd && strings.Count(got, "✗") != 1 {
+					t.Errorf("%d failure rows, want one:\n%s", strings.Count(got, "✗"), got)
+				}
+			})
 		}
 	}
 }
