@@ -20,10 +20,13 @@ func TestOutputStreamsWhileRunning(t *testing.T) {
 	ctx := command.WithOutput(context.Background(), func(chunk string) {
 		mu.Lock()
 		defer mu.Unlock()
-		if seen.Len() == 0 && strings.Contains(chunk, "early") {
+		// stdout and stderr are read by separate goroutines, so err-line
+		// may be streamed before early: wait for early, whatever came first.
+		had := strings.Contains(seen.String(), "early")
+		seen.WriteString(chunk)
+		if !had && strings.Contains(seen.String(), "early") {
 			close(first)
 		}
-		seen.WriteString(chunk)
 	})
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
