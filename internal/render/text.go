@@ -71,27 +71,10 @@ func clean(s string, expandTabs bool) string {
 }
 
 // kept reports whether clean(s, true) is s, for ASCII and for whole,
-// printable UTF-8 alike; two kept strings joined are kept too.
+// printable UTF-8 alike; two kept strings joined are kept too. It is
+// textutil.IsClean less tabs, which clean lays out as spaces.
 func kept(s string) bool {
-	if isPlain(s) {
-		return true
-	}
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < 0x80 {
-			if (c < 0x20 && c != '\n') || c == 0x7f {
-				return false
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || r < 0xa0 {
-			return false
-		}
-		i += size
-	}
-	return true
+	return isPlain(s) || (textutil.IsClean(s) && !strings.ContainsRune(s, '\t'))
 }
 
 // isPlain reports whether s has nothing clean would change.
