@@ -15,10 +15,7 @@ import (
 // requests and retries, the tool calls with their timing and exit, and the
 // sandbox state, and never the API key.
 func TestDebugLog(t *testing.T) {
-	base := t.TempDir()
-	home, proj := filepath.Join(base, "home"), filepath.Join(base, "proj")
-	syn := filepath.Join(home, ".synapse")
-	writeTestFile(t, filepath.Join(syn, "sandbox.json"), `{"enabled": false}`)
+	home, proj, syn := unsandboxedHome(t)
 	writeTestFile(t, filepath.Join(proj, "README.md"), "x\n")
 	const key = "sk-ant-debuglog-secret-key-0123456789"
 	srv := llmtest.New(t,

@@ -279,3 +279,15 @@ func TestToolsTextListsTheRealCommands(t *testing.T) {
 		}
 	}
 }
+
+// unsandboxedHome makes a home with $HOME/.synapse/sandbox.json turning the OS
+// sandbox off (these tests are about wiring, not the sandbox) and an empty
+// project beside it; it returns home, project and the .synapse directory.
+func unsandboxedHome(t *testing.T) (home, proj, syn string) {
+	t.Helper()
+	base := t.TempDir()
+	home, proj = filepath.Join(base, "home"), filepath.Join(base, "proj")
+	syn = filepath.Join(home, ".synapse")
+	writeTestFile(t, filepath.Join(syn, "sandbox.json"), `{"enabled": false}`)
+	return home, proj, syn
+}

@@ -15,10 +15,7 @@ import (
 // with what to configure when that provider is not set up, and sub-agents
 // started without --model follow the switched model and provider.
 func TestAgentSwitchModelFollowsProvider(t *testing.T) {
-	base := t.TempDir()
-	home, proj := filepath.Join(base, "home"), filepath.Join(base, "proj")
-	syn := filepath.Join(home, ".synapse")
-	writeTestFile(t, filepath.Join(syn, "sandbox.json"), `{"enabled": false}`)
+	home, proj, syn := unsandboxedHome(t)
 	writeTestFile(t, filepath.Join(proj, "README.md"), "x\n")
 
 	srv := llmtest.New(t)

@@ -27,11 +27,8 @@ func TestSeedSkillSearchInstructionFromSettings(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			base := t.TempDir()
-			home, proj := filepath.Join(base, "home"), filepath.Join(base, "proj")
-			syn := filepath.Join(home, ".synapse")
 			// Only the wiring of the setting is under test: no OS sandbox needed.
-			writeTestFile(t, filepath.Join(syn, "sandbox.json"), `{"enabled": false}`)
+			home, proj, syn := unsandboxedHome(t)
 			if c.settings != "" {
 				writeTestFile(t, filepath.Join(syn, "settings.json"), c.settings)
 			}

@@ -32,11 +32,8 @@ func TestSubagentModelPicksItsProvider(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			base := t.TempDir()
-			home, proj := filepath.Join(base, "home"), filepath.Join(base, "proj")
-			syn := filepath.Join(home, ".synapse")
 			// Provider selection is under test, not the OS sandbox.
-			writeTestFile(t, filepath.Join(syn, "sandbox.json"), `{"enabled": false}`)
+			home, proj, syn := unsandboxedHome(t)
 			writeTestFile(t, filepath.Join(proj, "README.md"), "x\n")
 
 			var (
