@@ -21,6 +21,13 @@ import (
 // Result.Usage counts the run's own requests and the usage its sub-agents
 // reported through RecordUsage while it ran.
 func (r *Runner) Run(ctx context.Context, input string) (Result, error) {
+	return r.RunImages(ctx, input, nil)
+}
+
+// RunImages is Run with pictures attached to the prompt (an editor's pasted
+// screenshot): they go with the user message, as image blocks where the
+// provider takes images; input should name them for those that do not.
+func (r *Runner) RunImages(ctx context.Context, input string, images []llm.Image) (Result, error) {
 	r.mu.Lock()
 	r.runSub = llm.Usage{}
 	r.saveWarned = false
@@ -28,7 +35,7 @@ func (r *Runner) Run(ctx context.Context, input string) (Result, error) {
 	r.running = true
 	r.hookHalt = ""
 	r.mu.Unlock()
-	res, err := r.run(ctx, input)
+	res, err := r.run(ctx, input, images)
 	r.mu.Lock()
 	res.Usage = res.Usage.Add(r.runSub)
 	r.running = false
@@ -41,7 +48,7 @@ func (r *Runner) Run(ctx context.Context, input string) (Result, error) {
 	return res, err
 }
 
-func (r *Runner) run(ctx context.Context, input string) (Result, error) {
+func (r *Runner) run(ctx context.Context, input string, images []llm.Image) (Result, error) {
 	var res Result
 	if ctx.Err() != nil {
 		res.StopReason = StopInterrupted
@@ -83,7 +90,7 @@ func (r *Runner) run(ctx context.Context, input string) (Result, error) {
 		// not take the new prompt as a reason to redo the dropped work.
 		r.commit(sess, llm.Message{Role: llm.RoleUser, Text: note})
 	}
-	r.commit(sess, llm.Message{Role: llm.RoleUser, Text: text})
+	r.commit(sess, llm.Message{Role: llm.RoleUser, Text: text, Images: images})
 
 	failures, reminders := 0, 0
 	tooLong := false // a "prompt too long" was answered with a compaction

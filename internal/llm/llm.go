@@ -47,9 +47,10 @@ type Message struct {
 	// ToolCallID and IsError are set on tool messages.
 	ToolCallID string `json:"tool_call_id,omitempty"`
 	IsError    bool   `json:"is_error,omitempty"`
-	// Images a tool returned (MCP image content), tool messages only.
-	// Adapters send them as image blocks where the provider takes images;
-	// Text already names each one, which is what other providers see.
+	// Images a tool returned (MCP image content) or the user attached to a
+	// prompt (tool and user messages). Adapters send them as image blocks
+	// where the provider takes images; Text already names each one, which
+	// is what other providers see.
 	Images []Image `json:"images,omitempty"`
 }
 

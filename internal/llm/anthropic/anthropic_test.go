@@ -595,6 +595,39 @@ func TestToolImagesAreImageBlocks(t *testing.T) {
 	}
 }
 
+// A prompt's images are image blocks of the user message, before its text.
+func TestPromptImagesAreImageBlocks(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\nfake")
+	srv := llmtest.New(t, llmtest.TextTurn("a cat"))
+	p := newProvider(srv, nil, 0)
+	_, err := p.Stream(context.Background(), baseRequest(
+		llm.Message{Role: llm.RoleUser, Text: "what is this? [image 1: image/png]", Images: []llm.Image{{MediaType: "image/png", Data: png}}},
+	), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := srv.Requests()[0].Messages[0]
+	if m.Role != "user" || len(m.Images) != 1 || m.Images[0].MediaType != "image/png" || string(m.Images[0].Data) != string(png) {
+		t.Fatalf("user message = %+v, want one png image block", m)
+	}
+	if m.Text != "what is this? [image 1: image/png]" {
+		t.Errorf("user text = %q", m.Text)
+	}
+	var blocks struct {
+		Messages []struct {
+			Content []struct {
+				Type string `json:"type"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(srv.Requests()[0].Raw, &blocks); err != nil {
+		t.Fatal(err)
+	}
+	if c := blocks.Messages[0].Content; len(c) != 2 || c[0].Type != "image" || c[1].Type != "text" {
+		t.Errorf("user content blocks = %+v, want image then text", c)
+	}
+}
+
 func TestStalledServer(t *testing.T) {
 	llmtest.CheckStall(t, "ANTHROPIC_BASE_URL", func(srv *llmtest.Server, idle time.Duration, maxRetries int) llm.Provider {
 		return New(Options{APIKey: "k", BaseURL: srv.URL(), IdleTimeout: idle, Retry: llmtest.RetryPolicy(maxRetries, &llmtest.Waits{})})

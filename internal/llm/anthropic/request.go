@@ -184,17 +184,22 @@ func messages(in []llm.Message) []wireMessage {
 func wireBlocks(m llm.Message) (string, []wireBlock) {
 	switch m.Role {
 	case llm.RoleUser:
-		if m.Text != "" { // the API refuses empty text blocks
-			return "user", []wireBlock{textBlock(m.Text)}
+		// The prompt's pictures come first, then its text (which names them).
+		var blocks []wireBlock
+		for _, img := range m.Images {
+			blocks = append(blocks, imageBlock(img))
 		}
+		if m.Text != "" { // the API refuses empty text blocks
+			blocks = append(blocks, textBlock(m.Text))
+		}
+		return "user", blocks
 	case llm.RoleTool:
 		tr := wireBlock{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
 		if m.Text != "" {
 			tr.Content = []wireBlock{textBlock(m.Text)}
 		}
 		for _, img := range m.Images {
-			tr.Content = append(tr.Content, wireBlock{Type: "image",
-				Source: &imageSource{Type: "base64", MediaType: img.MediaType, Data: img.Data}})
+			tr.Content = append(tr.Content, imageBlock(img))
 		}
 		return "user", []wireBlock{tr}
 	case llm.RoleAssistant:
@@ -222,4 +227,8 @@ func wireBlocks(m llm.Message) (string, []wireBlock) {
 		return "assistant", blocks
 	}
 	return "", nil
+}
+
+func imageBlock(img llm.Image) wireBlock {
+	return wireBlock{Type: "image", Source: &imageSource{Type: "base64", MediaType: img.MediaType, Data: img.Data}}
 }

@@ -39,7 +39,7 @@ type Message struct {
 	Thinking    []Thinking
 	ToolCalls   []ReceivedCall
 	ToolResults []ToolResult
-	Images      []Image // image parts of a user message (OpenAI)
+	Images      []Image // image blocks or parts of a user message
 }
 
 // Image is an image block or part the client sent.
@@ -223,6 +223,11 @@ func decodeAnthropic(body []byte) (Request, error) {
 		if err := json.Unmarshal(m.Content, &blocks); err != nil {
 			return Request{}, fmt.Errorf("message content is neither a string nor blocks: %w", err)
 		}
+		imgs, err := anthropicImages(m.Content)
+		if err != nil {
+			return Request{}, err
+		}
+		msg.Images = imgs
 		var texts []string
 		for _, b := range blocks {
 			switch b.Type {
@@ -313,7 +318,7 @@ func decodeOpenAI(body []byte) (Request, error) {
 	return r, nil
 }
 
-// anthropicImages decodes the image blocks of a tool_result's content.
+// anthropicImages decodes the image blocks of a message's or a tool_result's content.
 func anthropicImages(content json.RawMessage) ([]Image, error) {
 	if firstByte(content) != '[' {
 		return nil, nil
@@ -327,7 +332,7 @@ func anthropicImages(content json.RawMessage) ([]Image, error) {
 		} `json:"source"`
 	}
 	if err := json.Unmarshal(content, &blocks); err != nil {
-		return nil, fmt.Errorf("tool_result content is not blocks: %w", err)
+		return nil, fmt.Errorf("content is not blocks: %w", err)
 	}
 	var out []Image
 	for _, b := range blocks {

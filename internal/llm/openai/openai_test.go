@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -330,6 +331,34 @@ func TestToolImages(t *testing.T) {
 			}
 			if !strings.Contains(last.Text, "c1") || msgs[len(msgs)-2].Role != "tool" {
 				t.Errorf("image message does not follow the tool message naming its call: %+v", msgs)
+			}
+		})
+	}
+}
+
+// A prompt's images are image_url parts of its user message when images
+// are on; off, the message is its text alone (which names them).
+func TestPromptImages(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\nfake")
+	for _, on := range []bool{true, false} {
+		t.Run(fmt.Sprint("images=", on), func(t *testing.T) {
+			srv := llmtest.New(t, llmtest.TextTurn("a cat"))
+			opts := Options{APIKey: "k", BaseURL: srv.OpenAIBaseURL(), Images: "off"}
+			if on {
+				opts.Images = "on"
+			}
+			p := New(opts)
+			req := baseRequest(llm.Message{Role: llm.RoleUser, Text: "what is this? [image 1: image/png]", Images: []llm.Image{{MediaType: "image/png", Data: png}}})
+			if _, err := p.Stream(context.Background(), req, nil); err != nil {
+				t.Fatal(err)
+			}
+			msgs := srv.Requests()[0].Messages
+			m := msgs[len(msgs)-1]
+			if m.Role != "user" || m.Text != "what is this? [image 1: image/png]" {
+				t.Fatalf("user message = %+v", m)
+			}
+			if got := len(m.Images) == 1 && m.Images[0].MediaType == "image/png" && string(m.Images[0].Data) == string(png); got != on {
+				t.Errorf("image sent = %v with images %v: %+v", got, on, m.Images)
 			}
 		})
 	}

@@ -50,6 +50,11 @@ func schema(raw json.RawMessage) shared.FunctionParameters {
 func message(m llm.Message, images bool) (*sdk.ChatCompletionMessageParamUnion, []sdk.ChatCompletionContentPartUnionParam) {
 	switch m.Role {
 	case llm.RoleUser:
+		if images && len(m.Images) > 0 {
+			// The prompt's pictures go in the message itself, after its text.
+			u := sdk.UserMessage(append([]sdk.ChatCompletionContentPartUnionParam{sdk.TextContentPart(m.Text)}, imageParts(m.Images)...))
+			return &u, nil
+		}
 		u := sdk.UserMessage(m.Text)
 		return &u, nil
 	case llm.RoleTool:
@@ -57,10 +62,7 @@ func message(m llm.Message, images bool) (*sdk.ChatCompletionMessageParamUnion, 
 		var parts []sdk.ChatCompletionContentPartUnionParam
 		if images && len(m.Images) > 0 {
 			parts = append(parts, sdk.TextContentPart("Images returned by tool call "+m.ToolCallID+":"))
-			for _, img := range m.Images {
-				parts = append(parts, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{
-					URL: "data:" + img.MediaType + ";base64," + base64.StdEncoding.EncodeToString(img.Data)}))
-			}
+			parts = append(parts, imageParts(m.Images)...)
 		}
 		return &t, parts
 	case llm.RoleAssistant:
@@ -86,4 +88,14 @@ func message(m llm.Message, images bool) (*sdk.ChatCompletionMessageParamUnion, 
 		return &sdk.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
 	}
 	return nil, nil
+}
+
+// imageParts are images as image_url parts with data URLs.
+func imageParts(imgs []llm.Image) []sdk.ChatCompletionContentPartUnionParam {
+	parts := make([]sdk.ChatCompletionContentPartUnionParam, 0, len(imgs))
+	for _, img := range imgs {
+		parts = append(parts, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{
+			URL: "data:" + img.MediaType + ";base64," + base64.StdEncoding.EncodeToString(img.Data)}))
+	}
+	return parts
 }
