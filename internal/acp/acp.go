@@ -12,9 +12,10 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -22,6 +23,9 @@ import (
 	"github.com/synapse-agent/synapse/internal/app"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/mcp"
+	sessions "github.com/synapse-agent/synapse/internal/session"
+	"github.com/synapse-agent/synapse/internal/skills"
+	"github.com/synapse-agent/synapse/internal/tool"
 )
 
 // Options configure the server.
@@ -31,6 +35,8 @@ type Options struct {
 	// Provider and Model are the --provider and --model flags ("" defers to
 	// the environment and settings).
 	Provider, Model string
+	// Mode is the permission mode sessions start in ("": default).
+	Mode tool.Mode
 	// Log receives diagnostics (stdout is the protocol): stderr.
 	Log io.Writer
 }
@@ -76,7 +82,12 @@ func (s *Server) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.I
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession:        true,
 			McpCapabilities:    sdk.McpCapabilities{Http: true, Sse: true},
-			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true, Image: true},
+			SessionCapabilities: sdk.SessionCapabilities{
+				List:   &sdk.SessionListCapabilities{},
+				Resume: &sdk.SessionResumeCapabilities{},
+				Close:  &sdk.SessionCloseCapabilities{},
+			},
 		},
 		AgentInfo:   &sdk.Implementation{Name: "synapse", Version: s.opts.Version},
 		AuthMethods: []sdk.AuthMethod{},
@@ -97,7 +108,7 @@ func (s *Server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(sess.id)}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(sess.id), Modes: sess.modeState()}, nil
 }
 
 // LoadSession implements sdk.AgentLoader: the saved session is resumed and
@@ -112,7 +123,20 @@ func (s *Server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 		return sdk.LoadSessionResponse{}, err
 	}
 	sess.replay(sess.g.Runner.History())
-	return sdk.LoadSessionResponse{}, nil
+	return sdk.LoadSessionResponse{Modes: sess.modeState()}, nil
+}
+
+// ResumeSession implements sdk.Agent: session/load without the replay
+// (the client still shows the conversation).
+func (s *Server) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	if strings.TrimSpace(string(p.SessionId)) == "" {
+		return sdk.ResumeSessionResponse{}, sdk.NewInvalidParams("sessionId is empty: pass the id session/new returned")
+	}
+	sess, err := s.open(ctx, p.Cwd, p.McpServers, string(p.SessionId))
+	if err != nil {
+		return sdk.ResumeSessionResponse{}, err
+	}
+	return sdk.ResumeSessionResponse{Modes: sess.modeState()}, nil
 }
 
 func (s *Server) open(ctx context.Context, cwd string, servers []sdk.McpServer, resume string) (*session, error) {
@@ -123,17 +147,19 @@ func (s *Server) open(ctx context.Context, cwd string, servers []sdk.McpServer, 
 	if err != nil {
 		return nil, sdk.NewInvalidParams(err.Error())
 	}
-	sess := &session{srv: s, calls: map[string]bool{}}
+	sess := &session{srv: s, calls: map[string]string{}, live: map[string]*liveCall{}, project: tool.ProjectRoot(cwd)}
 	g, err := s.opts.App.NewAgent(ctx, app.AgentSetup{
-		Provider:   s.opts.Provider,
-		Model:      s.opts.Model,
-		Cwd:        cwd,
-		Persist:    true,
-		ResumeID:   resume,
-		OnEvent:    sess.event,
-		Warn:       func(err error) { fmt.Fprintln(s.opts.Log, "synapse acp: warning:", err) },
-		Approver:   sess,
-		Extensions: app.ExtensionOptions{ClientVersion: s.opts.Version, ExtraMCP: extra},
+		Provider: s.opts.Provider,
+		Model:    s.opts.Model,
+		Cwd:      cwd,
+		Persist:  true,
+		ResumeID: resume,
+		OnEvent:  sess.event,
+		Warn:     func(err error) { fmt.Fprintln(s.opts.Log, "synapse acp: warning:", err) },
+		Approver: sess,
+		Extensions: app.ExtensionOptions{ClientVersion: s.opts.Version, ExtraMCP: extra,
+			// A clone the model asks for is put to the person, as in the REPL.
+			Clone: skills.ClonePolicy{Approve: sess.confirmClone}},
 	})
 	if err != nil {
 		return nil, sdk.NewInternalError(map[string]any{"message": err.Error()})
@@ -142,6 +168,12 @@ func (s *Server) open(ctx context.Context, cwd string, servers []sdk.McpServer, 
 		fmt.Fprintln(s.opts.Log, "synapse acp:", n)
 	}
 	sess.g = g
+	if m := s.opts.Mode; m != "" {
+		if err := sess.setMode(m); err != nil {
+			_ = g.Close()
+			return nil, sdk.NewInternalError(map[string]any{"message": fmt.Sprintf("permission mode %s: %v", m, err)})
+		}
+	}
 	sess.id = g.Runner.BeginSession()
 	if sess.id == "" {
 		_ = g.Close()
@@ -199,16 +231,25 @@ func (s *Server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
-	text := promptText(p.Prompt)
-	if strings.TrimSpace(text) == "" {
-		return sdk.PromptResponse{}, sdk.NewInvalidParams("the prompt has no text")
-	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if !sess.start(cancel) {
 		return sdk.PromptResponse{}, sdk.NewInvalidRequest("a prompt is already running in this session: cancel it first")
 	}
-	res, runErr := sess.g.Runner.Run(runCtx, text)
+	in, err := promptInput(runCtx, p.Prompt, sess.readFile)
+	if err == nil && strings.TrimSpace(in.text) == "" {
+		err = errors.New("the prompt is empty: send text, an image or a file")
+	}
+	if err != nil {
+		sess.finish(nil)
+		return sdk.PromptResponse{}, sdk.NewInvalidParams(err.Error())
+	}
+	mode, note := sess.promptMode()
+	text := note + in.text
+	if mode == tool.ModePlan {
+		text = tool.PlanPrompt(text)
+	}
+	res, runErr := sess.g.Runner.RunImages(runCtx, text, in.images)
 	sess.finish(runErr)
 	switch {
 	case runErr == nil:
@@ -232,29 +273,6 @@ func usage(u llm.Usage) *sdk.Usage {
 	return &sdk.Usage{InputTokens: int(u.InputTokens), OutputTokens: int(u.OutputTokens),
 		TotalTokens:      int(u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheCreationTokens),
 		CachedReadTokens: &cr, CachedWriteTokens: &cw}
-}
-
-// promptText joins the prompt's blocks: text as it is, an embedded text
-// resource as a fenced block named by its URI, a link as its URI (the agent
-// reads files itself), images and audio as a note.
-func promptText(blocks []sdk.ContentBlock) string {
-	var parts []string
-	for _, b := range blocks {
-		switch {
-		case b.Text != nil:
-			parts = append(parts, b.Text.Text)
-		case b.ResourceLink != nil:
-			parts = append(parts, fmt.Sprintf("[%s](%s)", b.ResourceLink.Name, b.ResourceLink.Uri))
-		case b.Resource != nil && b.Resource.Resource.TextResourceContents != nil:
-			r := b.Resource.Resource.TextResourceContents
-			parts = append(parts, fmt.Sprintf("Content of %s:\n```\n%s\n```", r.Uri, strings.TrimRight(r.Text, "\n")))
-		case b.Resource != nil && b.Resource.Resource.BlobResourceContents != nil:
-			parts = append(parts, fmt.Sprintf("[binary resource %s, not shown]", b.Resource.Resource.BlobResourceContents.Uri))
-		case b.Image != nil:
-			parts = append(parts, "[an image was attached; Synapse does not take images in prompts]")
-		}
-	}
-	return strings.Join(parts, "\n\n")
 }
 
 // Cancel implements sdk.Agent: the running prompt's context is cancelled;
@@ -281,30 +299,64 @@ func (s *Server) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (s
 	return sdk.CloseSessionResponse{}, nil
 }
 
-// ListSessions implements sdk.Agent: the sessions open on this connection.
+// listPage is how many sessions one session/list answer holds.
+const listPage = 50
+
+// ListSessions implements sdk.Agent: the saved sessions (those
+// `synapse sessions` lists), most recent first, narrowed to cwd when
+// given, listPage at a time; the cursor is opaque to the client.
 func (s *Server) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ids := make([]string, 0, len(s.sessions))
-	for id := range s.sessions {
-		ids = append(ids, id)
+	start := 0
+	if p.Cursor != nil && *p.Cursor != "" {
+		n, err := strconv.Atoi(*p.Cursor)
+		if err != nil || n < 0 {
+			return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(fmt.Sprintf("cursor %q is not one this agent gave: pass nextCursor from the previous answer", *p.Cursor))
+		}
+		start = n
 	}
-	sort.Strings(ids)
+	entries, err := s.opts.App.SessionStore(func(err error) { fmt.Fprintln(s.opts.Log, "synapse acp: warning:", err) }).List()
+	if err != nil {
+		return sdk.ListSessionsResponse{}, sdk.NewInternalError(map[string]any{"message": err.Error()})
+	}
+	var match []sessions.Entry
+	for _, e := range entries {
+		// An entry rebuilt from a history file alone has no directory; the
+		// protocol needs one, so it is left out (synapse sessions --all shows it).
+		if e.Cwd == "" || (p.Cwd != nil && *p.Cwd != "" && !e.InProject(*p.Cwd)) {
+			continue
+		}
+		match = append(match, e)
+	}
 	out := sdk.ListSessionsResponse{Sessions: []sdk.SessionInfo{}}
-	for _, id := range ids {
-		out.Sessions = append(out.Sessions, sdk.SessionInfo{SessionId: sdk.SessionId(id), Cwd: s.sessions[id].g.Runner.Cwd()})
+	for i := start; i < len(match) && i < start+listPage; i++ {
+		e := match[i]
+		info := sdk.SessionInfo{SessionId: sdk.SessionId(e.ID), Cwd: e.Cwd, UpdatedAt: sdk.Ptr(e.UpdatedAt.UTC().Format(time.RFC3339))}
+		if e.Title != "" {
+			info.Title = sdk.Ptr(e.Title)
+		}
+		out.Sessions = append(out.Sessions, info)
+	}
+	if start+listPage < len(match) {
+		out.NextCursor = sdk.Ptr(strconv.Itoa(start + listPage))
 	}
 	return out, nil
 }
 
-// ResumeSession implements sdk.Agent (unstable): not offered.
-func (s *Server) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound("session/resume (use session/load)")
-}
-
-// SetSessionMode implements sdk.Agent: Synapse has no modes.
+// SetSessionMode implements sdk.Agent: the permission modes (default,
+// accept-edits, plan, ask); the next command follows the new one.
 func (s *Server) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
-	return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams("Synapse has no session modes")
+	sess, err := s.session(p.SessionId)
+	if err != nil {
+		return sdk.SetSessionModeResponse{}, err
+	}
+	m, err := tool.ParseMode(string(p.ModeId))
+	if err != nil {
+		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(err.Error())
+	}
+	if err := sess.setMode(m); err != nil {
+		return sdk.SetSessionModeResponse{}, sdk.NewInvalidRequest(fmt.Sprintf("mode %s: %v", m, err))
+	}
+	return sdk.SetSessionModeResponse{}, nil
 }
 
 // SetSessionConfigOption implements sdk.Agent: Synapse offers none.

@@ -16,6 +16,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/app"
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 	"github.com/synapse-agent/synapse/internal/testutil"
+	"github.com/synapse-agent/synapse/internal/tool"
 )
 
 // client is the editor's side: the SDK's client connection, recording every
@@ -25,16 +26,22 @@ type client struct {
 	updates []sdk.SessionUpdate
 	asked   []sdk.RequestPermissionRequest
 	answer  string // option id to select ("" cancels the request)
-	onTool  func(sdk.SessionUpdate)
+	// decide, when set, chooses the option instead of answer.
+	decide   func(sdk.RequestPermissionRequest) string
+	onTool   func(sdk.SessionUpdate)
+	onUpdate func(sdk.SessionUpdate) // every update, as it arrives
 }
 
 func (c *client) SessionUpdate(ctx context.Context, n sdk.SessionNotification) error {
 	c.mu.Lock()
 	c.updates = append(c.updates, n.Update)
-	f := c.onTool
+	f, all := c.onTool, c.onUpdate
 	c.mu.Unlock()
 	if f != nil && n.Update.ToolCall != nil {
 		f(n.Update)
+	}
+	if all != nil {
+		all(n.Update)
 	}
 	return nil
 }
@@ -42,8 +49,11 @@ func (c *client) SessionUpdate(ctx context.Context, n sdk.SessionNotification) e
 func (c *client) RequestPermission(ctx context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
 	c.mu.Lock()
 	c.asked = append(c.asked, p)
-	ans := c.answer
+	ans, decide := c.answer, c.decide
 	c.mu.Unlock()
+	if decide != nil {
+		ans = decide(p)
+	}
 	if ans == "" {
 		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
 	}
@@ -93,11 +103,20 @@ type world struct {
 	cl   *client
 	conn *sdk.ClientSideConnection
 	env  map[string]string
+	mode tool.Mode // the server's starting permission mode (synapse acp --permission-mode)
+	init sdk.InitializeResponse
 }
 
 func newWorld(t *testing.T, turns ...llmtest.Turn) *world {
 	t.Helper()
-	base := t.TempDir()
+	return newWorldIn(t, t.TempDir(), turns...)
+}
+
+// newWorldIn is newWorld with the project and home under base (outside
+// /tmp, which the sandbox replaces by the session's own, to test what the
+// sandbox hides in the home directory).
+func newWorldIn(t *testing.T, base string, turns ...llmtest.Turn) *world {
+	t.Helper()
 	w := &world{srv: llmtest.New(t, turns...), proj: filepath.Join(base, "proj"), base: base, cl: &client{}}
 	for _, d := range []string{w.proj, filepath.Join(base, "tmp"), filepath.Join(base, "home")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -130,7 +149,7 @@ func (w *world) connect(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = Serve(ctx, Options{App: a, Version: "test"}, toAgentR, toClientW)
+		_ = Serve(ctx, Options{App: a, Version: "test", Mode: w.mode}, toAgentR, toClientW)
 		toClientW.Close()
 	}()
 	t.Cleanup(func() {
@@ -148,6 +167,7 @@ func (w *world) connect(t *testing.T) {
 	if !init.AgentCapabilities.LoadSession || init.AgentInfo == nil || init.AgentInfo.Name != "synapse" || init.ProtocolVersion != sdk.ProtocolVersionNumber {
 		t.Fatalf("initialize = %+v", init)
 	}
+	w.init = init
 }
 
 func (w *world) newSession(t *testing.T) sdk.SessionId {

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -16,20 +18,31 @@ import (
 	"github.com/synapse-agent/synapse/internal/app"
 	"github.com/synapse-agent/synapse/internal/cmdline"
 	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
 
 // session is one ACP session: an agent and the tool calls it has open.
 type session struct {
-	srv *Server
-	id  string
-	g   *app.Agent
+	srv     *Server
+	id      string
+	g       *app.Agent
+	project string // the project root accept-edits grants within
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc // the running prompt's, nil when idle
-	calls   map[string]bool    // started, not yet ended
-	current string             // the call running now (the grant prompt names it)
+	calls   map[string]string  // started, not yet ended: id → command
+	current string             // the call started last (questions name it when the command does not tell)
+	mode    tool.Mode          // the permission mode
+	always  map[string]bool    // ask mode: command words allowed for the session
+	// planPrompted: the last prompt ran in plan mode.
+	planPrompted bool
+
+	// liveMu orders a call's live output updates before its final one:
+	// a flush holds it while sending, and toolEnd takes the call out under it.
+	liveMu sync.Mutex
+	live   map[string]*liveCall
 }
 
 func (s *session) start(cancel context.CancelFunc) bool {
@@ -49,13 +62,16 @@ func (s *session) finish(runErr error) {
 	s.mu.Lock()
 	s.cancel = nil
 	open := s.calls
-	s.calls = map[string]bool{}
+	s.calls = map[string]string{}
 	s.current = ""
 	s.mu.Unlock()
 	for id := range open {
 		msg := "cancelled"
 		if runErr != nil && !errors.Is(runErr, agent.ErrInterrupted) {
 			msg = runErr.Error()
+		}
+		if out := s.endLive(id); out != "" {
+			msg = out + "\n" + msg
 		}
 		s.send(sdk.UpdateToolCall(sdk.ToolCallId(id), sdk.WithUpdateStatus(sdk.ToolCallStatusFailed),
 			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(msg))})))
@@ -99,6 +115,8 @@ func (s *session) event(e agent.Event) {
 		}
 	case agent.ToolStart:
 		s.toolStart(e.CallID, e.Command)
+	case agent.ToolOutput:
+		s.toolOutput(e.CallID, e.Text)
 	case agent.ToolEnd:
 		s.toolEnd(e.CallID, e.Result)
 	case agent.TodoChange:
@@ -122,10 +140,73 @@ func (s *session) toolStart(id, command string) {
 		opts = append(opts, sdk.WithStartLocations([]sdk.ToolCallLocation{{Path: s.abs(path)}}))
 	}
 	s.mu.Lock()
-	s.calls[id] = true
+	s.calls[id] = command
 	s.current = id
 	s.mu.Unlock()
 	s.send(sdk.StartToolCall(sdk.ToolCallId(id), title(command), opts...))
+}
+
+// toolOutput streams a running command's output into its call: the tail
+// at once when the last update is liveInterval old, else by a timer then.
+func (s *session) toolOutput(id, chunk string) {
+	if chunk == "" {
+		return
+	}
+	s.mu.Lock()
+	_, open := s.calls[id]
+	s.mu.Unlock()
+	if !open {
+		return
+	}
+	s.liveMu.Lock()
+	defer s.liveMu.Unlock()
+	lc := s.live[id]
+	if lc == nil {
+		lc = &liveCall{}
+		s.live[id] = lc
+	}
+	lc.tail.add(chunk)
+	wait := liveInterval - time.Since(lc.sent)
+	if wait <= 0 {
+		s.flushLive(id, lc)
+		return
+	}
+	if lc.timer == nil {
+		lc.timer = time.AfterFunc(wait, func() {
+			s.liveMu.Lock()
+			defer s.liveMu.Unlock()
+			if s.live[id] == lc { // not ended meanwhile
+				s.flushLive(id, lc)
+			}
+		})
+	}
+}
+
+// flushLive sends a call's output so far; liveMu is held.
+func (s *session) flushLive(id string, lc *liveCall) {
+	if lc.timer != nil {
+		lc.timer.Stop()
+		lc.timer = nil
+	}
+	lc.sent = time.Now()
+	s.send(sdk.UpdateToolCall(sdk.ToolCallId(id), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress),
+		sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(lc.tail.text()))})))
+}
+
+// endLive stops a call's live output (no update of it follows) and
+// returns what was shown of it.
+func (s *session) endLive(id string) string {
+	s.liveMu.Lock()
+	defer s.liveMu.Unlock()
+	lc := s.live[id]
+	if lc == nil {
+		return ""
+	}
+	delete(s.live, id)
+	if lc.timer != nil {
+		lc.timer.Stop()
+	}
+	return lc.tail.text()
 }
 
 func (s *session) toolEnd(id string, res *tool.Result) {
@@ -135,6 +216,7 @@ func (s *session) toolEnd(id string, res *tool.Result) {
 		s.current = ""
 	}
 	s.mu.Unlock()
+	shown := s.endLive(id)
 	status := sdk.ToolCallStatusCompleted
 	var content []sdk.ToolCallContent
 	var raw any
@@ -152,7 +234,13 @@ func (s *session) toolEnd(id string, res *tool.Result) {
 			}
 			content = append(content, d)
 		}
-		if out := strings.TrimSpace(res.Output); out != "" {
+		out := strings.TrimSpace(res.Output)
+		if out == "" && res.Message != "" {
+			// A cancelled command has no result output: what it printed
+			// stays, with why it ended.
+			out = strings.TrimSpace(shown + "\n" + res.Message)
+		}
+		if out != "" {
 			content = append(content, sdk.ToolContent(sdk.TextBlock(out)))
 		}
 		raw = map[string]any{"output": res.Output, "isError": res.IsError}
@@ -245,64 +333,17 @@ func plan(items []todo.Item) sdk.SessionUpdate {
 	return sdk.UpdatePlan(entries...)
 }
 
-// Permission options offered for a sandbox-blocked command.
-const (
-	optOnce      = "allow_once"
-	optSession   = "allow_session"
-	optPermanent = "allow_permanent"
-	optDeny      = "deny"
-)
-
-// Approve implements tool.Approver: the sandbox's grant prompt, asked as
-// session/request_permission about the call that was blocked.
-func (s *session) Approve(ctx context.Context, req tool.ApprovalRequest) tool.Decision {
-	s.mu.Lock()
-	id := s.current
-	s.mu.Unlock()
-	t := fmt.Sprintf("Allow access to %s?", req.Resource)
-	text := fmt.Sprintf("The sandbox blocked `%s`: it needs %s.", title(req.Command), req.Resource)
-	if req.Reason != "" {
-		text += " " + req.Reason
-	}
-	resp, err := s.srv.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
-		SessionId: sdk.SessionId(s.id),
-		ToolCall: sdk.ToolCallUpdate{
-			ToolCallId: sdk.ToolCallId(id),
-			Title:      &t,
-			Status:     sdk.Ptr(sdk.ToolCallStatusPending),
-			Locations:  []sdk.ToolCallLocation{{Path: req.Resource}},
-			RawInput:   map[string]any{"command": req.Command, "resource": req.Resource, "reason": req.Reason},
-			Content:    []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))},
-		},
-		Options: []sdk.PermissionOption{
-			{Kind: sdk.PermissionOptionKindAllowOnce, Name: "Allow once", OptionId: optOnce},
-			{Kind: sdk.PermissionOptionKindAllowAlways, Name: "Allow for this session", OptionId: optSession},
-			{Kind: sdk.PermissionOptionKindAllowAlways, Name: "Allow permanently (sandbox.json)", OptionId: optPermanent},
-			{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Deny", OptionId: optDeny},
-		},
-	})
-	if err != nil || resp.Outcome.Selected == nil {
-		return tool.Deny
-	}
-	switch resp.Outcome.Selected.OptionId {
-	case optOnce:
-		return tool.Once
-	case optSession:
-		return tool.Session
-	case optPermanent:
-		return tool.Permanent
-	}
-	return tool.Deny
-}
-
 // replay sends a loaded conversation to the client: user and agent
 // messages, thinking, and each tool call with its result.
 func (s *session) replay(history []llm.Message) {
 	for _, m := range history {
 		switch m.Role {
 		case llm.RoleUser:
+			for _, img := range m.Images {
+				s.send(sdk.UpdateUserMessage(sdk.ImageBlock(base64.StdEncoding.EncodeToString(img.Data), img.MediaType)))
+			}
 			if m.Text != "" {
-				s.send(sdk.UpdateUserMessageText(m.Text))
+				s.send(sdk.UpdateUserMessageText(tool.UnwrapPlanPrompt(m.Text)))
 			}
 		case llm.RoleAssistant:
 			for _, th := range m.Thinking {
@@ -336,4 +377,35 @@ func (s *session) replay(history []llm.Message) {
 			s.send(plan(items))
 		}
 	}
+}
+
+// readFile is a linked file's text as the agent's own `read` shows it
+// (line numbers, bounded): the sandbox policy decides what may be read.
+func (s *session) readFile(ctx context.Context, path string) (string, error) {
+	res := s.g.Tool.Agent.Run(ctx, fmt.Sprintf("read %s --limit %d", cmdline.Quote(path), fileLines))
+	switch {
+	case res.Blocked:
+		return "", fmt.Errorf("the sandbox does not allow reading it (%s)", res.BlockedReason)
+	case res.ExitCode != 0:
+		return "", errors.New(strings.TrimSpace(textutil.Sanitize(res.Stderr + res.Stdout)))
+	}
+	return res.Stdout, nil
+}
+
+// promptMode is the mode a prompt runs in and, when the previous prompt
+// ran in plan mode and this one does not, a note for the model that the
+// workspace is writable again (its history says otherwise).
+func (s *session) promptMode() (tool.Mode, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.mode
+	if m == "" {
+		m = tool.ModeDefault
+	}
+	note := ""
+	if s.planPrompted && m != tool.ModePlan {
+		note = fmt.Sprintf("[The permission mode is now %s: plan mode has ended and the workspace is writable again.]\n\n", m)
+	}
+	s.planPrompted = m == tool.ModePlan
+	return m, note
 }

@@ -115,3 +115,49 @@ func TestACPBinary(t *testing.T) {
 		t.Errorf("saved sessions = %+v, want the ACP session %s", list, s.SessionId)
 	}
 }
+
+// --permission-mode is the mode sessions start in; a bad one is a usage
+// error that names the modes.
+func TestACPBinaryPermissionMode(t *testing.T) {
+	testutil.RequireBwrap(t)
+	srv := llmtest.New(t)
+	e := newRunEnv(t, srv, llmtest.FormatAnthropic)
+	bad := exec.Command(synapseBin, "acp", "--permission-mode", "yolo")
+	bad.Dir, bad.Env = e.dir, e.env
+	out, err := bad.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "use one of default, accept-edits, plan, ask") {
+		t.Errorf("--permission-mode yolo: %v, %s", err, out)
+	}
+
+	cmd := exec.Command(synapseBin, "acp", "--permission-mode", "plan")
+	cmd.Dir, cmd.Env = e.dir, e.env
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	conn := sdk.NewClientSideConnection(&acpClient{}, stdin, stdout)
+	conn.SetLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: e.dir, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Modes == nil || s.Modes.CurrentModeId != "plan" {
+		t.Errorf("modes = %+v, want plan current", s.Modes)
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("synapse acp after stdin closed: %v", err)
+	}
+}

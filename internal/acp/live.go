@@ -1,0 +1,75 @@
+package acp
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/synapse-agent/synapse/internal/textutil"
+)
+
+// Live output of a running command goes to the client as tool_call_update
+// content: at most one update per liveInterval, each the output's last
+// liveMax bytes (an update replaces the call's content, so each carries the
+// whole tail, not a delta).
+const (
+	liveInterval = 100 * time.Millisecond
+	liveMax      = 8 << 10
+)
+
+// tail keeps the end of a command's output as it arrives.
+type tail struct {
+	buf     []byte
+	dropped bool // output before buf was let go
+}
+
+// add appends a chunk; past twice the bound the front is let go, so an
+// endless stream costs bounded memory and amortised constant time.
+func (t *tail) add(chunk string) {
+	t.buf = append(t.buf, chunk...)
+	if len(t.buf) > 2*liveMax {
+		cut := len(t.buf) - liveMax
+		t.buf = append(t.buf[:0], t.buf[cut:]...)
+		t.dropped = true
+	}
+}
+
+// text is what the client shows: the last liveMax bytes from a line start
+// (or a rune start when a line is that long), a progress line redrawn with
+// \r as it stands now, escapes and control characters removed.
+func (t *tail) text() string {
+	b := t.buf
+	dropped := t.dropped
+	if len(b) > liveMax {
+		b = b[len(b)-liveMax:]
+		dropped = true
+	}
+	if dropped {
+		if nl := strings.IndexByte(string(b), '\n'); nl >= 0 && nl < len(b)-1 {
+			b = b[nl+1:]
+		}
+		for len(b) > 0 && !utf8.RuneStart(b[0]) {
+			b = b[1:]
+		}
+	}
+	lines := strings.Split(string(b), "\n")
+	for i, l := range lines {
+		l = strings.TrimSuffix(l, "\r")
+		if j := strings.LastIndexByte(l, '\r'); j >= 0 {
+			l = l[j+1:]
+		}
+		lines[i] = l
+	}
+	out := textutil.Sanitize(strings.Join(lines, "\n"))
+	if dropped {
+		out = "… (earlier output not shown)\n" + out
+	}
+	return out
+}
+
+// liveCall is one running command's streamed output.
+type liveCall struct {
+	tail  tail
+	sent  time.Time   // when the last update went out
+	timer *time.Timer // a pending update, nil when none
+}
