@@ -108,7 +108,7 @@ func (s *Server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(sess.id), Modes: sess.modeState()}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(sess.id), Modes: sess.modeState(), ConfigOptions: sess.configOptions()}, nil
 }
 
 // LoadSession implements sdk.AgentLoader: the saved session is resumed and
@@ -123,7 +123,7 @@ func (s *Server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 		return sdk.LoadSessionResponse{}, err
 	}
 	sess.replay(sess.g.Runner.History())
-	return sdk.LoadSessionResponse{Modes: sess.modeState()}, nil
+	return sdk.LoadSessionResponse{Modes: sess.modeState(), ConfigOptions: sess.configOptions()}, nil
 }
 
 // ResumeSession implements sdk.Agent: session/load without the replay
@@ -136,7 +136,7 @@ func (s *Server) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) 
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
-	return sdk.ResumeSessionResponse{Modes: sess.modeState()}, nil
+	return sdk.ResumeSessionResponse{Modes: sess.modeState(), ConfigOptions: sess.configOptions()}, nil
 }
 
 func (s *Server) open(ctx context.Context, cwd string, servers []sdk.McpServer, resume string) (*session, error) {
@@ -353,15 +353,31 @@ func (s *Server) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest
 	if err != nil {
 		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(err.Error())
 	}
-	if err := sess.setMode(m); err != nil {
+	if err := sess.switchMode(m); err != nil {
 		return sdk.SetSessionModeResponse{}, sdk.NewInvalidRequest(fmt.Sprintf("mode %s: %v", m, err))
 	}
 	return sdk.SetSessionModeResponse{}, nil
 }
 
-// SetSessionConfigOption implements sdk.Agent: Synapse offers none.
+// SetSessionConfigOption implements sdk.Agent: the one option is the
+// permission mode (as session/set_mode).
 func (s *Server) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams("Synapse offers no session config options")
+	v := p.ValueId
+	if v == nil || v.ConfigId != modeConfigID {
+		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(`the only session config option is "mode" (a value: default, accept-edits, plan or ask)`)
+	}
+	sess, err := s.session(v.SessionId)
+	if err != nil {
+		return sdk.SetSessionConfigOptionResponse{}, err
+	}
+	m, err := tool.ParseMode(string(v.Value))
+	if err != nil {
+		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(err.Error())
+	}
+	if err := sess.switchMode(m); err != nil {
+		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidRequest(fmt.Sprintf("mode %s: %v", m, err))
+	}
+	return sdk.SetSessionConfigOptionResponse{ConfigOptions: sess.configOptions()}, nil
 }
 
 func (s *Server) session(id sdk.SessionId) (*session, error) {

@@ -199,6 +199,38 @@ func (s *session) modeState() *sdk.SessionModeState {
 	return st
 }
 
+// modeConfigID is the permission mode as a session config option (the
+// newer form of modes; clients that know it prefer it).
+const modeConfigID = "mode"
+
+// configOptions are the session's config options: the permission mode.
+func (s *session) configOptions() []sdk.SessionConfigOption {
+	var opts sdk.SessionConfigSelectOptionsUngrouped
+	for _, m := range tool.Modes {
+		d := modeDescription(m)
+		opts = append(opts, sdk.SessionConfigSelectOption{Value: sdk.SessionConfigValueId(m), Name: modeName(m), Description: &d})
+	}
+	o := sdk.NewSessionConfigOptionSelect(sdk.SessionConfigValueId(s.permissionMode()), sdk.SessionConfigSelectOptions{Ungrouped: &opts})
+	o.Select.Id = modeConfigID
+	o.Select.Name = "Permission mode"
+	o.Select.Category = sdk.Ptr(sdk.SessionConfigOptionCategoryMode)
+	return []sdk.SessionConfigOption{o}
+}
+
+// switchMode is set_mode and set_config_option of the mode: the switch,
+// then the client is told in both forms (it may show either).
+func (s *session) switchMode(m tool.Mode) error {
+	if m == s.permissionMode() {
+		return nil
+	}
+	if err := s.setMode(m); err != nil {
+		return err
+	}
+	s.send(sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: sdk.SessionModeId(m), SessionUpdate: "current_mode_update"}})
+	s.send(sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: s.configOptions(), SessionUpdate: "config_option_update"}})
+	return nil
+}
+
 // setMode switches the permission mode: the sandbox first (plan makes it
 // read-only), then the answers.
 func (s *session) setMode(m tool.Mode) error {

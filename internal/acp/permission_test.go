@@ -230,3 +230,53 @@ func TestAcceptEditsMode(t *testing.T) {
 		})
 	}
 }
+
+// The mode is also a session config option (category mode): setting either
+// form switches it, and the client is told in both forms.
+func TestModeConfigOption(t *testing.T) {
+	w := newWorld(t)
+	res, err := w.conn.NewSession(context.Background(), sdk.NewSessionRequest{Cwd: w.proj, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	current := func(opts []sdk.SessionConfigOption) (string, int) {
+		t.Helper()
+		if len(opts) != 1 || opts[0].Select == nil || opts[0].Select.Id != modeConfigID || opts[0].Select.Category == nil ||
+			*opts[0].Select.Category != sdk.SessionConfigOptionCategoryMode || opts[0].Select.Options.Ungrouped == nil {
+			t.Fatalf("config options = %+v", opts)
+		}
+		return string(opts[0].Select.CurrentValue), len(*opts[0].Select.Options.Ungrouped)
+	}
+	if cur, n := current(res.ConfigOptions); cur != "default" || n != 4 {
+		t.Errorf("new session: mode %q of %d", cur, n)
+	}
+	set, err := w.conn.SetSessionConfigOption(context.Background(), sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+		SessionId: res.SessionId, ConfigId: modeConfigID, Value: "ask"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur, _ := current(set.ConfigOptions); cur != "ask" {
+		t.Errorf("after set_config_option: mode %q", cur)
+	}
+	if _, err := w.conn.SetSessionMode(context.Background(), sdk.SetSessionModeRequest{SessionId: res.SessionId, ModeId: "accept-edits"}); err != nil {
+		t.Fatal(err)
+	}
+	var modes, configs []string
+	for _, u := range w.cl.snapshot() {
+		if u.CurrentModeUpdate != nil {
+			modes = append(modes, string(u.CurrentModeUpdate.CurrentModeId))
+		}
+		if u.ConfigOptionUpdate != nil {
+			cur, _ := current(u.ConfigOptionUpdate.ConfigOptions)
+			configs = append(configs, cur)
+		}
+	}
+	if strings.Join(modes, ",") != "ask,accept-edits" || strings.Join(configs, ",") != "ask,accept-edits" {
+		t.Errorf("mode updates %v, config option updates %v; want ask then accept-edits in both", modes, configs)
+	}
+	_, err = w.conn.SetSessionConfigOption(context.Background(), sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+		SessionId: res.SessionId, ConfigId: "model", Value: "x"}})
+	if err == nil || !strings.Contains(err.Error(), `the only session config option is \"mode\"`) {
+		t.Errorf("unknown option: %v", err)
+	}
+}
