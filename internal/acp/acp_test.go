@@ -299,7 +299,7 @@ func TestPromptStreamsAndLoadResumes(t *testing.T) {
 	}
 	replayed := w.cl.snapshot()
 	rtext, _, user := messageText(replayed)
-	if !strings.Contains(user, "write some notes") || !strings.Contains(rtext, "All done.") {
+	if user != "write some notes" || !strings.Contains(rtext, "All done.") {
 		t.Errorf("replay: user %q, agent %q", user, rtext)
 	}
 	if _, rupd := toolUpdates(replayed, "e-1"); finalStatus(rupd) != sdk.ToolCallStatusCompleted {

@@ -342,8 +342,8 @@ func (s *session) replay(history []llm.Message) {
 			for _, img := range m.Images {
 				s.send(sdk.UpdateUserMessage(sdk.ImageBlock(base64.StdEncoding.EncodeToString(img.Data), img.MediaType)))
 			}
-			if m.Text != "" {
-				s.send(sdk.UpdateUserMessageText(tool.UnwrapPlanPrompt(m.Text)))
+			if m.Text != "" && !strings.HasPrefix(m.Text, agent.StopHookNotePrefix) {
+				s.send(sdk.UpdateUserMessageText(typedText(m.Text)))
 			}
 		case llm.RoleAssistant:
 			for _, th := range m.Thinking {
@@ -392,6 +392,21 @@ func (s *session) readFile(ctx context.Context, path string) (string, error) {
 	return res.Stdout, nil
 }
 
+// modeNotePrefix starts the note a prompt after plan mode begins with.
+const modeNotePrefix = "[The permission mode is now "
+
+// typedText is a saved prompt as the person sent it: without the plan-mode
+// wrapping, the mode note, the skill-search instruction and hook context.
+func typedText(text string) string {
+	text = tool.UnwrapPlanPrompt(agent.TypedPrompt(text))
+	if strings.HasPrefix(text, modeNotePrefix) {
+		if _, rest, ok := strings.Cut(text, "]\n\n"); ok {
+			text = rest
+		}
+	}
+	return text
+}
+
 // promptMode is the mode a prompt runs in and, when the previous prompt
 // ran in plan mode and this one does not, a note for the model that the
 // workspace is writable again (its history says otherwise).
@@ -404,7 +419,7 @@ func (s *session) promptMode() (tool.Mode, string) {
 	}
 	note := ""
 	if s.planPrompted && m != tool.ModePlan {
-		note = fmt.Sprintf("[The permission mode is now %s: plan mode has ended and the workspace is writable again.]\n\n", m)
+		note = fmt.Sprintf(modeNotePrefix+"%s: plan mode has ended and the workspace is writable again.]\n\n", m)
 	}
 	s.planPrompted = m == tool.ModePlan
 	return m, note

@@ -8,10 +8,12 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 	sessions "github.com/synapse-agent/synapse/internal/session"
 	"github.com/synapse-agent/synapse/internal/testutil"
+	"github.com/synapse-agent/synapse/internal/tool"
 )
 
 // session/resume in a new connection continues the saved conversation
@@ -111,5 +113,21 @@ func TestListSessions(t *testing.T) {
 	}
 	if _, err := w.conn.ListSessions(context.Background(), sdk.ListSessionsRequest{Cursor: sdk.Ptr("x")}); err == nil || !strings.Contains(err.Error(), "nextCursor") {
 		t.Errorf("bad cursor: %v", err)
+	}
+}
+
+// A replayed prompt is what the person sent, whatever wrapped it.
+func TestTypedText(t *testing.T) {
+	note := modeNotePrefix + "default: plan mode has ended and the workspace is writable again.]\n\n"
+	for _, in := range []string{
+		"fix it",
+		tool.PlanPrompt("fix it"),
+		agent.WrapSkillSearch("fix it"),
+		agent.WrapSkillSearch(tool.PlanPrompt("fix it")),
+		agent.WrapSkillSearch(note + "fix it"),
+	} {
+		if got := typedText(in); got != "fix it" {
+			t.Errorf("typedText(%q) = %q", in, got)
+		}
 	}
 }
