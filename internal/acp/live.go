@@ -34,10 +34,11 @@ func (t *tail) add(chunk string) {
 	}
 }
 
-// text is what the client shows: the last liveMax bytes from a line start
-// (or a rune start when a line is that long), a progress line redrawn with
-// \r as it stands now, escapes and control characters removed.
-func (t *tail) text() string {
+// text is the output shown: the last liveMax bytes from a line start (or
+// a rune start when a line is that long), a progress line redrawn with \r
+// as it stands now, escapes and control characters removed; cut says
+// that earlier output is not in it.
+func (t *tail) text() (out string, cut bool) {
 	b := t.buf
 	dropped := t.dropped
 	if len(b) > liveMax {
@@ -60,11 +61,35 @@ func (t *tail) text() string {
 		}
 		lines[i] = l
 	}
-	out := textutil.Sanitize(strings.Join(lines, "\n"))
-	if dropped {
-		out = "… (earlier output not shown)\n" + out
+	return textutil.Sanitize(strings.Join(lines, "\n")), dropped
+}
+
+// block is the tail as the client shows it: a code block, after a note
+// when earlier output was cut; "" before any output.
+func (t *tail) block() string {
+	out, cut := t.text()
+	if out == "" {
+		return ""
 	}
-	return out
+	if cut {
+		return cutNote + "\n\n" + codeBlock(out)
+	}
+	return codeBlock(out)
+}
+
+// cutNote heads a tail that lost its start.
+const cutNote = "… (earlier output not shown)"
+
+// codeBlock shows command output as a fenced block: clients render text
+// content as Markdown, where output lines would run together and a '#' or
+// '*' would format. The fence is longer than any backtick run inside.
+func codeBlock(s string) string {
+	s = strings.TrimRight(s, "\n")
+	fence := "```"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	return fence + "\n" + s + "\n" + fence
 }
 
 // liveCall is one running command's streamed output.

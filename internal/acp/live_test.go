@@ -20,30 +20,35 @@ func TestTailText(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		chunks []string
-		want   string // the whole text, or with prefix: its start and end
-		prefix bool
+		want   string // the whole text (unless cut)
+		cut    bool   // the tail lost its start: checked for shape
 	}{
 		{"lines as they come", []string{"one\ntw", "o\nthr"}, "one\ntwo\nthr", false},
 		{"a progress line shows as it stands", []string{"10%\r", "50%\r", "90%"}, "90%", false},
 		{"CRLF ends a line", []string{"a\r\nb\r\n"}, "a\nb\n", false},
 		{"escapes are removed", []string{"\x1b[31mred\x1b[0m \x1b]52;c;Zm9v\x07ok\n"}, "red ok\n", false},
-		{"past the bound the tail is kept from a line start", []string{strings.Repeat(long, 200), "last\n"}, "… (earlier output not shown)\n", true},
+		{"past the bound the tail is kept from a line start", []string{strings.Repeat(long, 200), "last\n"}, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var tl tail
 			for _, c := range tc.chunks {
 				tl.add(c)
 			}
-			got := tl.text()
-			if !tc.prefix {
-				if got != tc.want {
-					t.Errorf("text = %q, want %q", got, tc.want)
+			body, cut := tl.text()
+			if cut != tc.cut {
+				t.Errorf("cut = %v, want %v", cut, tc.cut)
+			}
+			if !tc.cut {
+				if body != tc.want {
+					t.Errorf("text = %q, want %q", body, tc.want)
 				}
 				return
 			}
-			body := strings.TrimPrefix(got, tc.want)
-			if body == got || !strings.HasSuffix(got, "last\n") || len(body) > liveMax || !strings.HasPrefix(body, "xxx") || len(tl.buf) > 2*liveMax {
-				t.Errorf("text = %q… (%d bytes, buffer %d)", got[:min(len(got), 80)], len(got), len(tl.buf))
+			if !strings.HasSuffix(body, "last\n") || len(body) > liveMax || !strings.HasPrefix(body, "xxx") || len(tl.buf) > 2*liveMax {
+				t.Errorf("text = %q… (%d bytes, buffer %d)", body[:min(len(body), 80)], len(body), len(tl.buf))
+			}
+			if b := tl.block(); !strings.HasPrefix(b, cutNote+"\n\n```\nxxx") || !strings.HasSuffix(b, "last\n```") {
+				t.Errorf("block = %q…%q", b[:40], b[len(b)-20:])
 			}
 			if l := strings.Split(body, "\n")[0]; len(l) != 100 {
 				t.Errorf("the tail starts inside a line: %q", l)
@@ -56,9 +61,23 @@ func TestTailText(t *testing.T) {
 func TestTailTextUTF8(t *testing.T) {
 	var tl tail
 	tl.add(strings.Repeat("é", 3*liveMax)) // no newline at all
-	got := strings.TrimPrefix(tl.text(), "… (earlier output not shown)\n")
-	if !strings.HasPrefix(got, "é") || strings.ContainsRune(got, '\uFFFD') {
+	got, cut := tl.text()
+	if !cut || !strings.HasPrefix(got, "é") || strings.ContainsRune(got, '\uFFFD') {
 		t.Errorf("tail starts with %q", got[:4])
+	}
+}
+
+// Output is a fenced code block whose fence no backtick run inside closes.
+func TestCodeBlock(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"ls\n", "```\nls\n```"},
+		{"# not a heading\n* not a list", "```\n# not a heading\n* not a list\n```"},
+		{"a ``` b", "````\na ``` b\n````"},
+		{"````", "`````\n````\n`````"},
+	} {
+		if got := codeBlock(tc.in); got != tc.want {
+			t.Errorf("codeBlock(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }
 
@@ -117,7 +136,7 @@ func TestLiveCommandOutput(t *testing.T) {
 		t.Fatalf("updates of the call: %d, want live output before the end", len(ups.got))
 	}
 	first := ups.got[0]
-	if first.Status == nil || *first.Status != sdk.ToolCallStatusInProgress || updateText(first) != "first\n" {
+	if first.Status == nil || *first.Status != sdk.ToolCallStatusInProgress || updateText(first) != "```\nfirst\n```" {
 		t.Errorf("first update: status %v, text %q; want in_progress with the first line only", first.Status, updateText(first))
 	}
 	last := ups.got[len(ups.got)-1]
@@ -153,7 +172,7 @@ func TestLiveOutputThrottledAndBounded(t *testing.T) {
 		if len(text) > liveMax+64 {
 			t.Errorf("a live update carries %d bytes, over the %d bound", len(text), liveMax)
 		}
-		if strings.HasPrefix(text, "… (earlier output not shown)\n") && strings.HasSuffix(text, "\n40000\n") {
+		if strings.HasPrefix(text, cutNote+"\n\n```\n") && strings.HasSuffix(text, "\n40000\n```") {
 			sawTail = true
 		}
 	}
@@ -199,7 +218,7 @@ func BenchmarkLiveTail(b *testing.B) {
 	for i := range b.N {
 		tl.add(chunk)
 		if i%25 == 0 {
-			_ = tl.text()
+			_ = tl.block()
 		}
 	}
 }

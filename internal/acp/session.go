@@ -71,7 +71,7 @@ func (s *session) finish(runErr error) {
 			msg = runErr.Error()
 		}
 		if out := s.endLive(id); out != "" {
-			msg = out + "\n" + msg
+			msg = out + "\n\n" + msg
 		}
 		s.send(sdk.UpdateToolCall(sdk.ToolCallId(id), sdk.WithUpdateStatus(sdk.ToolCallStatusFailed),
 			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(msg))})))
@@ -190,11 +190,11 @@ func (s *session) flushLive(id string, lc *liveCall) {
 	}
 	lc.sent = time.Now()
 	s.send(sdk.UpdateToolCall(sdk.ToolCallId(id), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress),
-		sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(lc.tail.text()))})))
+		sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(lc.tail.block()))})))
 }
 
 // endLive stops a call's live output (no update of it follows) and
-// returns what was shown of it.
+// returns what was shown of it (a code block, "" when nothing was).
 func (s *session) endLive(id string) string {
 	s.liveMu.Lock()
 	defer s.liveMu.Unlock()
@@ -206,7 +206,7 @@ func (s *session) endLive(id string) string {
 	if lc.timer != nil {
 		lc.timer.Stop()
 	}
-	return lc.tail.text()
+	return lc.tail.block()
 }
 
 func (s *session) toolEnd(id string, res *tool.Result) {
@@ -234,11 +234,14 @@ func (s *session) toolEnd(id string, res *tool.Result) {
 			}
 			content = append(content, d)
 		}
-		out := strings.TrimSpace(res.Output)
-		if out == "" && res.Message != "" {
+		var out string
+		switch {
+		case strings.TrimSpace(res.Output) != "":
+			out = codeBlock(textutil.Sanitize(strings.Trim(res.Output, "\n")))
+		case res.Message != "":
 			// A cancelled command has no result output: what it printed
 			// stays, with why it ended.
-			out = strings.TrimSpace(shown + "\n" + res.Message)
+			out = strings.TrimSpace(shown + "\n\n" + textutil.Sanitize(res.Message))
 		}
 		if out != "" {
 			content = append(content, sdk.ToolContent(sdk.TextBlock(out)))
@@ -369,7 +372,7 @@ func (s *session) replay(history []llm.Message) {
 				st = sdk.ToolCallStatusFailed
 			}
 			s.send(sdk.UpdateToolCall(sdk.ToolCallId(m.ToolCallID), sdk.WithUpdateStatus(st),
-				sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(m.Text))})))
+				sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(codeBlock(m.Text)))})))
 		}
 	}
 	if todos := s.g.Runner.Todos(); todos != nil {
