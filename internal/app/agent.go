@@ -298,7 +298,8 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 			g.notices = append(g.notices, "warning: "+w)
 		}
 		sessions := &session.Store{Dir: a.Config.SessionsDir}
-		g.Hooks = hooks.NewSet(&hooks.Runner{Config: hookCfg, Env: g.Sandbox.Env(), Transcript: sessions.HistoryFile})
+		g.Hooks = hooks.NewSet(&hooks.Runner{Config: hookCfg, Env: g.Sandbox.Env(), Transcript: sessions.HistoryFile,
+			Settle: func() { g.Sandbox.Settle() }})
 
 		g.providers = a.newModelProviders(choice, provider)
 		setup := SubagentSetup{Provider: provider, Providers: g.providers, Model: model, Cwd: cwd,

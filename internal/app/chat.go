@@ -122,9 +122,18 @@ const userShellPipeGrace = 500 * time.Millisecond
 // UserShell runs a `!` command for the user: bash -c in the agent shell's
 // current directory, stdin from /dev/null (the REPL owns the terminal), the
 // whole process group killed on Ctrl+C (proc.Run). It is the user's own
-// command, so it is not sandboxed and never enters the conversation.
-func UserShell(cwd func() string) func(ctx context.Context, cmd string) (command.Result, error) {
+// command, so it is not sandboxed and never enters the conversation. settle
+// (the sandbox's checks, may be nil) runs first: `!git status` must not run
+// what a job a command left in the background planted; what it disabled is
+// shown before the command's output.
+func UserShell(cwd func() string, settle func() []string) func(ctx context.Context, cmd string) (command.Result, error) {
 	return func(ctx context.Context, line string) (command.Result, error) {
+		var notes string
+		if settle != nil {
+			for _, l := range settle() {
+				notes += "sandbox: " + textutil.Sanitize(l) + "\n" // paths a command chose
+			}
+		}
 		// A background job (`!server &`) keeps the output pipes open after
 		// bash exits; the command is done then, not when the job is.
 		r := proc.Run(ctx, proc.Cmd{Argv: []string{"/bin/bash", "-c", line}, Dir: cwd(),
@@ -132,7 +141,7 @@ func UserShell(cwd func() string) func(ctx context.Context, cmd string) (command
 			// One pipe for both streams: the person sees an error where
 			// the command wrote it, not after all of its stdout.
 			Combined: true})
-		res := command.Result{Stdout: r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode}
+		res := command.Result{Stdout: notes + r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode}
 		switch {
 		case r.Canceled:
 			res.ExitCode = command.Interrupted

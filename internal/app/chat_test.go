@@ -17,7 +17,7 @@ import (
 
 func TestUserShell(t *testing.T) {
 	dir := t.TempDir()
-	run := UserShell(func() string { return dir })
+	run := UserShell(func() string { return dir }, nil)
 	tests := []struct {
 		name string
 		cmd  string
@@ -46,7 +46,7 @@ func TestUserShell(t *testing.T) {
 }
 
 func TestUserShellCapsOutput(t *testing.T) {
-	run := UserShell(func() string { return t.TempDir() })
+	run := UserShell(func() string { return t.TempDir() }, nil)
 	res, err := run(context.Background(), "head -c 3000000 /dev/zero | tr '\\0' a")
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ func TestUserShellCapsOutput(t *testing.T) {
 
 func TestUserShellCancelKillsTheProcessGroup(t *testing.T) {
 	dir := t.TempDir()
-	run := UserShell(func() string { return dir })
+	run := UserShell(func() string { return dir }, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	pidFile := filepath.Join(dir, "bg.pid")
 	done := make(chan command.Result, 1)
@@ -112,7 +112,7 @@ func TestUserShellDoesNotWaitForBackgroundJobs(t *testing.T) {
 				testutil.RequireTool(t, "setsid")
 			}
 			dir := t.TempDir()
-			run := UserShell(func() string { return dir })
+			run := UserShell(func() string { return dir }, nil)
 			done := make(chan command.Result, 1)
 			go func() {
 				res, _ := run(context.Background(), tc.cmd)
@@ -141,5 +141,30 @@ func TestUserShellDoesNotWaitForBackgroundJobs(t *testing.T) {
 				t.Errorf("res = %+v", res)
 			}
 		})
+	}
+}
+
+// TestUserShellSettlesFirst: a `!` line runs on the host, often git in the
+// project, so the sandbox's checks run before it (a repository a
+// background job planted is disabled first) and what they did is shown,
+// cleaned of terminal escapes (the paths are a command's choice).
+func TestUserShellSettlesFirst(t *testing.T) {
+	dir := t.TempDir()
+	testutil.WriteFile(t, filepath.Join(dir, "evil", ".git", "config"), "[core]\n\tfsmonitor = x\n")
+	settled := 0
+	settle := func() []string {
+		settled++
+		if err := os.Rename(filepath.Join(dir, "evil", ".git"), filepath.Join(dir, "evil", ".git.synapse-disabled-0")); err != nil {
+			t.Error(err)
+		}
+		return []string{"disabled a new git repository at evil/.git\x1b]52;c;cHduZWQ=\x07"}
+	}
+	run := UserShell(func() string { return dir }, settle)
+	res, err := run(context.Background(), "ls -A evil")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if settled != 1 || res.Stdout != "sandbox: disabled a new git repository at evil/.git\n.git.synapse-disabled-0\n" {
+		t.Errorf("settled %d times; output %q", settled, res.Stdout)
 	}
 }

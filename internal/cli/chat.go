@@ -222,7 +222,7 @@ func newChat(ctx context.Context, a *app.App, s chatSetup) (*chat, error) {
 		Agent:          g.Runner,
 		Sessions:       a.SessionStore(warn),
 		HistoryPath:    filepath.Join(a.Config.Home, app.HistoryFile),
-		Shell:          app.UserShell(mgr.Cwd),
+		Shell:          app.UserShell(mgr.Cwd, mgr.Settle),
 		SwitchModel:    g.SwitchModel,
 		Version:        s.Version,
 		Cwd:            cwd,

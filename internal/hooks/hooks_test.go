@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -261,5 +262,28 @@ func TestParseConfigWrongShape(t *testing.T) {
 		if cfg != nil || len(warns) != 1 || !strings.Contains(warns[0], tt.want) || strings.Contains(warns[0], "hooks.Matcher") || strings.Contains(warns[0], "Go value") {
 			t.Errorf("ParseConfig(%s): %q, want one warning with %q", tt.raw, warns, tt.want)
 		}
+	}
+}
+
+// TestHooksSettleFirst: hooks run on the host, so the sandbox's checks
+// (Runner.Settle) run before each hook command, not once per event.
+func TestHooksSettleFirst(t *testing.T) {
+	testutil.RequireTool(t, "bash")
+	dir := t.TempDir()
+	n := 0
+	cfg, _ := ParseConfig([]byte(`{"PreToolUse": [{"hooks": [
+		{"type": "command", "command": "cat settled >> seen"},
+		{"type": "command", "command": "cat settled >> seen"}]}]}`))
+	set := NewSet(&Runner{Config: cfg, Env: []string{"PATH=" + os.Getenv("PATH")}, Settle: func() {
+		n++
+		if err := os.WriteFile(filepath.Join(dir, "settled"), []byte(strconv.Itoa(n)+"\n"), 0o644); err != nil {
+			t.Error(err)
+		}
+	}})
+	if v := set.PreToolUse(context.Background(), "", dir, "ls"); v.Block != "" || len(v.Problems) != 0 {
+		t.Fatalf("verdict: %+v", v)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "seen")); string(b) != "1\n2\n" {
+		t.Errorf("the hooks saw %q, want each to run after its own Settle", b)
 	}
 }

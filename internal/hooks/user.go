@@ -132,6 +132,11 @@ type Runner struct {
 	// Transcript, when set, gives a session's history file, sent to hooks
 	// as transcript_path (a JSON Lines file of Synapse's own messages).
 	Transcript func(sessionID string) string
+	// Settle, when set, runs before each hook command: hooks run on the
+	// host, often git in the project, and app passes the sandbox's checks
+	// so that a repository a background job planted there is disabled
+	// first (sandbox.Manager.Settle).
+	Settle func()
 }
 
 // Has reports whether any hook is configured for event.
@@ -371,6 +376,9 @@ func (r *Runner) exec(ctx context.Context, c Command, p Payload) result {
 	shell := r.Shell
 	if shell == "" {
 		shell = "bash"
+	}
+	if r.Settle != nil {
+		r.Settle()
 	}
 	r2 := proc.Run(ctx, proc.Cmd{Argv: []string{shell, "-c", c.Command}, Dir: p.Cwd, Env: r.Env,
 		Stdin: bytes.NewReader(input), MaxOutput: maxCapture})

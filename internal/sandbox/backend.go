@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/synapse-agent/synapse/internal/command"
 )
@@ -61,6 +64,14 @@ type LocalBackend struct {
 
 	mu       sync.Mutex
 	disposed bool
+
+	// runMu is held while a command runs and while the checks run, so the
+	// idle watcher never judges a command's half-done work (a rebase it
+	// is running) and two checks never race.
+	runMu   sync.Mutex
+	pending []string      // what the idle watcher disabled, for the next command's output
+	wake    int           // eventfd that stops the idle watcher (-1: none)
+	idleEnd chan struct{} // closed when the idle watcher has stopped
 }
 
 var _ Backend = (*LocalBackend)(nil)
@@ -91,10 +102,18 @@ func (b *LocalBackend) Execute(ctx context.Context, cmd string) (command.Result,
 	if disposed {
 		return command.Result{}, fmt.Errorf("%w: the sandbox was disposed", ErrCrashed)
 	}
-	if b.plat != nil {
-		if res, blocked := checkCommandText(cmd, b.sess.Cwd(), b.policy.Home, b.rules); blocked {
-			return res, nil
-		}
+	if b.plat == nil {
+		return b.sess.Execute(ctx, cmd)
+	}
+	b.runMu.Lock()
+	defer b.runMu.Unlock()
+	// What a job left running by an earlier command planted since: found
+	// by the idle watcher, or now, before this command can use it.
+	before := append(b.pending, b.settleLocked()...)
+	b.pending = nil
+	if res, blocked := checkCommandText(cmd, b.sess.Cwd(), b.policy.Home, b.rules); blocked {
+		res.Stderr += sandboxLines(before)
+		return res, nil
 	}
 	res, err := b.sess.Execute(ctx, cmd)
 	if err != nil {
@@ -103,25 +122,114 @@ func (b *LocalBackend) Execute(ctx context.Context, cmd string) (command.Result,
 		}
 		return res, err
 	}
-	if b.plat != nil {
-		cwd := res.Cwd
-		if cwd == "" {
-			cwd = b.sess.Cwd()
-		}
-		res = detectViolation(res, cwd, b.policy, b.rules)
-		if removed := b.plat.lastPlan.revertGit(); len(removed) > 0 {
-			res.Blocked, res.BlockedReason, res.BlockedResource = true, commondirReason, removed[0]
-			res.Stderr += "sandbox: removed " + strings.Join(removed, ", ") + ": " + commondirReason + "\n"
-		}
-		for _, line := range b.plat.lastPlan.watch.check() {
-			res.Stderr += "sandbox: disabled a new git repository at " + line + "\n"
-		}
+	cwd := res.Cwd
+	if cwd == "" {
+		cwd = b.sess.Cwd()
 	}
+	res = detectViolation(res, cwd, b.policy, b.rules)
+	res.Stderr += sandboxLines(before)
+	if removed := b.plat.lastPlan.revertGit(); len(removed) > 0 {
+		res.Blocked, res.BlockedReason, res.BlockedResource = true, commondirReason, removed[0]
+		res.Stderr += "sandbox: removed " + strings.Join(removed, ", ") + ": " + commondirReason + "\n"
+	}
+	res.Stderr += sandboxLines(b.plat.lastPlan.watch.check())
 	return res, nil
 }
 
-// commondirReason explains a removed git control file.
-const commondirReason = "git control files (commondir, config.worktree, objects/info/alternates) would make git on the host take hooks, config or objects from elsewhere, so the sandbox removed the new one; ask the user to make this change"
+// sandboxLines formats the checks' findings for a command's stderr.
+func sandboxLines(lines []string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString("sandbox: " + l + "\n")
+	}
+	return b.String()
+}
+
+// settleLocked runs the checks that otherwise follow a command (runMu
+// held): planted control files removed, new repositories and rebase state
+// that would run something on the host disabled. It returns what it did.
+func (b *LocalBackend) settleLocked() []string {
+	var out []string
+	if removed := b.plat.lastPlan.revertGit(); len(removed) > 0 {
+		out = append(out, "removed "+strings.Join(removed, ", ")+": "+commondirReason)
+	}
+	return append(out, b.plat.lastPlan.watch.check()...)
+}
+
+// Settle runs the checks now, between commands, and returns what they and
+// the idle watcher did since the last command; the next command's output
+// reports it too (the model learns what became of its repository). The
+// agent calls it before a host command of its own in the project (a `!`
+// line, a user hook), which a background job's repository must not steer.
+func (b *LocalBackend) Settle() []string {
+	if b.plat == nil {
+		return nil
+	}
+	b.mu.Lock()
+	disposed := b.disposed
+	b.mu.Unlock()
+	if disposed {
+		return nil
+	}
+	b.runMu.Lock()
+	defer b.runMu.Unlock()
+	b.pending = append(b.pending, b.settleLocked()...)
+	return slices.Clone(b.pending)
+}
+
+// startIdle starts the idle watcher: while no command runs, a job a
+// command left in the background can still plant a repository or a control
+// file, and the user's own git or hg could run it before the next command.
+// The watcher waits on the inotify descriptor and runs the checks as soon
+// as anything changes in a watched directory. Without inotify it does not
+// run; the checks before each command and Settle remain.
+func (b *LocalBackend) startIdle() {
+	b.wake = -1
+	fd := b.plat.lastPlan.watch.waitFD()
+	if fd < 0 {
+		return
+	}
+	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		return
+	}
+	b.wake, b.idleEnd = wake, make(chan struct{})
+	go b.idle(fd, wake)
+}
+
+func (b *LocalBackend) idle(fd, wake int) {
+	defer close(b.idleEnd)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(wake), Events: unix.POLLIN}}
+	for {
+		fds[0].Revents, fds[1].Revents = 0, 0
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return
+		}
+		if fds[1].Revents != 0 || fds[0].Revents&(unix.POLLERR|unix.POLLNVAL) != 0 {
+			return
+		}
+		b.runMu.Lock()
+		b.pending = append(b.pending, b.settleLocked()...)
+		b.runMu.Unlock()
+	}
+}
+
+// stopIdle stops the idle watcher and waits for it.
+func (b *LocalBackend) stopIdle() {
+	if b.wake < 0 || b.idleEnd == nil {
+		return
+	}
+	_, _ = unix.Write(b.wake, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+	<-b.idleEnd
+	_ = unix.Close(b.wake)
+	b.wake = -1
+}
+
+// commondirReason explains a removed control file.
+const commondirReason = "git and Mercurial control files (commondir, config.worktree, objects/info/alternates; .hg/hgrc, hgrc-not-shared, sharedpath) would make git or hg on the host run programs or take hooks, config or objects from elsewhere, so the sandbox removed the new one; ask the user to make this change"
 
 // Dispose closes the shell and removes the platform's files. It is safe to
 // call more than once.
@@ -138,9 +246,12 @@ func (b *LocalBackend) Dispose() error {
 		errs = append(errs, fmt.Errorf("close the sandboxed shell: %w", err))
 	}
 	if b.plat != nil {
-		// The shell and its jobs are gone: nothing can plant one after this.
-		b.plat.lastPlan.revertGit()
-		b.plat.lastPlan.watch.check()
+		// The shell and every process it started (background jobs too) are
+		// killed: nothing can plant one after this last check.
+		b.stopIdle()
+		b.runMu.Lock()
+		b.settleLocked()
+		b.runMu.Unlock()
 		b.plat.lastPlan.watch.close()
 		if err := b.plat.cleanup(); err != nil {
 			errs = append(errs, fmt.Errorf("remove sandbox files: %w", err))
@@ -233,7 +344,9 @@ func (LocalProvider) Create(ctx context.Context, opts CreateOptions) (Backend, e
 		_ = plat.cleanup()
 		return nil, fmt.Errorf("start the sandboxed shell: %w", err)
 	}
-	return &LocalBackend{policy: opts.Policy, rules: compileRules(opts.Policy.Blacklist, opts.Policy.Home), plat: plat, sess: sess}, nil
+	b := &LocalBackend{policy: opts.Policy, rules: compileRules(opts.Policy.Blacklist, opts.Policy.Home), plat: plat, sess: sess}
+	b.startIdle()
+	return b, nil
 }
 
 // Destroy disposes the backend.
@@ -262,5 +375,5 @@ func newUnsandboxed(ctx context.Context, opts CreateOptions) (Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start the shell: %w", err)
 	}
-	return &LocalBackend{policy: opts.Policy, sess: sess}, nil
+	return &LocalBackend{policy: opts.Policy, sess: sess, wake: -1}, nil
 }

@@ -173,6 +173,27 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 		}
 		mp.protectGitDir(common, mkHooks, 0)
 	}
+	protectHg := func(hgPath string) {
+		if !writable {
+			return
+		}
+		// As for .git: the .hg directory and those above it are mount
+		// points (not renamed or replaced), its existing control files
+		// read-only, and one that appears is removed after the command.
+		add(&mp.pin, hgPath)
+		for d := filepath.Dir(hgPath); d != root && within(d, root); d = filepath.Dir(d) {
+			add(&mp.pin, d)
+		}
+		for _, name := range hgControlFiles {
+			p := filepath.Join(hgPath, name)
+			if exists(p) {
+				add(&mp.protect, p)
+			} else {
+				add(&mp.gitWatch, p)
+			}
+		}
+		mp.watch.known[hgPath] = true
+	}
 	if st, err := os.Lstat(filepath.Join(root, ".git")); err == nil {
 		protectGit(filepath.Join(root, ".git"), st.IsDir())
 		if writable {
@@ -196,7 +217,7 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 				}
 				return fs.SkipDir
 			}
-			return mp.beyondBounds(path, d, protectGit, &deep)
+			return mp.beyondBounds(path, d, protectGit, protectHg, &deep)
 		}
 		*budget--
 		if path == root {
@@ -222,6 +243,9 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 				mp.watch.known[path] = true
 			}
 		}
+		if d.Name() == ".hg" && d.IsDir() {
+			protectHg(path)
+		}
 		if d.IsDir() {
 			if scanSkip[d.Name()] {
 				return fs.SkipDir
@@ -243,11 +267,15 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 // watched all the same, or a command could plant a hook in an existing
 // repository seven levels down (src/main/java/…), or create one there
 // unseen. Only directory entries are looked at, up to maxWatchEntries.
-func (mp *mountPlan) beyondBounds(path string, d fs.DirEntry, protectGit func(string, bool), left *int) error {
+func (mp *mountPlan) beyondBounds(path string, d fs.DirEntry, protectGit func(string, bool), protectHg func(string), left *int) error {
 	if *left <= 0 {
 		return fs.SkipAll
 	}
 	*left--
+	if d.Name() == ".hg" && d.IsDir() {
+		protectHg(path)
+		return fs.SkipDir
+	}
 	if d.Name() == ".git" {
 		protectGit(path, d.IsDir())
 		mp.watch.known[path] = true
@@ -285,6 +313,9 @@ func (mp *mountPlan) protectGitDir(dir string, mkHooks bool, depth int) {
 			*list = append(*list, p)
 		}
 	}
+	if _, ok := mp.watch.seq[dir]; !ok {
+		mp.watch.seq[dir] = seqBaseline(dir)
+	}
 	hooks := filepath.Join(dir, "hooks")
 	if !exists(hooks) && mkHooks {
 		// A missing hooks directory could be created and filled from
@@ -310,6 +341,9 @@ func (mp *mountPlan) protectGitDir(dir string, mkHooks bool, depth int) {
 			// A worktree's admin directory: its commondir and gitdir say
 			// where the repository and the checkout are.
 			admin := filepath.Join(dir, "worktrees", wt.Name())
+			if _, ok := mp.watch.seq[admin]; !ok {
+				mp.watch.seq[admin] = seqBaseline(admin) // a linked worktree's own rebase
+			}
 			for _, name := range []string{"commondir", "gitdir", "config.worktree"} {
 				p := filepath.Join(admin, name)
 				if exists(p) {

@@ -33,17 +33,61 @@ import (
 // node_modules and what lies past that bound are not watched. A directory
 // git would take for a bare repository (HEAD with objects and refs) counts
 // as a repository: git looks for one before the .git of the folders above.
+//
+// Control watches (ctl) wake the idle watcher (see LocalBackend.idle) when
+// anything is created in a git or Mercurial directory, its objects/info or
+// hooks, or a rebase's state directory, so that a file a background job
+// plants there while no command runs is found at once too.
 type gitWatch struct {
 	mu    sync.Mutex
-	fd    int              // inotify descriptor, -1 before start or without inotify
-	wds   map[int32]string // watch descriptor -> directory
-	dirs  map[string]int64 // directory -> ctime (ns): the scan's, then the unwatched ones
-	known map[string]bool  // .git entries present at start (mounted read-only where it matters)
-	fresh []string         // .git entries that appeared since, watched for changes
+	fd    int                            // inotify descriptor, -1 before start or without inotify
+	wds   map[int32]string               // watch descriptor -> directory
+	ctl   map[int32]string               // control watches: wake the idle check only
+	dirs  map[string]int64               // directory -> ctime (ns): the scan's, then the unwatched ones
+	known map[string]bool                // .git and .hg entries present at start (mounted read-only where it matters)
+	fresh []string                       // .git and .hg entries that appeared since, watched for changes
+	seq   map[string]map[string][]string // existing git directory -> what its rebase/sequencer state ran at start
 }
 
 func newGitWatch() *gitWatch {
-	return &gitWatch{fd: -1, wds: map[int32]string{}, dirs: map[string]int64{}, known: map[string]bool{}}
+	return &gitWatch{fd: -1, wds: map[int32]string{}, ctl: map[int32]string{}, dirs: map[string]int64{}, known: map[string]bool{},
+		seq: map[string]map[string][]string{}}
+}
+
+// isRepoEntry reports whether name makes its directory a repository to
+// git or Mercurial on the host.
+func isRepoEntry(name string) bool { return name == ".git" || name == ".hg" }
+
+// ctlMask: any entry made, moved in or rewritten in a control directory.
+const ctlMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW | unix.IN_MASK_ADD
+
+// control watches dir (when it exists) for the idle check.
+func (w *gitWatch) control(dir string) {
+	if w.fd < 0 {
+		return
+	}
+	wd, err := unix.InotifyAddWatch(w.fd, dir, ctlMask)
+	if err == nil {
+		w.ctl[int32(wd)] = dir
+	}
+}
+
+// controlRepo adds the control watches of one git directory or .hg.
+func (w *gitWatch) controlRepo(dir string) {
+	w.control(dir)
+	if filepath.Base(dir) == ".hg" {
+		return
+	}
+	for _, sub := range append([]string{"hooks", filepath.Join("objects", "info")}, seqStates...) {
+		w.control(filepath.Join(dir, sub))
+	}
+}
+
+// waitFD is the inotify descriptor the idle watcher polls (-1: none).
+func (w *gitWatch) waitFD() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.fd
 }
 
 func ctimeOf(st fs.FileInfo) int64 {
@@ -93,6 +137,14 @@ func (w *gitWatch) start() {
 			delete(w.dirs, dir)
 		}
 	}
+	for dir := range w.seq {
+		w.controlRepo(dir)
+	}
+	for p := range w.known {
+		if filepath.Base(p) == ".hg" {
+			w.controlRepo(p)
+		}
+	}
 }
 
 // close releases the inotify descriptor.
@@ -108,8 +160,9 @@ func (w *gitWatch) close() {
 	}
 }
 
-// check looks for new .git entries and re-checks the ones found before. It
-// returns one line per repository it disabled.
+// check looks for new .git and .hg entries and re-checks the ones found
+// before, and the rebase state of the existing git directories. It returns
+// one line per repository or state it disabled.
 func (w *gitWatch) check() []string {
 	if w == nil {
 		return nil
@@ -139,7 +192,7 @@ func (w *gitWatch) check() []string {
 				return fs.SkipDir
 			}
 			noteBare(filepath.Dir(p), d.Name())
-			if d.Name() == ".git" {
+			if isRepoEntry(d.Name()) {
 				note(p)
 				if d.IsDir() {
 					return fs.SkipDir
@@ -165,7 +218,7 @@ func (w *gitWatch) check() []string {
 			p := filepath.Join(dir, e.Name())
 			noteBare(dir, e.Name())
 			switch {
-			case e.Name() == ".git":
+			case isRepoEntry(e.Name()):
 				note(p)
 			case e.IsDir() && !scanSkip[e.Name()] && !strings.Contains(e.Name(), disabledMark):
 				walkNew(p)
@@ -197,20 +250,54 @@ func (w *gitWatch) check() []string {
 		if _, err := os.Lstat(p); err != nil {
 			continue // gone
 		}
-		why := gitDanger(p)
+		kind, tool, why := "git", "git", ""
+		if filepath.Base(p) == ".hg" {
+			kind, tool, why = "Mercurial", "hg", hgDanger(p)
+		} else {
+			why = gitDanger(p)
+		}
 		if why == "" {
 			keep = append(keep, p)
+			if st, err := os.Lstat(p); err == nil && st.IsDir() {
+				w.controlRepo(p) // a harmless one can be armed later, also while idle
+			}
 			continue
 		}
 		aside := disableRepo(p)
 		if aside == "" {
-			out = append(out, fmt.Sprintf("%s: %s; git on the host would run it, and the sandbox could not disable it: do not run git there", p, why))
+			out = append(out, fmt.Sprintf("could not disable a new %s repository at %s: %s; %s on the host would run it: do not run %s there", kind, p, why, tool, tool))
 			keep = append(keep, p)
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s: %s, which git on the host would run; the sandbox renamed it to %s (rename it back only if you trust it)", p, why, filepath.Base(aside)))
+		out = append(out, fmt.Sprintf("disabled a new %s repository at %s: %s, which %s on the host would run; the sandbox renamed it to %s (rename it back only if you trust it)", kind, p, why, tool, filepath.Base(aside)))
 	}
 	w.fresh = keep
+	return append(out, w.checkSeq()...)
+}
+
+// checkSeq renames aside the rebase or sequencer state of an existing git
+// directory that would now run something on the host it did not run when
+// the sandbox started (an exec line added to a stopped rebase's todo list,
+// a todo list planted from nothing). A rebase a command started that
+// stopped on a conflict runs nothing, and stays.
+func (w *gitWatch) checkSeq() []string {
+	var out []string
+	for dir, base := range w.seq {
+		state, runs := seqDanger(dir, base)
+		if state == "" {
+			for _, s := range seqStates {
+				w.control(filepath.Join(dir, s)) // watched once it exists, for the idle check
+			}
+			continue
+		}
+		p := filepath.Join(dir, state)
+		what := fmt.Sprintf("git rebase --continue or git cherry-pick --continue on the host would run %q", strings.Join(runs, "; "))
+		if aside := disableRepo(p); aside != "" {
+			out = append(out, fmt.Sprintf("disabled the %s state at %s: %s; the sandbox renamed it to %s (rename it back only if you trust it)", state, p, what, filepath.Base(aside)))
+		} else {
+			out = append(out, fmt.Sprintf("could not disable the %s state at %s: %s; do not continue it on the host", state, p, what))
+		}
+	}
 	return out
 }
 
@@ -235,6 +322,7 @@ func (w *gitWatch) drain(note func(string), noteBare func(dir, name string), wal
 			}
 			if ev.Mask&unix.IN_IGNORED != 0 {
 				delete(w.wds, ev.Wd)
+				delete(w.ctl, ev.Wd)
 				continue
 			}
 			dir, ok := w.wds[ev.Wd]
@@ -245,7 +333,7 @@ func (w *gitWatch) drain(note func(string), noteBare func(dir, name string), wal
 			p := filepath.Join(dir, name)
 			noteBare(dir, name)
 			switch {
-			case name == ".git":
+			case isRepoEntry(name):
 				note(p)
 			case ev.Mask&unix.IN_ISDIR != 0 && !scanSkip[name] && !strings.Contains(name, disabledMark):
 				walkNew(p)

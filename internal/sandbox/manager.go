@@ -770,3 +770,20 @@ func (m *Manager) Shutdown() error {
 	}
 	return err
 }
+
+// Settle runs the sandbox's checks now and returns what they did: control
+// files a command planted removed, new repositories and rebase state that
+// would run something on the host disabled (also what the idle watcher
+// did since the last command; the next command's output reports it too).
+// Call it before running a host command of the user's in the project (a
+// `!` line, a user hook), so that a job a command left in the background
+// cannot steer it. Nil without a sandbox.
+func (m *Manager) Settle() []string {
+	m.mu.Lock()
+	b := m.backend
+	m.mu.Unlock()
+	if s, ok := b.(interface{ Settle() []string }); ok {
+		return s.Settle()
+	}
+	return nil
+}

@@ -254,18 +254,23 @@ const (
 	outsideReason      = "path is outside the sandbox write whitelist"
 	protectedReason    = "this is the agent's own configuration ($SYNAPSE_HOME), read-only to the commands it runs (a change there could widen the agent's permissions); ask the user to make this change"
 	bareRepoReason     = "this would make the folder a git repository to host git (a HEAD with objects and refs is a bare repository, found before the .git above it), and its config or hooks could run code outside the sandbox; use git init, or ask the user to make this change"
-	gitProtectedReason = "git control files (.git files, hooks, config, config.worktree, commondir, objects/info/alternates, modules/, worktrees/) are read-only inside the sandbox, even in the project (a change there could run code outside it); ask the user to make this change"
+	gitProtectedReason = "git and Mercurial control files (.git files, hooks, config, config.worktree, commondir, objects/info/alternates, modules/, worktrees/, rebase and cherry-pick state; .hg/hgrc, hgrc-not-shared, sharedpath) are read-only inside the sandbox, even in the project (a change there could run code outside it); ask the user to make this change"
 )
 
 // gitProtected reports whether p is a git control file: a `.git` file (it
 // points git at another directory), or in a .git directory the config
 // files, commondir, hooks, objects/info/alternates, and everything of its
 // submodules' (modules/) and linked worktrees' (worktrees/) git
-// directories. The sandbox mounts the existing ones read-only and removes
-// new ones after each command; in-process writes are refused outright.
+// directories, the rebase and cherry-pick state (its todo list's exec lines
+// run on the next --continue); and Mercurial's .hg/hgrc, hgrc-not-shared and sharedpath.
+// The sandbox mounts the existing ones read-only and removes new ones after
+// each command; in-process writes are refused outright.
 func gitProtected(p string) bool {
 	if filepath.Base(p) == ".git" {
 		return true
+	}
+	if i := strings.LastIndex(p, "/.hg/"); i >= 0 && slices.Contains(hgControlFiles, p[i+len("/.hg/"):]) {
+		return true // Mercurial reads hgrc on every command (see hgControlFiles)
 	}
 	i := strings.LastIndex(p, "/.git/")
 	if i < 0 {
@@ -274,7 +279,7 @@ func gitProtected(p string) bool {
 	rest := p[i+len("/.git/"):]
 	first, _, _ := strings.Cut(rest, "/")
 	switch first {
-	case "config", "config.worktree", "commondir", "hooks", "modules", "worktrees":
+	case "config", "config.worktree", "commondir", "hooks", "modules", "worktrees", "rebase-merge", "rebase-apply", "sequencer":
 		return true
 	}
 	return rest == "objects/info/alternates" || rest == "objects/info/http-alternates"

@@ -157,7 +157,7 @@ func TestGitMetadataWritesReportedBlocked(t *testing.T) {
 	}
 	for _, tt := range tests {
 		res := f.run(t, tt.cmd)
-		if res.ExitCode == 0 || !res.Blocked || res.BlockedResource != tt.resource || !strings.Contains(res.BlockedReason, "git control files") {
+		if res.ExitCode == 0 || !res.Blocked || res.BlockedResource != tt.resource || !strings.Contains(res.BlockedReason, "git and Mercurial control files") {
 			t.Errorf("%q: exit %d blocked=%v resource %q reason %q (stderr %q); want blocked on %s",
 				tt.cmd, res.ExitCode, res.Blocked, res.BlockedResource, res.BlockedReason, res.Stderr, tt.resource)
 		}
@@ -166,7 +166,7 @@ func TestGitMetadataWritesReportedBlocked(t *testing.T) {
 		t.Errorf(".git/config changed:\n%s", after)
 	}
 	for _, p := range []string{".git/config", ".git/hooks/pre-commit", cfg} {
-		if blocked, reason, _ := f.m.CheckPath(p, true); !blocked || !strings.Contains(reason, "git control files") {
+		if blocked, reason, _ := f.m.CheckPath(p, true); !blocked || !strings.Contains(reason, "git and Mercurial control files") {
 			t.Errorf("CheckPath(%s, write) = %v %q, want blocked", p, blocked, reason)
 		}
 	}

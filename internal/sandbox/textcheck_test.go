@@ -83,7 +83,7 @@ func TestViolationDetection(t *testing.T) {
 	ro.ReadOnly = true
 	const (
 		outside  = "outside the sandbox write whitelist"
-		git      = "git control files (.git files, hooks, config, config.worktree, commondir, objects/info/alternates, modules/, worktrees/) are read-only"
+		git      = gitProtectedReason
 		readOnly = "sandbox is read-only"
 	)
 	tests := []struct {

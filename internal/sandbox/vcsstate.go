@@ -1,0 +1,218 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// Mercurial reads a repository's .hg/hgrc on every command: its [hooks]
+// run programs (pre-status runs on a plain `hg status`), its [extensions]
+// load Python files, and %include pulls in any other file. hgrc-not-shared
+// and sharedpath (a repository made by `hg share`) make hg read another
+// repository's configuration. They are the Mercurial counterparts of git's
+// control files: an existing one is mounted read-only, a missing one that
+// appears is removed after the command, and in-process writes are refused.
+var hgControlFiles = []string{"hgrc", "hgrc-not-shared", "sharedpath"}
+
+// hgDanger says what in the .hg directory at p would make hg on the host
+// run a program or read configuration from elsewhere; "" when nothing does.
+// A clone's hgrc ([paths] only) is harmless.
+func hgDanger(p string) string {
+	st, err := os.Lstat(p)
+	if err != nil {
+		return ""
+	}
+	if st.Mode()&os.ModeSymlink != 0 {
+		return "a .hg symlink points hg somewhere else"
+	}
+	if !st.IsDir() {
+		return "" // hg takes only a directory for a repository
+	}
+	if _, err := os.Lstat(filepath.Join(p, "sharedpath")); err == nil {
+		return "it has a sharedpath file (hg would read the configuration of the repository it names)"
+	}
+	for _, name := range []string{"hgrc", "hgrc-not-shared"} {
+		if what := dangerousHgrc(filepath.Join(p, name)); what != "" {
+			return "its " + name + " has " + what
+		}
+	}
+	return ""
+}
+
+// hgSafeSections are the hgrc sections that run nothing and read no other
+// file (a clone writes [paths]); every other section, and any %include,
+// counts as dangerous: hooks, extensions, ui.ssh, merge-tools, aliases
+// starting with `!`, pager and more all run programs.
+var hgSafeSections = map[string]bool{"paths": true}
+
+// dangerousHgrc returns what in the hgrc at path would run a program or
+// read another file ("a [hooks] section", "an %include"), or "".
+func dangerousHgrc(path string) string {
+	b, err := readControlFile(path)
+	switch {
+	case os.IsNotExist(err):
+		return ""
+	case err != nil:
+		return "a file that is not a regular file (" + err.Error() + ")"
+	}
+	section := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || line[0] == '#' || line[0] == ';':
+		case strings.HasPrefix(line, "%"):
+			return "an " + strings.Fields(line)[0] + " directive"
+		case line[0] == '[':
+			end := strings.IndexByte(line, ']')
+			if end < 0 {
+				return "a malformed section"
+			}
+			section = strings.ToLower(strings.TrimSpace(line[1:end]))
+			if !hgSafeSections[section] {
+				return "a [" + section + "] section"
+			}
+		case section == "":
+			return "a setting outside any section"
+		}
+	}
+	return ""
+}
+
+// maxControlFile bounds what is read of a control or state file.
+const maxControlFile = 16 << 20
+
+// readControlFile reads a file a command could have planted: only a
+// regular file, opened without following a link and without blocking on a
+// FIFO, up to maxControlFile. A missing file is os.ErrNotExist.
+func readControlFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("cannot open it: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("it is a %s", st.Mode().Type())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxControlFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxControlFile {
+		return nil, fmt.Errorf("it is larger than %d bytes", maxControlFile)
+	}
+	return b, nil
+}
+
+// seqStates are a git directory's rebase and cherry-pick state, which
+// `git rebase --continue` and `git cherry-pick --continue` on the host
+// carry on with: the todo list's exec lines run shell commands, and a
+// merge strategy that is not git's own runs `git-merge-<name>` (a name
+// with slashes is a path into the project).
+var seqStates = []string{"rebase-merge", "rebase-apply", "sequencer"}
+
+// builtinStrategies are the merge strategies git implements itself.
+var builtinStrategies = map[string]bool{"ort": true, "recursive": true, "resolve": true, "octopus": true, "ours": true, "subtree": true}
+
+// stateRuns lists what the rebase or sequencer state at dir would make
+// git on the host run ("exec make test", "merge strategy ../evil"); a state
+// that is not a plain directory of plain files is one item itself. nil when
+// there is no state or it runs nothing.
+func stateRuns(dir string) []string {
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return nil
+	}
+	if !st.IsDir() {
+		return []string{filepath.Base(dir) + " is not a directory (git would follow it)"}
+	}
+	var out []string
+	add := func(s string) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	for _, todo := range []string{"git-rebase-todo", "todo"} {
+		b, err := readControlFile(filepath.Join(dir, todo))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			add(todo + ": " + err.Error())
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			line = strings.TrimSpace(line)
+			word, rest, _ := strings.Cut(line, " ")
+			if word == "exec" || word == "x" {
+				add("exec " + strings.TrimSpace(rest))
+			}
+		}
+	}
+	if b, err := readControlFile(filepath.Join(dir, "strategy")); err == nil {
+		if s := strings.TrimSpace(string(b)); s != "" && !builtinStrategies[s] {
+			add("merge strategy " + s)
+		}
+	} else if !os.IsNotExist(err) {
+		add("strategy: " + err.Error())
+	}
+	if b, err := readControlFile(filepath.Join(dir, "opts")); err == nil {
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		sc.Buffer(make([]byte, 64*1024), maxControlFile)
+		for sc.Scan() {
+			key, val, ok := strings.Cut(sc.Text(), "=")
+			if !ok || !strings.EqualFold(strings.TrimSpace(key), "strategy") {
+				continue
+			}
+			if s := strings.Trim(strings.TrimSpace(val), `"`); !builtinStrategies[s] {
+				add("merge strategy " + s)
+			}
+		}
+	} else if !os.IsNotExist(err) {
+		add("opts: " + err.Error())
+	}
+	return out
+}
+
+// seqBaseline records what a git directory's rebase and sequencer state
+// runs when the sandbox starts: the user's own rebase in progress (its
+// exec lines included) is theirs, and stays.
+func seqBaseline(gitDir string) map[string][]string {
+	base := map[string][]string{}
+	for _, s := range seqStates {
+		if runs := stateRuns(filepath.Join(gitDir, s)); len(runs) > 0 {
+			base[s] = runs
+		}
+	}
+	return base
+}
+
+// seqDanger returns what in gitDir's rebase or sequencer state would run
+// on the host that was not there at the start (base), by state.
+func seqDanger(gitDir string, base map[string][]string) (state string, runs []string) {
+	for _, s := range seqStates {
+		var fresh []string
+		for _, r := range stateRuns(filepath.Join(gitDir, s)) {
+			if !slices.Contains(base[s], r) {
+				fresh = append(fresh, r)
+			}
+		}
+		if len(fresh) > 0 {
+			return s, fresh
+		}
+	}
+	return "", nil
+}
