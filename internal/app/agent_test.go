@@ -69,3 +69,29 @@ func TestBrokenPricingIsAWarning(t *testing.T) {
 		t.Errorf("pricing = %v", o.Pricing)
 	}
 }
+
+// TestContextSettingsFromSettingsFile: settings.json "context" reaches the
+// agent's context manager and compaction model, under the environment; a
+// broken settings.json does not stop App.New (commands that need no
+// settings still work) and is reported where an agent starts.
+func TestContextSettingsFromSettingsFile(t *testing.T) {
+	home := t.TempDir()
+	testutil.WriteFile(t, filepath.Join(home, "settings.json"), `{"context": {"window": 100000, "offloadThreshold": 30000, "compactModel": "small"}}`)
+	env := map[string]string{"HOME": home, "SYNAPSE_HOME": home, "SYNAPSE_OFFLOAD_THRESHOLD": "45000"}
+	a, err := New(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := a.AgentOptions(false, nil)
+	if o.Context.Window != 100000 || o.Context.OffloadAt != 45000 || o.Context.CompactAt != 0 || o.CompactModel != "small" {
+		t.Errorf("context %+v, compact model %q", o.Context, o.CompactModel)
+	}
+	testutil.WriteFile(t, filepath.Join(home, "settings.json"), `{"context": {"compactThreshold": -1}}`)
+	a, err = New(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatalf("a broken settings.json stopped App.New: %v", err)
+	}
+	if _, err := a.Settings(); err == nil || !strings.Contains(err.Error(), `"context.compactThreshold" is -1`) || !strings.Contains(err.Error(), filepath.Join(home, "settings.json")) {
+		t.Errorf("settings error: %v", err)
+	}
+}

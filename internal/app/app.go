@@ -24,5 +24,12 @@ func New(getenv config.Getenv) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	// settings.json "context" where the environment says nothing. A broken
+	// file is not an error here: it is reported, naming the file and the
+	// key, where the settings are needed (starting an agent), while
+	// commands that do not need them (sessions, mcp approve) still work.
+	if s, err := config.LoadSettings(cfg.SettingsPath()); err == nil {
+		cfg.ApplySettings(s)
+	}
 	return &App{Config: cfg}, nil
 }

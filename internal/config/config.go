@@ -165,6 +165,29 @@ func Load(getenv Getenv) (Config, error) {
 	return c, nil
 }
 
+// ApplySettings fills the context settings from settings.json "context"
+// where their environment variable is unset: the environment beats the
+// file (an invalid variable still falls back to the default, with its
+// warning). ParseSettings has validated the values.
+func (c *Config) ApplySettings(s Settings) {
+	if s.Context == nil {
+		return
+	}
+	unset := func(name string) bool { return c.Getenv == nil || strings.TrimSpace(c.Getenv(name)) == "" }
+	if unset("SYNAPSE_MAX_CONTEXT_WINDOW") && s.Context.Window > 0 {
+		c.ContextWindow = s.Context.Window
+	}
+	if unset("SYNAPSE_OFFLOAD_THRESHOLD") && s.Context.OffloadThreshold > 0 {
+		c.OffloadThreshold = s.Context.OffloadThreshold
+	}
+	if unset("SYNAPSE_COMPACT_THRESHOLD") && s.Context.CompactThreshold > 0 {
+		c.CompactThreshold = s.Context.CompactThreshold
+	}
+	if unset("SYNAPSE_COMPACT_MODEL") && s.Context.CompactModel != "" {
+		c.CompactModel = s.Context.CompactModel
+	}
+}
+
 // PositiveInt parses name as a positive integer; unset, invalid or ≤ 0 gives def.
 func PositiveInt(getenv Getenv, name string, def int) int {
 	v := getenv(name)

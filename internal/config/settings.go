@@ -55,13 +55,57 @@ type Settings struct {
 	// the server's environment it gets besides its vendor's own: the only
 	// way an engine sees one of Synapse's provider keys.
 	ConsoleEnv map[string][]string `json:"consoleEnv,omitempty"`
+	// Context holds the long-session settings ("context": {"window": …});
+	// each SYNAPSE_* variable of the same meaning beats its key (see
+	// Config.ApplySettings).
+	Context *ContextSettings `json:"context,omitempty"`
 
 	// Extra holds the keys this version does not know, verbatim.
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // knownKeys are the JSON keys of Settings' fields.
-var knownKeys = []string{"provider", "model", "env", "enableSkillSearchInstruction", "maxTokens", "thinkingBudget", "hooks", "skillEnhance", "shareEnv", "consoleEnv"}
+var knownKeys = []string{"provider", "model", "env", "enableSkillSearchInstruction", "maxTokens", "thinkingBudget", "hooks", "skillEnhance", "shareEnv", "consoleEnv", "context"}
+
+// ContextSettings is settings.json "context": the context window and the
+// offload and compaction thresholds, in tokens (absent or 0: from the
+// model's window), and the model that writes compaction summaries.
+type ContextSettings struct {
+	Window           int    `json:"window,omitempty"`           // SYNAPSE_MAX_CONTEXT_WINDOW
+	OffloadThreshold int    `json:"offloadThreshold,omitempty"` // SYNAPSE_OFFLOAD_THRESHOLD
+	CompactThreshold int    `json:"compactThreshold,omitempty"` // SYNAPSE_COMPACT_THRESHOLD
+	CompactModel     string `json:"compactModel,omitempty"`     // SYNAPSE_COMPACT_MODEL
+}
+
+// validate rejects values that cannot be meant: a threshold or window
+// that is not a positive number of tokens, an empty compactModel.
+func (c *ContextSettings) validate(path string, raw json.RawMessage) error {
+	if c == nil {
+		if t := bytes.TrimSpace(raw); len(t) > 0 && string(t) != "null" {
+			return fmt.Errorf(`%s: "context" must be an object like {"offloadThreshold": 120000}`, path)
+		}
+		return nil
+	}
+	var keys map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &keys) // the same bytes decoded into c already
+	for k, v := range keys {
+		switch k {
+		case "window", "offloadThreshold", "compactThreshold":
+			var n int
+			if err := json.Unmarshal(v, &n); err != nil || n <= 0 {
+				return fmt.Errorf(`%s: "context.%s" is %s; it must be a positive whole number of tokens (or remove the key to follow the model's window)`, path, k, v)
+			}
+		case "compactModel":
+			if strings.TrimSpace(c.CompactModel) == "" {
+				return fmt.Errorf(`%s: "context.compactModel" is empty; name a model (or remove the key to use the conversation's model)`, path)
+			}
+		default:
+			return fmt.Errorf(`%s: "context.%s" is not a context setting; use window, offloadThreshold, compactThreshold or compactModel`, path, k)
+		}
+	}
+	c.CompactModel = strings.TrimSpace(c.CompactModel)
+	return nil
+}
 
 // SkillSearchInstruction reports whether the skill-search instruction is on (default true).
 func (s Settings) SkillSearchInstruction() bool {
@@ -130,6 +174,9 @@ func ParseSettings(path string, data []byte) (Settings, error) {
 	if s.ThinkingBudget < 0 {
 		return Settings{}, fmt.Errorf(`%s: "thinkingBudget" must be a positive number, not %d`, path, s.ThinkingBudget)
 	}
+	if err := s.Context.validate(path, raw["context"]); err != nil {
+		return Settings{}, err
+	}
 	return s, nil
 }
 
@@ -173,7 +220,9 @@ func describe(kind string) string {
 	case "bool":
 		return "true or false"
 	case "int", "int64":
-		return "a number"
+		return "a whole number"
+	case "struct":
+		return "an object"
 	case "ptr":
 		return "true or false"
 	}
@@ -212,6 +261,7 @@ func SaveSettings(path string, s Settings) error {
 	set("thinkingBudget", s.ThinkingBudget, s.ThinkingBudget > 0)
 	set("hooks", s.Hooks, len(s.Hooks) > 0)
 	set("skillEnhance", s.SkillEnhance, len(s.SkillEnhance) > 0)
+	set("context", s.Context, s.Context != nil)
 	data, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return fmt.Errorf("cannot encode settings for %s: %w", path, err)

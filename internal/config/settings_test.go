@@ -212,3 +212,71 @@ func TestSetAutoEnhanceKeepsEverythingElse(t *testing.T) {
 		t.Error("--off did not persist")
 	}
 }
+
+// TestContextSettings: settings.json "context" sets the context window,
+// the thresholds and the summary model; each SYNAPSE_* variable of the same
+// meaning beats its key; a bad value is an error naming the key and file.
+func TestContextSettings(t *testing.T) {
+	tests := []struct {
+		name    string
+		file    string
+		env     map[string]string
+		want    [4]any // window, offload, compact, compactModel
+		wantErr []string
+	}{
+		{name: "no context key", file: `{"model":"m"}`, want: [4]any{0, 0, 0, ""}},
+		{name: "settings alone", file: `{"context":{"window":100000,"offloadThreshold":50000,"compactThreshold":70000,"compactModel":" claude-haiku-4-5 "}}`,
+			want: [4]any{100000, 50000, 70000, "claude-haiku-4-5"}},
+		{name: "environment beats settings", file: `{"context":{"window":100000,"offloadThreshold":50000,"compactThreshold":70000,"compactModel":"small"}}`,
+			env:  map[string]string{"SYNAPSE_MAX_CONTEXT_WINDOW": "64000", "SYNAPSE_COMPACT_THRESHOLD": "40000", "SYNAPSE_COMPACT_MODEL": "other"},
+			want: [4]any{64000, 50000, 40000, "other"}},
+		{name: "an invalid variable still beats settings, with its warning", file: `{"context":{"offloadThreshold":50000}}`,
+			env: map[string]string{"SYNAPSE_OFFLOAD_THRESHOLD": "lots"}, want: [4]any{0, 0, 0, ""}},
+		{name: "some keys", file: `{"context":{"compactThreshold":90000}}`, want: [4]any{0, 0, 90000, ""}},
+		{name: "zero", file: `{"context":{"offloadThreshold":0}}`, wantErr: []string{`"context.offloadThreshold" is 0`, "positive whole number of tokens"}},
+		{name: "negative", file: `{"context":{"window":-5}}`, wantErr: []string{`"context.window" is -5`}},
+		{name: "fraction", file: `{"context":{"compactThreshold":1.5}}`, wantErr: []string{`"context.compactThreshold"`, "whole number"}},
+		{name: "string", file: "{\n  \"context\": {\"window\": \"200k\"}\n}", wantErr: []string{`"context.window"`, "line 2", "whole number", "string"}},
+		{name: "unknown key", file: `{"context":{"offload":5000}}`, wantErr: []string{`"context.offload" is not a context setting`, "offloadThreshold"}},
+		{name: "empty model", file: `{"context":{"compactModel":"  "}}`, wantErr: []string{`"context.compactModel" is empty`}},
+		{name: "not an object", file: `{"context":5}`, wantErr: []string{`"context"`, "an object"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			env := map[string]string{"HOME": home, "SYNAPSE_HOME": home}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			cfg, err := Load(func(k string) string { return env[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(cfg.SettingsPath(), []byte(tc.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s, err := LoadSettings(cfg.SettingsPath())
+			if len(tc.wantErr) > 0 {
+				if err == nil {
+					t.Fatalf("want an error, got %+v", s.Context)
+				}
+				for _, w := range append(tc.wantErr, cfg.SettingsPath()) {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q lacks %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.ApplySettings(s)
+			if got := [4]any{cfg.ContextWindow, cfg.OffloadThreshold, cfg.CompactThreshold, cfg.CompactModel}; got != tc.want {
+				t.Errorf("window, offload, compact, model = %v, want %v", got, tc.want)
+			}
+			if _, bad := tc.env["SYNAPSE_OFFLOAD_THRESHOLD"]; bad && !strings.Contains(strings.Join(cfg.Warnings, "\n"), "SYNAPSE_OFFLOAD_THRESHOLD") {
+				t.Errorf("no warning for the invalid variable: %v", cfg.Warnings)
+			}
+		})
+	}
+}
