@@ -249,6 +249,10 @@ func (s *Server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 	if mode == tool.ModePlan {
 		text = tool.PlanPrompt(text)
 	}
+	if strings.TrimSpace(in.typed) != "" {
+		// The title is what the person wrote, not the files they attached.
+		sess.g.Runner.TitleSession(in.typed)
+	}
 	res, runErr := sess.g.Runner.RunImages(runCtx, text, in.images)
 	sess.finish(runErr)
 	switch {

@@ -35,6 +35,7 @@ var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/g
 type prompt struct {
 	text   string
 	images []llm.Image
+	typed  string // the text blocks alone: what the person wrote
 }
 
 // promptInput joins the prompt's blocks: text as it is; an image as an
@@ -48,7 +49,7 @@ type prompt struct {
 // where it refuses, and binary files are refused.
 func promptInput(ctx context.Context, blocks []sdk.ContentBlock, readFile func(ctx context.Context, path string) (string, error)) (prompt, error) {
 	var p prompt
-	var parts []string
+	var parts, typed []string
 	budget := maxContextBytes
 	file := func(name, body string) string {
 		limit := min(maxFileBytes, budget)
@@ -64,6 +65,7 @@ func promptInput(ctx context.Context, blocks []sdk.ContentBlock, readFile func(c
 		switch {
 		case b.Text != nil:
 			parts = append(parts, b.Text.Text)
+			typed = append(typed, b.Text.Text)
 		case b.Image != nil:
 			img, err := decodeImage(b.Image.MimeType, b.Image.Data)
 			if err != nil {
@@ -122,6 +124,7 @@ func promptInput(ctx context.Context, blocks []sdk.ContentBlock, readFile func(c
 		}
 	}
 	p.text = strings.Join(parts, "\n\n")
+	p.typed = strings.Join(typed, "\n\n")
 	return p, nil
 }
 

@@ -132,6 +132,14 @@ func TestPromptImagesAndResources(t *testing.T) {
 	if strings.Contains(string(req.Raw), "PRIVATE-KEY-MATERIAL") {
 		t.Error("a file the sandbox hides reached the model")
 	}
+	// The session's title is what the person wrote, not the attachments.
+	list, err := w.conn.ListSessions(context.Background(), sdk.ListSessionsRequest{Cwd: &w.proj})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Sessions) != 1 || list.Sessions[0].Title == nil || *list.Sessions[0].Title != "what is in the picture?" {
+		t.Errorf("listed sessions = %+v", list.Sessions)
+	}
 }
 
 // Bad content is refused with an error that names the block; nothing is

@@ -251,6 +251,15 @@ func (r *Runner) BeginSession() string {
 	return ""
 }
 
+// TitleSession names the session from text unless it has a title: the
+// prompt's own words, when the prompt carries more than them (an editor's
+// attached files) that would otherwise make the title.
+func (r *Runner) TitleSession(text string) {
+	if sess := r.ensureSession(); sess != nil {
+		sess.SetTitle(text)
+	}
+}
+
 // SessionUsage is a copy of the session's usage, nil without a session.
 func (r *Runner) SessionUsage() *session.Usage {
 	r.mu.Lock()
