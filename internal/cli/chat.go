@@ -215,7 +215,7 @@ func newChat(ctx context.Context, a *app.App, s chatSetup) (*chat, error) {
 	}
 	r, err := repl.New(repl.Options{
 		Mode: s.Mode, SetMode: setMode,
-		In: s.In, Out: s.Out, TTY: s.TTY, Width: s.Width, Color: s.Color,
+		In: s.In, Out: s.Out, TTY: s.TTY, Width: s.Width, Height: s.Height, Color: s.Color,
 		Renderer:       rend,
 		View:           v,
 		Permissions:    perm,

@@ -221,8 +221,8 @@ func TestChatPTYTurnInterruptResumeExit(t *testing.T) {
 	p2.expect(prompt)
 	p2.send("\x1b[A\x1b[A") // history from the first run: Up twice
 	p2.expect("Now run the long one")
-	p2.send("\x03") // clear the line
-	p2.expect(prompt)
+	p2.send("\x03") // clear the line (the prompt stays where it is, a hint under it)
+	p2.expect("press Ctrl+C again")
 	p2.send("/resume\r")
 	p2.expect("Recent sessions in " + dir)
 	p2.expect("What is the answer?") // the title

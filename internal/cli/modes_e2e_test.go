@@ -107,12 +107,13 @@ func TestChatPTYPlanMode(t *testing.T) {
 		}
 		t.Skip("the sandbox cannot run here")
 	}
+	// The prompt shows the mode; the hint under it says what the mode does.
 	p.send("\x1b[Z")
-	p.expect("mode accept-edits:")
 	p.expect("accept-edits " + prompt)
+	p.expect("mode accept-edits:")
 	p.send("\x1b[Z")
-	p.expect("mode plan:")
 	p.expect("plan " + prompt)
+	p.expect("mode plan:")
 	p.send("make f\r")
 	p.expect("mode plan · ") // the footer
 	p.expect("plan mode: refused")

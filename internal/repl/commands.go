@@ -91,7 +91,7 @@ func (r *REPL) cmdHelp(context.Context, string) error {
 	}
 	lines = append(lines,
 		fmt.Sprintf("  %-24s %s", "!<command>", "run a shell command yourself; not sent to the model"),
-		"Input: Shift+Enter, Alt+Enter or Ctrl+J (or \\ at the end) starts a new line (shown as ⏎); a paste is one prompt,",
+		"Input: Shift+Enter, Alt+Enter or Ctrl+J (or \\ at the end) starts a new line; a paste is one prompt,",
 		"  a long one shown as [Pasted text +N lines]; Up brings whole prompts back; Tab completes /commands and paths;",
 		"  Ctrl+R finds an earlier prompt containing what you typed (again: older); @path names a file for the model to read.",
 		"Shift+Tab (or /mode) cycles the permission mode: default, accept-edits, plan, ask.",
@@ -448,7 +448,7 @@ func (r *REPL) pickSession(choices []session.Entry, all bool) string {
 		lines = append(lines, line)
 	}
 	r.println(lines...)
-	line, _, err := r.readLine(fmt.Sprintf("Resume which (1-%d or an id prefix, Enter to cancel)? ", len(choices)))
+	line, err := r.readAnswer(fmt.Sprintf("Resume which (1-%d or an id prefix, Enter to cancel)? ", len(choices)))
 	answer := strings.TrimSpace(line)
 	if err != nil || answer == "" {
 		r.println("Cancelled.")

@@ -6,12 +6,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/charmbracelet/x/ansi"
 )
 
-// Keys the completion callback acts on (x/term hands it every key it does
-// not handle itself).
+// Keys complete acts on.
 const (
 	keyTab   = '\t'
 	keyCtrlR = 18
@@ -25,38 +22,21 @@ type search struct {
 	idx   int
 }
 
-// complete is the line editor's AutoCompleteCallback: Tab completes a
-// slash command or a path (also after @), Ctrl+R searches the history for
-// the text typed so far (again: the next older match).
+// complete is what Tab and Ctrl+R do to the line being typed (pos is the
+// cursor's byte offset in it): Tab completes a slash command or a path
+// (also after @), Ctrl+R finds in the history the newest prompt containing
+// the text typed (again: the next older match). It returns the new line
+// and cursor; a message for the user goes under the prompt (es.note).
 func (r *REPL) complete(line string, pos int, key rune) (string, int, bool) {
-	if r.slashHint && !strings.HasPrefix(line, "/") {
-		r.clearHints() // the line is no longer a command
-	}
 	switch key {
 	case keyTab:
 		r.search = nil
 		return r.completeTab(line, pos)
 	case keyCtrlR:
 		return r.reverseSearch(line)
-	case '/':
-		if line == "" && !r.slashHint { // a command starts: one line of what there is
-			r.hint(r.fit(commandHint()))
-			r.slashHint = true
-		}
 	}
 	r.search = nil
 	return "", 0, false
-}
-
-// commandHint is the one line shown when a command starts.
-func commandHint() string {
-	var b strings.Builder
-	b.WriteString("commands:")
-	for _, c := range commandNames() {
-		b.WriteString(" /" + c)
-	}
-	b.WriteString(" · Tab completes, /help explains")
-	return b.String()
 }
 
 func (r *REPL) reverseSearch(line string) (string, int, bool) {
@@ -66,52 +46,17 @@ func (r *REPL) reverseSearch(line string) (string, int, bool) {
 	}
 	n := r.hist.Len()
 	for i := s.idx + 1; i < n; i++ {
-		e := strings.ReplaceAll(r.hist.At(i), "\n", newlineMark)
+		e := r.hist.At(i)
 		if e != line && strings.Contains(strings.ToLower(e), strings.ToLower(s.query)) {
 			s.idx, s.match = i, e
 			r.search = s
+			r.es.note = fmt.Sprintf("(reverse search %q · Ctrl+R: older)", s.query)
 			return e, len(e), true
 		}
 	}
 	r.search = s
-	r.hint(fmt.Sprintf("(no earlier prompt contains %q)", s.query))
+	r.es.note = fmt.Sprintf("(no earlier prompt contains %q)", s.query)
 	return line, len(line), true
-}
-
-// hint writes a line above the prompt (the editor redraws the prompt);
-// clearHints erases it again.
-func (r *REPL) hint(s string) {
-	if r.editor == nil {
-		return
-	}
-	fmt.Fprint(r.editor, r.dim(s)+"\r\n")
-	rows := 1
-	if w := int(r.width.Load()); w > 0 {
-		rows = max(1, (ansi.StringWidth(s)+w-1)/w)
-	}
-	r.hintRows += rows
-}
-
-// fit cuts s to one row of the terminal, ending in … when cut (the
-// terminal would otherwise wrap it mid-word).
-func (r *REPL) fit(s string) string {
-	if w := int(r.width.Load()); w > 1 && ansi.StringWidth(s) > w-1 {
-		return ansi.Truncate(s, w-1, "…")
-	}
-	return s
-}
-
-// clearHints erases the hint rows above the prompt. The editor's Write
-// first clears its prompt, so the cursor is at the prompt's first row:
-// up over the hints, erase to the end of the screen, and the editor draws
-// the prompt again where the first hint was.
-func (r *REPL) clearHints() {
-	if r.editor == nil || r.hintRows == 0 {
-		r.slashHint = false
-		return
-	}
-	fmt.Fprintf(r.editor, "\x1b[%dA\r\x1b[J", r.hintRows)
-	r.hintRows, r.slashHint = 0, false
 }
 
 func (r *REPL) completeTab(line string, pos int) (string, int, bool) {
@@ -148,7 +93,7 @@ func (r *REPL) completeTab(line string, pos int) (string, int, bool) {
 		if len(shown) > 20 {
 			shown = append(shown[:20:20], fmt.Sprintf("… %d more", len(cands)-20))
 		}
-		r.hint(strings.Join(shown, "  "))
+		r.es.note = strings.Join(shown, "  ")
 		return line, pos, true
 	}
 	if len(repl) < len(prefix) {

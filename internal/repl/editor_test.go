@@ -2,11 +2,8 @@ package repl
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/charmbracelet/x/ansi"
 )
 
 // Shift+Enter, Alt+Enter and Ctrl+J put a line break into the prompt
@@ -22,6 +19,9 @@ func TestPTYMultiLinePromptAndHistory(t *testing.T) {
 			p := startPTY(t, fa, nil)
 			p.send("first line" + key.seq + "second line\r")
 			p.waitFor("› ", 2)
+			p.waitScreen("the prompt on two rows", func(s *screen) bool {
+				return strings.Contains(strings.Join(s.lines(), "\n"), "› first line\n  second line\n")
+			})
 			p.send("\x1b[A\r") // Up, Enter: the same prompt again
 			p.waitFor("› ", 3)
 			want := "[first line\nsecond line first line\nsecond line]"
@@ -55,42 +55,62 @@ func TestPTYLongPasteCollapsed(t *testing.T) {
 	}
 }
 
-// Typing / at the start of a line shows one line of the commands; Tab
-// then completes.
-func TestPTYSlashHint(t *testing.T) {
-	fa := &fakeAgent{}
-	p := startPTY(t, fa, nil)
+// Typing / shows one dim row of the matching commands under the prompt;
+// it narrows as the command is typed, shows the command's help once one
+// is left, and is erased when the input stops being a command and when
+// the prompt is sent, so it never stays in the scrollback.
+func TestPTYSlashPopup(t *testing.T) {
+	p := startPTY(t, &fakeAgent{}, nil)
+	popup := func(s *screen) string { // the row under the prompt's row
+		for i, l := range s.lines() {
+			if strings.HasPrefix(l, "› /") && i+1 < len(s.rows) {
+				return s.lines()[i+1]
+			}
+		}
+		return ""
+	}
 	p.send("/")
-	p.waitFor("commands: /help /exit /quit")
-	p.send("mod\t\r") // Tab makes /mode; /mod alone would be unknown
+	p.waitScreen("the popup of every command", func(s *screen) bool {
+		return strings.HasPrefix(popup(s), "/help /exit /quit /clear") && strings.HasSuffix(popup(s), "…") && len([]rune(popup(s))) <= 79
+	})
+	p.send("co")
+	p.waitScreen("the popup narrowed to /co…", func(s *screen) bool {
+		return popup(s) == "/cost /context /compact · Tab completes"
+	})
+	p.send("st")
+	p.waitScreen("the one command left, with its help", func(s *screen) bool {
+		return strings.HasPrefix(popup(s), "/cost · tokens in/out")
+	})
+	p.send("\x7f\x7f\x7f\x7f\x7f") // Backspace to an empty prompt
+	p.waitScreen("the popup erased", func(s *screen) bool {
+		return s.cursorLine() == "›" && !strings.Contains(strings.Join(s.lines(), "\n"), "/cost")
+	})
+	p.send("/mod\t") // Tab completes as far as the candidates agree; the popup follows
+	p.waitScreen("/mod completed to /mode", func(s *screen) bool {
+		return s.cursorLine() == "› /mode" && popup(s) == "/model /mode · Tab completes"
+	})
+	p.send("\r")
 	p.waitFor("Mode default")
+	p.waitScreen("the popup gone from the scrollback", func(s *screen) bool {
+		text := strings.Join(s.lines(), "\n")
+		return strings.Contains(text, "› /mode\nMode default") && !strings.Contains(text, "Tab completes")
+	})
 }
 
-// The / hint fits one row (cut with … rather than wrapped by the terminal)
-// and is erased when the prompt is sent or stops being a command, so it
-// never stays in the scrollback above the next prompt.
-func TestPTYSlashHintErased(t *testing.T) {
-	const erase = "\x1b[1A\r\x1b[J" // up over the hint row, erase to the end
-	hintRe := regexp.MustCompile(`commands: [^\r]*`)
-	for _, tt := range []struct{ name, keys string }{
-		{"sent", "cost\r"},
-		{"no longer a command", "\x7fhi\r"},
+// The slash popup's text for what is typed.
+func TestSlashPopup(t *testing.T) {
+	for _, tt := range []struct{ value, want string }{
+		{"", ""},
+		{"hello", ""},
+		{"/co", "/cost /context /compact · Tab completes"},
+		{"/CO", "/cost /context /compact · Tab completes"},
+		{"/resu", "/resume [--latest | --all | id] · continue a saved session of this project (pick by number or id prefix)"},
+		{"/zz", "no command starts with /zz · /help lists them"},
+		{"/model gpt", ""}, // arguments: no longer a command name being typed
+		{"/co\nmore", ""},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			p := startPTY(t, &fakeAgent{}, nil)
-			p.send("/")
-			p.waitFor("commands: /help")
-			p.send(tt.keys)
-			p.waitFor("› ", 4) // first, redrawn under the hint and where it was, after the turn
-			out := p.out.String()
-			hint := ansi.Strip(hintRe.FindString(out))
-			if w := ansi.StringWidth(hint); w > 79 || !strings.HasSuffix(hint, "…") {
-				t.Errorf("hint is %d cells wide (%q); want it cut to fit 80 columns with …", w, hint)
-			}
-			i := strings.Index(out, "commands: ")
-			if j := strings.Index(out[i:], erase); j < 0 {
-				t.Errorf("the hint was never erased; output after it: %q", out[i:])
-			}
-		})
+		if got := slashPopup(tt.value); got != tt.want {
+			t.Errorf("slashPopup(%q) = %q, want %q", tt.value, got, tt.want)
+		}
 	}
 }

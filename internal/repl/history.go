@@ -20,8 +20,7 @@ const MaxHistory = 1000
 const maxEntryBytes = 256 << 10
 
 // History is the prompt history, persisted across runs as one JSON string
-// per line (so multi-line prompts survive) and appended line-whole. It
-// implements golang.org/x/term's History.
+// per line (so multi-line prompts survive) and appended line-whole.
 type History struct {
 	mu      sync.Mutex
 	path    string
@@ -72,8 +71,7 @@ func LoadHistory(path string, warn func(error)) (*History, error) {
 	return h, nil
 }
 
-// Add records entry (x/term calls it for every line read) and appends it
-// to the file. Consecutive duplicates and blank lines are not recorded.
+// Add records entry (a prompt sent) and appends it to the file. Consecutive duplicates and blank lines are not recorded.
 func (h *History) Add(entry string) {
 	if strings.TrimSpace(entry) == "" {
 		return
@@ -156,11 +154,4 @@ func (h *History) At(idx int) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.entries[len(h.entries)-1-idx]
-}
-
-// Entries returns a copy, oldest first.
-func (h *History) Entries() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]string(nil), h.entries...)
 }

@@ -57,3 +57,10 @@ func TestHistoryHugeLineAndCompaction(t *testing.T) {
 		t.Fatalf("file after adds ends %q", data[max(0, len(data)-40):])
 	}
 }
+
+// Entries returns a copy, oldest first.
+func (h *History) Entries() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.entries...)
+}

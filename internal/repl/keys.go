@@ -5,14 +5,24 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"time"
+
+	tea "charm.land/bubbletea/v2"
+	uv "github.com/charmbracelet/ultraviolet"
 )
 
 // keys pumps the terminal's input from one goroutine, so that the line
-// editor (between turns) and the turn's Ctrl+C watcher (during a turn) read
-// the same stream without two readers racing on stdin.
+// editor (between turns) and the turn's watcher (during a turn) read the
+// same stream without two readers racing on stdin. Both decode it with one
+// decoder, so a sequence or a paste cut by the end of a turn is finished by
+// whichever reads next.
 type keys struct {
 	ch chan []byte
+
+	mu  sync.Mutex
+	dec decoder
+	// rest is input decoded but not yet used: the keys after the Enter that
+	// sent a prompt belong to the turn watcher (or the next prompt).
+	rest []keyInput
 }
 
 func startKeys(in io.Reader) *keys {
@@ -33,172 +43,139 @@ func startKeys(in io.Reader) *keys {
 	return k
 }
 
-const (
-	keyCtrlC = 0x03
-	keyCtrlD = 0x04
-)
-
-// editorInput is the line editor's view of the keys. It turns Ctrl+C into
-// "clear the line" (Ctrl+E Ctrl+U for x/term's editor) and a second Ctrl+C
-// within exitWindow into Ctrl+D on the now empty line, which ends input.
-type editorInput struct {
-	k       *keys
-	pending []byte
-	now     func() time.Time
-
-	mu         sync.Mutex
-	lastCtrlC  time.Time
-	onCtrlC    func(exiting bool) // shows a hint; called outside the editor's lock
-	onShiftTab func()             // cycles the permission mode; outside the editor's lock
-	onEnter    func()             // before Enter reaches the editor (the prompt is still drawn)
-	done       <-chan struct{}    // ends a wait for keys (the REPL's context)
-
-	// onPaste turns a finished bracketed paste into the keys to type (the
-	// text on one line, or a placeholder for a long one).
-	onPaste  func(text string) []byte
-	pasting  bool
-	pasteBuf []byte
+// decode turns one read into inputs, after any left over from before.
+func (k *keys) decode(b []byte) []keyInput {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	in := append(k.rest, k.dec.decode(b)...)
+	k.rest = nil
+	return in
 }
 
-// prefill hands keys to the editor as if typed (a line typed during a
-// turn and not yet sent).
-func (e *editorInput) prefill(b []byte) {
-	e.pending = append(append([]byte(nil), b...), e.pending...)
+// takeRest hands over the inputs left over from the last reader.
+func (k *keys) takeRest() []keyInput {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	in := k.rest
+	k.rest = nil
+	return in
 }
 
-func (e *editorInput) setDone(done <-chan struct{}) {
-	e.mu.Lock()
-	e.done = done
-	e.mu.Unlock()
-}
-
-const exitWindow = 2 * time.Second
-
-func (e *editorInput) Read(p []byte) (int, error) {
-	e.mu.Lock()
-	done := e.done
-	e.mu.Unlock()
-	for len(e.pending) == 0 {
-		select {
-		case b, ok := <-e.k.ch:
-			if !ok {
-				return 0, io.EOF
-			}
-			e.pending = e.translate(b)
-		case <-done:
-			return 0, io.EOF
-		}
+// putBack keeps inputs the reader did not use for the next one.
+func (k *keys) putBack(in []keyInput) {
+	if len(in) == 0 {
+		return
 	}
-	n := copy(p, e.pending)
-	e.pending = e.pending[n:]
-	return n, nil
+	k.mu.Lock()
+	k.rest = append(append([]keyInput(nil), in...), k.rest...)
+	k.mu.Unlock()
 }
 
-// shiftTab is the key's sequence (back-tab).
-var shiftTab = []byte("\x1b[Z")
+// keyInput is one thing the terminal sent: a key press, or a whole
+// bracketed paste (isPaste, with its text).
+type keyInput struct {
+	key     tea.KeyPressMsg
+	paste   string
+	isPaste bool
+}
 
-// Bracketed paste markers, and the keys that insert a newline into the
-// prompt instead of sending it: Alt+Enter, Ctrl+J, Shift+Enter (as
-// terminals with CSI-u or modifyOtherKeys send it).
-var (
-	pasteStart   = []byte("\x1b[200~")
-	pasteEnd     = []byte("\x1b[201~")
-	newlineKeys  = [][]byte{[]byte("\x1b[13;2u"), []byte("\x1b[27;2;13~"), []byte("\x1b\r"), []byte("\n")}
-	newlineBytes = []byte(newlineMark)
-)
+// Bracketed paste's end marker: the paste's bytes are taken as they are
+// up to it (they are text, not keys).
+var pasteEnd = []byte("\x1b[201~")
 
-// newlineMark stands for a line break inside the one-line editor; it is
-// turned back into "\n" when the prompt is sent.
-const newlineMark = "⏎"
+// decoder turns the terminal's bytes into keys with ultraviolet's decoder
+// (the one Bubble Tea uses): CSI u and modifyOtherKeys encodings, Alt as an
+// Esc prefix, SS3 arrows and the legacy control bytes all come out as the
+// same named keys ("shift+enter", "alt+enter", "ctrl+j", "shift+tab", …).
+type decoder struct {
+	uv      uv.EventDecoder
+	carry   []byte // an escape sequence cut by the end of a read
+	pasting bool
+	paste   []byte
+}
 
-// translate turns the terminal's keys into the editor's: pastes are
-// collected whole (across reads) and handed to onPaste, newline keys
-// become newlineMark, Shift+Tab and Ctrl+C are acted on.
-func (e *editorInput) translate(b []byte) []byte {
-	var out []byte
+func (d *decoder) decode(b []byte) []keyInput {
+	if len(d.carry) > 0 {
+		b = append(d.carry, b...)
+		d.carry = nil
+	}
+	var out []keyInput
 	for len(b) > 0 {
-		if e.pasting {
-			e.pasteBuf = append(e.pasteBuf, b...)
-			i := bytes.Index(e.pasteBuf, pasteEnd)
+		if d.pasting {
+			d.paste = append(d.paste, b...)
+			i := bytes.Index(d.paste, pasteEnd)
 			if i < 0 {
 				return out
 			}
-			rest := append([]byte(nil), e.pasteBuf[i+len(pasteEnd):]...)
-			text := string(e.pasteBuf[:i])
-			e.pasting, e.pasteBuf = false, nil
-			if e.onPaste != nil {
-				out = append(out, e.onPaste(text)...)
-			} else {
-				out = append(append(append(out, pasteStart...), text...), pasteEnd...)
-			}
-			b = rest
+			b = append([]byte(nil), d.paste[i+len(pasteEnd):]...)
+			out = append(out, keyInput{paste: pasteText(string(d.paste[:i])), isPaste: true})
+			d.pasting, d.paste = false, nil
 			continue
 		}
-		i := bytes.Index(b, pasteStart)
-		if i < 0 {
-			return append(out, e.keys(b)...)
+		if unfinished(b) {
+			d.carry = append([]byte(nil), b...)
+			return out
 		}
-		out = append(out, e.keys(b[:i])...)
-		e.pasting = true
-		b = b[i+len(pasteStart):]
+		n, ev := d.uv.Decode(b)
+		if n <= 0 {
+			break
+		}
+		b = b[n:]
+		switch ev := ev.(type) {
+		case uv.PasteStartEvent:
+			d.pasting = true
+		case uv.KeyPressEvent:
+			out = append(out, keyInput{key: tea.KeyPressMsg(ev)})
+		}
 	}
 	return out
 }
 
-// keys translates typed (not pasted) keys.
-func (e *editorInput) keys(b []byte) []byte {
-	for _, k := range newlineKeys {
-		b = bytes.ReplaceAll(b, k, newlineBytes)
+// unfinished reports a CSI or SS3 sequence with its final byte still to
+// come (a lone Esc is the Esc key: it is not held back).
+func unfinished(b []byte) bool {
+	if len(b) < 2 || b[0] != 0x1b {
+		return false
 	}
-	for n := bytes.Count(b, shiftTab); n > 0; n-- {
-		b = bytes.Replace(b, shiftTab, nil, 1)
-		if e.onShiftTab != nil {
-			e.onShiftTab()
+	switch b[1] {
+	case 'O':
+		return len(b) == 2
+	case '[':
+		for _, c := range b[2:] {
+			if c >= 0x40 && c <= 0x7e {
+				return false
+			}
+			if c < 0x20 || c > 0x3f { // neither a parameter nor an intermediate byte
+				return false
+			}
 		}
+		return true
 	}
-	if e.onEnter != nil && bytes.IndexByte(b, '\r') >= 0 {
-		e.onEnter()
-	}
-	if bytes.IndexByte(b, keyCtrlC) < 0 {
-		return b
-	}
-	var out []byte
-	for _, c := range b {
-		if c != keyCtrlC {
-			out = append(out, c)
-			continue
-		}
-		e.mu.Lock()
-		now := e.now()
-		exiting := !e.lastCtrlC.IsZero() && now.Sub(e.lastCtrlC) < exitWindow
-		e.lastCtrlC = now
-		e.mu.Unlock()
-		out = append(out, 0x05, 0x15) // end of line, kill to start
-		if exiting {
-			out = append(out, keyCtrlD)
-		}
-		if e.onCtrlC != nil {
-			e.onCtrlC(exiting)
-		}
-	}
-	return out
+	return false
+}
+
+// pasteText is a paste with the terminal's line ends made "\n" and trailing
+// line breaks dropped.
+func pasteText(s string) string {
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+	return strings.TrimRight(s, "\n")
 }
 
 // turnWatch consumes keys during a turn: Ctrl+C, and Esc when nothing is
 // queued, cancel the turn; while a question is open (a permission prompt)
-// keys go to it; other keys are typed ahead. A line ended with Enter is
-// queued as the next prompt; /exit (/quit, /q) queued cancels the turn and
-// ends the REPL; Esc clears what is queued; an unfinished line is handed
-// to the editor when the turn ends.
+// keys go to it; Shift+Tab cycles the permission mode; other keys are typed
+// ahead. A line ended with Enter is queued as the next prompt; /exit
+// (/quit, /q) queued cancels the turn and ends the REPL; Esc clears what is
+// queued; an unfinished line is handed to the editor when the turn ends.
 type turnWatch struct {
-	cancel  func()
-	onQueue func(q Queue) // the typed-ahead text changed (the footer shows it)
-	answers chan byte     // non-nil while a question waits
-	mu      sync.Mutex
-	q       Queue
-	paste   bool // inside a bracketed paste: Enter is a newline
-	stop    chan struct{}
-	done    chan struct{}
+	cancel   func()
+	onQueue  func(q Queue) // the typed-ahead text changed (the footer shows it)
+	shiftTab func()        // Shift+Tab: the next permission mode (nil: ignored)
+	answers  chan byte     // non-nil while a question waits
+	mu       sync.Mutex
+	q        Queue
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 // Queue is what was typed during a turn.
@@ -219,10 +196,13 @@ func (q Queue) Text() string {
 	return strings.Join(parts, " ⏎ ")
 }
 
-func (k *keys) watchTurn(cancel func(), onQueue func(Queue)) *turnWatch {
-	w := &turnWatch{cancel: cancel, onQueue: onQueue, stop: make(chan struct{}), done: make(chan struct{})}
+func (k *keys) watchTurn(cancel func(), onQueue func(Queue), shiftTab func()) *turnWatch {
+	w := &turnWatch{cancel: cancel, onQueue: onQueue, shiftTab: shiftTab, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
+		if rest := k.takeRest(); len(rest) > 0 { // typed right after the Enter that sent the prompt
+			w.feed(rest)
+		}
 		for {
 			select {
 			case <-w.stop:
@@ -232,120 +212,102 @@ func (k *keys) watchTurn(cancel func(), onQueue func(Queue)) *turnWatch {
 					w.cancel()
 					return
 				}
-				w.feed(b)
+				w.feed(k.decode(b))
 			}
 		}
 	}()
 	return w
 }
 
-const keyEsc = 0x1b
-
-// feed handles one read's worth of keys.
-func (w *turnWatch) feed(b []byte) {
+// feed handles decoded keys.
+func (w *turnWatch) feed(in []keyInput) {
 	changed := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c == keyCtrlC {
-			w.cancel()
-			continue
-		}
+	for _, ki := range in {
 		w.mu.Lock()
 		ans := w.answers
 		w.mu.Unlock()
-		if ans != nil {
-			select {
-			case ans <- c:
-			default:
-			}
-			continue
-		}
-		if c == keyEsc {
-			n, seq := escapeSequence(b[i:])
-			i += n - 1
-			switch {
-			case seq == "\x1b[200~":
-				w.paste = true
-			case seq == "\x1b[201~":
-				w.paste = false
-			case seq == "\x1b\r" || seq == "\x1b\n": // Alt+Enter
-				w.mu.Lock()
-				w.q.Partial += "\n"
-				w.mu.Unlock()
-				changed = true
-			case n == 1: // a lone Esc
-				w.mu.Lock()
-				empty := w.q.empty()
-				w.q.Prompts, w.q.Partial = nil, ""
-				w.mu.Unlock()
-				if empty {
-					w.cancel()
-				}
-				changed = !empty
-			}
-			continue
-		}
-		w.mu.Lock()
+		k := ki.key
 		switch {
-		case c == '\r' || c == '\n':
-			if w.paste {
-				w.q.Partial += "\n"
-				break
+		case !ki.isPaste && k.String() == "ctrl+c":
+			w.cancel()
+			continue
+		case ans != nil: // a question is open: its answer
+			answer := k.Text
+			if k.Code == tea.KeyEscape {
+				answer = "\x1b"
 			}
-			line := w.q.Partial
-			w.q.Partial = ""
-			if strings.TrimSpace(line) == "" {
-				break
+			for i := 0; i < len(answer); i++ {
+				select {
+				case ans <- answer[i]:
+				default:
+				}
 			}
-			if isExit(line) {
-				w.q.Exit = true
-				w.mu.Unlock()
-				w.cancel()
-				w.mu.Lock()
-				break
+			continue
+		case !ki.isPaste && k.String() == "shift+tab":
+			if w.shiftTab != nil {
+				w.shiftTab()
 			}
-			w.q.Prompts = append(w.q.Prompts, line)
-		case c == 0x7f || c == 0x08: // Backspace
-			if r := []rune(w.q.Partial); len(r) > 0 {
-				w.q.Partial = string(r[:len(r)-1])
-			}
-		case c == 0x15: // Ctrl+U
-			w.q.Partial = ""
-		case c == '\t' || c >= 0x20:
-			w.q.Partial += string(c)
-		default:
-			w.mu.Unlock()
-			continue // other control keys mean nothing here
+			continue
 		}
-		w.mu.Unlock()
-		changed = true
+		if w.edit(ki) {
+			changed = true
+		}
 	}
 	if changed && w.onQueue != nil {
 		w.onQueue(w.Queue())
 	}
 }
 
-// escapeSequence measures the escape sequence at the start of b (which
-// starts with Esc): CSI and SS3 sequences whole, Esc plus one key (Alt+key),
-// or a lone Esc (n == 1, the key itself).
-func escapeSequence(b []byte) (n int, seq string) {
-	if len(b) < 2 {
-		return 1, "\x1b"
+// edit applies one key to the queue; it reports whether the queue changed.
+func (w *turnWatch) edit(ki keyInput) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ki.isPaste {
+		w.q.Partial += ki.paste
+		return true
 	}
-	switch b[1] {
-	case '[':
-		for j := 2; j < len(b); j++ {
-			if b[j] >= 0x40 && b[j] <= 0x7e {
-				return j + 1, string(b[:j+1])
-			}
+	k := ki.key
+	switch k.String() {
+	case "esc":
+		empty := w.q.empty()
+		w.q.Prompts, w.q.Partial = nil, ""
+		if empty {
+			w.mu.Unlock()
+			w.cancel()
+			w.mu.Lock()
 		}
-		return len(b), string(b)
-	case 'O':
-		return min(3, len(b)), string(b[:min(3, len(b))])
-	case keyEsc:
-		return 1, "\x1b"
+		return !empty
+	case "shift+enter", "alt+enter", "ctrl+j":
+		w.q.Partial += "\n"
+	case "enter":
+		line := w.q.Partial
+		w.q.Partial = ""
+		switch {
+		case strings.TrimSpace(line) == "":
+			return line != ""
+		case isExit(line):
+			w.q.Exit = true
+			w.mu.Unlock()
+			w.cancel()
+			w.mu.Lock()
+		default:
+			w.q.Prompts = append(w.q.Prompts, line)
+		}
+	case "backspace", "ctrl+h":
+		r := []rune(w.q.Partial)
+		if len(r) == 0 {
+			return false
+		}
+		w.q.Partial = string(r[:len(r)-1])
+	case "ctrl+u":
+		w.q.Partial = ""
+	default:
+		if k.Text == "" {
+			return false // other keys mean nothing here
+		}
+		w.q.Partial += k.Text
 	}
-	return 2, string(b[:2])
+	return true
 }
 
 // isExit reports a line that asks to leave.

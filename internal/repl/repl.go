@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/term"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/command"
@@ -54,8 +54,11 @@ type Options struct {
 	// line with no editing, as from a pipe.
 	TTY bool
 	// Color allows styling (dim hints); false under NO_COLOR.
-	Color    bool
+	Color bool
+	// Width and Height are the terminal's size (0: unknown); SetSize
+	// follows changes.
 	Width    int
+	Height   int
 	Renderer *render.Renderer
 	// View draws the agent's events (the REPL passes its Handle as the
 	// agent's OnEvent); /context reads the last request's size from it.
@@ -109,25 +112,22 @@ type REPL struct {
 	r    *render.Renderer
 	now  func() time.Time
 	hist *History
-	// width is the terminal's, for word-wrapping println's lines (0: unknown).
-	width atomic.Int64
+	// width and height are the terminal's, for word-wrapping println's
+	// lines and the editor (0: unknown).
+	width, height atomic.Int64
 
-	keys   *keys
-	editor *term.Terminal
-	input  *editorInput
-	lines  chan lineRead // non-TTY input, read ahead by one goroutine
-	done   <-chan struct{}
-	stop   chan struct{} // closed when Run returns: the line reader quits
+	keys    *keys         // the terminal's keys (TTY only)
+	ed      *lineEditor   // the prompt editor (TTY only)
+	es      editorState   // the prompt being typed
+	resized chan struct{} // SetSize tells the editor to redraw
+	lines   chan lineRead // non-TTY input, read ahead by one goroutine
+	done    <-chan struct{}
+	stop    chan struct{} // closed when Run returns: the line reader quits
 
 	perm *Permissions // asks about sandbox-blocked commands during a turn
 
-	search *search // the Ctrl+R search under way, nil when none
-	// hintRows is how many rows of hints (the / command list, Tab
-	// candidates, Ctrl+R misses) stand right above the prompt; they are
-	// erased when the prompt is sent, so none stays in the scrollback.
-	hintRows  int
-	slashHint bool              // the / command list is among them
-	pastes    map[string]string // placeholder shown in the editor → the pasted text
+	search *search           // the Ctrl+R search under way, nil when none
+	pastes map[string]string // placeholder shown in the editor → the pasted text
 
 	queued []string // prompts typed during the last turn, run next
 	exit   bool     // /exit was typed during a turn
@@ -145,6 +145,7 @@ func New(o Options) (*REPL, error) {
 	}
 	r := &REPL{o: o, r: o.Renderer, now: o.Now, perm: o.Permissions}
 	r.width.Store(int64(o.Width))
+	r.height.Store(int64(o.Height))
 	if r.perm == nil {
 		r.perm = NewPermissions(o.Renderer)
 	}
@@ -162,27 +163,8 @@ func New(o Options) (*REPL, error) {
 	r.perm.SetMode(o.Mode, tool.ProjectRoot(o.Cwd))
 	if o.TTY {
 		r.keys = startKeys(o.In)
-		in := &editorInput{k: r.keys, now: r.now}
-		r.input = in
-		r.editor = term.NewTerminal(struct {
-			io.Reader
-			io.Writer
-		}{in, o.Out}, r.prompt())
-		in.onShiftTab = func() { r.cycleMode() }
-		in.onEnter = r.clearHints
-		in.onCtrlC = func(exiting bool) {
-			r.clearHints()
-			if !exiting {
-				fmt.Fprint(r.editor, r.dim("(press Ctrl+C again or Ctrl+D to exit)")+"\r\n")
-			}
-		}
-		r.editor.History = editorHistory{h}
-		in.onPaste = r.pasted
-		r.editor.AutoCompleteCallback = r.complete
-		r.editor.SetBracketedPasteMode(true)
-		if o.Width > 0 {
-			_ = r.editor.SetSize(o.Width, 24)
-		}
+		r.ed = newLineEditor(o.Out, r.prompt(), o.Width, o.Height)
+		r.resized = make(chan struct{}, 1)
 	} else {
 		r.stop = make(chan struct{})
 		r.lines = readLines(o.In, r.stop)
@@ -190,10 +172,7 @@ func New(o Options) (*REPL, error) {
 	return r, nil
 }
 
-const (
-	promptText   = "› "
-	continuation = "… "
-)
+const promptText = "› "
 
 // dim styles a hint, unless colours are off (NO_COLOR).
 func (r *REPL) dim(s string) string {
@@ -204,12 +183,21 @@ func (r *REPL) dim(s string) string {
 }
 
 // SetSize tells the line editor and the renderer the terminal's new size.
+// It may be called from any goroutine (SIGWINCH).
 func (r *REPL) SetSize(width, height int) {
 	r.width.Store(int64(width))
-	if r.editor != nil {
-		_ = r.editor.SetSize(width, height)
+	r.height.Store(int64(height))
+	if r.resized != nil {
+		select {
+		case r.resized <- struct{}{}:
+		default:
+		}
 	}
 	r.r.SetSize(width, height)
+}
+
+func (r *REPL) size() (width, height int) {
+	return int(r.width.Load()), int(r.height.Load())
 }
 
 // println writes lines outside the renderer (banner, command answers), with
@@ -272,8 +260,10 @@ func (r *REPL) Run(ctx context.Context) int {
 	if r.stop != nil {
 		defer close(r.stop)
 	}
-	if r.input != nil {
-		r.input.setDone(ctx.Done())
+	if r.ed != nil {
+		// Bracketed paste: a paste arrives marked, as one prompt.
+		_, _ = io.WriteString(r.o.Out, "\x1b[?2004h")
+		defer func() { _, _ = io.WriteString(r.o.Out, "\x1b[?2004l") }()
 	}
 	r.banner()
 	for {
@@ -289,7 +279,7 @@ func (r *REPL) Run(ctx context.Context) int {
 		var err error
 		if len(r.queued) > 0 { // typed during the last turn: it runs now
 			input, r.queued = r.queued[0], r.queued[1:]
-			r.println(promptText + input)
+			r.println(r.prompt() + strings.ReplaceAll(input, "\n", "\n"+strings.Repeat(" ", ansi.StringWidth(r.prompt()))))
 			r.hist.Add(input)
 		} else {
 			input, err = r.readInput()
@@ -346,110 +336,50 @@ func (r *REPL) banner() {
 	}
 }
 
-// readLine reads one physical line; pasted reports bracketed-paste lines.
-func (r *REPL) readLine(prompt string) (line string, pasted bool, err error) {
-	if r.editor == nil {
-		var l lineRead
-		var ok bool
-		select {
-		case l, ok = <-r.lines:
-			if !ok {
-				return "", false, io.EOF
-			}
-		case <-r.done:
-			return "", false, io.EOF
+// readLine reads one line of piped input.
+func (r *REPL) readLine() (string, error) {
+	select {
+	case l, ok := <-r.lines:
+		if !ok {
+			return "", io.EOF
 		}
 		if l.err != nil && (l.s == "" || !errors.Is(l.err, io.EOF)) {
-			return "", false, l.err
+			return "", l.err
 		}
-		return strings.TrimRight(l.s, "\r\n"), false, nil
+		return strings.TrimRight(l.s, "\r\n"), nil
+	case <-r.done:
+		return "", io.EOF
 	}
-	r.editor.SetPrompt(prompt)
-	line, err = r.editor.ReadLine()
-	if errors.Is(err, term.ErrPasteIndicator) {
-		return line, true, nil
-	}
-	return line, false, err
 }
 
-// readInput reads one prompt. In the editor, newline marks become line
-// breaks and paste placeholders the pasted text, and the whole prompt
-// goes into the history as one entry.
+// readAnswer reads the answer to a question (not kept in the history).
+func (r *REPL) readAnswer(question string) (string, error) {
+	if r.ed != nil {
+		return r.readEditor(question, false)
+	}
+	return r.readLine()
+}
+
+// readInput reads one prompt: with the editor on a terminal, otherwise
+// line by line, a line ending in a backslash continuing on the next.
 func (r *REPL) readInput() (string, error) {
-	in, err := r.readLines()
-	if err != nil || r.editor == nil {
-		return in, err
+	if r.ed != nil {
+		return r.readEditor(r.prompt(), true)
 	}
-	in = strings.ReplaceAll(in, newlineMark, "\n")
-	for k, v := range r.pastes {
-		in = strings.ReplaceAll(in, k, v)
-	}
-	r.pastes = nil
-	r.hist.Add(in)
-	return in, nil
-}
-
-// Pastes of at least collapseLines lines (or collapseBytes bytes) are shown
-// as a placeholder; the text is sent whole.
-const (
-	collapseLines = 10
-	collapseBytes = 4000
-)
-
-// pasted is what the editor shows for a finished paste: the text on one
-// line (line breaks as newlineMark), or a placeholder for a long one.
-func (r *REPL) pasted(text string) []byte {
-	text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
-	text = strings.TrimRight(text, "\n")
-	lines := strings.Count(text, "\n") + 1
-	if lines < collapseLines && len(text) < collapseBytes {
-		return []byte(strings.ReplaceAll(text, "\n", newlineMark))
-	}
-	if r.pastes == nil {
-		r.pastes = map[string]string{}
-	}
-	ph := fmt.Sprintf("[Pasted text #%d +%d lines]", len(r.pastes)+1, lines)
-	r.pastes[ph] = text
-	return []byte(ph)
-}
-
-// editorHistory is the history as the one-line editor sees it: entries
-// with their line breaks as newlineMark, so a multi-line prompt comes back
-// whole; the REPL adds each prompt itself (x/term would add every line).
-type editorHistory struct{ h *History }
-
-func (e editorHistory) Add(string)        {}
-func (e editorHistory) Len() int          { return e.h.Len() }
-func (e editorHistory) At(idx int) string { return strings.ReplaceAll(e.h.At(idx), "\n", newlineMark) }
-
-// readLines reads one prompt: a line ending in a backslash continues on
-// the next line, and pasted lines are collected until Enter.
-func (r *REPL) readLines() (string, error) {
 	var parts []string
-	prompt := r.prompt()
 	for {
-		line, pasted, err := r.readLine(prompt)
+		line, err := r.readLine()
 		if err != nil {
-			if len(parts) > 0 && errors.Is(err, io.EOF) && r.editor == nil {
+			if len(parts) > 0 && errors.Is(err, io.EOF) {
 				return strings.Join(parts, "\n"), nil
 			}
 			return "", err
 		}
-		switch {
-		case pasted:
-			parts = append(parts, line)
-			prompt = continuation
-		case strings.HasSuffix(line, "\\") && !strings.HasSuffix(line, "\\\\"):
+		if strings.HasSuffix(line, "\\") && !strings.HasSuffix(line, "\\\\") {
 			parts = append(parts, strings.TrimSuffix(line, "\\"))
-			prompt = continuation
-		default:
-			if len(parts) > 0 && line == "" && r.editor != nil {
-				// Enter on an empty line after a paste sends the paste.
-				return strings.Join(parts, "\n"), nil
-			}
-			parts = append(parts, line)
-			return strings.Join(parts, "\n"), nil
+			continue
 		}
+		return strings.Join(append(parts, line), "\n"), nil
 	}
 }
 
@@ -474,6 +404,9 @@ func (r *REPL) cancellable(ctx context.Context, fn func(ctx context.Context)) (i
 	if r.keys != nil {
 		w := r.keys.watchTurn(cancel, func(q Queue) {
 			r.setQueue(q.Text())
+		}, func() { // Shift+Tab: the next mode, said above the live area and shown in the footer
+			r.r.Notice(r.cycleMode())
+			r.r.SetStatus(r.status())
 		})
 		r.perm.setWatch(w)
 		defer func() {
@@ -500,8 +433,8 @@ func (r *REPL) takeQueue(q Queue) {
 	r.setQueue("")
 	r.queued = append(r.queued, q.Prompts...)
 	r.exit = r.exit || q.Exit
-	if q.Partial != "" && r.input != nil {
-		r.input.prefill([]byte(strings.ReplaceAll(q.Partial, "\n", newlineMark)))
+	if q.Partial != "" && r.ed != nil {
+		r.prefill(q.Partial)
 	}
 }
 
@@ -635,9 +568,6 @@ func (r *REPL) setMode(m tool.Mode) error {
 		return err
 	}
 	r.perm.SetMode(m, tool.ProjectRoot(r.o.Cwd))
-	if r.editor != nil {
-		r.editor.SetPrompt(r.prompt())
-	}
 	return nil
 }
 
@@ -654,14 +584,11 @@ func modeHelp(m tool.Mode) string {
 	return "default: sandboxed; you are asked only about escapes"
 }
 
-// cycleMode is Shift+Tab at the prompt: the next mode.
-func (r *REPL) cycleMode() {
+// cycleMode is Shift+Tab: the next mode. It returns what to tell the user.
+func (r *REPL) cycleMode() string {
 	next := r.perm.Mode().Next()
-	msg := "mode " + modeHelp(next) + " (Shift+Tab: next mode)"
 	if err := r.setMode(next); err != nil {
-		msg = "mode unchanged: " + err.Error()
+		return "mode unchanged: " + err.Error()
 	}
-	if r.editor != nil {
-		fmt.Fprint(r.editor, r.dim(msg)+"\r\n")
-	}
+	return "mode " + modeHelp(next) + " (Shift+Tab: next mode)"
 }

@@ -367,7 +367,10 @@ func TestPTYCtrlCAtPromptClearsThenExits(t *testing.T) {
 	p.send("\x03")
 	p.waitFor("press Ctrl+C again")
 	p.send("second\r") // the cleared line is gone; only this runs
-	p.waitFor("› ", 3)
+	p.waitFor("› ", 2)
+	if strings.Contains(strings.Join(p.screen().lines(), "\n"), "press Ctrl+C again") {
+		t.Error("the Ctrl+C hint stayed on screen after the next key")
+	}
 	if got := fa.Inputs(); fmt.Sprint(got) != "[second]" {
 		t.Fatalf("turns %q, want [second]", got)
 	}

@@ -34,8 +34,9 @@ func TestTurnWatchFeed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cancels := 0
 			w := &turnWatch{cancel: func() { cancels++ }}
+			var d decoder
 			for _, r := range tt.reads {
-				w.feed([]byte(r))
+				w.feed(d.decode([]byte(r)))
 			}
 			if got := w.Queue(); fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", tt.want) {
 				t.Errorf("queue %#v, want %#v", got, tt.want)

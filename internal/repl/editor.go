@@ -1,0 +1,266 @@
+package repl
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"charm.land/bubbles/v2/textarea"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/rivo/uniseg"
+)
+
+// lineEditor is the prompt being typed: a bubbles textarea holds the text
+// and does the editing (multi-line, soft wrap, word moves, kill keys), and
+// lineEditor draws its view at the bottom of the output itself. No Bubble
+// Tea program runs: the renderer owns the terminal during turns and one key
+// pump feeds both the editor and the turn watcher.
+type lineEditor struct {
+	ta     textarea.Model
+	out    io.Writer
+	prompt string
+	width  int
+	height int
+
+	drawn []string // the rows on screen, the editor's first row first
+	row   int      // the row of drawn the terminal's cursor is on
+	top   int      // the first of the prompt's rows shown (a tall prompt scrolls)
+}
+
+// Below the editor are at most this many rows of hints.
+const maxHintRows = 3
+
+// maxRows bounds a prompt's rows (the textarea's own line limit).
+const maxRows = 10000
+
+func newLineEditor(out io.Writer, prompt string, width, height int) *lineEditor {
+	ta := textarea.New()
+	plain := lipgloss.NewStyle()
+	st := textarea.StyleState{Base: plain, Text: plain, LineNumber: plain, CursorLineNumber: plain,
+		CursorLine: plain, EndOfBuffer: plain, Placeholder: plain, Prompt: plain, Selection: plain}
+	ta.SetStyles(textarea.Styles{Focused: st, Blurred: st})
+	ta.ShowLineNumbers = false
+	ta.DynamicHeight = true
+	ta.MaxWidth = 0
+	// The textarea renders every row (its wrap cache holds MaxHeight
+	// lines, so a small one would rewrap a long prompt on every key);
+	// lineEditor shows the rows that fit around the cursor.
+	ta.MaxHeight = maxRows
+	ta.MaxContentHeight = maxRows
+	ta.CharLimit = 0
+	ta.SetVirtualCursor(false)
+	km := textarea.DefaultKeyMap()
+	// Enter sends (the REPL acts on it before the textarea sees it); these
+	// insert a line break.
+	km.InsertNewline.SetKeys("shift+enter", "alt+enter", "ctrl+j")
+	// Ctrl+D on an empty prompt exits; otherwise it deletes forward.
+	ta.KeyMap = km
+	ta.Focus()
+	e := &lineEditor{ta: ta, out: out}
+	e.setSize(width, height)
+	e.setPrompt(prompt)
+	return e
+}
+
+// setPrompt shows p before the first line; the lines after it are
+// indented as far.
+func (e *lineEditor) setPrompt(p string) {
+	e.prompt = p
+	e.ta.SetPromptFunc(uniseg.StringWidth(p), func(info textarea.PromptInfo) string {
+		if info.LineNumber == 0 {
+			return p
+		}
+		return ""
+	})
+	e.ta.SetWidth(e.width - 1) // the last column stays free: no pending wrap
+}
+
+// setSize is the terminal's size (0: unknown, 80×24 assumed).
+func (e *lineEditor) setSize(width, height int) {
+	if width <= 0 {
+		width = 80
+	}
+	if height <= 0 {
+		height = 24
+	}
+	e.width, e.height = width, height
+	e.ta.SetWidth(width - 1)
+}
+
+// update hands the textarea one message (a key or a paste).
+func (e *lineEditor) update(msg tea.Msg) {
+	e.ta, _ = e.ta.Update(msg)
+}
+
+// visibleRows is how many of the prompt's rows are shown: the hint rows
+// and one row of output above stay on screen.
+func (e *lineEditor) visibleRows() int {
+	return max(1, e.height-maxHintRows-1)
+}
+
+// rows is what the editor shows: the textarea's rows that fit, scrolled
+// to keep the cursor in view, then the hints; cursorY is the cursor's row
+// among them (-1: none).
+func (e *lineEditor) rows(hints []string, all bool) (rows []string, cursorY, cursorX int) {
+	rows = e.viewRows()
+	cursorY, cursorX = len(rows)-1, 0
+	if c := e.ta.Cursor(); c != nil {
+		cursorY, cursorX = min(c.Y, len(rows)-1), c.X
+	}
+	if n := e.visibleRows(); !all && len(rows) > n {
+		e.top = min(max(e.top, cursorY-n+1), cursorY, len(rows)-n)
+		rows, cursorY = rows[e.top:e.top+n], cursorY-e.top
+	} else {
+		e.top = 0
+	}
+	return append(rows, hints...), cursorY, cursorX
+}
+
+// viewRows are the textarea's rows, without the padding it adds.
+func (e *lineEditor) viewRows() []string {
+	rows := strings.Split(strings.TrimSuffix(e.ta.View(), "\n"), "\n")
+	for i, r := range rows {
+		// The textarea pads rows to its width; the padding is not drawn
+		// (the prompt's own trailing space is kept).
+		t := strings.TrimRight(r, " ")
+		if i == 0 && len(t) < len(e.prompt) && strings.HasPrefix(r, e.prompt) {
+			t = e.prompt
+		}
+		rows[i] = t
+	}
+	return rows
+}
+
+// draw brings the screen up to date: only rows that changed are written,
+// each from the first cell that differs, then the cursor goes where the
+// textarea's cursor is.
+func (e *lineEditor) draw(hints []string) {
+	rows, y, x := e.rows(hints, false)
+	e.paint(rows, y, x)
+}
+
+// paint changes the screen from drawn to rows and puts the cursor at row
+// y, column x.
+func (e *lineEditor) paint(rows []string, y, x int) {
+	var b strings.Builder
+	if e.row > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", e.row)
+	}
+	b.WriteByte('\r')
+	for i, row := range rows {
+		if i > 0 {
+			b.WriteString("\r\n") // scrolls when the area grows at the bottom
+		}
+		old := ""
+		if i < len(e.drawn) {
+			old = e.drawn[i]
+			if old == row {
+				continue
+			}
+		}
+		col, off := commonCells(old, row)
+		if col > 0 {
+			fmt.Fprintf(&b, "\x1b[%dC", col)
+		}
+		b.WriteString(row[off:])
+		b.WriteString("\x1b[K")
+	}
+	last := len(rows) - 1
+	if len(e.drawn) > len(rows) { // the area shrank: erase the rows below
+		b.WriteString("\x1b[1B\r\x1b[J\x1b[1A")
+	}
+	if up := last - y; up > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", up)
+	}
+	b.WriteByte('\r')
+	if x > 0 {
+		fmt.Fprintf(&b, "\x1b[%dC", x)
+	}
+	e.drawn, e.row = rows, y
+	_, _ = io.WriteString(e.out, b.String())
+}
+
+// commonCells measures the start old and row share, in whole grapheme
+// clusters: col cells wide, off bytes of row. Rows with escape sequences
+// (dim hints) are rewritten whole.
+func commonCells(old, row string) (col, off int) {
+	if old == "" || strings.IndexByte(old, 0x1b) >= 0 || strings.IndexByte(row, 0x1b) >= 0 {
+		return 0, 0
+	}
+	a, b := uniseg.NewGraphemes(old), uniseg.NewGraphemes(row)
+	for a.Next() && b.Next() {
+		if a.Str() != b.Str() {
+			break
+		}
+		col += b.Width()
+		_, off = b.Positions()
+	}
+	return col, off
+}
+
+// finish leaves the prompt on screen as it was sent (without hints) and
+// puts the cursor on the row below it; the next draw starts afresh there.
+func (e *lineEditor) finish() {
+	rows, y, x := e.rows(nil, true)
+	if len(rows) > e.visibleRows() { // a tall prompt: all of it, as sent
+		e.erase()
+	}
+	e.paint(rows, y, x)
+	var b strings.Builder
+	if down := len(e.drawn) - 1 - e.row; down > 0 {
+		fmt.Fprintf(&b, "\x1b[%dB", down)
+	}
+	b.WriteString("\r\n")
+	_, _ = io.WriteString(e.out, b.String())
+	e.drawn, e.row = nil, 0
+}
+
+// erase removes the editor's rows from the screen (a resize: the terminal
+// may have rewrapped them; they are drawn again whole).
+func (e *lineEditor) erase() {
+	if e.drawn == nil {
+		return
+	}
+	var b strings.Builder
+	if e.row > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", e.row)
+	}
+	b.WriteString("\r\x1b[J")
+	_, _ = io.WriteString(e.out, b.String())
+	e.drawn, e.row = nil, 0
+}
+
+// lineAndColumn is the logical line the cursor is on and the cursor's
+// byte offset in it.
+func (e *lineEditor) lineAndColumn() (string, int) {
+	lines := strings.Split(e.ta.Value(), "\n")
+	row := min(e.ta.Line(), len(lines)-1)
+	line := []rune(lines[row])
+	col := min(e.ta.Column(), len(line))
+	return string(line), len(string(line[:col]))
+}
+
+// onFirstRow and onLastRow report the cursor on the prompt's first or last
+// row on screen (where Up and Down go through the history).
+func (e *lineEditor) onFirstRow() bool {
+	return e.ta.Line() == 0 && e.ta.LineInfo().RowOffset == 0
+}
+
+func (e *lineEditor) onLastRow() bool {
+	li := e.ta.LineInfo()
+	return e.ta.Line() == e.ta.LineCount()-1 && li.RowOffset == li.Height-1
+}
+
+// setValue replaces the text; the cursor goes to its end.
+func (e *lineEditor) setValue(s string) {
+	e.ta.SetValue(s)
+}
+
+// replaceBeforeCursor deletes n runes before the cursor and types s.
+func (e *lineEditor) replaceBeforeCursor(n int, s string) {
+	for range n {
+		e.update(tea.KeyPressMsg{Code: tea.KeyBackspace})
+	}
+	e.ta.InsertString(s)
+}

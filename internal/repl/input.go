@@ -1,0 +1,244 @@
+package repl
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// editorState is what one prompt being typed carries besides its text.
+type editorState struct {
+	note      string // a hint under the prompt until the next key (Tab candidates, Ctrl+R, Ctrl+C, mode)
+	histIdx   int    // the history entry shown (-1: the prompt being typed)
+	draft     string // the prompt being typed, kept while Up shows the history
+	lastCtrlC time.Time
+	history   bool // the prompt goes into the history (not an answer to a question)
+}
+
+// exitWindow is how soon a second Ctrl+C must follow the first to exit.
+const exitWindow = 2 * time.Second
+
+// Pastes of at least collapseLines lines (or collapseBytes bytes) are shown
+// as a placeholder; the text is sent whole.
+const (
+	collapseLines = 10
+	collapseBytes = 4000
+)
+
+// readEditor reads one prompt from the terminal with the line editor;
+// history adds it to the prompt history. Keys after the Enter that sends
+// it are kept for whoever reads next.
+func (r *REPL) readEditor(prompt string, history bool) (string, error) {
+	e := r.ed
+	e.setPrompt(prompt)
+	r.es.history = history
+	r.es.histIdx, r.es.draft, r.es.note = -1, "", ""
+	r.search = nil
+	r.redraw()
+	pending := r.keys.takeRest()
+	for {
+		for len(pending) > 0 {
+			ki := pending[0]
+			pending = pending[1:]
+			if text, err, done := r.onKey(ki); done {
+				r.keys.putBack(pending)
+				return text, err
+			}
+		}
+		r.redraw()
+		select {
+		case b, ok := <-r.keys.ch:
+			if !ok {
+				e.finish()
+				return "", io.EOF
+			}
+			pending = r.keys.decode(b)
+		case <-r.resized:
+			e.erase()
+			w, h := r.size()
+			e.setSize(w, h)
+			e.setPrompt(prompt)
+		case <-r.done:
+			e.finish()
+			return "", io.EOF
+		}
+	}
+}
+
+// redraw draws the prompt and the hints under it.
+func (r *REPL) redraw() {
+	r.ed.draw(r.hints())
+}
+
+// hints are the dim rows under the prompt: a note for the last key (up
+// to maxHintRows rows), or the one row of slash commands matching what is
+// typed.
+func (r *REPL) hints() []string {
+	w := max(20, r.ed.width-1)
+	if r.es.note == "" {
+		if p := slashPopup(r.ed.ta.Value()); p != "" {
+			return []string{r.dim(ansi.Truncate(p, w, "…"))}
+		}
+		return nil
+	}
+	var rows []string
+	for _, l := range strings.Split(ansi.Wrap(r.es.note, w, " "), "\n") {
+		if len(rows) == maxHintRows {
+			break
+		}
+		rows = append(rows, r.dim(ansi.Truncate(l, w, "…")))
+	}
+	return rows
+}
+
+// slashPopup is the one-line list of the commands matching a prompt that
+// is a command being typed ("/", "/co"), or "" when it is not one.
+func slashPopup(value string) string {
+	if !strings.HasPrefix(value, "/") || strings.ContainsAny(value, " \t\n") {
+		return ""
+	}
+	word := strings.ToLower(value[1:])
+	var match []slashCommand
+	for _, c := range slashCommands {
+		if c.run != nil && strings.HasPrefix(c.name, word) {
+			match = append(match, c)
+		}
+	}
+	switch len(match) {
+	case 0:
+		return "no command starts with /" + word + " · /help lists them"
+	case 1:
+		c := match[0]
+		return strings.TrimSpace("/"+c.name+" "+c.args) + " · " + c.help
+	}
+	names := make([]string, len(match))
+	for i, c := range match {
+		names[i] = "/" + c.name
+	}
+	return strings.Join(names, " ") + " · Tab completes"
+}
+
+// onKey acts on one key or paste. done reports the prompt read (text, or
+// err: errExit or io.EOF to leave).
+func (r *REPL) onKey(ki keyInput) (text string, err error, done bool) {
+	e, st := r.ed, &r.es
+	st.note = ""
+	if ki.isPaste {
+		r.search = nil
+		e.ta.InsertString(r.pasted(ki.paste))
+		return "", nil, false
+	}
+	k := ki.key
+	name := k.String()
+	if name != "ctrl+r" {
+		r.search = nil
+	}
+	switch name {
+	case "enter":
+		value := e.ta.Value()
+		if strings.HasSuffix(value, "\\") && !strings.HasSuffix(value, "\\\\") && e.onLastRow() {
+			// A trailing backslash continues on a new line (as in a shell).
+			e.replaceBeforeCursor(1, "\n")
+			return "", nil, false
+		}
+		e.finish()
+		e.ta.Reset()
+		for ph, full := range r.pastes {
+			value = strings.ReplaceAll(value, ph, full)
+		}
+		r.pastes = nil
+		if st.history {
+			r.hist.Add(value)
+		}
+		return value, nil, true
+	case "ctrl+c":
+		now := r.now()
+		exiting := !st.lastCtrlC.IsZero() && now.Sub(st.lastCtrlC) < exitWindow
+		st.lastCtrlC = now
+		e.ta.Reset()
+		r.pastes = nil
+		if exiting {
+			e.finish()
+			return "", errExit, true
+		}
+		st.note = "(press Ctrl+C again or Ctrl+D to exit)"
+	case "ctrl+d":
+		if e.ta.Value() == "" {
+			e.finish()
+			return "", io.EOF, true
+		}
+		e.update(k)
+	case "tab":
+		line, pos := e.lineAndColumn()
+		newLine, newPos, _ := r.complete(line, pos, keyTab)
+		before, newBefore := line[:pos], newLine[:newPos]
+		same := commonPrefixOf([]string{before, newBefore})
+		e.replaceBeforeCursor(len([]rune(before[len(same):])), newBefore[len(same):])
+	case "ctrl+r":
+		value := e.ta.Value()
+		if found, _, _ := r.complete(value, len(value), keyCtrlR); found != value {
+			e.setValue(found)
+		}
+	case "shift+tab":
+		st.note = r.cycleMode()
+		if st.history { // the prompt shows the mode
+			e.setPrompt(r.prompt())
+		}
+	case "up":
+		if !e.onFirstRow() || st.histIdx+1 >= r.hist.Len() {
+			e.update(k)
+			break
+		}
+		if st.histIdx < 0 {
+			st.draft = e.ta.Value()
+		}
+		st.histIdx++
+		e.setValue(r.hist.At(st.histIdx))
+		e.ta.MoveToBegin()
+		e.ta.CursorEnd()
+	case "down":
+		if !e.onLastRow() || st.histIdx < 0 {
+			e.update(k)
+			break
+		}
+		st.histIdx--
+		if st.histIdx < 0 {
+			e.setValue(st.draft)
+		} else {
+			e.setValue(r.hist.At(st.histIdx))
+		}
+	default:
+		if k.Text != "" && k.Mod&^tea.ModShift == 0 {
+			// Typed text: inserted directly, as the textarea would, without
+			// its Update rendering every row once more.
+			e.ta.InsertString(k.Text)
+			break
+		}
+		e.update(k)
+	}
+	return "", nil, false
+}
+
+// pasted is what the editor shows for a finished paste: the text itself,
+// or a placeholder for a long one (the text replaces it when sent).
+func (r *REPL) pasted(text string) string {
+	lines := strings.Count(text, "\n") + 1
+	if lines < collapseLines && len(text) < collapseBytes {
+		return text
+	}
+	if r.pastes == nil {
+		r.pastes = map[string]string{}
+	}
+	ph := fmt.Sprintf("[Pasted text #%d +%d lines]", len(r.pastes)+1, lines)
+	r.pastes[ph] = text
+	return ph
+}
+
+// prefill hands the editor a prompt typed during a turn and not yet sent.
+func (r *REPL) prefill(text string) {
+	r.ed.ta.InsertString(text)
+}
