@@ -34,6 +34,11 @@ const (
 // it are kept for whoever reads next.
 func (r *REPL) readEditor(prompt string, history bool) (string, error) {
 	e := r.ed
+	select { // a resize during the turn: the size is read below anyway
+	case <-r.resized:
+	default:
+	}
+	e.setSize(r.size())
 	e.setPrompt(prompt)
 	r.es.history = history
 	r.es.histIdx, r.es.draft, r.es.note = -1, "", ""
