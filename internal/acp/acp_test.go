@@ -147,9 +147,10 @@ func (w *world) connect(t *testing.T) {
 	toClientR, toClientW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	opts := Options{App: a, Version: "test", Mode: w.mode} // read here: the test may change w.mode for its next connection
 	go func() {
 		defer close(done)
-		_ = Serve(ctx, Options{App: a, Version: "test", Mode: w.mode}, toAgentR, toClientW)
+		_ = Serve(ctx, opts, toAgentR, toClientW)
 		toClientW.Close()
 	}()
 	t.Cleanup(func() {
