@@ -161,7 +161,7 @@ func (a *App) Extensions(ctx context.Context, cwd string, opts ExtensionOptions)
 		Cwd:     e.sessionCwd,
 		Home:    a.Config.UserHome,
 		Timeout: a.Config.CommandTimeout,
-		Scripts: skills.RunOptions{Wrap: e.wrapScript, Env: env},
+		Scripts: skills.RunOptions{Wrap: e.wrapScript, Env: env, After: e.settle},
 		Paths:   e,
 		Clone:   opts.Clone,
 	}
@@ -309,12 +309,41 @@ func (e *Extensions) HostPath(path string) string {
 	return path
 }
 
+// watcher is the sandbox's side of the checks for what an extension
+// process writes (*sandbox.Manager): Watch takes the start-up scan before
+// the first one runs, SettleForModel runs the checks after a script.
+type watcher interface {
+	Watch(ctx context.Context) error
+	SettleForModel() []string
+}
+
+// watch makes sure the sandbox's checks exist before an extension process
+// runs: otherwise a repository a project skill's script creates as the
+// session's first command would be part of their baseline, never checked.
+func (e *Extensions) watch() error {
+	if w, ok := e.currentPolicy().(watcher); ok {
+		return w.Watch(context.Background())
+	}
+	return nil
+}
+
+// settle runs the sandbox's checks after a skill script.
+func (e *Extensions) settle() []string {
+	if w, ok := e.currentPolicy().(watcher); ok {
+		return w.SettleForModel()
+	}
+	return nil
+}
+
 // wrapScript runs a skill script under exactly the session's active policy:
 // cwd (the agent shell's directory) is where it starts, not a writable root.
 func (e *Extensions) wrapScript(argv []string, cwd, skillDir string) ([]string, error) {
 	ps := e.currentPolicy()
 	if !ps.Enabled() {
 		return argv, nil
+	}
+	if err := e.watch(); err != nil {
+		return nil, err
 	}
 	return sandbox.WrapArgv(ps.ActivePolicy(), argv, sandbox.WrapOptions{Cwd: cwd, Env: e.env, Visible: []string{skillDir}})
 }
@@ -325,6 +354,9 @@ func (e *Extensions) wrapServer(argv []string, cwd string, network bool) ([]stri
 	ps := e.currentPolicy()
 	if !ps.Enabled() {
 		return argv, nil
+	}
+	if err := e.watch(); err != nil {
+		return nil, err
 	}
 	p := ps.ActivePolicy()
 	p.AllowNetwork = network

@@ -157,11 +157,11 @@ func (b *LocalBackend) settleLocked() []string {
 }
 
 // Settle runs the checks now, between commands, and returns what they and
-// the idle watcher did since the last command; the next command's output
-// reports it too (the model learns what became of its repository). The
-// agent calls it before a host command of its own in the project (a `!`
-// line, a user hook), which a background job's repository must not steer.
-func (b *LocalBackend) Settle() []string {
+// the idle watcher did since the last command. With take, the report is
+// taken (it goes to the model, as a command's output would); without, the
+// next command's output reports it too (the caller shows it to the user,
+// and the model still learns what became of its repository).
+func (b *LocalBackend) Settle(take bool) []string {
 	if b.plat == nil {
 		return nil
 	}
@@ -174,7 +174,11 @@ func (b *LocalBackend) Settle() []string {
 	b.runMu.Lock()
 	defer b.runMu.Unlock()
 	b.pending = append(b.pending, b.settleLocked()...)
-	return slices.Clone(b.pending)
+	out := slices.Clone(b.pending)
+	if take {
+		b.pending = nil
+	}
+	return out
 }
 
 // startIdle starts the idle watcher: while no command runs, a job a

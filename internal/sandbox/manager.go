@@ -778,12 +778,31 @@ func (m *Manager) Shutdown() error {
 // Call it before running a host command of the user's in the project (a
 // `!` line, a user hook), so that a job a command left in the background
 // cannot steer it. Nil without a sandbox.
-func (m *Manager) Settle() []string {
+func (m *Manager) Settle() []string { return m.settle(false) }
+
+// SettleForModel is Settle for what an extension process (a skill script)
+// just did: the report goes into that result, for the model, and the next
+// command does not repeat it.
+func (m *Manager) SettleForModel() []string { return m.settle(true) }
+
+func (m *Manager) settle(take bool) []string {
 	m.mu.Lock()
 	b := m.backend
 	m.mu.Unlock()
-	if s, ok := b.(interface{ Settle() []string }); ok {
-		return s.Settle()
+	if s, ok := b.(interface{ Settle(bool) []string }); ok {
+		return s.Settle(take)
 	}
 	return nil
+}
+
+// Watch creates the sandbox if it does not exist yet, taking its start-up
+// scan, so that the checks see what an extension process (a skill script,
+// a stdio MCP server: same policy, not the shell) writes as new, never as
+// part of the baseline they trust. Nothing with the sandbox off.
+func (m *Manager) Watch(ctx context.Context) error {
+	if !m.enabled {
+		return nil
+	}
+	_, err := m.GetSandbox(ctx, "")
+	return err
 }

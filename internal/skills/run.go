@@ -27,6 +27,10 @@ type RunOptions struct {
 	Env       []string
 	Timeout   time.Duration // 0 means no limit beyond ctx
 	MaxOutput int           // bytes kept per stream; 0 means 1 MiB
+	// After, when set, runs once the script has ended and returns lines
+	// for its stderr: the app runs the sandbox's checks (a repository the
+	// script created that host git would run code from is disabled).
+	After func() []string
 }
 
 // TimedOut is the exit status of a script killed by its timeout (as timeout(1)).
@@ -72,6 +76,11 @@ func (sc Script) Run(ctx context.Context, skillDir string, args []string, cwd st
 	case r.StartErr != nil:
 		res.ExitCode = 127
 		res.Stderr += fmt.Sprintf("cannot start %s: %v (is the interpreter installed?)", argv[0], r.StartErr)
+	}
+	if opts.After != nil {
+		for _, l := range opts.After() {
+			res.Stderr += "sandbox: " + l + "\n"
+		}
 	}
 	return res
 }
