@@ -50,14 +50,29 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s := &Server{opts: opts, ctx: ctx, sessions: map[string]*session{}}
-	s.conn = sdk.NewAgentSideConnection(s, out, in)
+	// The SDK starts reading as it builds the connection, before its own
+	// fields, s.conn and the logger are set: nothing is read until they are.
+	gate := &gatedReader{r: in, ready: make(chan struct{})}
+	s.conn = sdk.NewAgentSideConnection(s, out, gate)
 	s.conn.SetLogger(slog.New(slog.NewTextHandler(opts.Log, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	close(gate.ready)
 	select {
 	case <-s.conn.Done():
 	case <-ctx.Done():
 	}
 	s.closeAll()
 	return nil
+}
+
+// gatedReader reads from r once ready is closed.
+type gatedReader struct {
+	r     io.Reader
+	ready chan struct{}
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	<-g.ready
+	return g.r.Read(p)
 }
 
 // Server is the agent side of one ACP connection.

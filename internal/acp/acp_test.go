@@ -158,8 +158,10 @@ func (w *world) connect(t *testing.T) {
 		cancel()
 		<-done
 	})
-	w.conn = sdk.NewClientSideConnection(w.cl, toAgentW, toClientR)
+	gate := &gatedReader{r: toClientR, ready: make(chan struct{})} // as Serve does, for the client side
+	w.conn = sdk.NewClientSideConnection(w.cl, toAgentW, gate)
 	w.conn.SetLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	close(gate.ready)
 	init, err := w.conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber,
 		ClientInfo: &sdk.Implementation{Name: "test-editor", Version: "1"}})
 	if err != nil {
