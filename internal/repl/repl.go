@@ -222,6 +222,12 @@ func (r *REPL) println(lines ...string) {
 	_, _ = io.WriteString(r.o.Out, b.String())
 }
 
+// The terminal modes the editor asks for while the REPL runs, and their undoing.
+const (
+	enterKeyModes = "\x1b[?2004h\x1b[>1u"
+	leaveKeyModes = "\x1b[<u\x1b[?2004l"
+)
+
 // errExit ends the loop with status 0 (/exit, Ctrl+D, double Ctrl+C).
 var errExit = errors.New("exit")
 
@@ -261,9 +267,12 @@ func (r *REPL) Run(ctx context.Context) int {
 		defer close(r.stop)
 	}
 	if r.ed != nil {
-		// Bracketed paste: a paste arrives marked, as one prompt.
-		_, _ = io.WriteString(r.o.Out, "\x1b[?2004h")
-		defer func() { _, _ = io.WriteString(r.o.Out, "\x1b[?2004l") }()
+		// Bracketed paste: a paste arrives marked, as one prompt. The
+		// kitty keyboard protocol's "disambiguate" level: terminals that
+		// have it (kitty, Ghostty, WezTerm, foot, iTerm2, Alacritty) then
+		// send Shift+Enter apart from Enter; the others ignore the request.
+		_, _ = io.WriteString(r.o.Out, enterKeyModes)
+		defer func() { _, _ = io.WriteString(r.o.Out, leaveKeyModes) }()
 	}
 	r.banner()
 	for {

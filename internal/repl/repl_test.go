@@ -387,6 +387,13 @@ func TestPTYCtrlDExits(t *testing.T) {
 	if c := p.exitCode(); c != 0 {
 		t.Errorf("Ctrl+D status %d", c)
 	}
+	// Bracketed paste and the kitty keyboard level were asked for at the
+	// start and are given back at the end.
+	p.waitFor(leaveKeyModes)
+	out := p.out.String()
+	if i, j := strings.Index(out, enterKeyModes), strings.LastIndex(out, leaveKeyModes); i < 0 || j < i {
+		t.Errorf("terminal modes not set then restored: %q", out)
+	}
 }
 
 func TestPTYHistoryPersistsAcrossRuns(t *testing.T) {

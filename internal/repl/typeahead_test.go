@@ -29,6 +29,11 @@ func TestTurnWatchFeed(t *testing.T) {
 		{"a paste keeps its newlines", []string{"\x1b[200~one\rtwo\x1b[201~\r"}, Queue{Prompts: []string{"one\ntwo"}}, 0},
 		{"Alt+Enter is a newline", []string{"one\x1b\rtwo"}, Queue{Partial: "one\ntwo"}, 0},
 		{"blank lines are dropped", []string{"  \r"}, Queue{}, 0},
+		{"Shift+Enter (CSI u) is a newline", []string{"one\x1b[13;2utwo"}, Queue{Partial: "one\ntwo"}, 0},
+		{"Esc in the kitty protocol cancels", []string{"\x1b[27u"}, Queue{}, 1},
+		{"Ctrl+C in the kitty protocol cancels", []string{"x\x1b[99;5u"}, Queue{Partial: "x"}, 1},
+		{"a sequence cut between reads", []string{"a\x1b[13;", "2ub"}, Queue{Partial: "a\nb"}, 0},
+		{"a paste cut between reads", []string{"\x1b[200~one\r", "two\x1b[20", "1~\r"}, Queue{Prompts: []string{"one\ntwo"}}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
