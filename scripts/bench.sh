@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 run() { local n=$1; shift; go test -run '^$' -bench . -benchmem -benchtime "$n" "$@"; }
-run 2000x ./internal/shell ./internal/tool ./internal/render ./internal/textutil ./internal/evolve ./internal/acp
+run 2000x ./internal/shell ./internal/tool ./internal/render ./internal/textutil ./internal/evolve ./internal/acp ./internal/writecheck
 run 200x ./internal/hooks ./internal/proc ./internal/repl
 run 200x ./internal/sandbox ./internal/agentsh ./internal/agent ./internal/llm/anthropic \
   ./internal/mcp ./internal/skills ./internal/e2e

@@ -1,0 +1,234 @@
+package writecheck
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func testChecker() Checker {
+	return Checker{
+		Scratch: []string{"/tmp", "/home/u/.cache/foo"},
+		Env:     map[string]string{"HOME": "/home/u", "TMPDIR": "/tmp"},
+	}
+}
+
+const project = "/work/p"
+
+func TestCheck(t *testing.T) {
+	for _, tt := range []struct {
+		cmd   string
+		words string // the words that ask, "|"-separated; "" when nothing asks
+	}{
+		// Read-only commands and pipelines.
+		{"ls -la", ""},
+		{"ls -la | grep -i go && cat go.mod", ""},
+		{"git status; git diff HEAD", ""},
+		{"git -C ../other status --short", ""},
+		{"git --no-pager log --oneline -5", ""},
+		{"git branch -a", ""},
+		{"git config user.name", ""},
+		{"rg -n foo internal | head", ""},
+		{"find . -name '*.go' -type f", ""},
+		{"sed -n 1,20p file.go", ""},
+		{"sort -u names.txt | uniq -c", ""},
+		{"jq .name package.json", ""},
+		{"awk '{print $1}' f", ""},
+		{"echo $(date) $((1+2))", ""},
+		{"for f in *.go; do wc -l \"$f\"; done", ""},
+		{"if test -f x; then cat x; else echo none; fi", ""},
+		{"command -v go", ""},
+		{"xargs grep -l TODO < list", ""},
+		{"find . -name '*.go' -exec grep -l TODO {} +", ""},
+		{"export FOO=bar", ""},
+
+		// Redirections.
+		{"echo x > /tmp/a", ""},
+		{"echo x >> $TMPDIR/log", ""},
+		{`echo x > "$TMPDIR/a b"`, ""},
+		{"cmd 2>/dev/null; ls", "cmd"},
+		{"ls 2>/dev/null", ""},
+		{"ls >/dev/null 2>&1", ""},
+		{"ls 1>&2", ""},
+		{"ls >&-", ""},
+		{"echo x > f", "echo"},
+		{"echo x >| f", "echo"},
+		{"ls &> out.log", "ls"},
+		{"cat <> f", "cat"},
+		{"echo x > $OUT", "echo"},
+		{"echo x > ~/.bashrc", "echo"},
+		{"echo x > ~/.cache/foo/a", ""},
+		{"echo x >& out", "echo"},
+		{"{ ls; pwd; } > listing", ">"},
+		{"cat <<EOF > /tmp/notes\nhello $USER\nEOF", ""},
+		{"cat <<EOF > notes.md\nhello\nEOF", "cat"},
+		{"cat <<EOF\n$(rm -rf build)\nEOF", "rm"},
+		{"ls > /tmp/../etc/x", "ls"},
+
+		// Substitutions, subshells, functions.
+		{"echo $(touch x)", "touch"},
+		{"echo `rm -f y`", "rm"},
+		{"diff <(ls) <(ls /tmp)", ""},
+		{"tee >(grep x > out) < in", "grep|tee"},
+		{"(cd /tmp && rm -rf build)", ""},
+		{"(cd /tmp); rm -rf build", "rm"},
+		{"cd /tmp && rm -rf build", ""},
+		{"cd /tmp; rm -rf build", "rm"},
+		{"cd x && rm y", "rm"},
+		{"cd $DIR && rm y", "rm"},
+		{"cd /tmp/w && touch a && cd .. && touch b", ""},
+		{"f() { rm -rf /tmp/x; }; f", ""},
+		{"f() { rm -rf build; }; f", "rm"},
+		{"ls | xargs rm", "rm"},
+		{"bash -c 'rm -rf build'", "rm"},
+		{"bash -c 'ls /tmp'", ""},
+		{"eval 'echo hi > f'", "echo"},
+		{"bash script.sh", "bash"},
+		{"trap 'rm -f build.lock' EXIT", "rm"},
+		{"while true; do cd sub; touch x; done", "touch"},
+
+		// File-writing commands.
+		{"rm -rf /tmp/build", ""},
+		{"rm -rf build", "rm"},
+		{"rm /tmp/*.log", ""},
+		{"rm /t*/x", "rm"},
+		{"rm /tmp/{a,b}", ""},
+		{"rm {/tmp,/work}/x", "rm"},
+		{"mkdir -p /tmp/a/b && cp f /tmp/a/b/", ""},
+		{"cp /tmp/a f", "cp"},
+		{"cp -t /tmp a b", ""},
+		{"cp -r src /tmp/copy", "cp"},
+		{"cp -r /tmp/src /tmp/copy", ""},
+		{"mv /tmp/a /tmp/b", ""},
+		{"mv f /tmp/f", "mv"},
+		{"ln -s /work/p/f /tmp/link", "ln"},
+		{"ln -s /tmp/a /tmp/b", ""},
+		{"touch -d yesterday /tmp/stamp", ""},
+		{"chmod -R 755 /tmp/x", ""},
+		{"chmod -w f", "chmod"},
+		{"chmod +x /tmp/run.sh", ""},
+		{"install -m 755 bin/app /tmp/app", ""},
+		{"echo x | tee /tmp/a /tmp/b", ""},
+		{"echo x | tee out", "tee"},
+		{"dd if=/dev/zero of=/tmp/img bs=1k count=1", ""},
+		{"dd if=/dev/zero of=disk.img", "dd"},
+		{"sed -i 's/a/b/' f.go", "sed"},
+		{"sed -i.bak 's/a/b/' /tmp/f", ""},
+		{"sed -ni 's/a/b/p' f", "sed"},
+		{"sed 's/a/b/w out' f", "sed"},
+		{"sort -o sorted.txt in.txt", "sort"},
+		{"sort -o /tmp/s in.txt", ""},
+		{"uniq in out", "uniq"},
+		{"mktemp", ""},
+		{"mktemp -d", ""},
+		{"mktemp build.XXXX", "mktemp"},
+		{"tar -tzf a.tgz", ""},
+		{"tar czf /tmp/a.tgz src", ""},
+		{"tar xzf a.tgz", "tar"},
+		{"tar xzf a.tgz -C /tmp/out", ""},
+		{"gzip -c f > /tmp/f.gz", ""},
+		{"gzip f", "gzip"},
+		{"find . -name '*.o' -delete", "find"},
+		{"find /tmp -name '*.o' -delete", ""},
+		{"find . -exec rm {} \\;", "rm"},
+		{"find . -fprint list.txt", "find"},
+		{"awk '{print > \"out\"}' f", "awk"},
+		{"awk 'BEGIN{system(\"rm x\")}'", "awk"},
+		{"env FOO=1 rm x", "rm"},
+		{"env PATH=/tmp/evil ls", "PATH="},
+		{"PATH=/tmp/evil:$PATH ls", "PATH="},
+		{"export PATH=/tmp/bin:$PATH", "export"},
+		{"timeout 5 rm x", "rm"},
+		{"nice -n 5 make", "make"},
+		{"/usr/bin/rm /tmp/x", ""},
+		{"./rm /tmp/x", "./rm"},
+
+		// Unknown commands and git subcommands.
+		{"make", "make"},
+		{"ls && make test", "make"},
+		{"python3 -c 'print(1)'", "python3"},
+		{"git commit -m x", "git commit"},
+		{"git push origin main", "git push"},
+		{"git branch new-feature", "git branch"},
+		{"git -c core.fsmonitor=evil status", "git status"},
+		{"git log --output=log.txt", "git log"},
+		{"go test ./...", "go test"},
+		{"go version", ""},
+		{"$CMD x", "$CMD"},
+		{"sudo rm x", "sudo"},
+
+		// What cannot be checked asks.
+		{"echo 'unclosed", "echo"},
+		{"if then fi", "if"},
+	} {
+		t.Run(tt.cmd, func(t *testing.T) {
+			got := testChecker().Check(tt.cmd, project)
+			var words []string
+			for _, r := range got {
+				if r.Word == "" || r.Why == "" {
+					t.Errorf("a reason without a word or an explanation: %+v", r)
+				}
+				if !containsWord(words, r.Word) {
+					words = append(words, r.Word)
+				}
+			}
+			if g := strings.Join(words, "|"); g != tt.words {
+				t.Errorf("Check(%q) asks for %q, want %q\n%s", tt.cmd, g, tt.words, fmt.Sprint(got))
+			}
+		})
+	}
+}
+
+func containsWord(ws []string, w string) bool {
+	for _, x := range ws {
+		if x == w {
+			return true
+		}
+	}
+	return false
+}
+
+// An unknown working directory makes every relative write ask; absolute
+// scratch paths stay free.
+func TestCheckUnknownCwd(t *testing.T) {
+	c := testChecker()
+	if got := c.Check("touch x", ""); len(got) != 1 || !strings.Contains(got[0].Why, "not known") {
+		t.Errorf("relative write with no cwd: %+v", got)
+	}
+	if got := c.Check("touch /tmp/x", ""); len(got) != 0 {
+		t.Errorf("absolute scratch write with no cwd asks: %+v", got)
+	}
+	if got := c.Check("touch x", "/tmp/work"); len(got) != 0 {
+		t.Errorf("relative write in a scratch cwd asks: %+v", got)
+	}
+}
+
+// The reason names the path and says why.
+func TestCheckReasonText(t *testing.T) {
+	got := testChecker().Check("cd x && rm -rf build", project)
+	if len(got) != 1 || got[0].Word != "rm" || !strings.Contains(got[0].Why, "build") {
+		t.Fatalf("got %+v", got)
+	}
+	got = testChecker().Check("echo 'unclosed", project)
+	if len(got) != 1 || !strings.Contains(got[0].Why, "cannot be checked") {
+		t.Fatalf("parse error: %+v", got)
+	}
+}
+
+func TestInScratch(t *testing.T) {
+	c := Checker{Scratch: []string{"/tmp"}}
+	for _, tt := range []struct {
+		path string
+		want bool
+	}{
+		{"/tmp", true}, {"/tmp/a/b", true}, {"/tmpx", false}, {"/tmp/../etc", false},
+		{"/dev/null", true}, {"/dev/sda", false}, {"tmp/a", false},
+	} {
+		if got := c.InScratch(tt.path); got != tt.want {
+			t.Errorf("InScratch(%q) = %v, want %v", tt.path, got, tt.want)
+		}
+	}
+	if (Checker{}).InScratch("/tmp/a") {
+		t.Error("an empty scratch list holds /tmp")
+	}
+}
