@@ -246,3 +246,46 @@ func plural(n int, one, many string) string {
 	}
 	return strconv.Itoa(n) + " " + many
 }
+
+// WritePath is the file a write or edit line would change, as commands see
+// it (~ expanded, anchored at the shell's directory), and whether a
+// symbolic link on the way leads elsewhere (the write follows it). ok is
+// false when the line is not a write or edit naming a file (it fails
+// before writing anything). The ask permission mode checks it against its
+// scratch list.
+func (s *Shell) WritePath(line string) (path string, viaLink, ok bool) {
+	rest := router.Rest(line)
+	switch router.FirstWord(line) {
+	case "write":
+		p, _, err := splitQuotedPath(rest)
+		if err != nil || p == "" || p == "-h" || p == "--help" {
+			return "", false, false
+		}
+		path = p
+	case "edit":
+		toks, err := tokenize(rest)
+		if err != nil {
+			return "", false, false
+		}
+		for _, t := range toks {
+			if t.Quoted || t.Value != "--all" {
+				path = t.Value
+				break
+			}
+		}
+		if path == "" || path == "-h" || path == "--help" {
+			return "", false, false
+		}
+	default:
+		return "", false, false
+	}
+	if s.opts.Home != "" {
+		path = config.ExpandHome(path, s.opts.Home)
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(s.cwd(), path)
+	}
+	path = filepath.Clean(path)
+	host := s.resolve(path)
+	return path, realPath(host) != host, true
+}

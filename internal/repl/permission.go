@@ -3,12 +3,13 @@ package repl
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/synapse-agent/synapse/internal/render"
-	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/tool"
+	"github.com/synapse-agent/synapse/internal/writecheck"
 )
 
 // Permissions is the REPL's permission prompt for sandbox-blocked commands:
@@ -188,34 +189,42 @@ func (p *Permissions) Confirm(ctx context.Context, question string) bool {
 }
 
 // BeforeRun refuses, in plan mode, what the read-only sandbox cannot hold
-// (tool.PlanRefuses), and asks, in the ask mode, before a write, an edit or a native
-// command that may write (tool.Gate): once, always for this command word
-// (this session), or deny.
-func (p *Permissions) BeforeRun(ctx context.Context, route router.Route, cmd string) (bool, string) {
-	if p.Mode() == tool.ModePlan && tool.PlanRefuses(route) {
-		p.r.Notice("plan mode: refused " + textutil.OneLine(cmd, 100))
+// (tool.PlanRefuses), and asks, in the ask mode, before whatever may write
+// outside the scratch list (tool.Gate): once, always for its command words
+// (this session), or deny. A command runs without asking when every word
+// that asked has been allowed always.
+func (p *Permissions) BeforeRun(ctx context.Context, req tool.RunRequest) (bool, string) {
+	if p.Mode() == tool.ModePlan && tool.PlanRefuses(req.Route) {
+		p.r.Notice("plan mode: refused " + textutil.OneLine(req.Command, 100))
 		return false, tool.PlanModeNote
 	}
-	if p.Mode() != tool.ModeAsk || !tool.NeedsAsk(route, cmd) {
+	if p.Mode() != tool.ModeAsk {
 		return true, ""
 	}
-	word := tool.CommandWord(cmd)
+	reasons := req.Reasons()
+	if len(reasons) == 0 {
+		return true, ""
+	}
+	words := tool.AskWords(reasons)
 	p.askMu.Lock()
 	defer p.askMu.Unlock()
 	p.mu.Lock()
-	w, always := p.watch, p.always[word]
+	w, allowed := p.watch, true
+	for _, word := range words {
+		allowed = allowed && p.always[word]
+	}
 	p.mu.Unlock()
-	if always {
+	if allowed {
 		return true, ""
 	}
 	const denied = "The user declined to run this command (permission mode ask). Ask them or do something else."
 	if w == nil {
-		p.r.Notice("ask mode: refused " + cmd + " (no one to ask)")
+		p.r.Notice("ask mode: refused " + textutil.Sanitize(textutil.OneLine(req.Command, 200)) + " (no one to ask)")
 		return false, denied
 	}
 	answers := w.ask()
 	defer w.endAsk()
-	p.r.Notice(fmt.Sprintf("Run this command? (permission mode ask)\n  %s\n[1] once  [2] always for `%s` this session  [3] deny", textutil.OneLine(cmd, 200), textutil.Sanitize(word)))
+	p.r.Notice(askQuestion(req.Command, reasons, words))
 	for {
 		select {
 		case <-ctx.Done():
@@ -230,10 +239,14 @@ func (p *Permissions) BeforeRun(ctx context.Context, route router.Route, cmd str
 				if p.always == nil {
 					p.always = map[string]bool{}
 				}
-				p.always[word] = true
-				p.grants = append(p.grants, "command "+word+" (always this session)")
+				for _, word := range words {
+					if !p.always[word] {
+						p.always[word] = true
+						p.grants = append(p.grants, "command "+word+" (always this session)")
+					}
+				}
 				p.mu.Unlock()
-				p.r.Notice("→ always for " + word)
+				p.r.Notice("→ always for " + quoteWords(words))
 				return true, ""
 			case '3', 'n', 'd', 0x1b:
 				p.r.Notice("→ deny")
@@ -241,4 +254,31 @@ func (p *Permissions) BeforeRun(ctx context.Context, route router.Route, cmd str
 			}
 		}
 	}
+}
+
+// maxAskReasons bounds the reasons listed in one question.
+const maxAskReasons = 5
+
+// askQuestion is the ask mode's question: the command, why it asks, and
+// the words "always" would remember.
+func askQuestion(cmd string, reasons []writecheck.Reason, words []string) string {
+	var b strings.Builder
+	b.WriteString("Run this command? (permission mode ask)\n  " + textutil.Sanitize(textutil.OneLine(cmd, 200)))
+	for i, r := range reasons {
+		if i == maxAskReasons {
+			fmt.Fprintf(&b, "\n  … and %d more", len(reasons)-i)
+			break
+		}
+		b.WriteString("\n  why: " + textutil.Sanitize(textutil.OneLine("`"+r.Word+"` "+r.Why, 160)))
+	}
+	fmt.Fprintf(&b, "\n[1] once  [2] always for %s this session  [3] deny", quoteWords(words))
+	return b.String()
+}
+
+func quoteWords(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = "`" + textutil.Sanitize(w) + "`"
+	}
+	return strings.Join(q, ", ")
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/router"
+	"github.com/synapse-agent/synapse/internal/writecheck"
 )
 
 // Decision is the user's answer to a sandbox-blocked command.
@@ -70,7 +71,14 @@ func (b *Bash) runApproved(ctx context.Context, route router.Route, cmd string) 
 		cwd = b.opts.Exec.Cwd()
 	}
 	if g, ok := b.opts.Approver.(Gate); ok {
-		if allowed, note := g.BeforeRun(ctx, route, cmd); !allowed {
+		req := RunRequest{Route: route, Command: cmd, Asks: func() []writecheck.Reason {
+			shellCwd := cwd
+			if shellCwd == "" && b.opts.Exec != nil {
+				shellCwd = b.opts.Exec.Cwd()
+			}
+			return b.askReasons(ctx, route, cmd, shellCwd)
+		}}
+		if allowed, note := g.BeforeRun(ctx, req); !allowed {
 			ap.decisions = append(ap.decisions, Deny.String())
 			return command.Result{ExitCode: 1, Stderr: note}, ap, nil
 		}

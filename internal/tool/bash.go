@@ -15,6 +15,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/config"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/router"
+	"github.com/synapse-agent/synapse/internal/writecheck"
 )
 
 // Name is the tool's name as the model sees it.
@@ -59,6 +60,9 @@ type Options struct {
 	OutputDir string
 	// Home expands ~ in AllowPermanent paths (config.Config.UserHome).
 	Home string
+	// Scratch is what the ask permission mode lets run without asking:
+	// writes inside its scratch list (the zero value: every write asks).
+	Scratch writecheck.Checker
 }
 
 // Bash is the one tool the model gets.

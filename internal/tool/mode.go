@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/synapse-agent/synapse/internal/router"
+	"github.com/synapse-agent/synapse/internal/writecheck"
 )
 
 // Mode is the main agent's permission mode. The sandbox is on in every
@@ -24,8 +26,10 @@ const (
 	// ModePlan: read-only (the explore sub-agent's sandbox); writes are
 	// refused and the model proposes a plan for the user to approve.
 	ModePlan Mode = "plan"
-	// ModeAsk: as default, and every write/edit and every native command
-	// that may write (not a known read-only one) is put to the user first.
+	// ModeAsk: as default, and whatever may write outside the scratch list
+	// is put to the user first: a write/edit, a native command (see
+	// writecheck), an MCP tool not declared read-only, a skill script, a
+	// sub-agent with its own writable shell.
 	ModeAsk Mode = "ask"
 )
 
@@ -132,56 +136,54 @@ func (a ModeApprover) DenyNote(ApprovalRequest) string {
 	return ""
 }
 
-// Gate is an Approver asked before a command runs (the ask mode); a
-// refusal's note is what the model is told.
+// Gate is an Approver asked before a command runs (plan and ask modes);
+// a refusal's note is what the model is told.
 type Gate interface {
-	BeforeRun(ctx context.Context, route router.Route, cmd string) (ok bool, note string)
+	BeforeRun(ctx context.Context, req RunRequest) (ok bool, note string)
 }
 
-// readOnlyWords are native commands that only read (with no redirection):
-// the ask mode runs them without asking. /tmp is the session's private
-// scratch space, but a command's targets are not known before it runs, so
-// anything else asks.
-var readOnlyWords = map[string]bool{
-	"ls": true, "cat": true, "head": true, "tail": true, "grep": true, "rg": true, "find": true, "wc": true,
-	"pwd": true, "echo": true, "printf": true, "which": true, "file": true, "stat": true, "du": true, "df": true,
-	"tree": true, "sort": true, "uniq": true, "cut": true, "tr": true, "diff": true, "cmp": true, "basename": true,
-	"dirname": true, "realpath": true, "readlink": true, "date": true, "env": true, "true": true, "false": true,
-	"test": true, "[": true, "cd": true, "less": true, "more": true, "jq": true, "awk": true,
+// RunRequest is a command about to run, as a Gate sees it.
+type RunRequest struct {
+	Route   router.Route
+	Command string
+	// Asks, when set, says why the ask mode would put the command to the
+	// user (AskReasons); it does the work when called, since only the ask
+	// mode needs it.
+	Asks func() []writecheck.Reason
 }
 
-// readOnlyGit are git subcommands that change nothing.
-var readOnlyGit = map[string]bool{"status": true, "diff": true, "log": true, "show": true, "blame": true, "grep": true, "rev-parse": true, "ls-files": true}
+// Reasons is why the ask mode puts the command to the user: one entry per
+// part that may write outside the scratch list, with the word "always for
+// this command" remembers. None: it runs without asking.
+func (r RunRequest) Reasons() []writecheck.Reason {
+	if r.Asks == nil {
+		return nil
+	}
+	return r.Asks()
+}
 
-// NeedsAsk reports whether the ask mode puts cmd to the user first: a
-// write or edit, or a native command that is not plainly read-only (a
-// redirection, or a command word not known to only read).
-func NeedsAsk(route router.Route, cmd string) bool {
-	switch route.Family {
-	case router.FamilyBuiltin:
-		return route.Name == "write" || route.Name == "edit"
-	case router.FamilyNative:
-	default:
-		return false
-	}
-	if strings.ContainsAny(cmd, ">`") || strings.Contains(cmd, "$(") {
-		return true // redirections and command substitutions
-	}
-	f := func(r rune) bool { return r == ';' || r == '|' || r == '&' || r == '\n' || r == '(' || r == ')' }
-	for _, part := range strings.FieldsFunc(cmd, f) {
-		words := strings.Fields(part)
-		if len(words) == 0 {
-			continue
-		}
-		w := words[0]
-		if w == "git" && len(words) > 1 && readOnlyGit[words[1]] {
-			continue
-		}
-		if !readOnlyWords[w] {
-			return true
+// AskWords are the distinct words of reasons, in order: what "always"
+// remembers, and what must all be remembered for a command to run without
+// asking.
+func AskWords(reasons []writecheck.Reason) []string {
+	var out []string
+	for _, r := range reasons {
+		if !slices.Contains(out, r.Word) {
+			out = append(out, r.Word)
 		}
 	}
-	return false
+	return out
+}
+
+// AskModeNote tells the model why synapse run refused a command in the ask
+// mode, and what it can do instead.
+func AskModeNote(reasons []writecheck.Reason) string {
+	var why []string
+	for _, r := range reasons {
+		why = append(why, "`"+r.Word+"` "+r.Why)
+	}
+	return "Refused without running it: the permission mode is ask, and no one is here to approve a command that may write outside the scratch list (" +
+		strings.Join(why, "; ") + "). Write only under the scratch paths (/tmp is one), or finish with what you would run so that the user can run it or choose another --permission-mode."
 }
 
 // PlanRefuses reports whether plan mode refuses a command before it runs:
@@ -204,22 +206,16 @@ func PlanRefuses(route router.Route) bool {
 	return false
 }
 
-// CommandWord is what "always for this command" remembers: the first word.
-func CommandWord(cmd string) string {
-	if f := strings.Fields(cmd); len(f) > 0 {
-		return f[0]
-	}
-	return ""
-}
-
 // BeforeRun implements Gate: without a person, the ask mode refuses what
 // it would have asked about.
-func (a ModeApprover) BeforeRun(_ context.Context, route router.Route, cmd string) (bool, string) {
-	if a.Mode == ModePlan && PlanRefuses(route) {
+func (a ModeApprover) BeforeRun(_ context.Context, req RunRequest) (bool, string) {
+	if a.Mode == ModePlan && PlanRefuses(req.Route) {
 		return false, PlanModeNote
 	}
-	if a.Mode == ModeAsk && NeedsAsk(route, cmd) {
-		return false, "Refused: the permission mode is ask and there is no one to ask here; this command may change files."
+	if a.Mode == ModeAsk {
+		if reasons := req.Reasons(); len(reasons) > 0 {
+			return false, AskModeNote(reasons)
+		}
 	}
 	return true, ""
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/router"
+	"github.com/synapse-agent/synapse/internal/writecheck"
 )
 
 func TestParseModeAndCycle(t *testing.T) {
@@ -85,39 +88,90 @@ func TestInProjectAndModeApprover(t *testing.T) {
 	}
 }
 
-func TestNeedsAsk(t *testing.T) {
-	native := router.Route{Family: router.FamilyNative}
+// mcpReadOnly answers ReadOnly as an MCP handler whose "lookup" tool is
+// annotated readOnlyHint.
+type mcpReadOnly struct{ ran []string }
+
+func (m *mcpReadOnly) Run(_ context.Context, line string) command.Result {
+	m.ran = append(m.ran, line)
+	return command.OK("ran")
+}
+
+func (m *mcpReadOnly) ReadOnly(_ context.Context, line string) bool {
+	return router.FirstWord(line) == "mcp:docs:lookup"
+}
+
+// TestAskModeRunRequests runs commands through the real tool (a real bash
+// session, the real Agent Shell) in the ask mode without a person: what
+// would be asked is refused before it runs, with a note naming the word
+// and the path; the rest runs.
+func TestAskModeRunRequests(t *testing.T) {
+	scratch := t.TempDir()
+	mcp := &mcpReadOnly{}
+	b, ex := newTool(t, func(o *Options) {
+		o.Approver = ModeApprover{Mode: ModeAsk}
+		o.Scratch = writecheck.Checker{Scratch: []string{scratch}}
+		o.Handlers = map[router.Family]command.Handler{router.FamilyMCP: mcp, router.FamilySkillScript: mcp}
+	})
+	cwd := ex.Cwd()
 	for _, tt := range []struct {
-		route router.Route
-		cmd   string
-		want  bool
+		cmd      string
+		refused  string // the word the note names; "" when it runs
+		notePath string
 	}{
-		{router.Route{Family: router.FamilyBuiltin, Name: "write"}, "write a 'x'", true},
-		{router.Route{Family: router.FamilyBuiltin, Name: "edit"}, "edit a", true},
-		{router.Route{Family: router.FamilyBuiltin, Name: "read"}, "read a", false},
-		{router.Route{Family: router.FamilyTask, Name: "task:explore"}, "task:explore x", false},
-		{native, "ls -la | grep -i go && cat go.mod", false},
-		{native, "git status; git diff HEAD", false},
-		{native, "echo x > f", true},
-		{native, "cat a >> b", true},
-		{native, "rm -rf build", true},
-		{native, "git commit -m x", true},
-		{native, "ls && make", true},
-		{native, "echo $(touch x)", true},
+		{"ls -la", "", ""},
+		{"echo x > " + scratch + "/a", "", ""},
+		{"echo x > f", "echo", "f (outside the scratch list)"},
+		{"(cd " + scratch + " && rm -f a)", "", ""},
+		{"cd sub 2>/dev/null; rm -rf build", "rm", "build"},
+		{"write " + scratch + "/w.txt 'yes'", "", ""},
+		{"write w.txt 'no'", "write", cwd + "/w.txt"},
+		{"edit w.txt a b", "edit", cwd + "/w.txt"},
+		{"bash rm -f x", "rm", ""},
+		{"read " + scratch + "/w.txt", "", ""},
+		{"mcp:docs:lookup --q x", "", ""},
+		{"mcp:docs:patch --path f", "mcp:docs:patch", "readOnlyHint"},
+		{"skill:pdf:pages a.pdf", "skill:pdf:pages", ""},
+		{"task:general do it", "task:general", ""},
+		// The shell's directory is where relative paths lead.
+		{"cd " + scratch, "", ""},
+		{"echo y > rel", "", ""},
 	} {
-		if got := NeedsAsk(tt.route, tt.cmd); got != tt.want {
-			t.Errorf("NeedsAsk(%q) = %v, want %v", tt.cmd, got, tt.want)
-		}
+		t.Run(tt.cmd, func(t *testing.T) {
+			r := b.Run(context.Background(), Input{Command: tt.cmd})
+			refused := strings.Contains(r.Output, "permission mode is ask")
+			if refused != (tt.refused != "") {
+				t.Fatalf("refused = %v, want %v; output %q", refused, tt.refused != "", r.Output)
+			}
+			if tt.refused != "" && (!strings.Contains(r.Output, "`"+tt.refused+"`") || !strings.Contains(r.Output, tt.notePath)) {
+				t.Errorf("the note does not name %q and %q: %q", tt.refused, tt.notePath, r.Output)
+			}
+		})
 	}
-	a := ModeApprover{Mode: ModeAsk}
-	if ok, note := a.BeforeRun(context.Background(), native, "rm x"); ok || note == "" {
-		t.Errorf("ask mode without a person ran a write: %v %q", ok, note)
+	if _, err := os.Stat(filepath.Join(cwd, "f")); err == nil {
+		t.Error("a refused redirection ran")
 	}
-	if ok, _ := a.BeforeRun(context.Background(), native, "ls"); !ok {
-		t.Error("ask mode refused ls")
+	if b, err := os.ReadFile(filepath.Join(scratch, "w.txt")); err != nil || string(b) != "yes" {
+		t.Errorf("the scratch write did not happen: %q %v", b, err)
 	}
-	if ok, _ := (ModeApprover{Mode: ModeDefault}).BeforeRun(context.Background(), native, "rm x"); !ok {
+	if _, err := os.Stat(filepath.Join(scratch, "rel")); err != nil {
+		t.Errorf("a relative write after cd into the scratch directory did not run: %v", err)
+	}
+	if strings.Join(mcp.ran, ",") != "mcp:docs:lookup --q x" {
+		t.Errorf("extension commands that ran: %q", mcp.ran)
+	}
+	if ok, _ := (ModeApprover{Mode: ModeDefault}).BeforeRun(context.Background(), RunRequest{
+		Route: router.Route{Family: router.FamilyNative}, Command: "rm x",
+		Asks: func() []writecheck.Reason { return []writecheck.Reason{{Word: "rm", Why: "writes x"}} },
+	}); !ok {
 		t.Error("default mode refused before running")
+	}
+}
+
+func TestAskWords(t *testing.T) {
+	got := AskWords([]writecheck.Reason{{Word: "rm", Why: "a"}, {Word: "cp", Why: "b"}, {Word: "rm", Why: "c"}})
+	if strings.Join(got, ",") != "rm,cp" {
+		t.Errorf("AskWords = %q", got)
 	}
 }
 
@@ -138,7 +192,7 @@ func TestPlanRefuses(t *testing.T) {
 			t.Errorf("PlanRefuses(%s) = %v, want %v", tt.route.Name, got, tt.want)
 		}
 	}
-	ok, note := ModeApprover{Mode: ModePlan}.BeforeRun(context.Background(), router.Route{Family: router.FamilyTask, Name: "task:general"}, "task:general do it")
+	ok, note := ModeApprover{Mode: ModePlan}.BeforeRun(context.Background(), RunRequest{Route: router.Route{Family: router.FamilyTask, Name: "task:general"}, Command: "task:general do it"})
 	if ok || note != PlanModeNote {
 		t.Errorf("plan mode let task:general run: %v %q", ok, note)
 	}

@@ -1,0 +1,87 @@
+package repl
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/router"
+	"github.com/synapse-agent/synapse/internal/tool"
+	"github.com/synapse-agent/synapse/internal/writecheck"
+)
+
+// askRequest is what the tool hands the gate for cmd run in /work, with
+// the real classifier and /tmp as the scratch list.
+func askRequest(cmd string) tool.RunRequest {
+	chk := writecheck.Checker{Scratch: []string{"/tmp"}}
+	return tool.RunRequest{Route: router.Classify(cmd), Command: cmd,
+		Asks: func() []writecheck.Reason { return chk.Check(cmd, "/work") }}
+}
+
+// TestPTYAskModeRemembersTheAskingWord: "always" on `cd x && rm y`
+// remembers rm (the part that asked), not cd; a later rm runs without a
+// question, a command with another asking word is asked again, and one
+// mixing an allowed word with a new one asks and names both.
+func TestPTYAskModeRemembersTheAskingWord(t *testing.T) {
+	type outcome struct {
+		ok   bool
+		note string
+	}
+	results := make(chan outcome, 8)
+	fa := &fakeAgent{}
+	p := startPTY(t, fa, func(o *Options) { o.Mode = tool.ModeAsk })
+	fa.run = func(ctx context.Context, input string) (agent.Result, error) {
+		ok, note := p.repl.perm.BeforeRun(ctx, askRequest(input))
+		results <- outcome{ok, note}
+		return agent.Result{}, nil
+	}
+
+	p.send("cd x && rm y\r")
+	p.waitFor("[1] once  [2] always for `rm` this session  [3] deny")
+	if out := p.out.String(); !strings.Contains(out, "why: `rm` writes y") || strings.Contains(out, "always for `cd`") {
+		t.Fatalf("the question does not say why or offers cd:\n%s", out)
+	}
+	p.send("2")
+	if r := <-results; !r.ok {
+		t.Fatalf("always was answered, yet refused: %q", r.note)
+	}
+	p.waitFor("→ always for `rm`")
+	p.waitFor("› ", 2)
+
+	p.send("rm -rf build\r")
+	if r := <-results; !r.ok {
+		t.Fatalf("rm after always for rm: refused %q", r.note)
+	}
+	p.waitFor("› ", 3)
+	if n := strings.Count(p.out.String(), "Run this command?"); n != 1 {
+		t.Fatalf("rm was asked again (%d questions)", n)
+	}
+
+	p.send("cd x && touch y\r")
+	p.waitFor("always for `touch` this session")
+	p.send("3")
+	if r := <-results; r.ok || !strings.Contains(r.note, "declined") {
+		t.Fatalf("deny: %+v", r)
+	}
+	p.waitFor("› ", 4)
+
+	p.send("rm a && touch b\r")
+	p.waitFor("always for `rm`, `touch` this session")
+	p.send("1")
+	if r := <-results; !r.ok {
+		t.Fatalf("once: refused %q", r.note)
+	}
+	p.waitFor("› ", 5)
+
+	p.send("echo done > /tmp/log\r") // scratch: no question
+	if r := <-results; !r.ok {
+		t.Fatalf("a scratch write was refused: %q", r.note)
+	}
+	p.waitFor("› ", 6)
+	if n := strings.Count(p.out.String(), "Run this command?"); n != 3 {
+		t.Fatalf("%d questions, want 3", n)
+	}
+	p.send("/sandbox\r")
+	p.waitFor("command rm (always this session)")
+}
