@@ -108,6 +108,37 @@ func (h *Handler) Run(ctx context.Context, line string) command.Result {
 	return r
 }
 
+// ReadOnly reports whether line only reads: a listing, a tool's help, or a
+// call of a tool its server annotates readOnlyHint (the ask permission mode
+// runs those without asking). It connects to the server when needed; a
+// server it cannot reach, an unknown tool or bad arguments are not
+// read-only (the call will fail, or be asked about, as usual). Servers are
+// the user's own or approved project ones, so their hints are trusted.
+func (h *Handler) ReadOnly(ctx context.Context, line string) bool {
+	line = strings.TrimSpace(line)
+	head, rest := line, ""
+	if i := strings.IndexFunc(line, unicode.IsSpace); i >= 0 {
+		head, rest = line[:i], line[i+1:]
+	}
+	server, tool, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(head, "mcp"), ":"), ":")
+	if server == "" || tool == "" {
+		return true // the lists of servers and tools
+	}
+	if words, err := cmdline.SplitArgs(rest); err == nil && len(words) == 1 && (words[0] == "-h" || words[0] == "--help") {
+		return true
+	}
+	tools, err := h.M.ServerTools(ctx, server)
+	if err != nil {
+		return false
+	}
+	for _, t := range tools {
+		if t.Name == tool {
+			return t.ReadOnly
+		}
+	}
+	return false
+}
+
 func (h *Handler) failure(ctx context.Context, server string, err error) command.Result {
 	if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
 		return command.Result{Stderr: "MCP call interrupted", ExitCode: command.Interrupted}

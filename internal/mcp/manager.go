@@ -191,6 +191,9 @@ type ToolInfo struct {
 	Name        string
 	Description string
 	Schema      *Schema
+	// ReadOnly is the server's readOnlyHint annotation: the tool changes
+	// nothing, so the ask permission mode runs it without asking.
+	ReadOnly bool
 }
 
 // Command is the shell command that runs the tool.
@@ -318,7 +321,8 @@ func (s *server) toolList() []ToolInfo {
 func (s *server) infos(tools []*sdk.Tool) []ToolInfo {
 	out := make([]ToolInfo, len(tools))
 	for i, t := range tools {
-		out[i] = ToolInfo{Server: s.cfg.Name, Name: t.Name, Description: t.Description, Schema: ParseSchema(t.InputSchema)}
+		out[i] = ToolInfo{Server: s.cfg.Name, Name: t.Name, Description: t.Description, Schema: ParseSchema(t.InputSchema),
+			ReadOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint}
 	}
 	return out
 }

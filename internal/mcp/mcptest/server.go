@@ -73,8 +73,15 @@ func NewServer(crash func()) *sdk.Server {
 		crash = func() { os.Exit(3) }
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "synapse-mcptest", Version: "1.0.0"}, nil)
+	// echo and add change nothing and say so (readOnlyHint); the others
+	// declare nothing.
+	readOnly := map[string]bool{"echo": true, "add": true}
 	add := func(name, desc, schema string, h func(args map[string]any) (*sdk.CallToolResult, error)) {
-		s.AddTool(&sdk.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(schema)},
+		var ann *sdk.ToolAnnotations
+		if readOnly[name] {
+			ann = &sdk.ToolAnnotations{ReadOnlyHint: true}
+		}
+		s.AddTool(&sdk.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(schema), Annotations: ann},
 			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 				var args map[string]any
 				if len(req.Params.Arguments) > 0 {
