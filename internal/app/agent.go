@@ -25,6 +25,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/subagent"
 	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
+	"github.com/synapse-agent/synapse/internal/writecheck"
 )
 
 // SessionStore is the sessions directory of this configuration.
@@ -311,7 +312,11 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 			}}
 	}
 	todos := &todo.Store{}
-	if g.Tool, err = a.NewTool(ctx, ToolSetup{Cwd: cwd, Exec: g.Sandbox, Todos: todos, Handlers: handlers, Approver: s.Approver, OutputDir: scratch.Dir()}); err != nil {
+	askScratch, scratchWarns := a.askScratch(settings, g.Sandbox)
+	for _, w := range scratchWarns {
+		g.notices = append(g.notices, "warning: "+w)
+	}
+	if g.Tool, err = a.NewTool(ctx, ToolSetup{Cwd: cwd, Exec: g.Sandbox, Todos: todos, Handlers: handlers, Approver: s.Approver, OutputDir: scratch.Dir(), Scratch: askScratch}); err != nil {
 		return nil, err
 	}
 	g.closers = append(g.closers, g.Tool.Close)
@@ -363,4 +368,30 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 	}
 	g.closers = append(g.closers, g.Runner.Close)
 	return g, nil
+}
+
+// askScratch is the ask permission mode's scratch list: the session's
+// private /tmp (also $TMPDIR) when the sandbox gives it one (a shared host
+// /tmp is no scratch space), less the roots bound over it at their own
+// path (a project under the host's /tmp), and settings.json's
+// "permissions.scratch".
+func (a *App) askScratch(settings config.Settings, sb *sandbox.Manager) (writecheck.Checker, []string) {
+	c := writecheck.Checker{Env: map[string]string{}}
+	if a.Config.UserHome != "" {
+		c.Env["HOME"] = a.Config.UserHome
+	}
+	extra, warns := settings.ScratchPaths(a.Config.UserHome, func(k string) (string, bool) {
+		v := a.Config.Getenv(k)
+		return v, v != ""
+	})
+	if sb.PrivateTmp() != "" {
+		c.Scratch = append(c.Scratch, sandbox.PrivateTmp)
+		c.Env["TMPDIR"] = sandbox.PrivateTmp
+		own := writecheck.Checker{Scratch: extra}
+		c.Shadowed = func(p string) bool {
+			return strings.HasPrefix(p, sandbox.PrivateTmp+"/") && sb.HostPath(p) == p && !own.InScratch(p)
+		}
+	}
+	c.Scratch = append(c.Scratch, extra...)
+	return c, warns
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
+	"github.com/synapse-agent/synapse/internal/writecheck"
 )
 
 // ToolSetup is what one agent's Bash tool is built from.
@@ -32,6 +33,8 @@ type ToolSetup struct {
 	// OutputDir receives the full output of cut commands: the agent's
 	// private scratch directory (empty: files go straight into the temp dir).
 	OutputDir string
+	// Scratch is what the ask permission mode lets run without asking.
+	Scratch writecheck.Checker
 }
 
 // Tool is one agent's Bash tool and what it is built from.
@@ -74,6 +77,7 @@ func (a *App) NewTool(_ context.Context, s ToolSetup) (*Tool, error) {
 		OutputCap: a.Config.OutputCap,
 		OutputDir: s.OutputDir,
 		Home:      a.Config.UserHome,
+		Scratch:   s.Scratch,
 	})
 	return t, nil
 }

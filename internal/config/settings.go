@@ -47,6 +47,12 @@ type Settings struct {
 	// | "neutral" | "aggressive"}, raw for the same reason (see SkillEnhanceConfig).
 	SkillEnhance json.RawMessage `json:"skillEnhance,omitempty"`
 
+	// Permissions is {"scratch": ["~/.cache/foo", "$HOME/build-cache"]}:
+	// paths the ask permission mode lets commands write without asking,
+	// besides the session's private /tmp. Raw, so that a broken entry is a
+	// warning (see ScratchPaths).
+	Permissions json.RawMessage `json:"permissions,omitempty"`
+
 	// ShareEnv names the environment variables project files (a project's
 	// .mcp.json) may expand, such as GITHUB_TOKEN; any other ${VAR} in a
 	// project file expands to nothing. The user's own files are not limited.
@@ -65,7 +71,7 @@ type Settings struct {
 }
 
 // knownKeys are the JSON keys of Settings' fields.
-var knownKeys = []string{"provider", "model", "env", "enableSkillSearchInstruction", "maxTokens", "thinkingBudget", "hooks", "skillEnhance", "shareEnv", "consoleEnv", "context"}
+var knownKeys = []string{"provider", "model", "env", "enableSkillSearchInstruction", "maxTokens", "thinkingBudget", "hooks", "skillEnhance", "shareEnv", "consoleEnv", "context", "permissions"}
 
 // ContextSettings is settings.json "context": the context window and the
 // offload and compaction thresholds, in tokens (absent or 0: from the
@@ -262,6 +268,9 @@ func SaveSettings(path string, s Settings) error {
 	set("hooks", s.Hooks, len(s.Hooks) > 0)
 	set("skillEnhance", s.SkillEnhance, len(s.SkillEnhance) > 0)
 	set("context", s.Context, s.Context != nil)
+	set("permissions", s.Permissions, len(s.Permissions) > 0)
+	set("shareEnv", s.ShareEnv, len(s.ShareEnv) > 0)
+	set("consoleEnv", s.ConsoleEnv, len(s.ConsoleEnv) > 0)
 	data, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return fmt.Errorf("cannot encode settings for %s: %w", path, err)
@@ -277,6 +286,49 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("cannot create %s: %w", dir, err)
 	}
 	return fsutil.WriteFileAtomic(path, data, perm)
+}
+
+// ScratchPaths reads "permissions.scratch": each entry with `$VAR`,
+// `${VAR}` (from lookup) and a leading `~` (home) expanded, absolute and
+// clean. An entry that cannot be used is skipped with a warning naming it;
+// "/" is refused (it would let every write run without asking).
+func (s Settings) ScratchPaths(home string, lookup func(string) (string, bool)) (paths, warns []string) {
+	raw := bytes.TrimSpace(s.Permissions)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var p struct {
+		Scratch []string `json:"scratch"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, []string{`settings.json "permissions" must be an object like {"scratch": ["~/.cache/foo"]}; the ask mode's scratch list is only the session's /tmp`}
+	}
+	for _, e := range p.Scratch {
+		skip := func(why string) {
+			warns = append(warns, fmt.Sprintf(`settings.json "permissions.scratch": entry %q was skipped: %s`, e, why))
+		}
+		x, err := ExpandVars(e, lookup)
+		switch {
+		case err != nil:
+			skip(err.Error())
+			continue
+		case x == "":
+			continue
+		case (x == "~" || strings.HasPrefix(x, "~/")) && home == "":
+			skip("~ cannot be expanded: HOME is not set")
+			continue
+		}
+		x = filepath.Clean(ExpandHome(x, home))
+		switch {
+		case !filepath.IsAbs(x):
+			skip("it is not an absolute path once expanded; write it as /full/path, ~/path or $VAR/path")
+		case x == "/":
+			skip("/ would let every write run without asking; name the directories commands may write freely")
+		default:
+			paths = append(paths, x)
+		}
+	}
+	return paths, warns
 }
 
 // Trigger profiles of skill auto-enhance, from the most to the least selective.

@@ -87,7 +87,7 @@ func TestSaveSettingsKeepsUnknownKeysAndRoundTrips(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	orig := `{"model":"old","theme":"dark","permissions":{"allow":["ls"]},"maxTokens":100}`
+	orig := `{"model":"old","theme":"dark","permissions":{"allow":["ls"]},"maxTokens":100,"shareEnv":["GITHUB_TOKEN"],"consoleEnv":{"codex-tui":["OPENAI_API_KEY"]}}`
 	if err := os.WriteFile(path, []byte(orig), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +111,8 @@ func TestSaveSettingsKeepsUnknownKeysAndRoundTrips(t *testing.T) {
 		"model": "claude-sonnet-4-5", "provider": "anthropic", "theme": "dark",
 		"permissions": map[string]any{"allow": []any{"ls"}},
 		"env":         map[string]any{"ANTHROPIC_API_KEY": "k"},
+		"shareEnv":    []any{"GITHUB_TOKEN"},
+		"consoleEnv":  map[string]any{"codex-tui": []any{"OPENAI_API_KEY"}},
 	}
 	if !reflect.DeepEqual(raw, want) {
 		t.Errorf("saved %v, want %v", raw, want)
@@ -278,5 +280,34 @@ func TestContextSettings(t *testing.T) {
 				t.Errorf("no warning for the invalid variable: %v", cfg.Warnings)
 			}
 		})
+	}
+}
+
+func TestScratchPaths(t *testing.T) {
+	lookup := func(k string) (string, bool) {
+		v, ok := map[string]string{"XDG_CACHE_HOME": "/home/u/.cache", "EMPTY": ""}[k]
+		return v, ok
+	}
+	s, err := ParseSettings("settings.json", []byte(`{"permissions": {"scratch": ["~/.cache/foo", "$XDG_CACHE_HOME/bar/", "${UNSET}/x", "rel/dir", "/", "/srv/scratch/../scratch2", "$EMPTY/y"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, warns := s.ScratchPaths("/home/u", lookup)
+	if want := []string{"/home/u/.cache/foo", "/home/u/.cache/bar", "/srv/scratch2"}; !reflect.DeepEqual(paths, want) {
+		t.Errorf("paths = %q, want %q", paths, want)
+	}
+	if len(warns) != 4 {
+		t.Fatalf("warnings = %q, want one each for ${UNSET}, rel/dir, / and $EMPTY", warns)
+	}
+	for i, want := range []string{"${UNSET}/x", "rel/dir", `"/"`, "$EMPTY/y"} {
+		if !strings.Contains(warns[i], want) || !strings.Contains(warns[i], "permissions.scratch") {
+			t.Errorf("warning %d = %q, want it to name %s", i, warns[i], want)
+		}
+	}
+	if _, warns := (Settings{Permissions: []byte(`["~/x"]`)}).ScratchPaths("/home/u", lookup); len(warns) != 1 {
+		t.Errorf("a list instead of an object: warnings %q", warns)
+	}
+	if paths, warns := (Settings{}).ScratchPaths("/home/u", lookup); paths != nil || warns != nil {
+		t.Errorf("no key: %q %q", paths, warns)
 	}
 }

@@ -27,6 +27,10 @@ type Checker struct {
 	// Env gives the variables whose value is known before anything runs
 	// (HOME for ~, TMPDIR); any other expansion is unknown.
 	Env map[string]string
+	// Shadowed, when set, reports paths under a scratch path that lead
+	// somewhere else: a project under the host's /tmp is bound at its own
+	// path over the sandbox's private /tmp. They are not scratch.
+	Shadowed func(path string) bool
 }
 
 // Reason is one part of a command line that may write outside the scratch
@@ -62,6 +66,9 @@ func (c Checker) InScratch(path string) bool {
 	path = filepath.Clean(path)
 	if sinks[path] {
 		return true
+	}
+	if c.Shadowed != nil && c.Shadowed(path) {
+		return false
 	}
 	for _, s := range c.Scratch {
 		if within(path, s) {

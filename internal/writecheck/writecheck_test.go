@@ -228,6 +228,13 @@ func TestInScratch(t *testing.T) {
 			t.Errorf("InScratch(%q) = %v, want %v", tt.path, got, tt.want)
 		}
 	}
+	c.Shadowed = func(p string) bool { return within(p, "/tmp/project") }
+	if c.InScratch("/tmp/project/f") || !c.InScratch("/tmp/other") {
+		t.Error("a path shadowing the scratch list counts as scratch, or Shadowed hides the rest")
+	}
+	if got := c.Check("echo x > f", "/tmp/project"); len(got) != 1 {
+		t.Errorf("a write in a project under /tmp does not ask: %+v", got)
+	}
 	if (Checker{}).InScratch("/tmp/a") {
 		t.Error("an empty scratch list holds /tmp")
 	}
