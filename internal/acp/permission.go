@@ -7,7 +7,6 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
@@ -115,30 +114,47 @@ func (s *session) DenyNote(tool.ApprovalRequest) string {
 const askDenied = "The user declined to run this command (permission mode ask). Ask them or do something else."
 
 // BeforeRun implements tool.Gate: plan mode refuses what its read-only
-// sandbox cannot hold; the ask mode asks before a write, an edit or a
-// command that may change files: once, always for its command word (this
-// session), or deny.
-func (s *session) BeforeRun(ctx context.Context, route router.Route, cmd string) (bool, string) {
+// sandbox cannot hold; the ask mode asks before whatever may write outside
+// the scratch list (tool.RunRequest.Reasons): once, always for the words
+// that asked (this session), or deny. A command runs without asking when
+// all its asking words were allowed always.
+func (s *session) BeforeRun(ctx context.Context, req tool.RunRequest) (bool, string) {
 	mode := s.permissionMode()
-	if mode == tool.ModePlan && tool.PlanRefuses(route) {
+	if mode == tool.ModePlan && tool.PlanRefuses(req.Route) {
 		return false, tool.PlanModeNote
 	}
-	if mode != tool.ModeAsk || !tool.NeedsAsk(route, cmd) {
+	if mode != tool.ModeAsk {
 		return true, ""
 	}
-	word := tool.CommandWord(cmd)
+	reasons := req.Reasons()
+	if len(reasons) == 0 {
+		return true, ""
+	}
+	words := tool.AskWords(reasons)
 	s.mu.Lock()
-	always := s.always[word]
+	allowed := true
+	for _, w := range words {
+		allowed = allowed && s.always[w]
+	}
 	s.mu.Unlock()
-	if always {
+	if allowed {
 		return true, ""
 	}
+	why := make([]string, 0, len(reasons))
+	for _, r := range reasons {
+		why = append(why, "- `"+r.Word+"` "+r.Why)
+	}
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		quoted[i] = "`" + w + "`"
+	}
+	cmd := req.Command
 	answer := s.ask(ctx, s.callFor(cmd), "Run "+title(cmd)+"?",
-		"The permission mode is ask: this command may change files.\n\n"+textutil.Sanitize(cmd),
-		map[string]any{"command": cmd}, nil,
+		textutil.Sanitize("The permission mode is ask: this command may write outside the scratch list.\n"+strings.Join(why, "\n")+"\n\n"+cmd),
+		map[string]any{"command": cmd, "words": words}, nil,
 		[]sdk.PermissionOption{
 			{Kind: sdk.PermissionOptionKindAllowOnce, Name: "Run once", OptionId: optOnce},
-			{Kind: sdk.PermissionOptionKindAllowAlways, Name: "Always run `" + word + "` in this session", OptionId: optAlways},
+			{Kind: sdk.PermissionOptionKindAllowAlways, Name: "Always run " + strings.Join(quoted, ", ") + " in this session", OptionId: optAlways},
 			{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Deny", OptionId: optDeny},
 		})
 	switch answer {
@@ -149,7 +165,9 @@ func (s *session) BeforeRun(ctx context.Context, route router.Route, cmd string)
 		if s.always == nil {
 			s.always = map[string]bool{}
 		}
-		s.always[word] = true
+		for _, w := range words {
+			s.always[w] = true
+		}
 		s.mu.Unlock()
 		return true, ""
 	}
@@ -268,7 +286,7 @@ func modeDescription(m tool.Mode) string {
 	case tool.ModeAcceptEdits:
 		return "Sandbox grants inside the project are given without asking"
 	case tool.ModeAsk:
-		return "Every write, edit and command that may change files asks first"
+		return "Every write, edit and command that may write outside the scratch list (the session's /tmp) asks first"
 	}
 	return "Sandboxed; you are asked only when a command needs access outside the sandbox"
 }

@@ -150,7 +150,8 @@ func TestPlanMode(t *testing.T) {
 
 // Ask mode: a command that may write is put to the client first: denied,
 // it does not run; "always" runs it and the same command word is not
-// asked again; a read-only command is never asked.
+// asked again; a read-only command and a write to the session's /tmp are
+// never asked.
 func TestAskMode(t *testing.T) {
 	testutil.RequireBwrap(t)
 	w := newWorld(t,
@@ -158,6 +159,7 @@ func TestAskMode(t *testing.T) {
 		llmtest.BashTurn("b", "ls"),
 		llmtest.BashTurn("c", "touch two"),
 		llmtest.BashTurn("d", "touch three"),
+		llmtest.BashTurn("e", "echo s > /tmp/s && cat /tmp/s"),
 		llmtest.TextTurn("ok"))
 	var mu sync.Mutex
 	answers := []string{optDeny, optAlways}
@@ -189,6 +191,9 @@ func TestAskMode(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(w.proj, name)); (err == nil) != want {
 			t.Errorf("%s exists = %v, want %v", name, err == nil, want)
 		}
+	}
+	if tr, _ := w.srv.Requests()[5].ToolResult("e-1"); strings.TrimSpace(tr.Content) != "s" {
+		t.Errorf("the /tmp write's result = %q", tr.Content)
 	}
 	if tr, _ := w.srv.Requests()[1].ToolResult("a-1"); !strings.Contains(tr.Content, "declined") {
 		t.Errorf("the denied command's result = %q", tr.Content)
