@@ -188,25 +188,30 @@ func TestPTYShiftTabDuringTurn(t *testing.T) {
 	}
 }
 
-// BenchmarkKeystroke is one key typed into a 200-line prompt: decoding the
-// bytes, the textarea's update, and drawing the changed rows.
+// BenchmarkKeystroke is one key typed into a prompt of 1 and of 200
+// lines: decoding the bytes, the textarea's update, and drawing the
+// changed rows (half the keys are text, half Backspace).
 func BenchmarkKeystroke(b *testing.B) {
-	r := editorREPL(b, b.TempDir())
-	var lines []string
-	for i := range 200 {
-		lines = append(lines, fmt.Sprintf("line %d of a long prompt with some words in it", i))
-	}
-	r.ed.ta.SetValue(strings.Join(lines, "\n"))
-	r.redraw()
-	b.ResetTimer()
-	for i := range b.N {
-		key := "x"
-		if i%2 == 1 {
-			key = "\x7f"
-		}
-		if _, _, done := typeKeys(r, key); done {
-			b.Fatal("a key sent the prompt")
-		}
-		r.redraw()
+	for _, n := range []int{1, 200} {
+		b.Run(fmt.Sprintf("lines=%d", n), func(b *testing.B) {
+			r := editorREPL(b, b.TempDir())
+			var lines []string
+			for i := range n {
+				lines = append(lines, fmt.Sprintf("line %d of a long prompt with some words in it", i))
+			}
+			r.ed.ta.SetValue(strings.Join(lines, "\n"))
+			r.redraw()
+			b.ResetTimer()
+			for i := range b.N {
+				key := "x"
+				if i%2 == 1 {
+					key = "\x7f"
+				}
+				if _, _, done := typeKeys(r, key); done {
+					b.Fatal("a key sent the prompt")
+				}
+				r.redraw()
+			}
+		})
 	}
 }
