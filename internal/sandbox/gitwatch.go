@@ -3,14 +3,17 @@ package sandbox
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -250,6 +253,12 @@ func (w *gitWatch) check() []string {
 		if _, err := os.Lstat(p); err != nil {
 			continue // gone
 		}
+		if st, err := os.Lstat(p); err == nil && st.IsDir() {
+			// Watched before it is judged: a harmless one armed later, also
+			// while idle, wakes the idle check (a change made after this
+			// look is an event).
+			w.controlRepo(p)
+		}
 		kind, tool, why := "git", "git", ""
 		if filepath.Base(p) == ".hg" {
 			kind, tool, why = "Mercurial", "hg", hgDanger(p)
@@ -258,9 +267,6 @@ func (w *gitWatch) check() []string {
 		}
 		if why == "" {
 			keep = append(keep, p)
-			if st, err := os.Lstat(p); err == nil && st.IsDir() {
-				w.controlRepo(p) // a harmless one can be armed later, also while idle
-			}
 			continue
 		}
 		aside := disableRepo(p)
@@ -282,12 +288,26 @@ func (w *gitWatch) check() []string {
 // stopped on a conflict runs nothing, and stays.
 func (w *gitWatch) checkSeq() []string {
 	var out []string
+	for dir := range w.seq {
+		// A linked worktree added since: its rebase state is new.
+		if wts, err := os.ReadDir(filepath.Join(dir, "worktrees")); err == nil {
+			for _, wt := range wts {
+				admin := filepath.Join(dir, "worktrees", wt.Name())
+				if _, ok := w.seq[admin]; !ok && wt.IsDir() {
+					w.seq[admin] = map[string][]string{}
+					w.controlRepo(admin)
+				}
+			}
+		}
+	}
 	for dir, base := range w.seq {
+		for _, s := range seqStates {
+			// Watched before it is read: what is written after the look
+			// wakes the idle check.
+			w.control(filepath.Join(dir, s))
+		}
 		state, runs := seqDanger(dir, base)
 		if state == "" {
-			for _, s := range seqStates {
-				w.control(filepath.Join(dir, s)) // watched once it exists, for the idle check
-			}
 			continue
 		}
 		p := filepath.Join(dir, state)
@@ -350,16 +370,33 @@ var bareParts = map[string]bool{"HEAD": true, "objects": true, "refs": true, "co
 
 // disableRepo renames a .git entry aside (no link followed: rename acts on
 // the entry itself) and returns the new path, or "" when it failed.
+// The name is never one that exists (RENAME_NOREPLACE): past the first
+// hundred, a job that plants again and again gets names made unique by
+// the time, and never a repository left armed for want of a free name.
 func disableRepo(p string) string {
-	for i := 0; i < 100; i++ {
+	for i := 0; i < 200; i++ {
 		aside := fmt.Sprintf("%s%s%d", p, disabledMark, i)
-		if _, err := os.Lstat(aside); err == nil {
-			continue
+		if i >= 100 {
+			aside = fmt.Sprintf("%s%s%d-%d", p, disabledMark, time.Now().UnixNano(), i)
 		}
-		if err := os.Rename(p, aside); err != nil {
+		err := unix.Renameat2(unix.AT_FDCWD, p, unix.AT_FDCWD, aside, unix.RENAME_NOREPLACE)
+		switch {
+		case err == nil:
+			return aside
+		case errors.Is(err, unix.EEXIST):
+			continue
+		case errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS):
+			// A file system without RENAME_NOREPLACE: look, then rename.
+			if _, err := os.Lstat(aside); err == nil {
+				continue
+			}
+			if os.Rename(p, aside) == nil {
+				return aside
+			}
+			return ""
+		default:
 			return ""
 		}
-		return aside
 	}
 	return ""
 }
@@ -404,7 +441,46 @@ func gitDanger(gitPath string) string {
 	if key := dangerousGitConfig(filepath.Join(dir, "config")); key != "" {
 		return "its config sets " + key
 	}
+	// Rebase state: in the repository's own git directory (a worktree's
+	// admin directory for a .git file) and the common one.
+	for _, d := range []string{gitDirOf(gitPath), dir} {
+		if d == "" {
+			continue
+		}
+		for _, s := range seqStates {
+			if runs := stateRuns(filepath.Join(d, s)); len(runs) > 0 {
+				return "its " + s + " state would run " + strconv.Quote(strings.Join(runs, "; ")) + " at git rebase --continue or git cherry-pick --continue"
+			}
+		}
+	}
 	return ""
+}
+
+// gitDirOf is the git directory of a .git entry: the directory itself, or
+// the one a .git file names (a linked worktree's admin directory); "" for
+// a HEAD or when the file names none.
+func gitDirOf(gitPath string) string {
+	st, err := os.Lstat(gitPath)
+	if err != nil || filepath.Base(gitPath) != ".git" || st.Mode()&fs.ModeSymlink != 0 {
+		return ""
+	}
+	if st.IsDir() {
+		return gitPath
+	}
+	b, err := readControlFile(gitPath)
+	if err != nil {
+		return ""
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	d, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	if !ok {
+		return ""
+	}
+	d = strings.TrimSpace(d)
+	if !filepath.IsAbs(d) {
+		d = filepath.Join(filepath.Dir(gitPath), d)
+	}
+	return filepath.Clean(d)
 }
 
 // dangerousKeys are git config keys (the last part, lower case) whose value
