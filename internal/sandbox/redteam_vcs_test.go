@@ -121,6 +121,11 @@ func TestRedTeamRebaseState(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(f.ws, ".git", "rebase-merge", "git-rebase-todo")); err != nil {
 		t.Fatalf("an ordinary stopped rebase lost its state: %v", err)
 	}
+	// In-process write and edit are refused there outright.
+	sh := agentsh.New(agentsh.Options{Exec: f.m, Paths: f.m})
+	if res := sh.Run(context.Background(), "write .git/rebase-merge/git-rebase-todo 'exec touch "+mark+"'"); !res.Blocked {
+		t.Errorf("in-process write of the todo list was not refused: %+v", res)
+	}
 	// The next command adds an exec line to that rebase's todo list.
 	res = f.run(t, "g=.git; echo 'exec touch "+mark+"' >> $g/rebase-merge/git-rebase-todo")
 	if !strings.Contains(res.Stderr, "rebase-merge") || !strings.Contains(res.Stderr, "touch "+mark) {
@@ -200,17 +205,25 @@ func TestRedTeamBackgroundPlant(t *testing.T) {
 		t.Fatalf("start the job: %+v", res)
 	}
 	evil := filepath.Join(f.ws, "evil")
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	// The job plants; the idle watcher must disable the repository while
+	// no command runs (within a few seconds even on a loaded machine; in
+	// practice milliseconds), before the user's git in another terminal.
+	armed := false
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		if b, err := os.ReadFile(filepath.Join(evil, ".git", "config")); err == nil && strings.Contains(string(b), "fsmonitor") {
-			break
+			armed = true
 		}
 		if matches, _ := filepath.Glob(filepath.Join(evil, ".git.synapse-disabled-*")); len(matches) > 0 {
+			armed = true
 			break
 		}
-		time.Sleep(5 * time.Millisecond)
+		if armed && time.Now().After(deadline.Add(-5*time.Second)) {
+			break
+		}
 	}
-	time.Sleep(200 * time.Millisecond) // the user types `git status`
+	if !armed {
+		t.Fatal("the background job never planted its repository")
+	}
 	hostStatus(evil)
 	if _, err := os.Stat(mark); err == nil {
 		t.Fatal("host git ran what a background job planted while the session was idle")
