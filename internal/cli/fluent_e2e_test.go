@@ -126,3 +126,38 @@ func TestChatPTYEditorKeys(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 }
+
+// TestChatPTYSlashPopupAndShiftTabInTurn: typing a command shows the
+// matching commands under the prompt, narrowing as it is typed; Shift+Tab
+// while a turn runs switches the permission mode at once (said above the
+// live area, shown in the footer and then in the prompt).
+func TestChatPTYSlashPopupAndShiftTabInTurn(t *testing.T) {
+	srv := llmtest.New(t,
+		llmtest.ToolTurn(llmtest.BashCall("c1", waitCmd)),
+		llmtest.TextTurn("Turn done."),
+	)
+	dir := t.TempDir()
+	p := startPTY(t, dir, chatEnv(t, srv))
+	p.expect(prompt)
+	p.send("/co")
+	p.expect("/cost /context /compact · Tab completes")
+	p.send("nt")
+	p.expect("/context · context used against the model's window")
+	p.send("\x15") // Ctrl+U: an empty prompt again
+	p.send("wait here\r")
+	waitForFile(t, filepath.Join(dir, "started"))
+	p.send("\x1b[Z")
+	p.expect("mode accept-edits: sandbox grants inside the project")
+	p.expect("mode accept-edits · ") // the footer
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.expect("Turn done.")
+	p.expect("accept-edits " + prompt)
+	p.send("/mode\r")
+	p.expect("Mode accept-edits")
+	p.send("/exit\r")
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
