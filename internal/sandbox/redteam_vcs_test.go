@@ -255,12 +255,17 @@ func TestRedTeamBackgroundPlant(t *testing.T) {
 		t.Fatal("host git after Settle ran what a background job planted")
 	}
 
-	// The session's end kills the jobs: nothing is planted after it.
+	// The session's end kills the jobs, even one that left the shell's
+	// session (setsid): nothing is planted after it.
 	f.run(t, plant("late", "1"))
+	f.run(t, "setsid -f sh -c 'sleep 1; mkdir late2' </dev/null >/dev/null 2>&1; echo ok")
 	if err := f.m.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(1500 * time.Millisecond)
+	if _, err := os.Lstat(filepath.Join(f.ws, "late2")); err == nil {
+		t.Error("a job started with setsid outlived the session")
+	}
 	if _, err := os.Lstat(filepath.Join(f.ws, "late")); err == nil {
 		hostStatus(filepath.Join(f.ws, "late"))
 		t.Errorf("a background job outlived the session and planted a repository (host git ran it: %v)", func() bool { _, err := os.Stat(mark); return err == nil }())
