@@ -252,6 +252,12 @@ func (e *lineEditor) onLastRow() bool {
 	return e.ta.Line() == e.ta.LineCount()-1 && li.RowOffset == li.Height-1
 }
 
+// atEnd reports the cursor at the end of the text.
+func (e *lineEditor) atEnd() bool {
+	line, pos := e.lineAndColumn()
+	return e.ta.Line() == e.ta.LineCount()-1 && pos == len(line)
+}
+
 // setValue replaces the text; the cursor goes to its end.
 func (e *lineEditor) setValue(s string) {
 	e.ta.SetValue(s)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -49,7 +50,7 @@ func (r *REPL) readEditor(prompt string, history bool) (string, error) {
 		for len(pending) > 0 {
 			ki := pending[0]
 			pending = pending[1:]
-			if text, err, done := r.onKey(ki); done {
+			if text, done, err := r.onKey(ki); done {
 				r.keys.putBack(pending)
 				return text, err
 			}
@@ -66,7 +67,7 @@ func (r *REPL) readEditor(prompt string, history bool) (string, error) {
 			e.erase()
 			w, h := r.size()
 			e.setSize(w, h)
-			e.setPrompt(prompt)
+			e.setPrompt(e.prompt) // rewraps at the new width (the mode may have changed it)
 		case <-r.done:
 			e.finish()
 			return "", io.EOF
@@ -129,13 +130,13 @@ func slashPopup(value string) string {
 
 // onKey acts on one key or paste. done reports the prompt read (text, or
 // err: errExit or io.EOF to leave).
-func (r *REPL) onKey(ki keyInput) (text string, err error, done bool) {
+func (r *REPL) onKey(ki keyInput) (text string, done bool, err error) {
 	e, st := r.ed, &r.es
 	st.note = ""
 	if ki.isPaste {
 		r.search = nil
 		e.ta.InsertString(r.pasted(ki.paste))
-		return "", nil, false
+		return "", false, nil
 	}
 	k := ki.key
 	name := k.String()
@@ -145,10 +146,10 @@ func (r *REPL) onKey(ki keyInput) (text string, err error, done bool) {
 	switch name {
 	case "enter":
 		value := e.ta.Value()
-		if strings.HasSuffix(value, "\\") && !strings.HasSuffix(value, "\\\\") && e.onLastRow() {
+		if strings.HasSuffix(value, "\\") && !strings.HasSuffix(value, "\\\\") && e.atEnd() {
 			// A trailing backslash continues on a new line (as in a shell).
 			e.replaceBeforeCursor(1, "\n")
-			return "", nil, false
+			return "", false, nil
 		}
 		e.finish()
 		e.ta.Reset()
@@ -159,7 +160,7 @@ func (r *REPL) onKey(ki keyInput) (text string, err error, done bool) {
 		if st.history {
 			r.hist.Add(value)
 		}
-		return value, nil, true
+		return value, true, nil
 	case "ctrl+c":
 		now := r.now()
 		exiting := !st.lastCtrlC.IsZero() && now.Sub(st.lastCtrlC) < exitWindow
@@ -168,13 +169,13 @@ func (r *REPL) onKey(ki keyInput) (text string, err error, done bool) {
 		r.pastes = nil
 		if exiting {
 			e.finish()
-			return "", errExit, true
+			return "", true, errExit
 		}
 		st.note = "(press Ctrl+C again or Ctrl+D to exit)"
 	case "ctrl+d":
 		if e.ta.Value() == "" {
 			e.finish()
-			return "", io.EOF, true
+			return "", true, io.EOF
 		}
 		e.update(k)
 	case "tab":
@@ -182,6 +183,9 @@ func (r *REPL) onKey(ki keyInput) (text string, err error, done bool) {
 		newLine, newPos, _ := r.complete(line, pos, keyTab)
 		before, newBefore := line[:pos], newLine[:newPos]
 		same := commonPrefixOf([]string{before, newBefore})
+		for !utf8.ValidString(same) { // whole runes only
+			same = same[:len(same)-1]
+		}
 		e.replaceBeforeCursor(len([]rune(before[len(same):])), newBefore[len(same):])
 	case "ctrl+r":
 		value := e.ta.Value()
@@ -225,7 +229,7 @@ func (r *REPL) onKey(ki keyInput) (text string, err error, done bool) {
 		}
 		e.update(k)
 	}
-	return "", nil, false
+	return "", false, nil
 }
 
 // pasted is what the editor shows for a finished paste: the text itself,

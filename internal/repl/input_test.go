@@ -35,14 +35,14 @@ func editorREPL(t testing.TB, cwd string) *REPL {
 
 // typeKeys decodes raw terminal bytes and applies them; it returns what a
 // key sent (done) and the error that ends input.
-func typeKeys(r *REPL, raw string) (sent string, err error, done bool) {
+func typeKeys(r *REPL, raw string) (sent string, done bool, err error) {
 	var d decoder
 	for _, k := range d.decode([]byte(raw)) {
-		if s, err, ok := r.onKey(k); ok {
-			return s, err, true
+		if s, ok, err := r.onKey(k); ok {
+			return s, true, err
 		}
 	}
-	return "", nil, false
+	return "", false, nil
 }
 
 // The terminal's bytes, decoded by ultraviolet, become the editor's
@@ -68,6 +68,8 @@ func TestEditorKeys(t *testing.T) {
 		{"Ctrl+J", "a\nb", "a\nb", "", nil, ""},
 		{"Enter sends the whole prompt", "a\nb\rignored", "", "a\nb", nil, ""},
 		{"a trailing backslash continues", "a\\\rb", "a\nb", "", nil, ""},
+		{"a trailing backslash after the cursor is sent as typed", "ab\\\x1b[D\r", "", "ab\\", nil, ""},
+		{"Tab completes after non-ASCII text", "voilà @so\t", "voilà @solo.go ", "", nil, ""},
 		{"Backspace", "abc\x7f", "ab", "", nil, ""},
 		{"Left and insert", "abc\x1b[D\x1b[DX", "aXbc", "", nil, ""},
 		{"SS3 arrows", "abc\x1bODX", "abXc", "", nil, ""},
@@ -104,7 +106,7 @@ func TestEditorKeys(t *testing.T) {
 			r.hist.Add("first\nprompt")
 			r.hist.Add("second prompt")
 			r.now = func() time.Time { return time.Unix(100, 0) }
-			sent, err, done := typeKeys(r, tt.keys)
+			sent, done, err := typeKeys(r, tt.keys)
 			if !errors.Is(err, tt.err) {
 				t.Fatalf("error %v, want %v", err, tt.err)
 			}
@@ -207,7 +209,7 @@ func BenchmarkKeystroke(b *testing.B) {
 				if i%2 == 1 {
 					key = "\x7f"
 				}
-				if _, _, done := typeKeys(r, key); done {
+				if _, done, _ := typeKeys(r, key); done {
 					b.Fatal("a key sent the prompt")
 				}
 				r.redraw()

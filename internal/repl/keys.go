@@ -81,7 +81,7 @@ type keyInput struct {
 
 // Bracketed paste's end marker: the paste's bytes are taken as they are
 // up to it (they are text, not keys).
-var pasteEnd = []byte("\x1b[201~")
+const pasteEnd = "\x1b[201~"
 
 // decoder turns the terminal's bytes into keys with ultraviolet's decoder
 // (the one Bubble Tea uses): CSI u and modifyOtherKeys encodings, Alt as an
@@ -103,7 +103,7 @@ func (d *decoder) decode(b []byte) []keyInput {
 	for len(b) > 0 {
 		if d.pasting {
 			d.paste = append(d.paste, b...)
-			i := bytes.Index(d.paste, pasteEnd)
+			i := bytes.Index(d.paste, []byte(pasteEnd))
 			if i < 0 {
 				return out
 			}
