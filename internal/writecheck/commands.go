@@ -65,7 +65,7 @@ func (w *walker) run(args []arg, cwds cwdSet, depth int) cwdSet {
 		return cwds
 	}
 	if !args[0].known {
-		w.ask(args[0].text(), "runs a command named only when it runs")
+		w.ask(args[0].text(), "is a command named only when it runs")
 		return cwds
 	}
 	name := commandName(args[0].s)
@@ -79,7 +79,7 @@ func (w *walker) run(args []arg, cwds cwdSet, depth int) cwdSet {
 	if h, ok := handlers[name]; ok {
 		return h(c)
 	}
-	c.ask(name + " is not known to only read")
+	c.ask("is not known to only read")
 	return cwds
 }
 
@@ -814,14 +814,14 @@ func git(c *cmd) cwdSet {
 	sub, rest := c.args[i].s, c.args[i+1:]
 	for _, a := range rest {
 		if a.known && (strings.HasPrefix(a.s, "--output") || a.s == "-O" || strings.HasPrefix(a.s, "--open-files-in-pager")) {
-			c.ask("git " + sub + " writes its output to a file or runs a program")
+			c.ask("writes its output to a file or runs a program")
 			return c.cwds
 		}
 	}
 	if gitReadOnly[sub] || gitReads(sub, rest) {
 		return c.cwds
 	}
-	c.ask("git " + sub + " may change the repository or files")
+	c.ask("may change the repository or files")
 	return c.cwds
 }
 
@@ -881,7 +881,7 @@ func goCmd(c *cmd) cwdSet {
 	if ops[0].known && (goReadOnly[ops[0].s] || ops[0].s == "env" && !hasWord(c.args, "-w", "-u")) {
 		return c.cwds
 	}
-	c.ask("go " + ops[0].text() + " may write files (build outputs, caches, go.mod)")
+	c.ask("may write files (build outputs, caches, go.mod)")
 	return c.cwds
 }
 

@@ -115,7 +115,7 @@ func (w *walker) script(code string, cwds cwdSet, depth int) {
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(code), "")
 	if err != nil {
-		w.ask(firstWord(code), "cannot be checked: "+err.Error())
+		w.ask(firstWord(code), "is in a line that cannot be parsed ("+err.Error()+"), so it is not known what it writes")
 		return
 	}
 	w.stmts(f.Stmts, cwds, depth)

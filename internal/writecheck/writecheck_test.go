@@ -210,7 +210,7 @@ func TestCheckReasonText(t *testing.T) {
 		t.Fatalf("got %+v", got)
 	}
 	got = testChecker().Check("echo 'unclosed", project)
-	if len(got) != 1 || !strings.Contains(got[0].Why, "cannot be checked") {
+	if len(got) != 1 || !strings.Contains(got[0].Why, "cannot be parsed") {
 		t.Fatalf("parse error: %+v", got)
 	}
 }
