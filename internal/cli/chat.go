@@ -31,7 +31,7 @@ type chatFlags struct {
 	cont                          bool
 }
 
-const permissionModeHelp = "permission mode: default (sandboxed, asks about escapes), accept-edits (grants inside the project without asking) plan (read-only; the model proposes a plan) or ask (writes and commands that may change files ask first)"
+const permissionModeHelp = "permission mode: default (sandboxed, asks about escapes), accept-edits (grants inside the project without asking), plan (read-only; the model proposes a plan) or ask (whatever may write outside the scratch list, the session's /tmp, asks first)"
 
 func newChatCmd(stdio IO) *cobra.Command {
 	var f chatFlags
