@@ -232,6 +232,18 @@ func (b *LocalBackend) stopIdle() {
 	b.wake = -1
 }
 
+// freshRepos lists the repositories commands created that the checks
+// still follow (harmless at the last check).
+func (b *LocalBackend) freshRepos() []string {
+	if b.plat == nil || b.plat.lastPlan.watch == nil {
+		return nil
+	}
+	w := b.plat.lastPlan.watch
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.fresh)
+}
+
 // commondirReason explains a removed control file.
 const commondirReason = "git and Mercurial control files (commondir, config.worktree, objects/info/alternates; .hg/hgrc, hgrc-not-shared, sharedpath) would make git or hg on the host run programs or take hooks, config or objects from elsewhere, so the sandbox removed the new one; ask the user to make this change"
 
@@ -278,6 +290,9 @@ type CreateOptions struct {
 	LookPath func(string) (string, error)
 	// Shell is the shell to run inside (default /bin/bash).
 	Shell string
+	// Fresh lists repositories commands created under an earlier backend
+	// of the same manager: checked again like new ones, not trusted.
+	Fresh []string
 }
 
 // Provider creates and destroys backends.
@@ -349,6 +364,7 @@ func (LocalProvider) Create(ctx context.Context, opts CreateOptions) (Backend, e
 		return nil, fmt.Errorf("start the sandboxed shell: %w", err)
 	}
 	b := &LocalBackend{policy: opts.Policy, rules: compileRules(opts.Policy.Blacklist, opts.Policy.Home), plat: plat, sess: sess}
+	plat.lastPlan.watch.adopt(opts.Fresh)
 	b.startIdle()
 	return b, nil
 }

@@ -86,6 +86,23 @@ func (w *gitWatch) controlRepo(dir string) {
 	}
 }
 
+// adopt makes repositories an earlier backend's commands created new to
+// this watch again (its scan took them for existing ones).
+func (w *gitWatch) adopt(fresh []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range fresh {
+		if _, err := os.Lstat(p); err != nil || slices.Contains(w.fresh, p) {
+			continue
+		}
+		delete(w.known, p)
+		w.fresh = append(w.fresh, p)
+		if st, err := os.Lstat(p); err == nil && st.IsDir() {
+			w.controlRepo(p)
+		}
+	}
+}
+
 // waitFD is the inotify descriptor the idle watcher polls (-1: none).
 func (w *gitWatch) waitFD() int {
 	w.mu.Lock()

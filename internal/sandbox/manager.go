@@ -87,6 +87,11 @@ type Manager struct {
 	runtimeW []string
 	privTmp  string // the private temp directory mounted as /tmp ("" until made)
 	ownTmp   bool   // privTmp was made by this manager, which removes it
+	// fresh are the repositories a command created under an earlier
+	// backend (harmless then): the next one keeps checking them rather
+	// than trusting them as its scan's own, since an extension process
+	// started before it is not held by its read-only mounts.
+	fresh []string
 }
 
 // NewManager loads the configuration and decides whether commands will be
@@ -427,6 +432,7 @@ func (m *Manager) getLocked(ctx context.Context, cwd string) (Backend, error) {
 		GOOS:         m.opts.GOOS,
 		LookPath:     m.opts.LookPath,
 		Shell:        m.opts.Shell,
+		Fresh:        m.fresh,
 	}
 	var (
 		b   Backend
@@ -455,7 +461,11 @@ func (m *Manager) destroyLocked() error {
 	}
 	m.backend = nil
 	if m.provider != nil && b.Sandboxed() {
-		return m.provider.Destroy(b)
+		err := m.provider.Destroy(b)
+		if f, ok := b.(interface{ freshRepos() []string }); ok {
+			m.fresh = f.freshRepos() // after the last check: the harmless ones
+		}
+		return err
 	}
 	return b.Dispose()
 }

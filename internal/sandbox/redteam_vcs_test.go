@@ -271,3 +271,42 @@ func TestRedTeamBackgroundPlant(t *testing.T) {
 		t.Errorf("a background job outlived the session and planted a repository (host git ran it: %v)", func() bool { _, err := os.Stat(mark); return err == nil }())
 	}
 }
+
+// TestRedTeamRebuildKeepsCheckingNewRepos: a grant rebuilds the sandbox,
+// whose new scan would take a repository a command created before for one
+// of the project's own and stop checking it; but an extension process
+// started earlier (a stdio MCP server) is not held by the new sandbox's
+// read-only mounts and can still arm it. The repository stays checked.
+func TestRedTeamRebuildKeepsCheckingNewRepos(t *testing.T) {
+	requireBwrap(t)
+	testutil.RequireTool(t, "git")
+	f := newFixture(t, nil)
+	mark := filepath.Join(t.TempDir(), "pwned")
+	if res := f.run(t, "export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1; git init -q plain && echo made"); res.Stdout != "made" || strings.Contains(res.Stderr, "disabled") {
+		t.Fatalf("git init: %+v", res)
+	}
+	granted := filepath.Join(t.TempDir(), "granted.txt")
+	writeFile(t, granted, "")
+	if err := f.m.AddRuntimeWhitelist(granted); err != nil {
+		t.Fatal(err)
+	}
+	f.run(t, "echo x > "+granted) // the rebuilt sandbox
+	// What the earlier extension process does, outside the new mounts.
+	cfg := filepath.Join(f.ws, "plain", ".git", "config")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, append(b, []byte("[core]\n\tfsmonitor = touch "+mark+"; :\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := f.run(t, "true"); !strings.Contains(res.Stderr, "disabled a new git repository at "+filepath.Join(f.ws, "plain", ".git")) {
+		t.Errorf("the repository armed after the rebuild was not disabled: %+v", res)
+	}
+	c := exec.Command("git", "-C", filepath.Join(f.ws, "plain"), "status", "--short")
+	c.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	_, _ = c.CombinedOutput()
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("host git ran what was planted in a repository after the sandbox was rebuilt")
+	}
+}
