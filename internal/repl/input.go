@@ -9,6 +9,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 // editorState is what one prompt being typed carries besides its text.
@@ -92,7 +94,10 @@ func (r *REPL) hints() []string {
 		return nil
 	}
 	var rows []string
-	for _, l := range strings.Split(ansi.Wrap(r.es.note, w, " "), "\n") {
+	// Tab candidates are file names: a cloned repository's may hold escape
+	// sequences, which are shown harmless.
+	note := textutil.Sanitize(r.es.note)
+	for _, l := range strings.Split(ansi.Wrap(note, w, " "), "\n") {
 		if len(rows) == maxHintRows {
 			break
 		}

@@ -53,6 +53,11 @@ func TestEditorKeys(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "solo.go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	for _, f := range []string{"evil\x1b]52;c;aGk=\x07.txt", "evil2.txt"} { // an OSC 52 (clipboard) sequence in a file name
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	long := strings.Repeat("row\r", 11) + "end"
 	tests := []struct {
 		name, keys string
@@ -87,6 +92,7 @@ func TestEditorKeys(t *testing.T) {
 		{"Tab completes a command", "/res\t", "/resume ", "", nil, ""},
 		{"Tab completes a path after @", "see @so\t", "see @solo.go ", "", nil, ""},
 		{"Tab lists candidates", "/co\t", "/co", "", nil, "/cost   /context   /compact"},
+		{"file names are listed without their escapes", "cat ev\t\t", "cat evil", "", nil, "evil2.txt"},
 		{"a short paste is typed", "x \x1b[200~p1\rp2\x1b[201~ y", "x p1\np2 y", "", nil, ""},
 		{"a long paste is a placeholder", "\x1b[200~" + long + "\x1b[201~", "[Pasted text #1 +12 lines]", "", nil, ""},
 		{"a long paste is sent whole", "\x1b[200~" + long + "\x1b[201~\r", "", strings.ReplaceAll(long, "\r", "\n"), nil, ""},
@@ -123,6 +129,9 @@ func TestEditorKeys(t *testing.T) {
 			}
 			if !strings.Contains(r.es.note, tt.note) {
 				t.Errorf("note %q, want it to contain %q", r.es.note, tt.note)
+			}
+			if h := strings.Join(r.hints(), "\n"); strings.ContainsAny(h, "\x1b\x07") {
+				t.Errorf("hints hold escape sequences: %q", h)
 			}
 		})
 	}
