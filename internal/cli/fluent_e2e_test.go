@@ -80,8 +80,9 @@ func TestChatPTYExitDuringTurn(t *testing.T) {
 }
 
 // TestChatPTYEditorKeys: Tab completes /res to /resume and a file name,
-// Ctrl+R brings back an older prompt, and an @file mention reaches the
-// model.
+// Ctrl+R brings back an older prompt (searching what was typed before it,
+// or narrowing as the query is typed after it), and an @file mention
+// reaches the model.
 func TestChatPTYEditorKeys(t *testing.T) {
 	srv := llmtest.New(t,
 		llmtest.TextTurn("First answer."),
@@ -113,12 +114,25 @@ func TestChatPTYEditorKeys(t *testing.T) {
 	if got := reqs[2].LastUserText(); !strings.Contains(got, "summarise the meeting") {
 		t.Errorf("Ctrl+R sent %q", got)
 	}
+	// Ctrl+R first, then the query: it narrows as it is typed; Right
+	// takes the match into the editor to be edited.
+	srv.Script(llmtest.TextTurn("Fourth answer."))
+	p.send("\x12")
+	p.expect("(reverse-i-search) '':")
+	p.send("some")
+	p.expect("(reverse-i-search) 'some': something else")
+	p.send("\x1b[C too\r")
+	p.expect("Fourth answer.")
+	p.expect(prompt)
+	if got := srv.Requests()[3].LastUserText(); !strings.Contains(got, "something else too") {
+		t.Errorf("the edited match sent %q", got)
+	}
 	srv.Script(llmtest.TextTurn("Read it."))
 	p.send("look at @notes-alpha.txt please\r")
 	p.expect("Read it.")
 	p.expect(prompt)
 	reqs = srv.Requests()
-	if got := reqs[3].LastUserText(); !strings.Contains(got, "notes-alpha.txt]") || !strings.Contains(got, "read <path>") {
+	if got := reqs[4].LastUserText(); !strings.Contains(got, "notes-alpha.txt]") || !strings.Contains(got, "read <path>") {
 		t.Errorf("the @ mention did not reach the model as a file reference: %q", got)
 	}
 	p.send("/exit\r")

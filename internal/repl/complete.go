@@ -8,58 +8,15 @@ import (
 	"strings"
 )
 
-// Keys complete acts on.
-const (
-	keyTab   = '\t'
-	keyCtrlR = 18
-)
-
-// search is the state of a Ctrl+R reverse search: the text searched for and
-// the history index of the last match (0 is the most recent entry).
-type search struct {
-	query string
-	match string
-	idx   int
+// complete is what Tab does to the line being typed (pos is the cursor's
+// byte offset in it): it completes a slash command or a path (also after
+// @). It returns the new line and cursor; candidates to choose from go
+// under the prompt (es.note).
+func (r *REPL) complete(line string, pos int) (string, int) {
+	return r.completeTab(line, pos)
 }
 
-// complete is what Tab and Ctrl+R do to the line being typed (pos is the
-// cursor's byte offset in it): Tab completes a slash command or a path
-// (also after @), Ctrl+R finds in the history the newest prompt containing
-// the text typed (again: the next older match). It returns the new line
-// and cursor; a message for the user goes under the prompt (es.note).
-func (r *REPL) complete(line string, pos int, key rune) (string, int, bool) {
-	switch key {
-	case keyTab:
-		r.search = nil
-		return r.completeTab(line, pos)
-	case keyCtrlR:
-		return r.reverseSearch(line)
-	}
-	r.search = nil
-	return "", 0, false
-}
-
-func (r *REPL) reverseSearch(line string) (string, int, bool) {
-	s := r.search
-	if s == nil || line != s.match {
-		s = &search{query: line, idx: -1}
-	}
-	n := r.hist.Len()
-	for i := s.idx + 1; i < n; i++ {
-		e := r.hist.At(i)
-		if e != line && strings.Contains(strings.ToLower(e), strings.ToLower(s.query)) {
-			s.idx, s.match = i, e
-			r.search = s
-			r.es.note = fmt.Sprintf("(reverse search %q · Ctrl+R: older)", s.query)
-			return e, len(e), true
-		}
-	}
-	r.search = s
-	r.es.note = fmt.Sprintf("(no earlier prompt contains %q)", s.query)
-	return line, len(line), true
-}
-
-func (r *REPL) completeTab(line string, pos int) (string, int, bool) {
+func (r *REPL) completeTab(line string, pos int) (string, int) {
 	before, after := line[:pos], line[pos:]
 	start := strings.LastIndexAny(before, " \t") + 1
 	word := before[start:]
@@ -85,7 +42,7 @@ func (r *REPL) completeTab(line string, pos int) (string, int, bool) {
 		}
 	}
 	if len(cands) == 0 {
-		return line, pos, true
+		return line, pos
 	}
 	repl := commonPrefixOf(cands)
 	if len(cands) > 1 && len(repl) <= len(prefix) {
@@ -94,13 +51,13 @@ func (r *REPL) completeTab(line string, pos int) (string, int, bool) {
 			shown = append(shown[:20:20], fmt.Sprintf("… %d more", len(cands)-20))
 		}
 		r.es.note = strings.Join(shown, "  ")
-		return line, pos, true
+		return line, pos
 	}
 	if len(repl) < len(prefix) {
-		return line, pos, true
+		return line, pos
 	}
 	newBefore := before[:start] + repl
-	return newBefore + after, len(newBefore), true
+	return newBefore + after, len(newBefore)
 }
 
 // pathCandidates are the entries matching the path prefix p, relative to

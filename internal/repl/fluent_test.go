@@ -151,8 +151,8 @@ func TestClosest(t *testing.T) {
 	_ = session.Latest
 }
 
-// Tab completes slash commands and paths (also after @); Ctrl+R finds an
-// older prompt containing what was typed; @path mentions reach the model.
+// Tab completes slash commands and paths (also after @); @path mentions
+// reach the model.
 func TestCompleteAndMentions(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []string{"notes-alpha.txt", "notes-beta.txt", "solo.go"} {
@@ -164,36 +164,20 @@ func TestCompleteAndMentions(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := newREPL(t, Options{In: strings.NewReader(""), Renderer: render.New(render.Options{}), Agent: &fakeAgent{}, Cwd: dir}, nil)
-	for _, p := range []string{"fix the parser", "deploy it", "fix the lexer"} {
-		r.hist.Add(p)
-	}
-	tests := []struct {
-		line, want string
-		key        rune
-	}{
-		{"/res", "/resume ", keyTab},
-		{"/RES", "/resume ", keyTab},
-		{"/co", "/co", keyTab}, // /cost, /context, /compact: listed, not chosen
-		{"cat so", "cat solo.go ", keyTab},
-		{"cat notes-", "cat notes-", keyTab},
-		{"cat notes-a", "cat notes-alpha.txt ", keyTab},
-		{"look at @sr", "look at @src/", keyTab},
-		{"fix", "fix the lexer", keyCtrlR},
-		{"nothing like it", "nothing like it", keyCtrlR},
+	tests := []struct{ line, want string }{
+		{"/res", "/resume "},
+		{"/RES", "/resume "},
+		{"/co", "/co"}, // /cost, /context, /compact: listed, not chosen
+		{"cat so", "cat solo.go "},
+		{"cat notes-", "cat notes-"},
+		{"cat notes-a", "cat notes-alpha.txt "},
+		{"look at @sr", "look at @src/"},
 	}
 	for _, tt := range tests {
-		r.search = nil
-		got, pos, ok := r.complete(tt.line, len(tt.line), tt.key)
-		if !ok || got != tt.want || pos != len(tt.want) {
-			t.Errorf("complete(%q, %q) = %q, %d, %v; want %q", tt.line, tt.key, got, pos, ok, tt.want)
+		got, pos := r.complete(tt.line, len(tt.line))
+		if got != tt.want || pos != len(tt.want) {
+			t.Errorf("complete(%q) = %q, %d; want %q", tt.line, got, pos, tt.want)
 		}
-	}
-	// Ctrl+R again goes to the next older match.
-	r.search = nil
-	first, _, _ := r.complete("fix", 3, keyCtrlR)
-	second, _, _ := r.complete(first, len(first), keyCtrlR)
-	if first != "fix the lexer" || second != "fix the parser" {
-		t.Errorf("Ctrl+R twice: %q then %q", first, second)
 	}
 
 	got := r.withMentions("compare @solo.go with @src, not @missing.txt.")

@@ -79,6 +79,11 @@ func (r *REPL) readEditor(prompt string, history bool) (string, error) {
 
 // redraw draws the prompt and the hints under it.
 func (r *REPL) redraw() {
+	if r.search != nil {
+		rows, x := r.searchRows()
+		r.ed.paint(append(rows, r.hints()...), 0, x)
+		return
+	}
 	r.ed.draw(r.hints())
 }
 
@@ -87,6 +92,9 @@ func (r *REPL) redraw() {
 // typed.
 func (r *REPL) hints() []string {
 	w := max(20, r.ed.width-1)
+	if r.search != nil {
+		return []string{r.dim(ansi.Truncate(r.searchHint(), w, "…"))}
+	}
 	if r.es.note == "" {
 		if p := slashPopup(r.ed.ta.Value()); p != "" {
 			return []string{r.dim(ansi.Truncate(p, w, "…"))}
@@ -138,17 +146,20 @@ func slashPopup(value string) string {
 func (r *REPL) onKey(ki keyInput) (text string, done bool, err error) {
 	e, st := r.ed, &r.es
 	st.note = ""
+	if r.search != nil {
+		if text, done, handled := r.searchKey(ki); done {
+			return r.send(text), true, nil
+		} else if handled {
+			return "", false, nil
+		}
+		// Accepted into the editor: the key edits the match.
+	}
 	if ki.isPaste {
-		r.search = nil
 		e.ta.InsertString(r.pasted(ki.paste))
 		return "", false, nil
 	}
 	k := ki.key
-	name := k.String()
-	if name != "ctrl+r" {
-		r.search = nil
-	}
-	switch name {
+	switch k.String() {
 	case "enter":
 		value := e.ta.Value()
 		if strings.HasSuffix(value, "\\") && !strings.HasSuffix(value, "\\\\") && e.atEnd() {
@@ -156,16 +167,7 @@ func (r *REPL) onKey(ki keyInput) (text string, done bool, err error) {
 			e.replaceBeforeCursor(1, "\n")
 			return "", false, nil
 		}
-		e.finish()
-		e.ta.Reset()
-		for ph, full := range r.pastes {
-			value = strings.ReplaceAll(value, ph, full)
-		}
-		r.pastes = nil
-		if st.history {
-			r.hist.Add(value)
-		}
-		return value, true, nil
+		return r.send(value), true, nil
 	case "ctrl+c":
 		now := r.now()
 		exiting := !st.lastCtrlC.IsZero() && now.Sub(st.lastCtrlC) < exitWindow
@@ -185,7 +187,7 @@ func (r *REPL) onKey(ki keyInput) (text string, done bool, err error) {
 		e.update(k)
 	case "tab":
 		line, pos := e.lineAndColumn()
-		newLine, newPos, _ := r.complete(line, pos, keyTab)
+		newLine, newPos := r.complete(line, pos)
 		before, newBefore := line[:pos], newLine[:newPos]
 		same := commonPrefixOf([]string{before, newBefore})
 		for !utf8.ValidString(same) { // whole runes only
@@ -193,9 +195,8 @@ func (r *REPL) onKey(ki keyInput) (text string, done bool, err error) {
 		}
 		e.replaceBeforeCursor(len([]rune(before[len(same):])), newBefore[len(same):])
 	case "ctrl+r":
-		value := e.ta.Value()
-		if found, _, _ := r.complete(value, len(value), keyCtrlR); found != value {
-			e.setValue(found)
+		if st.history { // answers to questions have no history to search
+			r.search = newRevSearch(r.hist, e.ta.Value())
 		}
 	case "shift+tab":
 		st.note = r.cycleMode()
@@ -235,6 +236,23 @@ func (r *REPL) onKey(ki keyInput) (text string, done bool, err error) {
 		e.update(k)
 	}
 	return "", false, nil
+}
+
+// send finishes the prompt: it stays on screen as sent (without the rows
+// under it), the placeholders of long pastes become their text, and a
+// prompt (not an answer) goes into the history.
+func (r *REPL) send(value string) string {
+	e := r.ed
+	e.finish()
+	e.ta.Reset()
+	for ph, full := range r.pastes {
+		value = strings.ReplaceAll(value, ph, full)
+	}
+	r.pastes = nil
+	if r.es.history {
+		r.hist.Add(value)
+	}
+	return value
 }
 
 // pasted is what the editor shows for a finished paste: the text itself,

@@ -87,8 +87,17 @@ func TestEditorKeys(t *testing.T) {
 		{"Up twice, Down twice", "draft\x1b[A\x1b[A\x1b[B\x1b[B", "second prompt", "", nil, ""},
 		{"Down past the newest is the draft", "draft\x1b[A\x1b[B", "draft", "", nil, ""},
 		{"a multi-line entry comes back whole", "\x1b[A\x1b[A\x1b[A", "first\nprompt", "", nil, ""},
-		{"Ctrl+R finds an older prompt", "fir\x12", "first\nprompt", "", nil, "reverse search"},
-		{"Ctrl+R misses", "zzz\x12", "zzz", "", nil, "no earlier prompt"},
+		{"Ctrl+R searches what was typed; Esc keeps the match to edit", "fir\x12\x1b[27u", "first\nprompt", "", nil, ""},
+		{"Ctrl+R: Enter sends the match", "fir\x12\r", "", "first\nprompt", nil, ""},
+		{"Ctrl+R: typing narrows", "\x12sec", "", "", nil, "Enter sends"},
+		{"Ctrl+R: typing narrows, Enter sends", "\x12PRO\x12\r", "", "first\nprompt", nil, ""},
+		{"Ctrl+R misses", "zzz\x12", "zzz", "", nil, "no match for 'zzz'"},
+		{"Ctrl+R: Ctrl+G restores the prompt from before", "x\x12\x7fsec\x07", "x", "", nil, ""},
+		{"Ctrl+R: Ctrl+C cancels the search only", "x\x12sec\x03", "x", "", nil, ""},
+		{"Ctrl+R: Left accepts and moves", "\x12sec\x1b[DX", "second prompXt", "", nil, ""},
+		{"Ctrl+R: Tab accepts", "\x12sec\t", "second prompt", "", nil, ""},
+		{"Ctrl+R: Up after accepting goes on from the match", "\x12sec\x1b[27u\x1b[A", "first\nprompt", "", nil, ""},
+		{"Ctrl+R in a paste's text", "\x12\x1b[200~FIR\x1b[201~\r", "", "first\nprompt", nil, ""},
 		{"Tab completes a command", "/res\t", "/resume ", "", nil, ""},
 		{"Tab completes a path after @", "see @so\t", "see @solo.go ", "", nil, ""},
 		{"Tab lists candidates", "/co\t", "/co", "", nil, "/cost   /context   /compact"},
@@ -127,8 +136,8 @@ func TestEditorKeys(t *testing.T) {
 					t.Errorf("value %q, want %q", got, tt.value)
 				}
 			}
-			if !strings.Contains(r.es.note, tt.note) {
-				t.Errorf("note %q, want it to contain %q", r.es.note, tt.note)
+			if h := strings.Join(r.hints(), " "); !strings.Contains(h, tt.note) {
+				t.Errorf("hints %q, want them to contain %q", h, tt.note)
 			}
 			if h := strings.Join(r.hints(), "\n"); strings.ContainsAny(h, "\x1b\x07") {
 				t.Errorf("hints hold escape sequences: %q", h)

@@ -126,8 +126,9 @@ type REPL struct {
 
 	perm *Permissions // asks about sandbox-blocked commands during a turn
 
-	search *search           // the Ctrl+R search under way, nil when none
-	pastes map[string]string // placeholder shown in the editor → the pasted text
+	search    *revSearch        // the Ctrl+R search under way, nil when none
+	lastQuery string            // the last search's query (Ctrl+R Ctrl+R searches it again)
+	pastes    map[string]string // placeholder shown in the editor → the pasted text
 
 	queued []string // prompts typed during the last turn, run next
 	exit   bool     // /exit was typed during a turn
@@ -588,7 +589,7 @@ func modeHelp(m tool.Mode) string {
 	case tool.ModeAcceptEdits:
 		return "accept-edits: sandbox grants inside the project are given without asking"
 	case tool.ModeAsk:
-		return "ask: every write, edit and command that may change files asks first"
+		return "ask: every write, edit and command that may change files asks first, except writes to the scratch list (the session's /tmp, /dev/null, settings.json permissions.scratch)"
 	}
 	return "default: sandboxed; you are asked only about escapes"
 }
