@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/synapse-agent/synapse/internal/textutil"
+	"github.com/synapse-agent/synapse/internal/tool"
 )
 
 // editorState is what one prompt being typed carries besides its text.
@@ -19,7 +20,8 @@ type editorState struct {
 	histIdx   int    // the history entry shown (-1: the prompt being typed)
 	draft     string // the prompt being typed, kept while Up shows the history
 	lastCtrlC time.Time
-	history   bool // the prompt goes into the history (not an answer to a question)
+	history   bool   // the prompt goes into the history (not an answer to a question)
+	footer    string // the status row under an idle prompt (idleFooter)
 }
 
 // exitWindow is how soon a second Ctrl+C must follow the first to exit.
@@ -45,6 +47,10 @@ func (r *REPL) readEditor(prompt string, history bool) (string, error) {
 	e.setPrompt(prompt)
 	r.es.history = history
 	r.es.histIdx, r.es.draft, r.es.note = -1, "", ""
+	r.es.footer = ""
+	if history {
+		r.es.footer = r.idleFooter()
+	}
 	r.search = nil
 	r.redraw()
 	pending := r.keys.takeRest()
@@ -99,6 +105,9 @@ func (r *REPL) hints() []string {
 		if p := slashPopup(r.ed.ta.Value()); p != "" {
 			return []string{r.dim(ansi.Truncate(p, w, "…"))}
 		}
+		if r.es.footer != "" && r.ed.width >= footerMinWidth && r.ed.height >= footerMinHeight {
+			return []string{r.dim(ansi.Truncate(r.es.footer, w, "…"))}
+		}
 		return nil
 	}
 	var rows []string
@@ -112,6 +121,34 @@ func (r *REPL) hints() []string {
 		rows = append(rows, r.dim(ansi.Truncate(l, w, "…")))
 	}
 	return rows
+}
+
+// The idle footer is left out on a terminal narrower or shorter than this:
+// there the prompt's rows matter more.
+const (
+	footerMinWidth  = 40
+	footerMinHeight = 12
+)
+
+// idleFooter is the dim status row under the prompt between turns (the
+// renderer's footer shows during a turn): the mode when it is not the
+// default, the model, how full the context is, and where help is. It is
+// one of the hints: Tab candidates, notes and the slash popup replace it,
+// and it is erased when the prompt is sent.
+func (r *REPL) idleFooter() string {
+	var parts []string
+	if m := r.perm.Mode(); m != tool.ModeDefault {
+		parts = append(parts, string(m)+" mode (Shift+Tab to cycle)")
+	}
+	model := r.o.Agent.Model()
+	if model != "" {
+		parts = append(parts, model)
+	}
+	if pct := r.contextPercent(model); pct >= 0 {
+		parts = append(parts, fmt.Sprintf("context %d%%", pct))
+	}
+	parts = append(parts, "/help")
+	return textutil.Sanitize(strings.ReplaceAll(strings.Join(parts, " · "), "\n", " "))
 }
 
 // slashPopup is the one-line list of the commands matching a prompt that
@@ -200,8 +237,9 @@ func (r *REPL) onKey(ki keyInput) (text string, done bool, err error) {
 		}
 	case "shift+tab":
 		st.note = r.cycleMode()
-		if st.history { // the prompt shows the mode
+		if st.history { // the prompt and the footer show the mode
 			e.setPrompt(r.prompt())
+			st.footer = r.idleFooter()
 		}
 	case "up":
 		if !e.onFirstRow() || st.histIdx+1 >= r.hist.Len() {

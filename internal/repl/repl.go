@@ -494,12 +494,7 @@ func (r *REPL) turn(ctx context.Context, input string) {
 // sandbox state.
 func (r *REPL) status() render.Status {
 	model := r.o.Agent.Model()
-	st := render.Status{Model: model, ContextPercent: -1}
-	if r.o.View != nil && r.o.ContextWindow != nil {
-		if used, window := r.o.View.ContextTokens(), r.o.ContextWindow(model); used > 0 && window > 0 {
-			st.ContextPercent = int(used * 100 / int64(window))
-		}
-	}
+	st := render.Status{Model: model, ContextPercent: r.contextPercent(model)}
 	if u := r.o.Agent.SessionUsage(); u != nil && u.Priced {
 		st.CostUSD, st.Priced = u.CostUSD, true
 	}
@@ -513,6 +508,17 @@ func (r *REPL) status() render.Status {
 	st.Queued = r.queue
 	r.qmu.Unlock()
 	return st
+}
+
+// contextPercent is how full model's context window was at the last
+// request, -1 when unknown.
+func (r *REPL) contextPercent(model string) int {
+	if r.o.View != nil && r.o.ContextWindow != nil {
+		if used, window := r.o.View.ContextTokens(), r.o.ContextWindow(model); used > 0 && window > 0 {
+			return int(used * 100 / int64(window))
+		}
+	}
+	return -1
 }
 
 // shownByAgent reports whether the agent already emitted err as an event.
