@@ -26,6 +26,14 @@ type lineEditor struct {
 	drawn []string // the rows on screen, the editor's first row first
 	row   int      // the row of drawn the terminal's cursor is on
 	top   int      // the first of the prompt's rows shown (a tall prompt scrolls)
+
+	// The textarea's View renders every row of the prompt; a key changes
+	// one line, so the rows are drawn line by line instead: scratch (set
+	// up as ta is, without the prompt) renders a line once, and lineRows
+	// keeps its rows by its text until the width changes.
+	scratch   textarea.Model
+	lineRows  map[string][]string
+	rowsWidth [2]int // the text width and prompt width lineRows was made for
 }
 
 // Below the editor are at most this many rows of hints.
@@ -35,6 +43,15 @@ const maxHintRows = 3
 const maxRows = 10000
 
 func newLineEditor(out io.Writer, prompt string, width, height int) *lineEditor {
+	e := &lineEditor{ta: newTextarea(), scratch: newTextarea(), out: out}
+	e.setSize(width, height)
+	e.setPrompt(prompt)
+	return e
+}
+
+// newTextarea is a textarea as the editor uses it: no styles, no line
+// numbers, as tall as its text, the terminal's cursor rather than a drawn one.
+func newTextarea() textarea.Model {
 	ta := textarea.New()
 	plain := lipgloss.NewStyle()
 	st := textarea.StyleState{Base: plain, Text: plain, LineNumber: plain, CursorLineNumber: plain,
@@ -57,10 +74,7 @@ func newLineEditor(out io.Writer, prompt string, width, height int) *lineEditor 
 	// Ctrl+D on an empty prompt exits; otherwise it deletes forward.
 	ta.KeyMap = km
 	ta.Focus()
-	e := &lineEditor{ta: ta, out: out}
-	e.setSize(width, height)
-	e.setPrompt(prompt)
-	return e
+	return ta
 }
 
 // setPrompt shows p before the first line; the lines after it are
@@ -74,6 +88,18 @@ func (e *lineEditor) setPrompt(p string) {
 		return ""
 	})
 	e.ta.SetWidth(e.width - 1) // the last column stays free: no pending wrap
+	e.syncScratch()
+}
+
+// syncScratch gives scratch ta's widths; rows made for other widths are
+// dropped.
+func (e *lineEditor) syncScratch() {
+	pw := uniseg.StringWidth(e.prompt)
+	e.scratch.SetPromptFunc(pw, func(textarea.PromptInfo) string { return "" })
+	e.scratch.SetWidth(e.width - 1)
+	if w := [2]int{e.ta.Width(), pw}; w != e.rowsWidth || e.lineRows == nil {
+		e.rowsWidth, e.lineRows = w, map[string][]string{}
+	}
 }
 
 // setSize is the terminal's size (0: unknown, 80×24 assumed).
@@ -86,6 +112,7 @@ func (e *lineEditor) setSize(width, height int) {
 	}
 	e.width, e.height = width, height
 	e.ta.SetWidth(width - 1)
+	e.syncScratch()
 }
 
 // update hands the textarea one message (a key or a paste).
@@ -117,18 +144,38 @@ func (e *lineEditor) rows(hints []string, all bool) (rows []string, cursorY, cur
 	return append(rows, hints...), cursorY, cursorX
 }
 
-// viewRows are the textarea's rows, without the padding it adds.
+// viewRows are the textarea's rows as its View shows them, without the
+// padding it adds: each line's rows, the prompt before the first.
 func (e *lineEditor) viewRows() []string {
-	rows := strings.Split(strings.TrimSuffix(e.ta.View(), "\n"), "\n")
-	for i, r := range rows {
-		// The textarea pads rows to its width; the padding is not drawn
-		// (the prompt's own trailing space is kept).
-		t := strings.TrimRight(r, " ")
-		if i == 0 && len(t) < len(e.prompt) && strings.HasPrefix(r, e.prompt) {
-			t = e.prompt
-		}
-		rows[i] = t
+	lines := strings.Split(e.ta.Value(), "\n")
+	if len(e.lineRows) > 2*len(lines)+64 { // rows of lines edited away
+		e.lineRows = map[string][]string{}
 	}
+	var rows []string
+	for _, l := range lines {
+		rows = append(rows, e.rowsOf(l)...)
+	}
+	pad := strings.Repeat(" ", e.rowsWidth[1])
+	first := e.prompt + strings.TrimPrefix(rows[0], pad)
+	if len(first) < len(e.prompt) {
+		first = e.prompt
+	}
+	rows[0] = first
+	return rows
+}
+
+// rowsOf is how the textarea shows one line: its rows, each after the
+// prompt's width of blanks, the padding to the width not drawn.
+func (e *lineEditor) rowsOf(line string) []string {
+	if rows, ok := e.lineRows[line]; ok {
+		return rows
+	}
+	e.scratch.SetValue(line)
+	rows := strings.Split(strings.TrimSuffix(e.scratch.View(), "\n"), "\n")
+	for i, r := range rows {
+		rows[i] = strings.TrimRight(r, " ")
+	}
+	e.lineRows[line] = rows
 	return rows
 }
 

@@ -2,6 +2,7 @@ package repl
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
@@ -111,6 +112,48 @@ func TestSlashPopup(t *testing.T) {
 	} {
 		if got := slashPopup(tt.value); got != tt.want {
 			t.Errorf("slashPopup(%q) = %q, want %q", tt.value, got, tt.want)
+		}
+	}
+}
+
+// The rows drawn line by line are the rows the textarea's View shows, for
+// wrapped, wide and empty lines, at any cursor position, after the prompt
+// or the width changes.
+func TestEditorRowsMatchView(t *testing.T) {
+	viewRows := func(e *lineEditor) []string { // the textarea's own View, its padding dropped
+		rows := strings.Split(strings.TrimSuffix(e.ta.View(), "\n"), "\n")
+		for i, r := range rows {
+			t := strings.TrimRight(r, " ")
+			if i == 0 && len(t) < len(e.prompt) && strings.HasPrefix(r, e.prompt) {
+				t = e.prompt
+			}
+			rows[i] = t
+		}
+		return rows
+	}
+	values := []string{
+		"",
+		"abc",
+		"one\n\nthree",
+		strings.Repeat("word ", 20),
+		strings.Repeat("x", 37) + "\n" + strings.Repeat("y", 38) + "\n" + strings.Repeat("z", 39),
+		"日本語のテキスト、とても長い行がここにあります。日本語のテキスト、とても長い行",
+		"trailing   \n   leading",
+		"a\tb",
+	}
+	for _, size := range []int{40, 23} {
+		for _, prompt := range []string{"› ", "accept-edits › "} {
+			e := newLineEditor(io.Discard, prompt, size, 24)
+			for _, v := range values {
+				e.setValue(v)
+				for _, move := range []func(){func() {}, e.ta.MoveToBegin, func() { e.ta.CursorDown(); e.ta.CursorEnd() }} {
+					move()
+					want, got := viewRows(e), e.viewRows()
+					if strings.Join(got, "|") != strings.Join(want, "|") {
+						t.Errorf("width %d, prompt %q, value %q:\n got %q\nwant %q", size, prompt, v, got, want)
+					}
+				}
+			}
 		}
 	}
 }
