@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -69,6 +70,7 @@ type LocalBackend struct {
 	// idle watcher never judges a command's half-done work (a rebase it
 	// is running) and two checks never race.
 	runMu   sync.Mutex
+	running atomic.Bool   // a command runs (Settle does not wait for it)
 	pending []string      // what the idle watcher disabled, for the next command's output
 	wake    int           // eventfd that stops the idle watcher (-1: none)
 	idleEnd chan struct{} // closed when the idle watcher has stopped
@@ -107,6 +109,8 @@ func (b *LocalBackend) Execute(ctx context.Context, cmd string) (command.Result,
 	}
 	b.runMu.Lock()
 	defer b.runMu.Unlock()
+	b.running.Store(true)
+	defer b.running.Store(false)
 	// What a job left running by an earlier command planted since: found
 	// by the idle watcher, or now, before this command can use it.
 	before := append(b.pending, b.settleLocked()...)
@@ -117,6 +121,7 @@ func (b *LocalBackend) Execute(ctx context.Context, cmd string) (command.Result,
 	}
 	res, err := b.sess.Execute(ctx, cmd)
 	if err != nil {
+		b.pending = append(before, b.pending...) // reported with the next result
 		if ctx.Err() == nil && !b.sess.Alive() {
 			return res, fmt.Errorf("%w: %w", ErrCrashed, err)
 		}
@@ -128,12 +133,24 @@ func (b *LocalBackend) Execute(ctx context.Context, cmd string) (command.Result,
 	}
 	res = detectViolation(res, cwd, b.policy, b.rules)
 	res.Stderr += sandboxLines(before)
-	if removed := b.plat.lastPlan.revertGit(); len(removed) > 0 {
+	removed, lines := b.checkLocked()
+	if len(removed) > 0 {
 		res.Blocked, res.BlockedReason, res.BlockedResource = true, commondirReason, removed[0]
 		res.Stderr += "sandbox: removed " + strings.Join(removed, ", ") + ": " + commondirReason + "\n"
 	}
-	res.Stderr += sandboxLines(b.plat.lastPlan.watch.check())
+	res.Stderr += sandboxLines(lines)
 	return res, nil
+}
+
+// checkLocked runs the checks (runMu held): the control files a command
+// planted are removed (when anything in their directories changed) and
+// their paths returned, with the lines of what else was disabled.
+func (b *LocalBackend) checkLocked() (removed, lines []string) {
+	lines = b.plat.lastPlan.watch.check()
+	if b.plat.lastPlan.watch.controlChanged() {
+		removed = b.plat.lastPlan.revertGit()
+	}
+	return removed, lines
 }
 
 // sandboxLines formats the checks' findings for a command's stderr.
@@ -149,18 +166,20 @@ func sandboxLines(lines []string) string {
 // held): planted control files removed, new repositories and rebase state
 // that would run something on the host disabled. It returns what it did.
 func (b *LocalBackend) settleLocked() []string {
-	var out []string
-	if removed := b.plat.lastPlan.revertGit(); len(removed) > 0 {
-		out = append(out, "removed "+strings.Join(removed, ", ")+": "+commondirReason)
+	removed, lines := b.checkLocked()
+	if len(removed) > 0 {
+		lines = append([]string{"removed " + strings.Join(removed, ", ") + ": " + commondirReason}, lines...)
 	}
-	return append(out, b.plat.lastPlan.watch.check()...)
+	return lines
 }
 
 // Settle runs the checks now, between commands, and returns what they and
 // the idle watcher did since the last command. With take, the report is
 // taken (it goes to the model, as a command's output would); without, the
 // next command's output reports it too (the caller shows it to the user,
-// and the model still learns what became of its repository).
+// and the model still learns what became of its repository). While a
+// command runs it does nothing: that command's own check follows it, and
+// a hook or a sub-agent must not wait for a long build to end.
 func (b *LocalBackend) Settle(take bool) []string {
 	if b.plat == nil {
 		return nil
@@ -168,10 +187,10 @@ func (b *LocalBackend) Settle(take bool) []string {
 	b.mu.Lock()
 	disposed := b.disposed
 	b.mu.Unlock()
-	if disposed {
+	if disposed || b.running.Load() {
 		return nil
 	}
-	b.runMu.Lock()
+	b.runMu.Lock() // the idle watcher's check, if one runs, is short
 	defer b.runMu.Unlock()
 	b.pending = append(b.pending, b.settleLocked()...)
 	out := slices.Clone(b.pending)

@@ -132,6 +132,44 @@ func BenchmarkGitWatchCheck(b *testing.B) {
 	}
 }
 
+// BenchmarkGitWatchCheckRepo: the same look (with the rebase-state check
+// of an existing git directory and its control watches) in a project that
+// is a git repository with 200 directories, nothing changed.
+func BenchmarkGitWatchCheckRepo(b *testing.B) {
+	ws := b.TempDir()
+	for i := 0; i < 200; i++ {
+		if err := os.MkdirAll(filepath.Join(ws, fmt.Sprintf("d%03d", i)), 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, d := range []string{"hooks", "objects/info", "refs/heads"} {
+		if err := os.MkdirAll(filepath.Join(ws, ".git", d), 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".git", "config"), []byte("[core]\n\tbare = false\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	mp := planMounts(Policy{Whitelist: []string{ws}}, nil)
+	mp.watch.start() // as the sandbox's shell does (platform.wrap)
+	mp.watch.controlFiles(mp.gitWatch)
+	b.Cleanup(mp.watch.close)
+	b.ResetTimer()
+	for b.Loop() {
+		if found := mp.watch.check(); len(found) != 0 {
+			b.Fatal(found)
+		}
+		if mp.watch.controlChanged() {
+			if removed := mp.revertGit(); len(removed) != 0 {
+				b.Fatal(removed)
+			}
+		}
+	}
+}
+
 // BenchmarkCheckPath is the policy check of one in-process file access
 // (read/write/edit) of a file in the project, under a live sandbox.
 func BenchmarkCheckPath(b *testing.B) {

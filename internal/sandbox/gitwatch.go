@@ -50,11 +50,18 @@ type gitWatch struct {
 	known map[string]bool                // .git and .hg entries present at start (mounted read-only where it matters)
 	fresh []string                       // .git and .hg entries that appeared since, watched for changes
 	seq   map[string]map[string][]string // existing git directory -> what its rebase/sequencer state ran at start
+	// ctlDirty: something changed in a control directory since the last
+	// look (or no look yet); ctlBlind: one could not be watched. Without
+	// either (and with inotify) the control files and rebase state are
+	// as they were, and their look is skipped: it costs a dozen syscalls
+	// per command in a repository.
+	ctlDirty, ctlBlind bool
+	changed            bool // the last check looked at the control files
 }
 
 func newGitWatch() *gitWatch {
 	return &gitWatch{fd: -1, wds: map[int32]string{}, ctl: map[int32]string{}, dirs: map[string]int64{}, known: map[string]bool{},
-		seq: map[string]map[string][]string{}}
+		seq: map[string]map[string][]string{}, ctlDirty: true}
 }
 
 // isRepoEntry reports whether name makes its directory a repository to
@@ -70,9 +77,45 @@ func (w *gitWatch) control(dir string) {
 		return
 	}
 	wd, err := unix.InotifyAddWatch(w.fd, dir, ctlMask)
-	if err == nil {
+	switch {
+	case err == nil:
 		w.ctl[int32(wd)] = dir
+	case !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR):
+		// It exists but cannot be watched (the watch limit): look every time.
+		w.ctlBlind = true
 	}
+}
+
+// controlFiles watches the directories of the control files that must not
+// appear (mountPlan.gitWatch): a missing directory (a repository without
+// objects/info) could be made and filled unseen, so then every check
+// looks at them.
+func (w *gitWatch) controlFiles(paths []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fd < 0 {
+		return
+	}
+	for _, p := range paths {
+		dir := filepath.Dir(p)
+		if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+			w.ctlBlind = true
+			continue
+		}
+		w.control(dir)
+	}
+}
+
+// controlChanged reports whether the last check looked at the control
+// files (something changed, or nothing can tell): the caller then removes
+// the planted ones (mountPlan.revertGit).
+func (w *gitWatch) controlChanged() bool {
+	if w == nil {
+		return true // nothing watches: the caller always looks
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.changed
 }
 
 // controlRepo adds the control watches of one git directory or .hg.
@@ -105,6 +148,9 @@ func (w *gitWatch) adopt(fresh []string) {
 
 // waitFD is the inotify descriptor the idle watcher polls (-1: none).
 func (w *gitWatch) waitFD() int {
+	if w == nil {
+		return -1
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.fd
@@ -295,6 +341,11 @@ func (w *gitWatch) check() []string {
 		out = append(out, fmt.Sprintf("disabled a new %s repository at %s: %s, which %s on the host would run; the sandbox renamed it to %s (rename it back only if you trust it)", kind, p, why, tool, filepath.Base(aside)))
 	}
 	w.fresh = keep
+	w.changed = w.fd < 0 || w.ctlDirty || w.ctlBlind
+	if !w.changed {
+		return out
+	}
+	w.ctlDirty = false // set again by an event that comes during the look
 	return append(out, w.checkSeq()...)
 }
 
@@ -351,7 +402,11 @@ func (w *gitWatch) drain(note func(string), noteBare func(dir, name string), wal
 			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
 			nameBytes := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
 			off += unix.SizeofInotifyEvent + int(ev.Len)
+			if _, ok := w.ctl[ev.Wd]; ok {
+				w.ctlDirty = true
+			}
 			if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+				w.ctlDirty = true
 				for _, dir := range w.wds {
 					rescan(dir)
 				}

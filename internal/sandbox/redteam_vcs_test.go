@@ -310,3 +310,34 @@ func TestRedTeamRebuildKeepsCheckingNewRepos(t *testing.T) {
 		t.Fatal("host git ran what was planted in a repository after the sandbox was rebuilt")
 	}
 }
+
+// TestSettleDoesNotWaitForACommand: a hook or a sub-agent calls Settle
+// while the shell may be running a long build; the build's own check
+// follows it, so Settle returns at once rather than after the build.
+func TestSettleDoesNotWaitForACommand(t *testing.T) {
+	f := newFixture(t, nil)
+	f.run(t, "true") // the sandbox exists
+	ctx, cancel := context.WithCancel(context.Background())
+	cmdDone := make(chan struct{})
+	go func() {
+		defer close(cmdDone)
+		_, _ = f.m.Execute(ctx, "echo started > started; sleep 30", "")
+	}()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(f.ws, "started")); err == nil {
+			break
+		}
+	}
+	settled := make(chan struct{})
+	go func() {
+		f.m.Settle()
+		close(settled)
+	}()
+	select {
+	case <-settled:
+	case <-cmdDone:
+		t.Error("Settle waited for the running command to end")
+	}
+	cancel()
+	<-cmdDone
+}

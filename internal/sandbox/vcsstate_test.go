@@ -139,3 +139,59 @@ func TestGitWatchNewRepoRebaseStateAndManyPlants(t *testing.T) {
 		t.Errorf("the planted repository is still armed: %q", mp.watch.check())
 	}
 }
+
+// The look at control files and rebase state is skipped while nothing
+// changed in their directories (inotify says so), and never misses a file
+// planted after a quiet look: in the git directory, in objects/info, in a
+// .hg, in a repository without objects/info, and an exec line added to a
+// rebase's todo list.
+func TestControlLookSkippedOnlyWhenQuiet(t *testing.T) {
+	for _, plant := range []struct{ path, content string }{
+		{".git/config.worktree", "[core]\n\tfsmonitor = x\n"},
+		{".git/objects/info/alternates", "/elsewhere\n"},
+		{"h/.hg/hgrc", "[hooks]\npre-status = x\n"},
+		{"noinfo/.git/objects/info/alternates", "/elsewhere\n"},
+		{".git/rebase-merge/git-rebase-todo", "exec touch /tmp/p\n"},
+	} {
+		t.Run(plant.path, func(t *testing.T) {
+			ws := t.TempDir()
+			dirs := []string{".git/hooks", ".git/objects/info", ".git/refs", "h/.hg/store"}
+			noInfo := strings.HasPrefix(plant.path, "noinfo/")
+			if noInfo {
+				dirs = append(dirs, "noinfo/.git/hooks", "noinfo/.git/refs")
+				writeFile(t, filepath.Join(ws, "noinfo", ".git", "HEAD"), "ref: refs/heads/main\n")
+			}
+			for _, d := range dirs {
+				if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			writeFile(t, filepath.Join(ws, ".git", "HEAD"), "ref: refs/heads/main\n")
+			writeFile(t, filepath.Join(ws, ".git", "config"), "[core]\n")
+			mp := planMounts(Policy{Whitelist: []string{ws}}, nil)
+			mp.watch.start()
+			mp.watch.controlFiles(mp.gitWatch)
+			defer mp.watch.close()
+			if mp.watch.fd < 0 {
+				t.Skip("no inotify here")
+			}
+			look := func() []string {
+				lines := mp.watch.check()
+				if mp.watch.controlChanged() {
+					lines = append(lines, mp.revertGit()...)
+				}
+				return lines
+			}
+			look() // the first look is whole
+			look()
+			if changed := mp.watch.controlChanged(); changed != noInfo {
+				t.Errorf("a quiet check looked at the control files: %v (want %v: a missing objects/info is looked at every time)", changed, noInfo)
+			}
+			writeFile(t, filepath.Join(ws, plant.path), plant.content)
+			lines := look()
+			if _, err := os.Lstat(filepath.Join(ws, plant.path)); err == nil {
+				t.Errorf("%s planted after a quiet check is still there (%q)", plant.path, lines)
+			}
+		})
+	}
+}

@@ -127,6 +127,7 @@ func (pl *platform) wrap(p Policy, argv []string, opts WrapOptions) ([]string, e
 		mp.protect = append(mp.protect, pl.stateDir)
 	}
 	mp.watch.start()
+	mp.watch.controlFiles(mp.gitWatch)
 	pl.lastPlan = mp
 	return append(bwrapArgs(bwrap, p, mp, opts, filepath.Join(pl.stateDir, "empty")), argv...), nil
 }
