@@ -151,6 +151,15 @@ type chatSetup struct {
 	Mode          tool.Mode // the permission mode to start in ("": default)
 }
 
+// expandKey is the key the fold lines name: Ctrl+O, read by the REPL's
+// editor on a terminal only.
+func expandKey(tty bool) string {
+	if tty {
+		return "ctrl+o"
+	}
+	return ""
+}
+
 // chat is a ready interactive session. Run it with chat.REPL.Run, then Close it.
 type chat struct {
 	REPL     *repl.REPL
@@ -175,7 +184,7 @@ func newChat(ctx context.Context, a *app.App, s chatSetup) (*chat, error) {
 	rend := render.New(render.Options{
 		Out: s.Out, TTY: s.RenderTTY, Color: s.Color, Width: s.Width, Height: s.Height,
 		MaxRecentTools: a.Config.MaxRecentTools, ShowThinking: a.Config.ShowThinking,
-		Animate: liveInterval(s.RenderTTY),
+		Animate: liveInterval(s.RenderTTY), ExpandKey: expandKey(s.TTY),
 	})
 	v := view.New(rend)
 	warn := func(err error) {

@@ -29,6 +29,9 @@ type liveState struct {
 	thinking      strings.Builder
 	thinkingSince time.Time
 	thinkingOn    bool
+	// thinkingPrinted is how much of thinking verbose mode has written
+	// whole (it ends at a line's end).
+	thinkingPrinted int
 
 	retry  *retryState
 	status *Status
@@ -77,6 +80,7 @@ func (r *Renderer) StartTurn() {
 	}
 	r.live.busy = true
 	r.live.busySince = r.now()
+	r.folds = foldRecord{turned: true} // the last turn's parts only
 	r.live.tokIn, r.live.tokOut, r.live.streamed = 0, 0, 0
 	if !r.tty {
 		return
@@ -161,23 +165,40 @@ func (r *Renderer) Thinking(delta string) {
 		r.live.thinkingOn = true
 		r.live.thinkingSince = r.now()
 		r.live.thinking.Reset()
+		r.live.thinkingPrinted = 0
 	}
 	if r.live.thinking.Len() < maxThinking {
 		r.live.thinking.WriteString(delta)
 	}
+	if r.verbose {
+		r.streamThinking()
+	}
 	r.redraw()
 }
 
-// endThinking writes the finished thinking block to the scrollback.
+// endThinking writes the finished thinking block to the scrollback:
+// folded to its first lines (kept whole for Expand), whole with
+// Options.ShowThinking, or, when verbose mode streamed it, its last lines.
 func (r *Renderer) endThinking() {
 	if !r.live.thinkingOn {
 		return
 	}
 	r.live.thinkingOn = false
-	text := strings.TrimSpace(clean(r.live.thinking.String(), true))
+	raw, printed := r.live.thinking.String(), r.live.thinkingPrinted
 	r.live.thinking.Reset()
-	took := r.now().Sub(r.live.thinkingSince)
-	lines := []string{r.p.dim("✻ Thought for " + formatDuration(took))}
+	r.live.thinkingPrinted = 0
+	head := "Thought for " + formatDuration(r.now().Sub(r.live.thinkingSince))
+	if printed > 0 && r.verbose {
+		lines := r.thinkingRows(raw[printed:])
+		if len(raw) >= maxThinking {
+			lines = append(lines, r.p.dim("  … thinking past "+sizeText(maxThinking)+" is not kept"))
+		}
+		r.writeStatic(append(lines, r.p.dim("✻ "+head))...)
+		return
+	}
+	// Verbose mode turned off in the middle: the rest is folded.
+	text := strings.TrimSpace(clean(raw[printed:], true))
+	lines := []string{r.p.dim("✻ " + head)}
 	if text != "" {
 		var rows []string
 		for _, para := range strings.Split(text, "\n") {
@@ -191,12 +212,13 @@ func (r *Renderer) endThinking() {
 			}
 		}
 		limit := 2
-		if r.showThinking || len(rows) == limit+1 { // folding one row would save nothing
+		if r.showThinking || r.verbose || len(rows) == limit+1 { // folding one row would save nothing
 			limit = len(rows)
 		}
 		for i, l := range rows {
 			if i == limit {
-				lines = append(lines, r.p.dim("  … "+plural(len(rows)-limit, "more line", "more lines")+" of thinking"))
+				lines = append(lines, r.p.dim("  … "+plural(len(rows)-limit, "more line", "more lines")+" of thinking"+r.expandHint()))
+				r.folds.keep(foldedPart{thinking: true, head: head, text: raw})
 				break
 			}
 			lines = append(lines, r.fit(r.p.dim("  "+r.p.italic(strings.TrimRight(l, " ")))))
@@ -211,6 +233,9 @@ func (r *Renderer) thinkingLine() string {
 		return ""
 	}
 	text := strings.TrimRight(r.live.thinking.String(), "\n ")
+	if r.verbose { // the finished lines are in the scrollback already
+		text = r.live.thinking.String()[r.live.thinkingPrinted:]
+	}
 	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
 		text = text[i+1:]
 	}

@@ -65,6 +65,9 @@ type Options struct {
 	ShowThinking bool
 	// InterruptKey is named by the working indicator ("" : "ctrl+c").
 	InterruptKey string
+	// ExpandKey, when set, is named on the lines that say what was folded
+	// (the REPL's Ctrl+O shows it whole; see Expand).
+	ExpandKey string
 	// Animate, when positive on a TTY, redraws the live area at this
 	// interval between StartTurn and EndTurn (spinners, timers, countdowns).
 	// Zero leaves redrawing to Tick (tests).
@@ -104,6 +107,9 @@ type ToolMeta struct {
 	// showed them failing (with the reason); a failed task:* call then
 	// adds no row of its own.
 	TaskFailed bool
+	// FullOutputPath is where the whole output was saved when it was cut
+	// for the model (tool.Facts.FullOutputPath); Expand names it.
+	FullOutputPath string
 }
 
 type status int
@@ -148,7 +154,7 @@ type Renderer struct {
 	maxRecent, summary, outputLines int
 	diffLines                       int
 	showThinking                    bool
-	interruptKey                    string
+	interruptKey, expandKey         string
 	animate                         time.Duration
 	epoch                           time.Time // spinner frames count from here
 
@@ -179,6 +185,11 @@ type Renderer struct {
 	regionWidths []int        // their widths, to erase them after a resize
 
 	live liveState
+
+	// verbose shows thinking and tool output whole instead of folded
+	// (SetVerbose); folds keeps the last turn's folded parts (Expand).
+	verbose bool
+	folds   foldRecord
 }
 
 // New returns a Renderer writing to opts.Out.
@@ -197,6 +208,7 @@ func New(opts Options) *Renderer {
 		diffLines:    orDefault(opts.DiffLines, DefaultDiffLines),
 		showThinking: opts.ShowThinking,
 		interruptKey: opts.InterruptKey,
+		expandKey:    opts.ExpandKey,
 		animate:      opts.Animate,
 	}
 	if r.out == nil {
@@ -801,11 +813,21 @@ func (r *Renderer) ToolEnd(id string, ok bool, output string, meta ToolMeta) {
 		if !ok && meta.Message != "" && !strings.Contains(output, meta.Message) {
 			lines = append(lines, r.fit("    "+r.p.red(clean(meta.Message, true))))
 		}
+		var rows []string
+		var folded bool
 		if ok && meta.Markdown && r.tty {
-			lines = append(lines, r.markdownPreview(output)...)
+			rows, folded = r.markdownPreview(output)
 		} else {
-			lines = append(lines, r.outputLinesOf(output, ok)...)
+			rows, folded = r.outputLinesOf(output, ok)
 		}
+		if folded {
+			p := foldedPart{head: cmd, ok: ok, markdown: ok && meta.Markdown, text: output, fullPath: meta.FullOutputPath}
+			if kind == ToolTask && ok {
+				p.head = "answer"
+			}
+			rows = r.unfold(p, rows)
+		}
+		lines = append(lines, rows...)
 	}
 	r.writeStatic(lines...)
 }
@@ -824,10 +846,11 @@ func (r *Renderer) mark(ok bool) string {
 
 // outputLinesOf folds a tool's output: the first lines of a success, the last
 // lines of a failure (where errors usually are), with a count of the rest.
-func (r *Renderer) outputLinesOf(output string, ok bool) []string {
+// folded reports that some lines were left out.
+func (r *Renderer) outputLinesOf(output string, ok bool) (out []string, folded bool) {
 	text := strings.TrimRight(clean(output, r.tty), "\n ")
 	if strings.TrimSpace(text) == "" {
-		return nil
+		return nil, false
 	}
 	all := strings.Split(text, "\n")
 	n := r.outputLines
@@ -838,12 +861,11 @@ func (r *Renderer) outputLinesOf(output string, ok bool) []string {
 		shown = all
 	case ok:
 		shown = all[:n]
-		fold = "… " + plural(len(all)-n, "more line", "more lines")
+		fold = "… " + plural(len(all)-n, "more line", "more lines") + r.expandHint()
 	default:
 		shown = all[len(all)-n:]
-		fold = "… " + plural(len(all)-n, "earlier line", "earlier lines")
+		fold = "… " + plural(len(all)-n, "earlier line", "earlier lines") + r.expandHint()
 	}
-	var out []string
 	if fold != "" && !ok {
 		out = append(out, r.p.dim("    "+fold))
 	}
@@ -853,27 +875,26 @@ func (r *Renderer) outputLinesOf(output string, ok bool) []string {
 	if fold != "" && ok {
 		out = append(out, r.p.dim("    "+fold))
 	}
-	return out
+	return out, fold != ""
 }
 
 // markdownPreview is a sub-agent's answer rendered as Markdown, indented
-// and folded like any output.
-func (r *Renderer) markdownPreview(output string) []string {
+// and folded like any output; folded reports rows left out.
+func (r *Renderer) markdownPreview(output string) (out []string, folded bool) {
 	text := strings.TrimSpace(clean(output, true))
 	if text == "" {
-		return nil
+		return nil, false
 	}
 	rows := r.md.document(text, r.width-4)
 	n := r.outputLines * 2
-	var out []string
 	for i, l := range rows {
 		if i == n && len(rows) > n+1 {
-			out = append(out, r.p.dim("    … "+plural(len(rows)-n, "more line", "more lines")))
-			break
+			out = append(out, r.p.dim("    … "+plural(len(rows)-n, "more line", "more lines")+r.expandHint()))
+			return out, true
 		}
 		out = append(out, r.fit("    "+l))
 	}
-	return out
+	return out, false
 }
 
 // ---- todos ----

@@ -235,6 +235,8 @@ func (r *REPL) onKey(ki keyInput) (text string, done bool, err error) {
 		if st.history { // answers to questions have no history to search
 			r.search = newRevSearch(r.hist, e.ta.Value())
 		}
+	case "ctrl+o":
+		r.expandLast()
 	case "shift+tab":
 		st.note = r.cycleMode()
 		if st.history { // the prompt and the footer show the mode

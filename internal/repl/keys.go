@@ -166,11 +166,13 @@ func pasteText(s string) string {
 // keys go to it; Shift+Tab cycles the permission mode; other keys are typed
 // ahead. A line ended with Enter is queued as the next prompt; /exit
 // (/quit, /q) queued cancels the turn and ends the REPL; Esc clears what is
-// queued; an unfinished line is handed to the editor when the turn ends.
+// queued; Ctrl+O switches verbose output; an unfinished line is handed to
+// the editor when the turn ends.
 type turnWatch struct {
 	cancel   func()
 	onQueue  func(q Queue) // the typed-ahead text changed (the footer shows it)
 	shiftTab func()        // Shift+Tab: the next permission mode (nil: ignored)
+	ctrlO    func()        // Ctrl+O: verbose output on or off (nil: ignored)
 	answers  chan byte     // non-nil while a question waits
 	mu       sync.Mutex
 	q        Queue
@@ -196,8 +198,8 @@ func (q Queue) Text() string {
 	return strings.Join(parts, " ⏎ ")
 }
 
-func (k *keys) watchTurn(cancel func(), onQueue func(Queue), shiftTab func()) *turnWatch {
-	w := &turnWatch{cancel: cancel, onQueue: onQueue, shiftTab: shiftTab, stop: make(chan struct{}), done: make(chan struct{})}
+func (k *keys) watchTurn(cancel func(), onQueue func(Queue), shiftTab, ctrlO func()) *turnWatch {
+	w := &turnWatch{cancel: cancel, onQueue: onQueue, shiftTab: shiftTab, ctrlO: ctrlO, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
 		if rest := k.takeRest(); len(rest) > 0 { // typed right after the Enter that sent the prompt
@@ -246,6 +248,11 @@ func (w *turnWatch) feed(in []keyInput) {
 		case !ki.isPaste && k.String() == "shift+tab":
 			if w.shiftTab != nil {
 				w.shiftTab()
+			}
+			continue
+		case !ki.isPaste && k.String() == "ctrl+o":
+			if w.ctrlO != nil {
+				w.ctrlO()
 			}
 			continue
 		}

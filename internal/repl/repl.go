@@ -417,7 +417,7 @@ func (r *REPL) cancellable(ctx context.Context, fn func(ctx context.Context)) (i
 		}, func() { // Shift+Tab: the next mode, said above the live area and shown in the footer
 			r.r.Notice(r.cycleMode())
 			r.r.SetStatus(r.status())
-		})
+		}, r.toggleVerbose)
 		r.perm.setWatch(w)
 		defer func() {
 			r.perm.setWatch(nil)

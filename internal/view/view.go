@@ -241,6 +241,7 @@ func ToolOutcome(res *tool.Result) (ok bool, output string, meta render.ToolMeta
 		return true, "", meta
 	}
 	ok, output, meta.Message = !res.IsError, tool.UserOutput(*res), res.Message
+	meta.FullOutputPath = res.Facts.FullOutputPath
 	if c := res.Change; c != nil && !res.IsError {
 		meta.Change = &render.FileChange{Path: c.Path, Old: c.Old, New: c.New, Created: c.Created}
 	}
