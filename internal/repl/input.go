@@ -236,7 +236,9 @@ func (r *REPL) onKey(ki keyInput) (text string, done bool, err error) {
 			r.search = newRevSearch(r.hist, e.ta.Value())
 		}
 	case "ctrl+o":
-		r.expandLast()
+		if st.history { // not while answering a question
+			r.expandLast()
+		}
 	case "shift+tab":
 		st.note = r.cycleMode()
 		if st.history { // the prompt and the footer show the mode
