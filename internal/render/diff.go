@@ -19,24 +19,23 @@ type FileChange struct {
 // diffContext is the number of unchanged lines shown around a change.
 const diffContext = 2
 
-// diffLinesOf renders a change, trimmed to Options.DiffLines rows with a
-// count of the rows left out. go-udiff computes the hunks (Myers' diff on
+// diffLinesOf renders a change, trimmed to n rows with a count of the rows
+// left out (folded reports that). go-udiff computes the hunks (Myers' diff on
 // lines); this lays them out with the line numbers of the new file (of the
 // old one for removed lines).
-func (r *Renderer) diffLinesOf(c FileChange) []string {
+func (r *Renderer) diffLinesOf(c FileChange, n int) (rows []string, folded bool) {
 	old, nw := clean(c.Old, true), clean(c.New, true)
 	if c.Created || old == "" {
-		return r.newFilePreview(nw)
+		return r.newFilePreview(nw, n)
 	}
 	if old == nw {
-		return []string{r.p.dim("    (no changes)")}
+		return []string{r.p.dim("    (no changes)")}, false
 	}
 	edits := udiff.Lines(old, nw)
 	d, err := udiff.ToUnifiedDiff(c.Path, c.Path, old, edits, diffContext)
 	if err != nil || len(d.Hunks) == 0 {
-		return nil
+		return nil, false
 	}
-	var rows []string
 	added, removed := 0, 0
 	for hi, h := range d.Hunks {
 		if hi > 0 {
@@ -62,30 +61,29 @@ func (r *Renderer) diffLinesOf(c FileChange) []string {
 		}
 	}
 	summary := "    " + plural(added, "line", "lines") + " added, " + itoa(removed) + " removed"
-	out := []string{r.p.dim(summary)}
-	return append(out, r.trimRows(rows, "more diff line", "more diff lines")...)
+	shown, folded := r.trimRows(rows, n, "more diff line", "more diff lines")
+	return append([]string{r.p.dim(summary)}, shown...), folded
 }
 
-// newFilePreview is the first lines of a new file's content.
-func (r *Renderer) newFilePreview(content string) []string {
+// newFilePreview is the first n lines of a new file's content.
+func (r *Renderer) newFilePreview(content string, n int) ([]string, bool) {
 	text := strings.TrimRight(content, "\n")
 	if text == "" {
-		return []string{r.p.dim("    (empty file)")}
+		return []string{r.p.dim("    (empty file)")}, false
 	}
 	var rows []string
 	for i, l := range strings.Split(text, "\n") {
 		rows = append(rows, r.fit(r.p.green(numCol(i+1)+" + "+l)))
 	}
-	return r.trimRows(rows, "more line", "more lines")
+	return r.trimRows(rows, n, "more line", "more lines")
 }
 
-// trimRows keeps the first DiffLines rows and counts the rest.
-func (r *Renderer) trimRows(rows []string, one, many string) []string {
-	n := r.diffLines
+// trimRows keeps the first n rows and counts the rest.
+func (r *Renderer) trimRows(rows []string, n int, one, many string) ([]string, bool) {
 	if len(rows) <= n+1 {
-		return rows
+		return rows, false
 	}
-	return append(rows[:n:n], r.p.dim("    … "+plural(len(rows)-n, one, many)))
+	return append(rows[:n:n], r.p.dim("    … "+plural(len(rows)-n, one, many)+r.expandHint())), true
 }
 
 // numCol is a right-aligned line number column.

@@ -26,6 +26,7 @@ type foldedPart struct {
 	head     string // the command line, or the thinking's duration
 	ok       bool
 	markdown bool   // a sub-agent's answer
+	laidOut  bool   // text is rows laid out already (a diff), one a line
 	text     string // its end, at most ExpandOutputBytes
 	size     int    // bytes of the whole text
 	fullPath string // where the whole output was saved (a cut output), or ""
@@ -153,6 +154,9 @@ func (r *Renderer) partLines(p foldedPart, head bool) []string {
 	} else if p.fullPath != "" {
 		lines = append(lines, r.noteLines("    (the output was cut for the model; the whole of it is in "+clean(p.fullPath, true)+")")...)
 	}
+	if p.laidOut {
+		return append(lines, strings.Split(p.text, "\n")...)
+	}
 	text := strings.TrimRight(clean(p.text, r.tty), "\n ")
 	indent, style := "    ", func(s string) string { return s }
 	if p.thinking {
@@ -214,6 +218,23 @@ func (r *Renderer) unfold(p foldedPart, rows []string) []string {
 	}
 	r.folds.keep(p)
 	return rows
+}
+
+// maxDiffInput bounds the change a trimmed diff is laid out whole from.
+const maxDiffInput = 1 << 20
+
+// unfoldDiff handles a diff that rows show trimmed, as unfold does an
+// output: whole in verbose mode, otherwise kept (laid out now) for Expand.
+func (r *Renderer) unfoldDiff(cmd string, c FileChange, rows []string) []string {
+	p := foldedPart{head: cmd, ok: true, laidOut: true}
+	if size := len(c.Old) + len(c.New); size > maxDiffInput {
+		p.laidOut = false
+		p.text = "(a change of " + sizeText(size) + " is too large to show here; the file is " + c.Path + ")"
+	} else {
+		all, _ := r.diffLinesOf(c, 1<<30)
+		p.text = strings.Join(all, "\n")
+	}
+	return r.unfold(p, rows)
 }
 
 // streamThinking writes the thinking's finished lines not yet written

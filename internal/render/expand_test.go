@@ -101,6 +101,18 @@ func TestExpand(t *testing.T) {
 			r.EndTurn()
 		}, shown: []string{"✓ cat big.log", "… the first 66 KB of 98 KB are not shown; the whole output is in", "/tmp/bash-output-1.txt", "last line"},
 			absent: []string{"first line"}},
+		{name: "a long diff", want: ExpandShown, turns: func(r *Renderer) {
+			var old, nw strings.Builder
+			for i := 1; i <= 40; i++ {
+				fmt.Fprintf(&old, "old %d\n", i)
+				fmt.Fprintf(&nw, "new %d\n", i)
+			}
+			r.StartTurn()
+			r.ToolStart("1", "write f.txt")
+			r.ToolEnd("1", true, "", ToolMeta{Change: &FileChange{Path: "f.txt", Old: old.String(), New: nw.String()}})
+			r.EndTurn()
+		}, shown: []string{"✓ write f.txt", "40 lines added, 40 removed", "- old 1\n", "- old 40\n", "+ new 1\n", "+ new 40\n"},
+			absent: []string{"more diff lines"}},
 		{name: "a cut output names its file", want: ExpandShown, turns: func(r *Renderer) {
 			r.StartTurn()
 			r.ToolStart("1", "seq 1 10")

@@ -808,7 +808,11 @@ func (r *Renderer) ToolEnd(id string, ok bool, output string, meta ToolMeta) {
 	case ok && isTodoWrite(cmd) && meta.Todos != nil:
 		lines = append(lines, r.todoLines(meta.Todos, "    ")...)
 	case ok && meta.Change != nil:
-		lines = append(lines, r.diffLinesOf(*meta.Change)...)
+		rows, folded := r.diffLinesOf(*meta.Change, r.diffLines)
+		if folded {
+			rows = r.unfoldDiff(cmd, *meta.Change, rows)
+		}
+		lines = append(lines, rows...)
 	default:
 		if !ok && meta.Message != "" && !strings.Contains(output, meta.Message) {
 			lines = append(lines, r.fit("    "+r.p.red(clean(meta.Message, true))))

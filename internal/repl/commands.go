@@ -96,7 +96,7 @@ func (r *REPL) cmdHelp(context.Context, string) error {
 		"  Ctrl+R finds an earlier prompt containing what you typed (again: older); @path names a file for the model to read.",
 		"Shift+Tab (or /mode) cycles the permission mode: default, accept-edits, plan, ask.",
 		"Keys: Ctrl+C or Esc cancels a running turn (Ctrl+C clears the line; twice, or Ctrl+D, exits).",
-		"Ctrl+O at the prompt shows what the last turn folded, whole (thinking, long tool output); during a turn it",
+		"Ctrl+O at the prompt shows what the last turn folded, whole (thinking, long tool output, diffs); during a turn it",
 		"  switches verbose output: thinking streams whole and tool output is shown whole, until pressed again.",
 		"While a turn runs, what you type is queued and sent when it ends (Esc clears the queue); /exit leaves at once.")
 	r.println(lines...)
