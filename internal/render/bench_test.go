@@ -34,3 +34,26 @@ func BenchmarkStreamDelta(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFoldedToolEnd measures a folded tool call's end on a TTY (its
+// output of 2,000 lines kept for Ctrl+O) after the given number of folded
+// calls in the same turn: what is kept is bounded, so the cost per call
+// must not grow with the turn.
+func BenchmarkFoldedToolEnd(b *testing.B) {
+	output := strings.Repeat("a line of output that is folded on screen\n", 2000)
+	for _, before := range []int{10, 1_000} {
+		b.Run("calls_before="+itoa(before), func(b *testing.B) {
+			r := New(Options{Out: io.Discard, TTY: true, Color: true, Width: 100, Height: 40})
+			r.StartTurn()
+			for i := range before {
+				r.ToolStart(itoa(i), "cat log")
+				r.ToolEnd(itoa(i), true, output, ToolMeta{})
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				r.ToolStart("x", "cat log")
+				r.ToolEnd("x", true, output, ToolMeta{})
+			}
+		})
+	}
+}

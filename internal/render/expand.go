@@ -44,11 +44,13 @@ type foldRecord struct {
 // keep adds a folded part, cut to its end when long.
 func (f *foldRecord) keep(p foldedPart) {
 	p.size = len(p.text)
-	p.text = lastBytes(p.text, ExpandOutputBytes)
+	// A copy: the cut must not hold the whole output's memory.
+	p.text = strings.Clone(lastBytes(p.text, ExpandOutputBytes))
 	f.parts = append(f.parts, p)
 	f.bytes += len(p.text)
 	for f.bytes > expandBudget && len(f.parts) > 1 {
 		f.bytes -= len(f.parts[0].text)
+		f.parts[0] = foldedPart{} // its text is not held by the array
 		f.parts = f.parts[1:]
 		f.dropped++
 	}

@@ -85,6 +85,13 @@ func TestExpand(t *testing.T) {
 			r.ToolEnd("2", true, seqLines(100, 130), ToolMeta{})
 			r.EndTurn()
 		}, shown: append([]string{"1 part", "✓ seq 100 130"}, numbered(100, 130, "    ")...), absent: []string{"seq 1 30"}},
+		{name: "after /clear", want: ExpandNoTurn, turns: func(r *Renderer) {
+			r.StartTurn()
+			r.ToolStart("1", "seq 1 30")
+			r.ToolEnd("1", true, seqLines(1, 30), ToolMeta{})
+			r.EndTurn()
+			r.ClearScreen()
+		}},
 		{name: "a later turn that folded nothing", want: ExpandNothingFolded, turns: func(r *Renderer) {
 			r.StartTurn()
 			r.ToolStart("1", "seq 1 30")

@@ -334,11 +334,13 @@ func (r *Renderer) flush() {
 }
 
 // ClearScreen clears the terminal and its scrollback (/clear) and draws the
-// live area again at the top. Not on a TTY it does nothing.
+// live area again at the top; the folded parts kept for Expand are
+// dropped. Not on a TTY it clears nothing.
 func (r *Renderer) ClearScreen() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer r.flush()
+	r.folds = foldRecord{} // a new conversation: Ctrl+O has nothing of the old one
 	if !r.tty {
 		return
 	}
