@@ -29,8 +29,9 @@ func TestChatPTYTypeAhead(t *testing.T) {
 	p.send("first prompt\r")
 	waitForFile(t, filepath.Join(dir, "started"))
 	p.send("queued ")
+	p.expect("queued › queued ▏  (Enter queues it; Esc clears)") // unfinished: not sent yet
 	p.send("prompt\r")
-	p.expect("queued › queued prompt")
+	p.expect("queued › queued prompt  (sent when the turn ends; Esc clears)")
 	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -63,9 +63,12 @@ type Status struct {
 	Sandbox        string // "on", "off", "degraded", …
 	// Mode is the permission mode when not the default ("plan", …).
 	Mode string
-	// Queued is what the user typed during the turn, sent when it ends
-	// (shown under the footer; "" hides the line).
+	// Queued is what the user typed during the turn (shown under the
+	// footer; "" hides the line).
 	Queued string
+	// QueuedSends: Queued holds a line ended with Enter, sent when the turn
+	// ends; otherwise it is an unfinished line the editor takes over.
+	QueuedSends bool
 }
 
 // StartTurn shows the working indicator until EndTurn: a spinner, the
@@ -357,5 +360,9 @@ func (r *Renderer) queuedLine() string {
 	if !r.live.busy || s == nil || s.Queued == "" {
 		return ""
 	}
-	return r.p.dim("queued › ") + clean(strings.ReplaceAll(s.Queued, "\n", " ↵ "), true) + r.p.dim("  (sent when the turn ends; Esc clears)")
+	hint := "  (Enter queues it; Esc clears)"
+	if s.QueuedSends {
+		hint = "  (sent when the turn ends; Esc clears)"
+	}
+	return r.p.dim("queued › ") + clean(strings.ReplaceAll(s.Queued, "\n", " ↵ "), true) + r.p.dim(hint)
 }

@@ -130,10 +130,11 @@ type REPL struct {
 	lastQuery string            // the last search's query (Ctrl+R Ctrl+R searches it again)
 	pastes    map[string]string // placeholder shown in the editor → the pasted text
 
-	queued []string // prompts typed during the last turn, run next
-	exit   bool     // /exit was typed during a turn
-	qmu    sync.Mutex
-	queue  string // the typed-ahead text the footer shows
+	queued     []string // prompts typed during the last turn, run next
+	exit       bool     // /exit was typed during a turn
+	qmu        sync.Mutex
+	queue      string // the typed-ahead text the footer shows
+	queueSends bool   // queue holds a line ended with Enter
 }
 
 // New prepares a REPL.
@@ -413,7 +414,7 @@ func (r *REPL) cancellable(ctx context.Context, fn func(ctx context.Context)) (i
 	defer cancel()
 	if r.keys != nil {
 		w := r.keys.watchTurn(cancel, func(q Queue) {
-			r.setQueue(q.Text())
+			r.setQueue(q.Text(), len(q.Prompts) > 0)
 		}, func() { // Shift+Tab: the next mode, said above the live area and shown in the footer
 			r.r.Notice(r.cycleMode())
 			r.r.SetStatus(r.status())
@@ -430,9 +431,9 @@ func (r *REPL) cancellable(ctx context.Context, fn func(ctx context.Context)) (i
 }
 
 // setQueue shows the typed-ahead text in the footer.
-func (r *REPL) setQueue(text string) {
+func (r *REPL) setQueue(text string, sends bool) {
 	r.qmu.Lock()
-	r.queue = text
+	r.queue, r.queueSends = text, sends
 	r.qmu.Unlock()
 	r.r.SetStatus(r.status())
 }
@@ -440,7 +441,7 @@ func (r *REPL) setQueue(text string) {
 // takeQueue keeps what was typed during a turn: finished lines run next,
 // an unfinished one is handed to the editor, /exit ends the REPL.
 func (r *REPL) takeQueue(q Queue) {
-	r.setQueue("")
+	r.setQueue("", false)
 	r.queued = append(r.queued, q.Prompts...)
 	r.exit = r.exit || q.Exit
 	if q.Partial != "" && r.ed != nil {
@@ -505,7 +506,7 @@ func (r *REPL) status() render.Status {
 		st.Mode = string(m)
 	}
 	r.qmu.Lock()
-	st.Queued = r.queue
+	st.Queued, st.QueuedSends = r.queue, r.queueSends
 	r.qmu.Unlock()
 	return st
 }
