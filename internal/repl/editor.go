@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/rivo/uniseg"
 )
 
@@ -25,6 +26,7 @@ type lineEditor struct {
 
 	drawn []string // the rows on screen, the editor's first row first
 	row   int      // the row of drawn the terminal's cursor is on
+	col   int      // the column the terminal's cursor is on
 	top   int      // the first of the prompt's rows shown (a tall prompt scrolls)
 
 	// The textarea's View renders every row of the prompt; a key changes
@@ -224,7 +226,7 @@ func (e *lineEditor) paint(rows []string, y, x int) {
 	if x > 0 {
 		fmt.Fprintf(&b, "\x1b[%dC", x)
 	}
-	e.drawn, e.row = rows, y
+	e.drawn, e.row, e.col = rows, y, x
 	_, _ = io.WriteString(e.out, b.String())
 }
 
@@ -260,22 +262,34 @@ func (e *lineEditor) finish() {
 	}
 	b.WriteString("\r\n")
 	_, _ = io.WriteString(e.out, b.String())
-	e.drawn, e.row = nil, 0
+	e.drawn, e.row, e.col = nil, 0, 0
 }
 
-// erase removes the editor's rows from the screen (a resize: the terminal
-// may have rewrapped them; they are drawn again whole).
-func (e *lineEditor) erase() {
+// erase removes the editor's rows from the screen; they are drawn again
+// whole by the next draw.
+func (e *lineEditor) erase() { e.eraseAt(e.width) }
+
+// eraseAt erases the editor's rows as a terminal now cols wide shows them.
+// After a resize a terminal that reflows (most do, tmux too) has wrapped
+// each row longer than cols onto more rows and moved the cursor with its
+// text, so the way up to the first row is counted at the new width, as the
+// renderer counts its live area.
+func (e *lineEditor) eraseAt(cols int) {
 	if e.drawn == nil {
 		return
 	}
+	cols = max(cols, 1)
+	up := e.col / cols
+	for i := 0; i < e.row && i < len(e.drawn); i++ {
+		up += max(1, (ansi.StringWidth(e.drawn[i])+cols-1)/cols)
+	}
 	var b strings.Builder
-	if e.row > 0 {
-		fmt.Fprintf(&b, "\x1b[%dA", e.row)
+	if up > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", up)
 	}
 	b.WriteString("\r\x1b[J")
 	_, _ = io.WriteString(e.out, b.String())
-	e.drawn, e.row = nil, 0
+	e.drawn, e.row, e.col = nil, 0, 0
 }
 
 // lineAndColumn is the logical line the cursor is on and the cursor's

@@ -157,3 +157,38 @@ func TestEditorRowsMatchView(t *testing.T) {
 		}
 	}
 }
+
+// After a resize the editor's rows are erased as a reflowing terminal now
+// shows them: each row wider than the new width takes more rows, and the
+// cursor moved down with its text, so the way up is counted at the new
+// width (not doing so left the old prompt's first row on screen).
+func TestEraseAtNewWidth(t *testing.T) {
+	long := "› " + strings.Repeat("x", 94) // 96 columns
+	for _, tc := range []struct {
+		name     string
+		drawn    []string
+		row, col int
+		cols     int
+		want     string
+	}{
+		{"no resize, cursor on the first row", []string{"› hi", "hint"}, 0, 4, 100, "\r\x1b[J"},
+		{"no resize, cursor on the third row", []string{"› a", "  b", "  c", "hint"}, 2, 3, 100, "\x1b[2A\r\x1b[J"},
+		{"narrower: the cursor's row rewrapped onto two", []string{long, "hint"}, 0, 96, 50, "\x1b[1A\r\x1b[J"},
+		{"narrower: rows above rewrapped too", []string{long, long, "\x1b[2mhint\x1b[m"}, 1, 96, 50, "\x1b[3A\r\x1b[J"},
+		{"narrower: a dim row counts its text only", []string{"\x1b[2m" + strings.Repeat("y", 40) + "\x1b[m", "› z"}, 1, 3, 30, "\x1b[2A\r\x1b[J"},
+		{"wider: nothing rewraps", []string{long, "  b"}, 1, 3, 200, "\x1b[1A\r\x1b[J"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out strings.Builder
+			e := newLineEditor(&out, "› ", 100, 30)
+			e.drawn, e.row, e.col = tc.drawn, tc.row, tc.col
+			e.eraseAt(tc.cols)
+			if out.String() != tc.want {
+				t.Errorf("wrote %q, want %q", out.String(), tc.want)
+			}
+			if e.drawn != nil || e.row != 0 || e.col != 0 {
+				t.Errorf("after erasing: drawn %q row %d col %d, want nothing", e.drawn, e.row, e.col)
+			}
+		})
+	}
+}

@@ -72,8 +72,8 @@ func (r *REPL) readEditor(prompt string, history bool) (string, error) {
 			}
 			pending = r.keys.decode(b)
 		case <-r.resized:
-			e.erase()
 			w, h := r.size()
+			e.eraseAt(w)
 			e.setSize(w, h)
 			e.setPrompt(e.prompt) // rewraps at the new width (the mode may have changed it)
 		case <-r.done:
