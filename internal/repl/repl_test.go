@@ -79,6 +79,19 @@ func (f *fakeAgent) Inputs() []string {
 	return append([]string(nil), f.inputs...)
 }
 
+// waitInputs waits until n prompts have reached the agent and returns them.
+func (f *fakeAgent) waitInputs(t *testing.T, n int) []string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		in := f.Inputs()
+		if len(in) >= n || time.Now().After(deadline) {
+			return in
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 type fakeSessions []session.Entry
 
 func (s fakeSessions) List() ([]session.Entry, error) { return s, nil }

@@ -134,8 +134,9 @@ func TestPTYReverseSearch(t *testing.T) {
 		return s.cursorLine() == "(reverse-i-search) 'fix': fix the parser"
 	})
 	p.send("\r")
-	p.waitFor("› ", 5)
-	if got := fa.Inputs(); len(got) != 4 || got[3] != "fix the parser" {
+	// Not a count of prompts: the prompt row painted back over the search
+	// holds "› " before the turn has begun.
+	if got := fa.waitInputs(t, 4); len(got) != 4 || got[3] != "fix the parser" {
 		t.Fatalf("turns %q, want the match sent", got)
 	}
 	p.waitScreen("the prompt as sent, the search gone", func(s *screen) bool {
