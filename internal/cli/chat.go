@@ -100,7 +100,7 @@ func runChat(ctx context.Context, stdio IO, f chatFlags) error {
 		Provider: f.provider, Model: f.model, ResumeID: resume, Cwd: cwd,
 		In: stdio.In, Out: stdio.Out, TTY: tty, RenderTTY: outTTY,
 		Color: outTTY && getenv("NO_COLOR") == "", Width: width, Height: height,
-		Version: Version, Mode: mode,
+		Version: Version, Mode: mode, InTmux: getenv("TMUX") != "",
 	})
 	if err != nil {
 		return exitCode(1, err)
@@ -149,6 +149,7 @@ type chatSetup struct {
 	Width, Height int
 	Version       string
 	Mode          tool.Mode // the permission mode to start in ("": default)
+	InTmux        bool      // the terminal is a tmux pane ($TMUX is set)
 }
 
 // expandKey is the key the fold lines name: Ctrl+O, read by the REPL's
@@ -225,6 +226,7 @@ func newChat(ctx context.Context, a *app.App, s chatSetup) (*chat, error) {
 	r, err := repl.New(repl.Options{
 		Mode: s.Mode, SetMode: setMode,
 		In: s.In, Out: s.Out, TTY: s.TTY, Width: s.Width, Height: s.Height, Color: s.Color,
+		InTmux:         s.InTmux,
 		Renderer:       rend,
 		View:           v,
 		Permissions:    perm,

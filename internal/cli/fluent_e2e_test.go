@@ -68,6 +68,7 @@ func TestChatPTYExitDuringTurn(t *testing.T) {
 	srv := llmtest.New(t, llmtest.ToolTurn(llmtest.BashCall("c1", waitCmd)))
 	dir := t.TempDir()
 	p := startPTY(t, dir, chatEnv(t, srv))
+	p.expect("Shift+Enter or Ctrl+J for a new line")
 	p.expect(prompt)
 	p.send("/H\r")
 	p.expect("Commands:")
@@ -77,6 +78,53 @@ func TestChatPTYExitDuringTurn(t *testing.T) {
 	p.send("/exit\r")
 	if code := p.wait(); code != 0 {
 		t.Fatalf("/exit during a turn: exit %d, want 0; screen:\n%s", code, p.screen())
+	}
+}
+
+// Under tmux Shift+Enter arrives as Enter unless extended-keys is on, and
+// then only for a program that asks with modifyOtherKeys: the REPL asks
+// that way too (and resets it on the way out), the banner names the keys
+// that work either way, /help says how to turn extended keys on, and
+// Shift+Enter as tmux then sends it makes a new line. Outside tmux nothing
+// of modifyOtherKeys is sent.
+func TestChatPTYUnderTmux(t *testing.T) {
+	for _, tc := range []struct {
+		name, banner string
+		env          []string
+		modes        bool
+	}{
+		{"tmux", "Alt+Enter or Ctrl+J for a new line", []string{"TMUX=/tmp/tmux-0/default,1,0"}, true},
+		{"no tmux", "Shift+Enter or Ctrl+J for a new line", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.New(t, llmtest.TextTurn("Got both lines."))
+			p := startPTY(t, t.TempDir(), append(chatEnv(t, srv), tc.env...))
+			p.expect(tc.banner)
+			p.expect(prompt)
+			p.send("/help\r")
+			p.expect("Under tmux, Shift+Enter needs `set -g extended-keys on`")
+			p.expect(prompt)
+			p.send("line one\x1b[27;2;13~line two\r") // Shift+Enter as tmux sends it (modifyOtherKeys)
+			p.expect("Got both lines.")
+			p.expect(prompt)
+			p.send("/exit\r")
+			if code := p.wait(); code != 0 {
+				t.Fatalf("exit %d", code)
+			}
+			if got := srv.Requests()[0].LastUserText(); !strings.Contains(got, "line one\nline two") {
+				t.Errorf("the model got %q, want the two lines", got)
+			}
+			p.mu.Lock()
+			raw := p.raw.String()
+			p.mu.Unlock()
+			on, off := strings.Index(raw, "\x1b[>4;2m"), strings.LastIndex(raw, "\x1b[>4;0m")
+			if tc.modes && (on < 0 || off < on) {
+				t.Errorf("modifyOtherKeys not asked for, then reset: %q", raw)
+			}
+			if !tc.modes && strings.Contains(raw, "\x1b[>4;") {
+				t.Errorf("modifyOtherKeys sent outside tmux: %q", raw)
+			}
+		})
 	}
 }
 

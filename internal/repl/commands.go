@@ -94,6 +94,7 @@ func (r *REPL) cmdHelp(context.Context, string) error {
 		"Input: Shift+Enter, Alt+Enter or Ctrl+J (or \\ at the end) starts a new line; a paste is one prompt,",
 		"  a long one shown as [Pasted text +N lines]; Up brings whole prompts back; Tab completes /commands and paths;",
 		"  Ctrl+R finds an earlier prompt containing what you typed (again: older); @path names a file for the model to read.",
+		"  Under tmux, Shift+Enter needs `set -g extended-keys on` in ~/.tmux.conf; Alt+Enter and Ctrl+J always work.",
 		"Shift+Tab (or /mode) cycles the permission mode: default, accept-edits, plan, ask.",
 		"Keys: Ctrl+C or Esc cancels a running turn (Ctrl+C clears the line; twice, or Ctrl+D, exits).",
 		"Ctrl+O at the prompt shows what the last turn folded, whole (thinking, long tool output, diffs); during a turn it",

@@ -57,8 +57,14 @@ type Options struct {
 	Color bool
 	// Width and Height are the terminal's size (0: unknown); SetSize
 	// follows changes.
-	Width    int
-	Height   int
+	Width  int
+	Height int
+	// InTmux: the terminal is a tmux pane. tmux passes Shift+Enter apart
+	// from Enter only with its extended-keys option on and only to a
+	// program that asks with modifyOtherKeys (it ignores the kitty request),
+	// so the REPL asks that way too and the banner names the keys that
+	// work either way.
+	InTmux   bool
 	Renderer *render.Renderer
 	// View draws the agent's events (the REPL passes its Handle as the
 	// agent's OnEvent); /context reads the last request's size from it.
@@ -228,7 +234,21 @@ func (r *REPL) println(lines ...string) {
 const (
 	enterKeyModes = "\x1b[?2004h\x1b[>1u"
 	leaveKeyModes = "\x1b[<u\x1b[?2004l"
+	// Under tmux: xterm's modifyOtherKeys level 2 as well, the way tmux
+	// takes a request for extended keys (reset on the way out).
+	enterTmuxKeyModes = enterKeyModes + "\x1b[>4;2m"
+	leaveTmuxKeyModes = "\x1b[>4;0m" + leaveKeyModes
 )
+
+// newlineKeys names the keys the banner offers for a new line: under tmux
+// Shift+Enter arrives as Enter unless extended-keys is on, so the keys
+// that always work are named there (/help says the rest).
+func newlineKeys(inTmux bool) string {
+	if inTmux {
+		return "Alt+Enter or Ctrl+J"
+	}
+	return "Shift+Enter or Ctrl+J"
+}
 
 // errExit ends the loop with status 0 (/exit, Ctrl+D, double Ctrl+C).
 var errExit = errors.New("exit")
@@ -273,8 +293,12 @@ func (r *REPL) Run(ctx context.Context) int {
 		// kitty keyboard protocol's "disambiguate" level: terminals that
 		// have it (kitty, Ghostty, WezTerm, foot, iTerm2, Alacritty) then
 		// send Shift+Enter apart from Enter; the others ignore the request.
-		_, _ = io.WriteString(r.o.Out, enterKeyModes)
-		defer func() { _, _ = io.WriteString(r.o.Out, leaveKeyModes) }()
+		enter, leave := enterKeyModes, leaveKeyModes
+		if r.o.InTmux {
+			enter, leave = enterTmuxKeyModes, leaveTmuxKeyModes
+		}
+		_, _ = io.WriteString(r.o.Out, enter)
+		defer func() { _, _ = io.WriteString(r.o.Out, leave) }()
 	}
 	r.banner()
 	for {
@@ -337,7 +361,7 @@ func (r *REPL) banner() {
 	r.println(
 		fmt.Sprintf("Synapse %s · model %s", r.o.Version, model),
 		fmt.Sprintf("cwd %s · session %s · sandbox %s", r.o.Cwd, sess, sandbox),
-		"Type /help for commands, !cmd to run a shell command, Shift+Enter or Ctrl+J for a new line, Ctrl+D to exit.",
+		"Type /help for commands, !cmd to run a shell command, "+newlineKeys(r.o.InTmux)+" for a new line, Ctrl+D to exit.",
 	)
 	for _, n := range r.o.Notices {
 		r.r.Notice(n)
