@@ -17,12 +17,16 @@ import (
 // goes without it.
 func TestPTYIdleFooter(t *testing.T) {
 	fa := &fakeAgent{model: "claude-test"}
+	release := make(chan struct{})
 	p := startPTY(t, fa, func(o *Options) {
 		o.ContextWindow = func(string) int { return 1000 }
 		o.SetMode = func(tool.Mode) error { return nil }
 		v := o.View
 		fa.run = func(ctx context.Context, input string) (agent.Result, error) {
 			v.Handle(agent.Event{Kind: agent.Usage, Usage: &llm.Usage{InputTokens: 120}})
+			if input == "wait" {
+				<-release
+			}
 			return agent.Result{}, nil
 		}
 	})
@@ -51,6 +55,19 @@ func TestPTYIdleFooter(t *testing.T) {
 		return s.cursorLine() == "accept-edits › x" &&
 			under(s) == "accept-edits mode (Shift+Tab to cycle) · claude-test · context 12% · /help"
 	})
+	p.send("\x15wait\r")
+	p.waitScreen("the turn running", func(s *screen) bool {
+		text := strings.Join(s.lines(), "\n")
+		return strings.Contains(text, "accept-edits › wait\n") && strings.Contains(text, "Working…")
+	})
+	p.send("\x0f") // Ctrl+O
+	p.waitFor("verbose output on") // Ctrl+O during the turn
+	close(release)
+	p.waitScreen("the footer says verbose output is on", func(s *screen) bool {
+		return s.cursorLine() == "accept-edits ›" && // cut to the 80 columns
+			strings.HasPrefix(under(s), "accept-edits mode (Shift+Tab to cycle) · claude-test · context 12% · verbose ·")
+	})
+	p.send("x")
 	p.repl.SetSize(30, 24)
 	p.waitScreen("no footer on a narrow terminal", func(s *screen) bool {
 		return s.cursorLine() == "accept-edits › x" && !strings.Contains(strings.Join(s.lines(), "\n"), "· /help")

@@ -132,7 +132,8 @@ const (
 
 // idleFooter is the dim status row under the prompt between turns (the
 // renderer's footer shows during a turn): the mode when it is not the
-// default, the model, how full the context is, and where help is. It is
+// default, the model, how full the context is, verbose output when on, and
+// where help is. It is
 // one of the hints: Tab candidates, notes and the slash popup replace it,
 // and it is erased when the prompt is sent.
 func (r *REPL) idleFooter() string {
@@ -146,6 +147,9 @@ func (r *REPL) idleFooter() string {
 	}
 	if pct := r.contextPercent(model); pct >= 0 {
 		parts = append(parts, fmt.Sprintf("context %d%%", pct))
+	}
+	if r.r.Verbose() { // Ctrl+O during a turn switched it on; it stays on
+		parts = append(parts, "verbose")
 	}
 	parts = append(parts, "/help")
 	return textutil.Sanitize(strings.ReplaceAll(strings.Join(parts, " · "), "\n", " "))
