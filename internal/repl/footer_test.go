@@ -60,8 +60,8 @@ func TestPTYIdleFooter(t *testing.T) {
 		text := strings.Join(s.lines(), "\n")
 		return strings.Contains(text, "accept-edits › wait\n") && strings.Contains(text, "Working…")
 	})
-	p.send("\x0f")                 // Ctrl+O
-	p.waitFor("verbose output on") // Ctrl+O during the turn
+	p.send("\x0f") // Ctrl+O during the turn
+	p.waitFor("verbose output on")
 	close(release)
 	p.waitScreen("the footer says verbose output is on", func(s *screen) bool {
 		return s.cursorLine() == "accept-edits ›" && // cut to the 80 columns
