@@ -163,7 +163,9 @@ func pasteText(s string) string {
 
 // turnWatch consumes keys during a turn: Ctrl+C, and Esc when nothing is
 // queued, cancel the turn; while a question is open (a permission prompt)
-// keys go to it; Shift+Tab cycles the permission mode; other keys are typed
+// a digit or Esc answers it, and everything else stays type-ahead (text
+// typed on without seeing the question must not answer it: "please" once
+// granted "permanently" by its p); Shift+Tab cycles the permission mode; other keys are typed
 // ahead. A line ended with Enter is queued as the next prompt; /exit
 // (/quit, /q) queued cancels the turn and ends the REPL; Esc clears what is
 // queued; Ctrl+O switches verbose output; an unfinished line is handed to
@@ -233,16 +235,10 @@ func (w *turnWatch) feed(in []keyInput) {
 		case !ki.isPaste && k.String() == "ctrl+c":
 			w.cancel()
 			continue
-		case ans != nil: // a question is open: its answer
-			answer := k.Text
-			if k.Code == tea.KeyEscape {
-				answer = "\x1b"
-			}
-			for i := 0; i < len(answer); i++ {
-				select {
-				case ans <- answer[i]:
-				default:
-				}
+		case ans != nil && !ki.isPaste && answerKey(k) != 0: // a question is open: its answer
+			select {
+			case ans <- answerKey(k):
+			default:
 			}
 			continue
 		case !ki.isPaste && k.String() == "shift+tab":
@@ -263,6 +259,18 @@ func (w *turnWatch) feed(in []keyInput) {
 	if changed && w.onQueue != nil {
 		w.onQueue(w.Queue())
 	}
+}
+
+// answerKey is the byte a key gives a question: a digit, or Esc (deny);
+// 0 for any other key.
+func answerKey(k tea.KeyPressMsg) byte {
+	switch {
+	case k.Code == tea.KeyEscape && k.Mod == 0:
+		return 0x1b
+	case k.Mod == 0 && len(k.Text) == 1 && k.Text[0] >= '0' && k.Text[0] <= '9':
+		return k.Text[0]
+	}
+	return 0
 }
 
 // edit applies one key to the queue; it reports whether the queue changed.

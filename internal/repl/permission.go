@@ -125,13 +125,13 @@ func (p *Permissions) Approve(ctx context.Context, req tool.ApprovalRequest) too
 		case c := <-answers:
 			var d tool.Decision
 			switch c {
-			case '1', 'o', 'y':
+			case '1':
 				d = tool.Once
-			case '2', 's':
+			case '2':
 				d = tool.Session
-			case '3', 'p':
+			case '3':
 				d = tool.Permanent
-			case '4', 'd', 'n', 0x1b:
+			case '4', 0x1b:
 				d = tool.Deny
 			default:
 				continue
@@ -170,17 +170,17 @@ func (p *Permissions) Confirm(ctx context.Context, question string) bool {
 	}
 	answers := w.ask()
 	defer w.endAsk()
-	p.r.Notice(question + "\n[y] yes  [n] no")
+	p.r.Notice(question + "\n[1] yes  [2] no")
 	for {
 		select {
 		case <-ctx.Done():
 			return false
 		case c := <-answers:
 			switch c {
-			case 'y', 'Y', '1':
+			case '1':
 				p.r.Notice("→ yes")
 				return true
-			case 'n', 'N', '4', 'd', 0x1b:
+			case '2', 0x1b:
 				p.r.Notice("→ no")
 				return false
 			}
@@ -231,10 +231,10 @@ func (p *Permissions) BeforeRun(ctx context.Context, req tool.RunRequest) (bool,
 			return false, denied
 		case c := <-answers:
 			switch c {
-			case '1', 'y', 'o':
+			case '1':
 				p.r.Notice("→ once")
 				return true, ""
-			case '2', 'a':
+			case '2':
 				p.mu.Lock()
 				if p.always == nil {
 					p.always = map[string]bool{}
@@ -248,7 +248,7 @@ func (p *Permissions) BeforeRun(ctx context.Context, req tool.RunRequest) (bool,
 				p.mu.Unlock()
 				p.r.Notice("→ always for " + quoteWords(words))
 				return true, ""
-			case '3', 'n', 'd', 0x1b:
+			case '3', 0x1b:
 				p.r.Notice("→ deny")
 				return false, denied
 			}

@@ -2,6 +2,7 @@ package repl
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -84,4 +85,59 @@ func TestPTYAskModeRemembersTheAskingWord(t *testing.T) {
 	}
 	p.send("/sandbox\r")
 	p.waitFor("command rm (always this session)")
+}
+
+// TestPTYTypingOnDoesNotAnswer: text typed on while a question is open
+// (the user has not looked up) answers nothing — not the ask mode's
+// "always" by an a, not the sandbox's "permanently" by a p — and stays
+// type-ahead, sent as the next prompt; only a digit (or Esc) answers.
+func TestPTYTypingOnDoesNotAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name, typed, question, answer, said string
+		ask                                 func(p *ptyREPL, ctx context.Context) string
+	}{
+		{"ask mode", "please also add a test", "[1] once  [2] always for `rm` this session  [3] deny", "1", "→ once",
+			func(p *ptyREPL, ctx context.Context) string {
+				ok, _ := p.repl.perm.BeforeRun(ctx, askRequest("rm -r dd1"))
+				return fmt.Sprint(ok)
+			}},
+		{"sandbox grant", "please", "[3] permanently (sandbox.json)  [4] deny", "4", "→ deny",
+			func(p *ptyREPL, ctx context.Context) string {
+				d := p.repl.perm.Approve(ctx, tool.ApprovalRequest{Command: "touch /opt/x", Resource: "/opt/x", Reason: "write outside the workspace"})
+				return answerText(d)
+			}},
+		{"clone", "yes sure", "[1] yes  [2] no", "2", "→ no",
+			func(p *ptyREPL, ctx context.Context) string {
+				return fmt.Sprint(p.repl.perm.Confirm(ctx, "The agent asks to clone x. Allow?"))
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			decided := make(chan string, 1)
+			fa := &fakeAgent{}
+			p := startPTY(t, fa, func(o *Options) { o.Mode = tool.ModeAsk })
+			fa.run = func(ctx context.Context, input string) (agent.Result, error) {
+				if input == "go" {
+					decided <- tc.ask(p, ctx)
+				}
+				return agent.Result{}, nil
+			}
+			p.send("go\r")
+			p.waitFor(tc.question)
+			p.send(tc.typed)
+			p.waitScreen("the typed text queued", func(s *screen) bool {
+				return strings.Contains(strings.Join(s.lines(), "\n"), "queued › "+tc.typed)
+			})
+			select {
+			case d := <-decided:
+				t.Fatalf("typing on answered the question: %s", d)
+			default:
+			}
+			p.send("\r" + tc.answer)
+			d := <-decided
+			p.waitFor(tc.said)
+			if got := fa.waitInputs(t, 2); len(got) != 2 || got[1] != tc.typed {
+				t.Fatalf("turns %q (decision %s), want the typed text sent next", got, d)
+			}
+		})
+	}
 }
