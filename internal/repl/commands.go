@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/session"
 	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/tool"
@@ -235,8 +236,14 @@ func (r *REPL) cmdCompact(ctx context.Context, args string) error {
 		r.r.Error("this agent cannot compact its context")
 		return nil
 	}
-	r.println("Compacting the conversation: one model request writes the summary…")
-	res, err := cm.Compact(ctx, args)
+	r.println("Compacting: one model request writes the summary… (Ctrl+C cancels)")
+	var res agent.CompactResult
+	var err error
+	interrupted := r.cancellable(ctx, func(ctx context.Context) { res, err = cm.Compact(ctx, args) })
+	if interrupted {
+		r.r.Notice("Compaction cancelled; the history is unchanged.")
+		return nil
+	}
 	if errors.Is(err, agent.ErrNothingToCompact) { // not a failure: there is nothing old enough yet
 		r.println("Nothing to compact yet: the conversation is no longer than the recent messages kept as they are.")
 		return nil
@@ -513,7 +520,11 @@ func (r *REPL) runSkillCommand(ctx context.Context, line string) error {
 		r.r.Error("skill commands are not available in this session")
 		return nil
 	}
-	res := r.o.SkillCommand(ctx, line)
+	var res command.Result
+	if r.cancellable(ctx, func(ctx context.Context) { res = r.o.SkillCommand(ctx, line) }) {
+		r.r.Notice(line + ": interrupted")
+		return nil
+	}
 	out := strings.TrimRight(textutil.Sanitize(res.Stdout), "\n")
 	if out != "" {
 		r.println(out)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/contextmgr"
@@ -108,5 +109,35 @@ func TestCompactNothingYetIsNotAFailure(t *testing.T) {
 	r.Run(context.Background())
 	if got := out.String(); !strings.Contains(got, "Nothing to compact yet") || strings.Contains(got, "failed") || strings.Contains(got, "✗") {
 		t.Errorf("/compact on a short conversation:\n%s", got)
+	}
+}
+
+// slowCompactAgent's compaction runs until it is cancelled.
+type slowCompactAgent struct{ *fakeAgent }
+
+func (slowCompactAgent) ContextStats() agent.ContextStats { return agent.ContextStats{Window: 1000} }
+func (slowCompactAgent) Compact(ctx context.Context, _ string) (agent.CompactResult, error) {
+	<-ctx.Done()
+	return agent.CompactResult{}, ctx.Err()
+}
+
+// Ctrl+C (or Esc) cancels a running /compact, which says so; a second
+// Ctrl+C pressed during it does not count towards exiting.
+func TestPTYCompactIsCancellable(t *testing.T) {
+	for _, key := range []string{"\x03\x03", "\x1b"} {
+		p := startPTY(t, &fakeAgent{}, func(o *Options) { o.Agent = slowCompactAgent{o.Agent.(*fakeAgent)} })
+		p.send("/compact\r")
+		p.waitFor("(Ctrl+C cancels)")
+		p.send(key)
+		p.waitFor("Compaction cancelled; the history is unchanged.")
+		p.waitFor("› ", 2)
+		select {
+		case c := <-p.done:
+			t.Fatalf("%q during /compact exited the REPL (status %d)", key, c)
+		case <-time.After(200 * time.Millisecond):
+		}
+		if strings.Contains(p.out.String(), "compaction failed") {
+			t.Errorf("a cancelled compaction is reported as a failure:\n%s", p.out.String())
+		}
 	}
 }

@@ -187,6 +187,11 @@ func slashPopup(value string) string {
 func (r *REPL) onKey(ki keyInput) (text string, done bool, err error) {
 	e, st := r.ed, &r.es
 	st.note = ""
+	if ki.isPaste || ki.key.String() != "ctrl+c" {
+		// Any other key disarms Ctrl+C's exit, as its note goes away: a
+		// Ctrl+C after typing clears the line again rather than exiting.
+		st.lastCtrlC = time.Time{}
+	}
 	if r.search != nil {
 		if text, done, handled := r.searchKey(ki); done {
 			return r.send(text), true, nil

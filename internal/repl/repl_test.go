@@ -387,7 +387,18 @@ func TestPTYCtrlCAtPromptClearsThenExits(t *testing.T) {
 	if got := fa.Inputs(); fmt.Sprint(got) != "[second]" {
 		t.Fatalf("turns %q, want [second]", got)
 	}
+	// Typing between two Ctrl+C disarms the exit: the second only clears.
 	p.send("\x03")
+	p.waitFor("press Ctrl+C again", 2)
+	p.send("abc")
+	p.waitScreen("abc typed", func(s *screen) bool { return s.cursorLine() == "› abc" })
+	p.send("\x03")
+	p.waitFor("press Ctrl+C again", 3)
+	select {
+	case c := <-p.done:
+		t.Fatalf("Ctrl+C after typing exited (status %d)", c)
+	case <-time.After(100 * time.Millisecond):
+	}
 	p.send("\x03")
 	if c := p.exitCode(); c != 0 {
 		t.Errorf("double Ctrl+C status %d", c)
