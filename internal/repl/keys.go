@@ -200,8 +200,13 @@ func (q Queue) Text() string {
 	return strings.Join(parts, " ⏎ ")
 }
 
-func (k *keys) watchTurn(cancel func(), onQueue func(Queue), shiftTab, ctrlO func()) *turnWatch {
-	w := &turnWatch{cancel: cancel, onQueue: onQueue, shiftTab: shiftTab, ctrlO: ctrlO, stop: make(chan struct{}), done: make(chan struct{})}
+// watchTurn starts watching keys for a turn; start is what is already
+// queued (left from the turn before), shown and editable as if typed now.
+func (k *keys) watchTurn(start Queue, cancel func(), onQueue func(Queue), shiftTab, ctrlO func()) *turnWatch {
+	w := &turnWatch{q: start, cancel: cancel, onQueue: onQueue, shiftTab: shiftTab, ctrlO: ctrlO, stop: make(chan struct{}), done: make(chan struct{})}
+	if !start.empty() && onQueue != nil {
+		onQueue(w.Queue())
+	}
 	go func() {
 		defer close(w.done)
 		if rest := k.takeRest(); len(rest) > 0 { // typed right after the Enter that sent the prompt

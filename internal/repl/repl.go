@@ -137,6 +137,7 @@ type REPL struct {
 	pastes    map[string]string // placeholder shown in the editor → the pasted text
 
 	queued     []string // prompts typed during the last turn, run next
+	partial    string   // an unfinished line typed then, for the editor after them
 	exit       bool     // /exit was typed during a turn
 	qmu        sync.Mutex
 	queue      string // the typed-ahead text the footer shows
@@ -314,9 +315,15 @@ func (r *REPL) Run(ctx context.Context) int {
 		var err error
 		if len(r.queued) > 0 { // typed during the last turn: it runs now
 			input, r.queued = r.queued[0], r.queued[1:]
-			r.println(r.prompt() + strings.ReplaceAll(input, "\n", "\n"+strings.Repeat(" ", ansi.StringWidth(r.prompt()))))
+			// Echoed as the editor would have shown it: sanitized (a paste
+			// may hold escape sequences), continuation lines indented.
+			r.println(r.prompt() + strings.ReplaceAll(textutil.Sanitize(input), "\n", "\n"+strings.Repeat(" ", ansi.StringWidth(r.prompt()))))
 			r.hist.Add(input)
 		} else {
+			if r.partial != "" && r.ed != nil { // left unfinished behind queued prompts
+				r.prefill(r.partial)
+				r.partial = ""
+			}
 			input, err = r.readInput()
 		}
 		if ctx.Err() != nil {
@@ -437,7 +444,11 @@ func (r *REPL) cancellable(ctx context.Context, fn func(ctx context.Context)) (i
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if r.keys != nil {
-		w := r.keys.watchTurn(cancel, func(q Queue) {
+		// Prompts still queued and an unfinished line wait in the watcher,
+		// where the footer shows them and Esc clears them.
+		start := Queue{Prompts: r.queued, Partial: r.partial}
+		r.queued, r.partial = nil, ""
+		w := r.keys.watchTurn(start, cancel, func(q Queue) {
 			r.setQueue(q.Text(), len(q.Prompts) > 0)
 		}, func() { // Shift+Tab: the next mode, said above the live area and shown in the footer
 			r.r.Notice(r.cycleMode())
@@ -468,7 +479,11 @@ func (r *REPL) takeQueue(q Queue) {
 	r.setQueue("", false)
 	r.queued = append(r.queued, q.Prompts...)
 	r.exit = r.exit || q.Exit
-	if q.Partial != "" && r.ed != nil {
+	switch {
+	case q.Partial == "" || r.ed == nil:
+	case len(r.queued) > 0: // the queued prompts run first; the line waits with them
+		r.partial = q.Partial
+	default:
 		r.prefill(q.Partial)
 	}
 }

@@ -1,8 +1,12 @@
 package repl
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/synapse-agent/synapse/internal/agent"
 )
 
 // Keys typed during a turn: lines queue, Esc clears a queue or (empty)
@@ -50,5 +54,45 @@ func TestTurnWatchFeed(t *testing.T) {
 				t.Errorf("%d cancels, want %d", cancels, tt.cancels)
 			}
 		})
+	}
+}
+
+// An unfinished line typed behind queued prompts waits with them: the next
+// turn's footer shows it (and Esc could clear it) instead of it going to
+// the editor under a running turn; it reaches the editor when the queue is
+// done. A queued prompt is echoed sanitized.
+func TestPTYPartialWaitsBehindQueuedPrompts(t *testing.T) {
+	gate := make(chan struct{})
+	fa := &fakeAgent{}
+	fa.run = func(ctx context.Context, input string) (agent.Result, error) {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+		}
+		return agent.Result{}, nil
+	}
+	p := startPTY(t, fa, nil)
+	p.send("slow one\r")
+	fa.waitInputs(t, 1)
+	p.send("\x1b[200~slow \x1b]2;PWNED\x07two\x1b[201~\rpartial")
+	p.waitScreen("both queued", func(s *screen) bool {
+		return strings.Contains(strings.Join(s.lines(), "\n"), "queued › slow two ⏎ partial▏")
+	})
+	gate <- struct{}{}
+	if got := fa.waitInputs(t, 2); len(got) != 2 || got[1] != "slow \x1b]2;PWNED\x07two" {
+		t.Fatalf("turns %q", got)
+	}
+	p.waitScreen("the second turn, the unfinished line still queued", func(s *screen) bool {
+		text := strings.Join(s.lines(), "\n")
+		return strings.Contains(text, "› slow two\n") && strings.Contains(text, "queued › partial▏")
+	})
+	p.send(" more")
+	p.waitScreen("typing goes on where it was", func(s *screen) bool {
+		return strings.Contains(strings.Join(s.lines(), "\n"), "queued › partial more▏")
+	})
+	gate <- struct{}{}
+	p.waitScreen("the line in the editor", func(s *screen) bool { return s.cursorLine() == "› partial more" })
+	if strings.Contains(p.out.String(), "PWNED\x07") {
+		t.Errorf("the queued prompt's escape sequence reached the terminal")
 	}
 }
