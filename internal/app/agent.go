@@ -160,6 +160,20 @@ func (g *Agent) SwitchModel(model string) error {
 	return nil
 }
 
+// ModelProvider names the provider SwitchModel(model) would send model's
+// requests to (anthropic, openai), or returns the error it would refuse
+// model with; "" names the start-up provider. An editor's model list
+// offers only the models a switch accepts.
+func (g *Agent) ModelProvider(model string) (string, error) {
+	if g.Runner == nil || g.providers == nil {
+		return "", errors.New("this agent has no model to switch")
+	}
+	if _, err := g.providers.For(model); err != nil {
+		return "", err
+	}
+	return g.providers.name(model), nil
+}
+
 // Notices are the start-up facts a user should see: sandbox.json warnings,
 // then the extensions' report (MCP tool count when servers are configured,
 // each broken server, file or skill).

@@ -68,10 +68,19 @@ func (a *App) newModelProviders(start providerChoice, p llm.Provider) *modelProv
 	return &modelProviders{a: a, start: start, startP: p, built: map[providerChoice]llm.Provider{}}
 }
 
+// name is the provider model's requests go to: the one its name implies,
+// else the start-up one.
+func (m *modelProviders) name(model string) string {
+	if name := modelProvider(model); name != "" {
+		return name
+	}
+	return m.start.Name
+}
+
 // For returns the provider to send model's requests to.
 func (m *modelProviders) For(model string) (llm.Provider, error) {
-	name := modelProvider(model)
-	if name == "" || name == m.start.Name {
+	name := m.name(model)
+	if name == m.start.Name {
 		return m.startP, nil
 	}
 	c, err := m.a.resolveProvider(ProviderSelection{Provider: name, Model: model})
