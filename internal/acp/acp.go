@@ -123,7 +123,7 @@ func (s *Server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(sess.id), Modes: sess.modeState(), ConfigOptions: sess.configOptions()}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(sess.id), Modes: sess.modeState(), Models: sess.modelState(), ConfigOptions: sess.configOptions()}, nil
 }
 
 // LoadSession implements sdk.AgentLoader: the saved session is resumed and
@@ -138,7 +138,7 @@ func (s *Server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 		return sdk.LoadSessionResponse{}, err
 	}
 	sess.replay(sess.g.Runner.History())
-	return sdk.LoadSessionResponse{Modes: sess.modeState(), ConfigOptions: sess.configOptions()}, nil
+	return sdk.LoadSessionResponse{Modes: sess.modeState(), Models: sess.modelState(), ConfigOptions: sess.configOptions()}, nil
 }
 
 // ResumeSession implements sdk.Agent: session/load without the replay
@@ -151,7 +151,7 @@ func (s *Server) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) 
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
-	return sdk.ResumeSessionResponse{Modes: sess.modeState(), ConfigOptions: sess.configOptions()}, nil
+	return sdk.ResumeSessionResponse{Modes: sess.modeState(), Models: sess.modelState(), ConfigOptions: sess.configOptions()}, nil
 }
 
 func (s *Server) open(ctx context.Context, cwd string, servers []sdk.McpServer, resume string) (*session, error) {
@@ -183,6 +183,7 @@ func (s *Server) open(ctx context.Context, cwd string, servers []sdk.McpServer, 
 		fmt.Fprintln(s.opts.Log, "synapse acp:", n)
 	}
 	sess.g = g
+	sess.offerModels()
 	if m := s.opts.Mode; m != "" {
 		if err := sess.setMode(m); err != nil {
 			_ = g.Close()
@@ -378,16 +379,22 @@ func (s *Server) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest
 	return sdk.SetSessionModeResponse{}, nil
 }
 
-// SetSessionConfigOption implements sdk.Agent: the one option is the
-// permission mode (as session/set_mode).
+// SetSessionConfigOption implements sdk.Agent: the permission mode (as
+// session/set_mode) and the model (as session/set_model).
 func (s *Server) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
 	v := p.ValueId
-	if v == nil || v.ConfigId != modeConfigID {
-		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(`the only session config option is "mode" (a value: default, accept-edits, plan or ask)`)
+	if v == nil || (v.ConfigId != modeConfigID && v.ConfigId != modelConfigID) {
+		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(`the session config options are "mode" (a value: default, accept-edits, plan or ask) and "model" (a value of its options)`)
 	}
 	sess, err := s.session(v.SessionId)
 	if err != nil {
 		return sdk.SetSessionConfigOptionResponse{}, err
+	}
+	if v.ConfigId == modelConfigID {
+		if err := sess.switchModel(string(v.Value)); err != nil {
+			return sdk.SetSessionConfigOptionResponse{}, err
+		}
+		return sdk.SetSessionConfigOptionResponse{ConfigOptions: sess.configOptions()}, nil
 	}
 	m, err := tool.ParseMode(string(v.Value))
 	if err != nil {
@@ -397,6 +404,19 @@ func (s *Server) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionCon
 		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidRequest(fmt.Sprintf("mode %s: %v", m, err))
 	}
 	return sdk.SetSessionConfigOptionResponse{ConfigOptions: sess.configOptions()}, nil
+}
+
+// UnstableSetSessionModel implements session/set_model (unstable in the
+// protocol): the same switch as the "model" config option.
+func (s *Server) UnstableSetSessionModel(ctx context.Context, p sdk.UnstableSetSessionModelRequest) (sdk.UnstableSetSessionModelResponse, error) {
+	sess, err := s.session(p.SessionId)
+	if err != nil {
+		return sdk.UnstableSetSessionModelResponse{}, err
+	}
+	if err := sess.switchModel(string(p.ModelId)); err != nil {
+		return sdk.UnstableSetSessionModelResponse{}, err
+	}
+	return sdk.UnstableSetSessionModelResponse{}, nil
 }
 
 func (s *Server) session(id sdk.SessionId) (*session, error) {

@@ -221,7 +221,8 @@ func (s *session) modeState() *sdk.SessionModeState {
 // newer form of modes; clients that know it prefer it).
 const modeConfigID = "mode"
 
-// configOptions are the session's config options: the permission mode.
+// configOptions are the session's config options: the permission mode
+// and the model.
 func (s *session) configOptions() []sdk.SessionConfigOption {
 	var opts sdk.SessionConfigSelectOptionsUngrouped
 	for _, m := range tool.Modes {
@@ -232,7 +233,7 @@ func (s *session) configOptions() []sdk.SessionConfigOption {
 	o.Select.Id = modeConfigID
 	o.Select.Name = "Permission mode"
 	o.Select.Category = sdk.Ptr(sdk.SessionConfigOptionCategoryMode)
-	return []sdk.SessionConfigOption{o}
+	return []sdk.SessionConfigOption{o, s.modelOption()}
 }
 
 // switchMode is set_mode and set_config_option of the mode: the switch,

@@ -28,7 +28,8 @@ type session struct {
 	srv     *Server
 	id      string
 	g       *app.Agent
-	project string // the project root accept-edits grants within
+	project string        // the project root accept-edits grants within
+	models  []modelChoice // the models the session may switch to (offerModels)
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc // the running prompt's, nil when idle

@@ -25,7 +25,9 @@ without replaying it; session/list lists them). Answers, thinking, tool calls
 list (as the plan) stream as session/update. A write the sandbox blocks, a clone
 the model asks for and, in the ask mode, a command that may change files are
 asked as session/request_permission. Prompts may carry images and files. The
-permission modes are the session's modes (session/set_mode).
+permission modes are the session's modes (session/set_mode); the model is a
+session config option (session/set_config_option "model"): the configured model,
+then the provider's current models.
 Diagnostics go to stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -44,7 +46,7 @@ Diagnostics go to stderr.`,
 		},
 	}
 	cmd.Flags().StringVar(&provider, "provider", "", "provider: anthropic or openai (default: settings.json)")
-	cmd.Flags().StringVar(&model, "model", "", "model to use (default: settings.json or SYNAPSE_MODEL)")
+	cmd.Flags().StringVar(&model, "model", "", "model sessions start with (default: settings.json or SYNAPSE_MODEL); the editor switches with the \"model\" config option")
 	cmd.Flags().StringVar(&mode, "permission-mode", string(tool.ModeDefault), "the mode sessions start in; "+permissionModeHelp+"; the editor switches with session/set_mode")
 	return badUsageExits2(cmd)
 }
