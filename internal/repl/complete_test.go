@@ -146,7 +146,7 @@ func TestWithMentionsForms(t *testing.T) {
 }
 
 // Over a terminal, Tab on @ru/д lists both Cyrillic names, and the
-// chosen one reaches the model as a mention.
+// chosen one reaches the model as a mention; so does a name with a space.
 func TestPTYCompleteCyrillic(t *testing.T) {
 	cwd, _ := mentionTree(t)
 	fa := &fakeAgent{}
@@ -164,5 +164,16 @@ func TestPTYCompleteCyrillic(t *testing.T) {
 	in := fa.waitInputs(t, 1)
 	if want := "read @ru/договор.txt " + mentionsNote + "ru/договор.txt]"; in[0] != want {
 		t.Errorf("the model got %q, want %q", in[0], want)
+	}
+
+	// A name with a space goes in quoted and is attached.
+	p.send("read @sp/m\t")
+	p.waitScreen("the quoted mention", func(s *screen) bool {
+		return strings.HasSuffix(s.cursorLine(), `read @"sp/my file.txt"`)
+	})
+	p.send("\r")
+	in = fa.waitInputs(t, 2)
+	if want := `read @"sp/my file.txt" ` + mentionsNote + `"sp/my file.txt"]`; in[1] != want {
+		t.Errorf("the model got %q, want %q", in[1], want)
 	}
 }
