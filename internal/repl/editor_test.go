@@ -192,3 +192,52 @@ func TestEraseAtNewWidth(t *testing.T) {
 		})
 	}
 }
+
+// What the editor cannot hold faithfully goes behind a placeholder and is
+// sent whole: a short paste with tabs (the editor turns a tab into
+// spaces), and a history entry too long to edit (the editor holds 10,000
+// lines and lags on a huge line) when Up or Ctrl+R brings it back. A
+// short multi-line entry still comes back as text to edit.
+func TestPTYEditorKeepsTextWhole(t *testing.T) {
+	fa := &fakeAgent{}
+	p := startPTY(t, fa, nil)
+	code := "func f() {\n\treturn 1\n}"
+	p.send("\x1b[200~" + strings.ReplaceAll(code, "\n", "\r") + "\x1b[201~\r")
+	p.waitFor("[Pasted text #1 +3 lines]")
+	if got := fa.waitInputs(t, 1); len(got) != 1 || got[0] != code {
+		t.Fatalf("the model got %q, want the paste with its tab", got)
+	}
+
+	var rows []string
+	for i := 1; i <= 20000; i++ {
+		rows = append(rows, fmt.Sprintf("r%d", i))
+	}
+	big := strings.Join(rows, "\n")
+	p.send("\x1b[200~" + strings.Join(rows, "\r") + "\x1b[201~\r")
+	fa.waitInputs(t, 2)
+	p.send("two\nlines\r")
+	fa.waitInputs(t, 3)
+
+	p.send("\x1b[A") // Up: the short entry, as text
+	p.waitScreen("the short entry to edit", func(s *screen) bool {
+		return strings.Contains(strings.Join(s.lines(), "\n"), "› two\n  lines")
+	})
+	p.send("\x1b[A") // Up again: the huge one, behind a placeholder
+	p.waitScreen("the huge entry as a placeholder", func(s *screen) bool {
+		return strings.HasPrefix(s.cursorLine(), "› [Pasted text #") && strings.HasSuffix(s.cursorLine(), " +20000 lines]")
+	})
+	p.send("\r")
+	if got := fa.waitInputs(t, 4); len(got) != 4 || got[3] != big {
+		t.Fatalf("recalled and sent: %d prompts, the last %d bytes, want all %d", len(got), len(got[len(got)-1]), len(big))
+	}
+	p.send("\x12r19999") // Ctrl+R finds it; Esc puts it in the editor
+	p.waitScreen("the search found it", func(s *screen) bool { return strings.Contains(s.cursorLine(), "'r19999'") })
+	p.send("\x1b")
+	p.waitScreen("the match in the editor", func(s *screen) bool {
+		return strings.HasPrefix(s.cursorLine(), "› [Pasted text #") && strings.HasSuffix(s.cursorLine(), " +20000 lines]")
+	})
+	p.send("\r")
+	if got := fa.waitInputs(t, 5); len(got) != 5 || got[4] != big {
+		t.Fatalf("searched and sent: the last of %d prompts is %d bytes, want %d; screen:\n%s", len(got), len(got[len(got)-1]), len(big), strings.Join(p.screen().lines(), "\n"))
+	}
+}

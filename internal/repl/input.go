@@ -27,8 +27,9 @@ type editorState struct {
 // exitWindow is how soon a second Ctrl+C must follow the first to exit.
 const exitWindow = 2 * time.Second
 
-// Pastes of at least collapseLines lines (or collapseBytes bytes) are shown
-// as a placeholder; the text is sent whole.
+// Pastes of at least collapseLines lines (or collapseBytes bytes, or with
+// a tab, which the editor would turn into spaces) are shown as a
+// placeholder; the text is sent whole.
 const (
 	collapseLines = 10
 	collapseBytes = 4000
@@ -263,7 +264,7 @@ func (r *REPL) onKey(ki keyInput) (text string, done bool, err error) {
 			st.draft = e.ta.Value()
 		}
 		st.histIdx++
-		e.setValue(r.hist.At(st.histIdx))
+		e.setValue(r.fitEditor(r.hist.At(st.histIdx)))
 		e.ta.MoveToBegin()
 		e.ta.CursorEnd()
 	case "down":
@@ -275,7 +276,7 @@ func (r *REPL) onKey(ki keyInput) (text string, done bool, err error) {
 		if st.histIdx < 0 {
 			e.setValue(st.draft)
 		} else {
-			e.setValue(r.hist.At(st.histIdx))
+			e.setValue(r.fitEditor(r.hist.At(st.histIdx)))
 		}
 	default:
 		if k.Text != "" && k.Mod&^tea.ModShift == 0 {
@@ -309,19 +310,43 @@ func (r *REPL) send(value string) string {
 // pasted is what the editor shows for a finished paste: the text itself,
 // or a placeholder for a long one (the text replaces it when sent).
 func (r *REPL) pasted(text string) string {
-	lines := strings.Count(text, "\n") + 1
-	if lines < collapseLines && len(text) < collapseBytes {
+	if strings.Count(text, "\n")+1 < collapseLines && len(text) < collapseBytes && !strings.Contains(text, "\t") {
 		return text
 	}
+	return r.placeholder(text)
+}
+
+// Text that enters the editor other than by typing (a history entry, a
+// search match, a line typed during a turn) is held as it is up to these
+// sizes; past them the editor would cut it (it holds 10,000 lines) or lag
+// on every key, so it goes behind a placeholder like a long paste.
+const (
+	recallMaxLines = 500
+	recallMaxBytes = 32 << 10
+)
+
+// fitEditor is text from elsewhere as the editor holds it: as it is, or a
+// placeholder when the editor could not keep it whole (a tab would become
+// spaces, a huge text would be cut) or edit it quickly.
+func (r *REPL) fitEditor(text string) string {
+	if strings.Count(text, "\n") < recallMaxLines && len(text) <= recallMaxBytes && !strings.Contains(text, "\t") {
+		return text
+	}
+	return r.placeholder(text)
+}
+
+// placeholder registers text to be sent in place of the returned
+// placeholder, which the editor shows.
+func (r *REPL) placeholder(text string) string {
 	if r.pastes == nil {
 		r.pastes = map[string]string{}
 	}
-	ph := fmt.Sprintf("[Pasted text #%d +%d lines]", len(r.pastes)+1, lines)
+	ph := fmt.Sprintf("[Pasted text #%d +%d lines]", len(r.pastes)+1, strings.Count(text, "\n")+1)
 	r.pastes[ph] = text
 	return ph
 }
 
 // prefill hands the editor a prompt typed during a turn and not yet sent.
 func (r *REPL) prefill(text string) {
-	r.ed.ta.InsertString(text)
+	r.ed.ta.InsertString(r.fitEditor(text))
 }

@@ -146,7 +146,7 @@ func (r *REPL) searchKey(ki keyInput) (text string, done, handled bool) {
 	case "enter":
 		r.lastQuery = s.query
 		r.search = nil
-		r.ed.setValue(s.text())
+		r.ed.setValue(r.fitEditor(s.text()))
 		return s.text(), true, true
 	case "ctrl+g", "ctrl+c":
 		r.search = nil
@@ -179,7 +179,7 @@ func (r *REPL) acceptSearch() {
 	s := r.search
 	r.search = nil
 	r.lastQuery = s.query
-	r.ed.setValue(s.text())
+	r.ed.setValue(r.fitEditor(s.text()))
 	if s.idx >= 0 {
 		r.es.histIdx, r.es.draft = s.idx, s.saved
 	}
