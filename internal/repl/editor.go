@@ -20,7 +20,8 @@ import (
 type lineEditor struct {
 	ta     textarea.Model
 	out    io.Writer
-	prompt string
+	prompt string // the prompt asked for
+	shown  string // the prompt drawn: prompt, or promptText when it is too wide
 	width  int
 	height int
 
@@ -79,13 +80,22 @@ func newTextarea() textarea.Model {
 	return ta
 }
 
+// minTypingCols is the room a prompt leaves to type in at least.
+const minTypingCols = 12
+
 // setPrompt shows p before the first line; the lines after it are
 // indented as far.
 func (e *lineEditor) setPrompt(p string) {
-	e.prompt = p
-	e.ta.SetPromptFunc(uniseg.StringWidth(p), func(info textarea.PromptInfo) string {
+	e.prompt, e.shown = p, p
+	if uniseg.StringWidth(p) > e.width-1-minTypingCols {
+		// Too wide to leave room to type (a mode's name, a question, on a
+		// narrow terminal): the bare prompt; a wider terminal shows p again.
+		e.shown = promptText
+	}
+	shown := e.shown
+	e.ta.SetPromptFunc(uniseg.StringWidth(shown), func(info textarea.PromptInfo) string {
 		if info.LineNumber == 0 {
-			return p
+			return shown
 		}
 		return ""
 	})
@@ -96,7 +106,7 @@ func (e *lineEditor) setPrompt(p string) {
 // syncScratch gives scratch ta's widths; rows made for other widths are
 // dropped.
 func (e *lineEditor) syncScratch() {
-	pw := uniseg.StringWidth(e.prompt)
+	pw := uniseg.StringWidth(e.shown)
 	e.scratch.SetPromptFunc(pw, func(textarea.PromptInfo) string { return "" })
 	e.scratch.SetWidth(e.width - 1)
 	if w := [2]int{e.ta.Width(), pw}; w != e.rowsWidth || e.lineRows == nil {
@@ -158,9 +168,9 @@ func (e *lineEditor) viewRows() []string {
 		rows = append(rows, e.rowsOf(l)...)
 	}
 	pad := strings.Repeat(" ", e.rowsWidth[1])
-	first := e.prompt + strings.TrimPrefix(rows[0], pad)
-	if len(first) < len(e.prompt) {
-		first = e.prompt
+	first := e.shown + strings.TrimPrefix(rows[0], pad)
+	if len(first) < len(e.shown) {
+		first = e.shown
 	}
 	rows[0] = first
 	return rows

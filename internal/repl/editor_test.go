@@ -124,8 +124,8 @@ func TestEditorRowsMatchView(t *testing.T) {
 		rows := strings.Split(strings.TrimSuffix(e.ta.View(), "\n"), "\n")
 		for i, r := range rows {
 			t := strings.TrimRight(r, " ")
-			if i == 0 && len(t) < len(e.prompt) && strings.HasPrefix(r, e.prompt) {
-				t = e.prompt
+			if i == 0 && len(t) < len(e.shown) && strings.HasPrefix(r, e.shown) {
+				t = e.shown
 			}
 			rows[i] = t
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/session"
+	"github.com/synapse-agent/synapse/internal/tool"
 )
 
 // /resume offers this project's sessions; --all every project's; --latest
@@ -187,4 +188,37 @@ func TestCompleteAndMentions(t *testing.T) {
 	if got := r.withMentions("mail me@example.com"); got != "mail me@example.com" {
 		t.Errorf("a non-mention changed the prompt: %q", got)
 	}
+}
+
+// On a narrow terminal a question too wide to leave room for the answer
+// goes on a row of its own and the answer is typed after a bare prompt;
+// a mode's prompt too wide gives way to the bare one as well.
+func TestPTYNarrowQuestionAndPrompt(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	fa := &fakeAgent{model: "m", sessID: "session-cur"}
+	p := startPTY(t, fa, func(o *Options) {
+		o.Sessions = fakeSessions{
+			{ID: "session-a", Title: "one", Cwd: "/work", UpdatedAt: now.Add(-time.Hour)},
+			{ID: "session-b", Title: "two", Cwd: "/work", UpdatedAt: now.Add(-2 * time.Hour)},
+		}
+		o.Now = func() time.Time { return now }
+		o.SetMode = func(tool.Mode) error { return nil }
+	})
+	p.repl.SetSize(40, 24)
+	p.send("/resume\r")
+	p.waitScreen("the question on its own row, the answer after a bare prompt", func(s *screen) bool {
+		lines := s.lines()
+		return s.cursorLine() == "›" && s.row > 0 && strings.HasSuffix(lines[s.row-1], "to cancel)?")
+	})
+	p.send("2")
+	p.waitScreen("the answer typed on the prompt's row", func(s *screen) bool { return s.cursorLine() == "› 2" })
+	p.send("\r")
+	p.waitFor("Resumed session session-b")
+	p.repl.SetSize(24, 24)
+	p.send("\x1b[Z") // Shift+Tab: accept-edits, too wide for 24 columns
+	p.waitScreen("the bare prompt", func(s *screen) bool { return s.cursorLine() == "›" })
+	p.send("abc")
+	p.waitScreen("typing after it", func(s *screen) bool { return s.cursorLine() == "› abc" })
+	p.repl.SetSize(80, 24)
+	p.waitScreen("the mode's prompt back when wide enough", func(s *screen) bool { return s.cursorLine() == "accept-edits › abc" })
 }

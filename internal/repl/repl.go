@@ -397,6 +397,12 @@ func (r *REPL) readLine() (string, error) {
 // readAnswer reads the answer to a question (not kept in the history).
 func (r *REPL) readAnswer(question string) (string, error) {
 	if r.ed != nil {
+		if ansi.StringWidth(question) > r.ed.width-1-minTypingCols {
+			// A long question on a narrow terminal: on a row of its own,
+			// so the answer has room.
+			r.println(strings.TrimRight(question, " "))
+			question = promptText
+		}
 		return r.readEditor(question, false)
 	}
 	return r.readLine()
