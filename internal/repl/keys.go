@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
+	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 	uv "github.com/charmbracelet/ultraviolet"
@@ -16,7 +18,15 @@ import (
 // decoder, so a sequence or a paste cut by the end of a turn is finished by
 // whichever reads next.
 type keys struct {
+	// ch carries the reads; an empty one means escDelay passed after a
+	// read that may have ended inside a key, with nothing more: the
+	// decoder then takes what it holds back as it is (see decode).
 	ch chan []byte
+	// escDelay is how long to wait for the rest of an escape sequence a
+	// read may have cut (a lone Esc, "Esc [") before taking it as it is:
+	// the Esc key, Alt+[. ncurses' ESCDELAY and vim's ttimeoutlen do the
+	// same. Set before start.
+	escDelay time.Duration
 
 	mu  sync.Mutex
 	dec decoder
@@ -25,29 +35,106 @@ type keys struct {
 	rest []keyInput
 }
 
+// escDelay is long enough for the rest of a sequence a terminal wrote at
+// once (even over ssh it comes in the same packet or right after) and short
+// enough not to be felt on an Esc press.
+const escDelay = 50 * time.Millisecond
+
 func startKeys(in io.Reader) *keys {
-	k := &keys{ch: make(chan []byte, 16)}
+	k := &keys{escDelay: escDelay}
+	k.start(in)
+	return k
+}
+
+// start reads in on one goroutine (it blocks in Read, so it cannot also
+// watch a clock) and hands the reads on through pump on another. Both end
+// when in does.
+func (k *keys) start(in io.Reader) {
+	k.ch = make(chan []byte, 16)
+	reads := make(chan []byte, 16)
 	go func() {
-		defer close(k.ch)
+		defer close(reads)
 		buf := make([]byte, 4096)
 		for {
 			n, err := in.Read(buf)
 			if n > 0 {
-				k.ch <- append([]byte(nil), buf[:n]...)
+				reads <- append([]byte(nil), buf[:n]...)
 			}
 			if err != nil {
 				return
 			}
 		}
 	}()
-	return k
+	go k.pump(reads)
 }
 
-// decode turns one read into inputs, after any left over from before.
+// pump passes reads on to ch. After a read that may end inside a key it
+// waits escDelay for the next; when none comes it sends an empty read so
+// that the decoder lets go of what it holds (the Esc key rather than the
+// start of a sequence). At the end of input it does the same, then closes
+// ch.
+func (k *keys) pump(reads <-chan []byte) {
+	defer close(k.ch)
+	var held []byte // the input's end that may be the start of a key
+	var wait <-chan time.Time
+	got := func(b []byte, ok bool) bool {
+		if !ok {
+			if held != nil {
+				k.ch <- []byte{}
+			}
+			return false
+		}
+		k.ch <- b
+		held, wait = heldBack(append(held, b...)), nil
+		if held != nil {
+			wait = time.After(k.escDelay)
+		}
+		return true
+	}
+	for {
+		select {
+		case b, ok := <-reads:
+			if !got(b, ok) {
+				return
+			}
+		case <-wait:
+			select {
+			case b, ok := <-reads: // came as the delay ran out: still in time
+				if !got(b, ok) {
+					return
+				}
+			default:
+				k.ch <- []byte{}
+				held, wait = nil, nil
+			}
+		}
+	}
+}
+
+// heldBack is the end of the input (b: what was held back before and the
+// latest read) that the decoder may be holding back until the delay
+// passes, nil when none: an unfinished escape sequence from the last Esc.
+// (A cut character is not on a clock; see cutRune.) It may say so when the
+// decoder holds nothing (inside a paste); then the empty read does nothing.
+func heldBack(b []byte) []byte {
+	if i := bytes.LastIndexByte(b, 0x1b); i >= 0 && cutEscape(b[i:]) {
+		return b[i:]
+	}
+	return nil
+}
+
+// decode turns one read into inputs, after any left over from before; an
+// empty read (the pump's: the delay passed) lets go of a key held back.
 func (k *keys) decode(b []byte) []keyInput {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	in := append(k.rest, k.dec.decode(b)...)
+	var got []keyInput
+	if len(b) == 0 {
+		got = k.dec.flush()
+	} else {
+		got = k.dec.decode(b)
+	}
+	in := append(k.rest, got...)
 	k.rest = nil
 	return in
 }
@@ -89,30 +176,51 @@ const pasteEnd = "\x1b[201~"
 // same named keys ("shift+enter", "alt+enter", "ctrl+j", "shift+tab", …).
 type decoder struct {
 	uv      uv.EventDecoder
-	carry   []byte // an escape sequence cut by the end of a read
+	carry   []byte // the start of a key cut by the end of a read (see unfinished)
 	pasting bool
 	paste   []byte
 }
 
+// decode turns one read into keys. The start of a key the read may have
+// cut is held back for the next read, or for flush.
 func (d *decoder) decode(b []byte) []keyInput {
 	if len(d.carry) > 0 {
 		b = append(d.carry, b...)
 		d.carry = nil
 	}
+	return d.run(b, false)
+}
+
+// flush takes what is held back as it is: no more came within the delay,
+// so a lone Esc is the Esc key, "Esc [" is Alt+[, "Esc O" is Alt+Shift+O.
+// A cut character is kept: its rest is on its way, however late.
+func (d *decoder) flush() []keyInput {
+	if cutRune(d.carry) {
+		return nil
+	}
+	b := d.carry
+	d.carry = nil
+	return d.run(b, true)
+}
+
+// run decodes b; unless final, an unfinished key at its end is carried.
+func (d *decoder) run(b []byte, final bool) []keyInput {
 	var out []keyInput
 	for len(b) > 0 {
 		if d.pasting {
+			from := max(0, len(d.paste)-len(pasteEnd)+1) // the end marker may have been cut
 			d.paste = append(d.paste, b...)
-			i := bytes.Index(d.paste, []byte(pasteEnd))
+			i := bytes.Index(d.paste[from:], []byte(pasteEnd))
 			if i < 0 {
 				return out
 			}
+			i += from
 			b = append([]byte(nil), d.paste[i+len(pasteEnd):]...)
 			out = append(out, keyInput{paste: pasteText(string(d.paste[:i])), isPaste: true})
 			d.pasting, d.paste = false, nil
 			continue
 		}
-		if unfinished(b) {
+		if !final && unfinished(b) {
 			d.carry = append([]byte(nil), b...)
 			return out
 		}
@@ -131,11 +239,32 @@ func (d *decoder) decode(b []byte) []keyInput {
 	return out
 }
 
-// unfinished reports a CSI or SS3 sequence with its final byte still to
-// come (a lone Esc is the Esc key: it is not held back).
-func unfinished(b []byte) bool {
-	if len(b) < 2 || b[0] != 0x1b {
+// unfinished reports input (from a key's start to the end of a read) that
+// may be cut: the decoder holds it back for the next read.
+func unfinished(b []byte) bool { return cutRune(b) || cutEscape(b) }
+
+// cutRune reports part of a UTF-8 character, alone or after an Esc (Alt
+// and the character). A terminal writes a character whole, only a read
+// cuts it, so the rest is waited for without a delay: taken as it is it
+// would be dropped as invalid (under load reads of a long paste can come
+// more than the delay apart). A stray byte that is not followed by the
+// rest is dropped with the next key.
+func cutRune(b []byte) bool {
+	if len(b) > 0 && b[0] == 0x1b {
+		b = b[1:]
+	}
+	return len(b) > 0 && !utf8.FullRune(b) // an invalid byte is "full": decoded (and dropped) at once
+}
+
+// cutEscape reports a lone Esc, Esc O, or a CSI sequence with its final
+// byte still to come: the Esc key, Alt+Shift+O or Alt+[ (and what follows)
+// or the start of a sequence; the pump's delay tells.
+func cutEscape(b []byte) bool {
+	if len(b) == 0 || b[0] != 0x1b {
 		return false
+	}
+	if len(b) == 1 {
+		return true
 	}
 	switch b[1] {
 	case 'O':

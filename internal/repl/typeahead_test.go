@@ -23,9 +23,9 @@ func TestTurnWatchFeed(t *testing.T) {
 		{"two lines queue in order", []string{"a\rb\r"}, Queue{Prompts: []string{"a", "b"}}, 0},
 		{"an unfinished line is partial", []string{"half"}, Queue{Partial: "half"}, 0},
 		{"backspace edits", []string{"abx\x7fc"}, Queue{Partial: "abc"}, 0},
-		{"Esc on an empty queue cancels", []string{"\x1b"}, Queue{}, 1},
-		{"Esc clears a queue without cancelling", []string{"abc", "\x1b"}, Queue{}, 0},
-		{"Esc twice: clears, then cancels", []string{"abc", "\x1b", "\x1b"}, Queue{}, 1},
+		{"Esc on an empty queue cancels", []string{"\x1b", flushed}, Queue{}, 1},
+		{"Esc clears a queue without cancelling", []string{"abc", "\x1b", flushed}, Queue{}, 0},
+		{"Esc twice: clears, then cancels", []string{"abc", "\x1b", flushed, "\x1b", flushed}, Queue{}, 1},
 		{"arrow keys are not text nor Esc", []string{"a\x1b[Ab\x1bOB"}, Queue{Partial: "ab"}, 0},
 		{"Ctrl+C cancels and keeps the queue", []string{"keep\r\x03"}, Queue{Prompts: []string{"keep"}}, 1},
 		{"/exit cancels and exits", []string{"/EXIT\r"}, Queue{Exit: true}, 1},
@@ -45,6 +45,10 @@ func TestTurnWatchFeed(t *testing.T) {
 			w := &turnWatch{cancel: func() { cancels++ }}
 			var d decoder
 			for _, r := range tt.reads {
+				if r == flushed { // the pump's delay after a lone Esc passed
+					w.feed(d.flush())
+					continue
+				}
 				w.feed(d.decode([]byte(r)))
 			}
 			if got := w.Queue(); fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", tt.want) {
