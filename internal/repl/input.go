@@ -5,10 +5,12 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/rivo/uniseg"
 
 	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/tool"
@@ -57,6 +59,10 @@ func (r *REPL) readEditor(prompt string, history bool) (string, error) {
 	pending := r.keys.takeRest()
 	for {
 		for len(pending) > 0 {
+			if n := r.typeRun(pending); n > 0 {
+				pending = pending[n:]
+				continue
+			}
 			ki := pending[0]
 			pending = pending[1:]
 			if text, done, err := r.onKey(ki); done {
@@ -82,6 +88,38 @@ func (r *REPL) readEditor(prompt string, history bool) (string, error) {
 			return "", io.EOF
 		}
 	}
+}
+
+// typeRun inserts a run of typed characters at the start of in at once
+// and reports how many keys it took (0: none, in[0] goes to onKey). A
+// terminal without bracketed paste sends a paste as keys; inserting each
+// on its own rewraps the line each time, O(n²) in the line's length.
+// Only keys onKey would insert as they are are taken: text without
+// modifiers but Shift, one grapheme (no key name), not while searching.
+func (r *REPL) typeRun(in []keyInput) int {
+	if r.search != nil {
+		return 0
+	}
+	n := 0
+	for n < len(in) && !in[n].isPaste && typedText(in[n].key) {
+		n++
+	}
+	if n < 2 {
+		return 0
+	}
+	var b strings.Builder
+	for _, ki := range in[:n] {
+		b.WriteString(ki.key.Text)
+	}
+	r.es.note = ""
+	r.ed.ta.InsertString(b.String())
+	return n
+}
+
+// typedText reports a key that is a character typed.
+func typedText(k tea.KeyPressMsg) bool {
+	return k.Text != "" && k.Mod&^tea.ModShift == 0 && uniseg.GraphemeClusterCount(k.Text) == 1 &&
+		!strings.ContainsFunc(k.Text, unicode.IsControl)
 }
 
 // redraw draws the prompt and the hints under it.

@@ -258,3 +258,84 @@ func BenchmarkDecodePaste(b *testing.B) {
 		})
 	}
 }
+
+// applyKeys hands keys to the editor as readEditor's loop does: runs of
+// typed characters at once, the other keys one by one.
+func applyKeys(r *REPL, pending []keyInput) (sent string, done bool) {
+	for len(pending) > 0 {
+		if n := r.typeRun(pending); n > 0 {
+			pending = pending[n:]
+			continue
+		}
+		if s, ok, _ := r.onKey(pending[0]); ok {
+			return s, true
+		}
+		pending = pending[1:]
+	}
+	return "", false
+}
+
+// Typed characters inserted as a run leave the editor as the same keys
+// one by one do.
+func TestTypeRunSameAsKeys(t *testing.T) {
+	for _, keys := range []string{
+		"héllo wörld", "abc\x1b[DXY", "ab\x12sec", "a\x1b\rbc", "👍🏽x🇫🇷", "x\x03yz", "/co\tx", "e\u0301e", "ab\x1b[1;3Dcd", "Ab\x1bxCD",
+	} {
+		var d decoder
+		in := d.decode([]byte(keys))
+		one := editorREPL(t, t.TempDir())
+		for _, ki := range in {
+			one.onKey(ki)
+		}
+		run := editorREPL(t, t.TempDir())
+		applyKeys(run, in)
+		if a, b := one.ed.ta.Value(), run.ed.ta.Value(); a != b {
+			t.Errorf("%q: %q as a run, %q key by key", keys, b, a)
+		}
+		if a, b := strings.Join(one.hints(), "|"), strings.Join(run.hints(), "|"); a != b {
+			t.Errorf("%q: hints %q as a run, %q key by key", keys, b, a)
+		}
+		if a, b := one.ed.ta.Column(), run.ed.ta.Column(); a != b {
+			t.Errorf("%q: cursor at %d as a run, %d key by key", keys, b, a)
+		}
+	}
+}
+
+// BenchmarkTypePaste is the paste through to the editor as readEditor
+// takes it: each read decoded, its keys applied, then a redraw.
+func BenchmarkTypePaste(b *testing.B) {
+	for name, s := range pasteKeys {
+		reads := chunks(s, 4096)
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				r := editorREPL(b, b.TempDir())
+				r.redraw()
+				b.StartTimer()
+				var d decoder
+				for _, rd := range reads {
+					if _, done := applyKeys(r, d.decode([]byte(rd))); done {
+						b.Fatal("a key sent the prompt")
+					}
+					r.redraw()
+				}
+			}
+		})
+	}
+}
+
+// An unbracketed paste of 3000 wide characters, typed into a real
+// terminal, reaches the agent whole and soon: the pseudo-terminal's reads
+// cut characters, and the editor takes the keys as runs.
+func TestPTYLongUnbracketedPaste(t *testing.T) {
+	fa := &fakeAgent{}
+	p := startPTY(t, fa, nil)
+	want := "a" + strings.Repeat("中", 3000)
+	start := time.Now()
+	p.send(want + "\r")
+	got := fa.waitInputs(t, 1)[0]
+	if got != want {
+		t.Errorf("sent %d characters (%d 中), want %d", len([]rune(got)), strings.Count(got, "中"), len([]rune(want)))
+	}
+	t.Logf("sent after %v", time.Since(start))
+}
