@@ -111,7 +111,8 @@ func (r *REPL) typeRun(in []keyInput) int {
 	for _, ki := range in[:n] {
 		b.WriteString(ki.key.Text)
 	}
-	r.es.note = ""
+	// What onKey does for each typed key (keep in step; TestTypeRunSameAsKeys).
+	r.es.note, r.es.lastCtrlC = "", time.Time{}
 	r.ed.ta.InsertString(b.String())
 	return n
 }

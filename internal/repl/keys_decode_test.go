@@ -279,7 +279,7 @@ func applyKeys(r *REPL, pending []keyInput) (sent string, done bool) {
 // one by one do.
 func TestTypeRunSameAsKeys(t *testing.T) {
 	for _, keys := range []string{
-		"héllo wörld", "abc\x1b[DXY", "ab\x12sec", "a\x1b\rbc", "👍🏽x🇫🇷", "x\x03yz", "/co\tx", "e\u0301e", "ab\x1b[1;3Dcd", "Ab\x1bxCD",
+		"héllo wörld", "abc\x1b[DXY", "ab\x12sec", "a\x1b\rbc", "👍🏽x🇫🇷", "x\x03yz", "/co\tx", "e\u0301e", "ab\x1b[1;3Dcd", "Ab\x1bxCD", "x\x03yz\x03",
 	} {
 		var d decoder
 		in := d.decode([]byte(keys))
@@ -294,6 +294,9 @@ func TestTypeRunSameAsKeys(t *testing.T) {
 		}
 		if a, b := strings.Join(one.hints(), "|"), strings.Join(run.hints(), "|"); a != b {
 			t.Errorf("%q: hints %q as a run, %q key by key", keys, b, a)
+		}
+		if a, b := one.es.lastCtrlC.IsZero(), run.es.lastCtrlC.IsZero(); a != b {
+			t.Errorf("%q: Ctrl+C armed %v as a run, %v key by key", keys, !b, !a)
 		}
 		if a, b := one.ed.ta.Column(), run.ed.ta.Column(); a != b {
 			t.Errorf("%q: cursor at %d as a run, %d key by key", keys, b, a)
