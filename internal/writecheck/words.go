@@ -13,6 +13,10 @@ type arg struct {
 	s     string // the value, when known
 	known bool   // false: it depends on something run or set at run time
 	glob  bool   // has unquoted pattern characters: it names whatever matches
+	// loose: not known, and it may be an option ("-o/x") or split into
+	// several words when it runs; a known literal start that is no dash,
+	// with every expansion quoted, makes one word that is no option.
+	loose bool
 	src   string // as written, for messages ("" : print node)
 	node  *syntax.Word
 }
@@ -28,8 +32,13 @@ func (a arg) text() string {
 	return a.s
 }
 
-// unknownArg stands for a word supplied at run time (xargs' input, find's {}).
-var unknownArg = arg{src: "{}"}
+// inputWords stands for words read at run time and appended or put in
+// place (xargs' input, fd's {}): they may be options or several words.
+var inputWords = arg{src: "{}", loose: true}
+
+// foundPath stands for a path found at run time (find's {}): one word that
+// starts with a starting point.
+var foundPath = arg{src: "{}"}
 
 // args expands the braces of words and evaluates each word that is known
 // without running anything.
@@ -51,31 +60,28 @@ func (w *walker) args(words []*syntax.Word) []arg {
 	return out
 }
 
-// arg evaluates one word: literals, quotes, a leading ~ and the known
-// variables. Anything else makes it unknown.
+// arg evaluates one word: literals, quotes, a leading ~ (or one after the
+// = of a NAME=value word, and after its colons) and the known variables.
+// Anything else makes it unknown.
 func (w *walker) arg(word *syntax.Word) arg {
 	if word == nil {
 		return arg{}
 	}
 	a := arg{known: true, node: word}
 	var b strings.Builder
+	unknown := func() arg {
+		lead := b.String()
+		return arg{node: word, loose: lead == "" || lead[0] == '-' || w.splits(word)}
+	}
 	for i, part := range word.Parts {
 		switch x := part.(type) {
 		case *syntax.Lit:
 			v := x.Value
-			if i == 0 && strings.HasPrefix(v, "~") {
-				name, rest, _ := strings.Cut(v[1:], "/")
-				home, ok := w.known("HOME")
-				if name != "" || !ok || (len(word.Parts) > 1 && !strings.Contains(v, "/")) {
-					return arg{node: word} // ~user, ~+, or HOME not known
+			if i == 0 {
+				var ok bool
+				if v, ok = w.tilde(v, len(word.Parts) == 1); !ok {
+					return arg{node: word, loose: w.splits(word)} // ~user, ~+, or HOME not known
 				}
-				v = home
-				if strings.Contains(x.Value, "/") {
-					v += "/" + unescape(rest)
-				}
-				a.glob = a.glob || strings.ContainsAny(rest, "*?[")
-				b.WriteString(v)
-				continue
 			}
 			if strings.ContainsAny(v, "*?[") {
 				a.glob = true
@@ -83,7 +89,7 @@ func (w *walker) arg(word *syntax.Word) arg {
 			b.WriteString(unescape(v))
 		case *syntax.SglQuoted:
 			if x.Dollar && strings.Contains(x.Value, `\`) {
-				return arg{node: word}
+				return unknown()
 			}
 			b.WriteString(x.Value)
 		case *syntax.DblQuoted:
@@ -94,25 +100,93 @@ func (w *walker) arg(word *syntax.Word) arg {
 				case *syntax.ParamExp:
 					v, ok := w.param(y)
 					if !ok {
-						return arg{node: word}
+						return unknown()
 					}
 					b.WriteString(v)
 				default:
-					return arg{node: word}
+					return unknown()
 				}
 			}
 		case *syntax.ParamExp:
 			v, ok := w.param(x)
-			if !ok || strings.ContainsAny(v, " \t\n*?[") {
-				return arg{node: word} // split or globbed at run time
+			if !ok || w.ifsSet || strings.ContainsAny(v, " \t\n*?[") {
+				return unknown() // split or globbed at run time
 			}
 			b.WriteString(v)
 		default:
-			return arg{node: word}
+			return unknown()
 		}
 	}
 	a.s = b.String()
 	return a
+}
+
+// tilde expands the ~ of a word's first literal: at its start, and in a
+// NAME=value word after the = and the colons (bash does so in any such
+// word: dd of=~/x). A ~ it cannot expand (~user, ~+, HOME not known)
+// makes it fail. whole says the literal is the whole word.
+func (w *walker) tilde(v string, whole bool) (string, bool) {
+	if !strings.Contains(v, "~") {
+		return v, true
+	}
+	prefix, rest := "", v
+	if !strings.HasPrefix(v, "~") {
+		name, val, ok := strings.Cut(v, "=")
+		if !ok || !isName(name) || !strings.Contains(val, "~") {
+			return v, true
+		}
+		prefix, rest = name+"=", val
+	}
+	parts := []string{rest}
+	if prefix != "" {
+		parts = strings.Split(rest, ":")
+	}
+	for i, p := range parts {
+		if !strings.HasPrefix(p, "~") {
+			continue
+		}
+		name, tail, slash := strings.Cut(p[1:], "/")
+		home, ok := w.known("HOME")
+		// The last part's ~ may go on in a quoted part (~"user").
+		if name != "" || !ok || (i == len(parts)-1 && !whole && !slash) {
+			return "", false
+		}
+		if slash {
+			home += "/" + tail
+		}
+		parts[i] = home
+	}
+	return prefix + strings.Join(parts, ":"), true
+}
+
+func isName(s string) bool {
+	for i, c := range s {
+		if c != '_' && !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// splits reports whether a word has an unquoted expansion that is not
+// known: it may become several words.
+func (w *walker) splits(word *syntax.Word) bool {
+	for _, part := range word.Parts {
+		switch x := part.(type) {
+		case *syntax.Lit, *syntax.SglQuoted, *syntax.DblQuoted, *syntax.ProcSubst:
+		case *syntax.ArithmExp:
+			if w.ifsSet {
+				return true // digits can be field separators
+			}
+		case *syntax.ParamExp:
+			if v, ok := w.param(x); !ok || w.ifsSet || strings.ContainsAny(v, " \t\n*?[") {
+				return true
+			}
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // known is the value of a variable known before the line runs and not

@@ -11,6 +11,7 @@ package writecheck
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -96,8 +97,13 @@ func within(p, root string) bool {
 type walker struct {
 	c       *Checker
 	reasons []Reason
-	funcs   map[string]bool // functions declared earlier in the line (their bodies were checked)
-	unset   map[string]bool // known variables the line assigns: unknown from then on
+	// funcs are the functions declared earlier in the line (their bodies
+	// were checked): true for one that may change directory.
+	funcs  map[string]bool
+	unset  map[string]bool // known variables the line assigns: unknown from then on
+	refs   map[string]bool // names declared -n: assigning one assigns the variable it names
+	nums   map[string]bool // variables the line gave a number (arithmetic may read them)
+	ifsSet bool            // the line assigns IFS: unquoted expansions split unknowably
 }
 
 func (w *walker) ask(word, why string) {
@@ -107,18 +113,30 @@ func (w *walker) ask(word, why string) {
 	}
 }
 
-// script parses and checks one piece of shell code.
-func (w *walker) script(code string, cwds cwdSet, depth int) {
+// script parses and checks one piece of shell code and returns the
+// directories it may end in.
+func (w *walker) script(code string, cwds cwdSet, depth int) cwdSet {
 	if depth > maxDepth {
 		w.ask(firstWord(code), "nests shell code too deep to check")
-		return
+		return cwds.union(cwdSet{""})
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(code), "")
 	if err != nil {
 		w.ask(firstWord(code), "is in a line that cannot be parsed ("+err.Error()+"), so it is not known what it writes")
-		return
+		return cwds.union(cwdSet{""})
 	}
-	w.stmts(f.Stmts, cwds, depth)
+	return w.stmts(f.Stmts, cwds, depth)
+}
+
+// elsewhere is a directory no command line names: code that, started
+// there, ends anywhere else changes directory.
+const elsewhere = "/\x00elsewhere"
+
+// moves reports whether stmts, run from elsewhere, may end in another
+// directory. It checks them with a throwaway walker.
+func (w *walker) moves(stmts []*syntax.Stmt, depth int) bool {
+	probe := &walker{c: w.c, funcs: maps.Clone(w.funcs), unset: maps.Clone(w.unset), ifsSet: w.ifsSet}
+	return !slices.Equal(probe.stmts(stmts, cwdSet{elsewhere}, depth), cwdSet{elsewhere})
 }
 
 // firstWord is the first blank-separated word of code (the word a parse
@@ -189,10 +207,10 @@ func (w *walker) command(cmd syntax.Command, cwds cwdSet, depth int) cwdSet {
 			// Y runs when X failed, possibly half-way (cd a && false || …).
 			ok := w.stmt(x.X, cwds, depth)
 			return w.stmt(x.Y, cwds.union(ok), depth).union(ok)
-		default: // pipelines: every part runs in a subshell
+		default: // pipelines: every part runs in a subshell, the last one
+			// in the shell itself under shopt -s lastpipe.
 			w.stmt(x.X, cwds, depth)
-			w.stmt(x.Y, cwds, depth)
-			return cwds
+			return cwds.union(w.stmt(x.Y, cwds, depth))
 		}
 	case *syntax.Subshell:
 		w.stmts(x.Stmts, cwds, depth)
@@ -211,8 +229,11 @@ func (w *walker) command(cmd syntax.Command, cwds cwdSet, depth int) cwdSet {
 	case *syntax.ForClause:
 		if it, ok := x.Loop.(*syntax.WordIter); ok {
 			w.substs(it.Items, cwds, depth)
+			if it.Name != nil {
+				w.setVar(it.Name.Value, "for", true)
+			}
 		} else {
-			w.substs(nodeWords(x.Loop), cwds, depth)
+			w.exprs(x.Loop, cwds, depth)
 		}
 		return w.loop(cwds, depth, nil, x.Do)
 	case *syntax.CaseClause:
@@ -227,18 +248,20 @@ func (w *walker) command(cmd syntax.Command, cwds cwdSet, depth int) cwdSet {
 		// The body runs when the function is called, from wherever the
 		// shell is then: relative paths in it are not known.
 		w.stmt(x.Body, cwdSet{""}, depth)
+		if x.Name != nil && (readOnly[x.Name.Value] || handlers[x.Name.Value] != nil) {
+			// The session is one shell: later command lines run it in the
+			// command's place, and this check does not know it there.
+			w.ask(x.Name.Value+"()", "defines a function named like the command "+x.Name.Value+", which this and later command lines run in its place")
+		}
 		if x.Name != nil {
 			if w.funcs == nil {
 				w.funcs = map[string]bool{}
 			}
-			w.funcs[x.Name.Value] = true
+			w.funcs[x.Name.Value] = w.moves([]*syntax.Stmt{x.Body}, depth)
 		}
 		return cwds
 	case *syntax.DeclClause:
-		variant := x.Variant.Value
-		for _, a := range x.Args {
-			w.assign(a, variant, cwds, depth)
-		}
+		w.decl(x, cwds, depth)
 		return cwds
 	case *syntax.TimeClause:
 		if x.Stmt != nil {
@@ -246,7 +269,7 @@ func (w *walker) command(cmd syntax.Command, cwds cwdSet, depth int) cwdSet {
 		}
 		return cwds
 	case *syntax.ArithmCmd, *syntax.LetClause, *syntax.TestClause:
-		w.substs(nodeWords(x), cwds, depth)
+		w.exprs(x, cwds, depth)
 		return cwds
 	case *syntax.CoprocClause:
 		w.stmt(x.Stmt, cwds, depth)
@@ -259,7 +282,7 @@ func (w *walker) command(cmd syntax.Command, cwds cwdSet, depth int) cwdSet {
 // loop checks a loop's condition and body; a body that changes directory
 // may run again from where it went, so its relative paths are then unknown.
 func (w *walker) loop(cwds cwdSet, depth int, cond, body []*syntax.Stmt) cwdSet {
-	probe := &walker{c: w.c, funcs: w.funcs, unset: w.unset}
+	probe := &walker{c: w.c, funcs: maps.Clone(w.funcs), unset: maps.Clone(w.unset), ifsSet: w.ifsSet}
 	after := probe.stmts(body, probe.stmts(cond, cwds, depth), depth)
 	start := cwds
 	if !slices.Equal(after, cwds) {
@@ -282,60 +305,308 @@ func nodeWords(n syntax.Node) []*syntax.Word {
 	return out
 }
 
-// substs checks the command and process substitutions inside words: each
-// runs in a subshell.
+// substs checks the command and process substitutions inside words (each
+// runs in a subshell) and the variables they assign (${X:=v}, $((X=1))).
 func (w *walker) substs(words []*syntax.Word, cwds cwdSet, depth int) {
 	for _, word := range words {
-		if word == nil {
-			continue
+		if word != nil {
+			w.exprs(word, cwds, depth)
 		}
-		syntax.Walk(word, func(n syntax.Node) bool {
-			switch x := n.(type) {
-			case *syntax.CmdSubst:
-				w.stmts(x.Stmts, cwds, depth)
-				return false
-			case *syntax.ProcSubst:
-				w.stmts(x.Stmts, cwds, depth)
-				return false
-			}
-			return true
-		})
 	}
 }
 
-// dangerousVars change which program a later command runs, or where ~ and
-// $TMPDIR lead: assigning one asks.
-var dangerousVars = map[string]bool{
-	"PATH": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true, "BASH_ENV": true, "ENV": true,
-	"PROMPT_COMMAND": true, "PS4": true, "SHELLOPTS": true, "BASHOPTS": true, "HOME": true, "TMPDIR": true,
-	"PAGER": true, "GIT_PAGER": true, "EDITOR": true, "VISUAL": true, "GIT_EDITOR": true, "GIT_SSH": true,
-	"GIT_SSH_COMMAND": true, "GIT_EXEC_PATH": true, "GIT_CONFIG": true, "GIT_CONFIG_GLOBAL": true,
-	"GIT_CONFIG_SYSTEM": true, "GIT_CONFIG_PARAMETERS": true, "GIT_CONFIG_COUNT": true, "GIT_DIR": true,
-	"GIT_WORK_TREE": true, "LESSOPEN": true, "LESSCLOSE": true,
+// exprs checks the substitutions, assignments and arithmetic inside a
+// node: words, arithmetic and test expressions.
+func (w *walker) exprs(n syntax.Node, cwds cwdSet, depth int) {
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.CmdSubst:
+			w.stmts(x.Stmts, cwds, depth)
+			return false
+		case *syntax.ProcSubst:
+			w.stmts(x.Stmts, cwds, depth)
+			return false
+		case *syntax.ArithmExp:
+			w.arith(x.X)
+		case *syntax.ArithmCmd:
+			w.arith(x.X)
+		case *syntax.LetClause:
+			for _, e := range x.Exprs {
+				w.arith(e)
+			}
+		case *syntax.CStyleLoop:
+			w.arith(x.Init)
+			w.arith(x.Cond)
+			w.arith(x.Post)
+		case *syntax.BinaryTest:
+			if x.Op >= syntax.TsEql && x.Op <= syntax.TsGtr { // [[ a -eq b ]] evaluates both
+				for _, t := range []syntax.TestExpr{x.X, x.Y} {
+					if wd, ok := t.(*syntax.Word); ok {
+						w.arith(wd)
+					}
+				}
+			}
+		case *syntax.ParamExp:
+			if x.Exp != nil && (x.Exp.Op == syntax.AssignUnset || x.Exp.Op == syntax.AssignUnsetOrNull) && x.Param != nil {
+				w.setVar(x.Param.Value, "", true)
+			}
+			if x.Exp != nil && x.Exp.Op == syntax.OtherParamOps && strings.Contains(x.Exp.Word.Lit(), "P") {
+				w.ask("${@P}", "expands a value as a prompt, which runs the command substitutions in it")
+			}
+			if x.Index != nil && !isAll(x.Index) {
+				w.arith(x.Index)
+			}
+			if x.Slice != nil {
+				w.arith(x.Slice.Offset)
+				w.arith(x.Slice.Length)
+			}
+		}
+		return true
+	})
 }
 
-func (w *walker) assign(a *syntax.Assign, word string, cwds cwdSet, depth int) {
+// isAll reports whether an index is @ or * (all the elements).
+func isAll(x syntax.ArithmExpr) bool {
+	wd, ok := x.(*syntax.Word)
+	return ok && (wd.Lit() == "@" || wd.Lit() == "*")
+}
+
+// arith checks an arithmetic expression in the order bash evaluates it.
+// bash evaluates a variable's value as an expression in turn, and an array
+// subscript in that runs command substitutions (x='a[$(cmd)]'; $((x))):
+// a value not known to be a number asks. Variables assigned by arithmetic
+// hold numbers from then on.
+func (w *walker) arith(x syntax.ArithmExpr) {
+	switch y := x.(type) {
+	case nil:
+	case *syntax.BinaryArithm:
+		if y.Op == syntax.Assgn || y.Op >= syntax.AddAssgn && y.Op <= syntax.PowAssgn {
+			w.arith(y.Y)
+			if y.Op != syntax.Assgn {
+				w.arith(y.X) // x += 1 reads x
+			}
+			w.arithTarget(y.X)
+			return
+		}
+		w.arith(y.X)
+		w.arith(y.Y)
+	case *syntax.UnaryArithm:
+		w.arith(y.X)
+		if y.Op == syntax.Inc || y.Op == syntax.Dec {
+			w.arithTarget(y.X)
+		}
+	case *syntax.ParenArithm:
+		w.arith(y.X)
+	case *syntax.Word:
+		if !w.number(y) {
+			w.ask("$((", "evaluates "+printWord(y)+" as arithmetic: a value such as a[$(cmd)] would run the command")
+		}
+	default:
+		w.ask("$((", "uses arithmetic this check does not read")
+	}
+}
+
+// number reports whether a word in arithmetic is known to be a number: a
+// numeric literal, a variable the line gave a number, ${#x}, $#, $?, $$, $!.
+func (w *walker) number(wd *syntax.Word) bool {
+	if len(wd.Parts) != 1 {
+		return false
+	}
+	switch p := wd.Parts[0].(type) {
+	case *syntax.Lit:
+		return isNumber(p.Value) || w.numeric(p.Value)
+	case *syntax.ParamExp:
+		if p.Param == nil || p.Excl || p.Index != nil || p.Slice != nil || p.Repl != nil || p.Exp != nil || len(p.Modifiers) > 0 {
+			return false
+		}
+		return p.Length || strings.Contains("#?$!", p.Param.Value) || w.numeric(p.Param.Value)
+	}
+	return false
+}
+
+func isNumber(s string) bool {
+	return s != "" && s[0] >= '0' && s[0] <= '9' && strings.Trim(s, "0123456789abcdefABCDEFxX#") == ""
+}
+
+// numeric reports whether the variable name holds a number: the line gave
+// it one, or it is known to.
+func (w *walker) numeric(name string) bool {
+	if w.nums[name] {
+		return true
+	}
+	v, ok := w.known(name)
+	return ok && isNumber(v)
+}
+
+// arithTarget notes the variable an arithmetic assignment assigns (a
+// number, from then on).
+func (w *walker) arithTarget(x syntax.ArithmExpr) {
+	wd, ok := x.(*syntax.Word)
+	if !ok || len(wd.Parts) != 1 {
+		w.ask("$((", "assigns a variable named only when it runs")
+		return
+	}
+	switch p := wd.Parts[0].(type) {
+	case *syntax.Lit:
+		w.setVar(p.Value, "", true)
+		w.setNum(p.Value, true)
+		return
+	case *syntax.ParamExp: // a[i]=…: the index was checked with the value
+		if p.Param != nil && p.Index != nil {
+			w.arith(p.Index)
+			w.setVar(p.Param.Value, "", true)
+			return
+		}
+	}
+	w.ask("$((", "assigns a variable named only when it runs")
+}
+
+func (w *walker) setNum(name string, num bool) {
+	if w.nums == nil {
+		w.nums = map[string]bool{}
+	}
+	w.nums[name] = num
+}
+
+// dangerousVars change which program a later command runs, what it reads
+// as its options or configuration, or where ~, $TMPDIR and relative cd
+// lead: assigning one asks. Names with a prefix in dangerousPrefixes do too.
+var dangerousVars = set(
+	"PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS4", "SHELLOPTS", "BASHOPTS", "HOME", "TMPDIR", "CDPATH",
+	"PAGER", "MANPAGER", "EDITOR", "VISUAL", "BROWSER", "SSH_ASKPASS", "LESSOPEN", "LESSCLOSE", "GCONV_PATH",
+	"XDG_CONFIG_HOME", "POSIXLY_CORRECT", "RIPGREP_CONFIG_PATH", "TAR_OPTIONS", "GOTOOLCHAIN", "GOFLAGS", "GOENV",
+)
+
+var dangerousPrefixes = []string{"LD_", "GIT_", "BASH_FUNC_"}
+
+func dangerous(name string) bool {
+	if dangerousVars[name] {
+		return true
+	}
+	for _, p := range dangerousPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// assign checks an assignment; persists says it stays in the shell (not
+// a NAME=value word before a command's name).
+func (w *walker) assign(a *syntax.Assign, word string, persists bool, cwds cwdSet, depth int) {
 	if a.Value != nil {
 		w.substs([]*syntax.Word{a.Value}, cwds, depth)
 	}
 	if a.Array != nil {
-		w.substs(nodeWords(a.Array), cwds, depth)
+		w.exprs(a.Array, cwds, depth)
+		for _, e := range a.Array.Elems {
+			if e.Index != nil {
+				w.arith(e.Index)
+			}
+		}
+	}
+	if a.Index != nil {
+		w.arith(a.Index)
+		w.exprs(a.Index, cwds, depth)
 	}
 	if a.Name == nil {
 		return
 	}
-	name := a.Name.Value
-	if dangerousVars[name] || strings.HasPrefix(name, "BASH_FUNC_") || strings.HasPrefix(name, "GIT_CONFIG_") {
+	w.setVar(a.Name.Value, word, persists)
+	if persists && a.Index == nil {
+		v := w.arg(a.Value)
+		w.setNum(a.Name.Value, v.known && isNumber(v.s))
+	}
+}
+
+// setVar notes that the line assigns the variable name, in a part
+// remembered as word ("" for NAME=): a dangerous one asks, a known one is
+// unknown from then on. persists says the value stays in the shell after
+// the command: the session is one shell, so later command lines see it.
+func (w *walker) setVar(name, word string, persists bool) {
+	if w.refs[name] {
+		if word == "" {
+			word = name + "="
+		}
+		w.ask(word, "assigns through the reference "+name+", to a variable named only when it runs")
+	}
+	if dangerous(name) {
 		if word == "" {
 			word = name + "="
 		}
 		w.ask(word, "sets "+name+", which changes what later commands run or where they write")
 	}
+	if name == "IFS" {
+		w.ifsSet = true
+		if persists {
+			if word == "" {
+				word = name + "="
+			}
+			w.ask(word, "sets IFS, which changes how this and later command lines split words")
+		}
+	}
+	w.forget(name)
+}
+
+// forget makes a known variable unknown from here on.
+func (w *walker) forget(name string) {
 	if _, ok := w.c.Env[name]; ok {
 		if w.unset == nil {
 			w.unset = map[string]bool{}
 		}
 		w.unset[name] = true
+	}
+}
+
+// ref notes a name declared -n (a reference to another variable).
+func (w *walker) ref(name string) {
+	if w.refs == nil {
+		w.refs = map[string]bool{}
+	}
+	w.refs[name] = true
+}
+
+// decl checks declare, local, export, readonly, typeset and nameref. With
+// -n a name refers to the variable its value names: assigning through it
+// assigns that one.
+func (w *walker) decl(x *syntax.DeclClause, cwds cwdSet, depth int) {
+	variant := x.Variant.Value
+	ref := variant == "nameref"
+	for _, a := range x.Args {
+		if a.Naked && a.Name == nil && a.Value != nil {
+			if v := w.arg(a.Value); v.known && strings.HasPrefix(v.s, "-") {
+				ref = ref || strings.Contains(v.s, "n")
+				if strings.Contains(v.s, "i") {
+					w.ask(variant, "gives variables the integer attribute: assigning one evaluates the value as arithmetic, which can run commands, in later command lines too")
+				}
+			}
+		}
+	}
+	if ref {
+		w.ask(variant, "declares a reference: assigning it, in later command lines too, assigns the variable it names")
+	}
+	for _, a := range x.Args {
+		switch {
+		case a.Naked && a.Name == nil && a.Value != nil: // an option, or a word such as "$X"
+			w.substs([]*syntax.Word{a.Value}, cwds, depth)
+			if v := w.arg(a.Value); !v.known {
+				w.ask(variant, "declares a variable named only when it runs ("+v.text()+")")
+			} else if !strings.HasPrefix(v.s, "-") && !strings.HasPrefix(v.s, "+") {
+				name, _, _ := strings.Cut(v.s, "=")
+				w.setVar(name, variant, true)
+			}
+			continue
+		case ref && a.Name != nil:
+			w.ref(a.Name.Value)
+			if a.Value != nil {
+				if v := w.arg(a.Value); v.known {
+					w.setVar(v.s, variant, true)
+				}
+			}
+			w.assign(&syntax.Assign{Value: a.Value, Array: a.Array, Index: a.Index}, variant, true, cwds, depth)
+			continue
+		}
+		w.assign(a, variant, true, cwds, depth)
 	}
 }
 
