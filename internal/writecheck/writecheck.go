@@ -104,6 +104,7 @@ type walker struct {
 	refs   map[string]bool // names declared -n: assigning one assigns the variable it names
 	nums   map[string]bool // variables the line gave a number (arithmetic may read them)
 	ifsSet bool            // the line assigns IFS: unquoted expansions split unknowably
+	trials int             // how deep in trial passes (walker.probe) this walker is
 }
 
 func (w *walker) ask(word, why string) {
@@ -135,8 +136,22 @@ const elsewhere = "/\x00elsewhere"
 // moves reports whether stmts, run from elsewhere, may end in another
 // directory. It checks them with a throwaway walker.
 func (w *walker) moves(stmts []*syntax.Stmt, depth int) bool {
-	probe := &walker{c: w.c, funcs: maps.Clone(w.funcs), unset: maps.Clone(w.unset), ifsSet: w.ifsSet}
-	return !slices.Equal(probe.stmts(stmts, cwdSet{elsewhere}, depth), cwdSet{elsewhere})
+	probe := w.probe()
+	return probe == nil || !slices.Equal(probe.stmts(stmts, cwdSet{elsewhere}, depth), cwdSet{elsewhere})
+}
+
+// maxTrials bounds nested trial passes: each loop or function inside one
+// makes another, so they would double with every level.
+const maxTrials = 2
+
+// probe is a throwaway walker for a trial pass, or nil past maxTrials (the
+// caller then assumes the worst).
+func (w *walker) probe() *walker {
+	if w.trials >= maxTrials {
+		return nil
+	}
+	return &walker{c: w.c, funcs: maps.Clone(w.funcs), unset: maps.Clone(w.unset), refs: w.refs, nums: maps.Clone(w.nums),
+		ifsSet: w.ifsSet, trials: w.trials + 1}
 }
 
 // firstWord is the first blank-separated word of code (the word a parse
@@ -152,12 +167,19 @@ func firstWord(code string) string {
 // ("" for one that is not known).
 type cwdSet []string
 
+// maxCwds bounds a cwdSet: `cd a; cd b; …` doubles it with each cd (either
+// may fail), so past this many directories it becomes "not known".
+const maxCwds = 16
+
 func (s cwdSet) union(o cwdSet) cwdSet {
 	out := slices.Clone(s)
 	for _, d := range o {
 		if !slices.Contains(out, d) {
 			out = append(out, d)
 		}
+	}
+	if len(out) > maxCwds {
+		return cwdSet{""}
 	}
 	return out
 }
@@ -190,6 +212,10 @@ func (w *walker) stmt(s *syntax.Stmt, cwds cwdSet, depth int) cwdSet {
 	if s.Background || s.Coprocess || s.Disown {
 		w.command(s.Cmd, cwds, depth) // its cd happens elsewhere
 		return cwds
+	}
+	if s.Negated {
+		// ! X succeeds when X failed, maybe before its cd (! cd /nope).
+		return cwds.union(w.command(s.Cmd, cwds, depth))
 	}
 	return w.command(s.Cmd, cwds, depth)
 }
@@ -282,10 +308,10 @@ func (w *walker) command(cmd syntax.Command, cwds cwdSet, depth int) cwdSet {
 // loop checks a loop's condition and body; a body that changes directory
 // may run again from where it went, so its relative paths are then unknown.
 func (w *walker) loop(cwds cwdSet, depth int, cond, body []*syntax.Stmt) cwdSet {
-	probe := &walker{c: w.c, funcs: maps.Clone(w.funcs), unset: maps.Clone(w.unset), ifsSet: w.ifsSet}
-	after := probe.stmts(body, probe.stmts(cond, cwds, depth), depth)
 	start := cwds
-	if !slices.Equal(after, cwds) {
+	if probe := w.probe(); probe == nil {
+		start = cwds.union(cwdSet{""})
+	} else if after := probe.stmts(body, probe.stmts(cond, cwds, depth), depth); !slices.Equal(after, cwds) {
 		start = cwds.union(after).union(cwdSet{""})
 	}
 	return w.stmts(body, w.stmts(cond, start, depth), depth).union(start)

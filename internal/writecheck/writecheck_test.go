@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func testChecker() Checker {
@@ -286,6 +287,7 @@ func TestCheck(t *testing.T) {
 		{"cd /tmp/a/b && ln -s ../../work/p /tmp/x/link", "ln"},
 		{"cd /tmp/a/b && cp --parents ../../../work/p/x /tmp/d", "cp"},
 
+		{"cd /work/p && ! cd /tmp/nope && rm -rf build", "rm"},
 		// The session is one shell: what a line leaves set works on later lines.
 		{"ls() { cd /work/p; }", "ls()"},
 		{"trap 'cd /work/p' DEBUG", "trap"},
@@ -385,5 +387,32 @@ func TestInScratch(t *testing.T) {
 	}
 	if (Checker{}).InScratch("/tmp/a") {
 		t.Error("an empty scratch list holds /tmp")
+	}
+}
+
+// Nested loops and functions each make a trial pass, and every `cd x;`
+// doubles the directories a line may be in: both are bounded, so a line
+// a model writes cannot stall the check (40 levels took hours before).
+func TestCheckNestingIsCheap(t *testing.T) {
+	const n = 40
+	for _, line := range []string{
+		strings.Repeat("while true; do ", n) + "touch x; " + strings.Repeat("done; ", n),
+		func() string {
+			var b strings.Builder
+			for i := range n {
+				fmt.Fprintf(&b, "f%d() { ", i)
+			}
+			return b.String() + "ls; " + strings.Repeat("}; ", n)
+		}(),
+		strings.Repeat("cd a || cd b; ", n) + "touch x",
+	} {
+		start := time.Now()
+		got := testChecker().Check(line, "/tmp")
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("checking %.40q… took %v", line, d)
+		}
+		if strings.Contains(line, "touch") && len(got) == 0 {
+			t.Errorf("%.40q…: a write in a directory no longer known does not ask", line)
+		}
 	}
 }
