@@ -47,7 +47,7 @@ var builtins = map[string]func(*cmd) cwdSet{
 				delete(c.w.funcs, n.s)
 			}
 			if !has(opts, "-f") {
-				c.w.forget(n.s)
+				c.w.forget(c.w.element(n.s, c.name))
 			}
 		}
 		return c.cwds
@@ -163,7 +163,6 @@ func (c *cmd) assigns(names ...arg) {
 			c.ask("assigns a variable named only when it runs (" + n.text() + ")")
 			continue
 		}
-		name, _, _ := strings.Cut(n.s, "[")
-		c.w.setVar(name, c.name, true)
+		c.w.setVar(c.w.element(n.s, c.name), c.name, true)
 	}
 }

@@ -46,7 +46,16 @@ func (w *walker) call(x *syntax.CallExpr, cwds cwdSet, depth int) cwdSet {
 	if len(x.Args) == 0 {
 		return cwds
 	}
-	return w.run(w.args(x.Args), cwds, depth, false)
+	args := w.args(x.Args)
+	for i, a := range args {
+		// A pattern at a word's start may match a name that is an option
+		// (a file "-f" makes `sed -n p *` read a script): in a directory
+		// written without asking, such names can be planted.
+		if a.glob && strings.IndexAny(a.s, "*?[") == 0 && (slices.Contains(cwds, "") || w.scratch(literal("."), cwds)) {
+			args[i].loose = true
+		}
+	}
+	return w.run(args, cwds, depth, false)
 }
 
 // cmd is one command to classify: its name and evaluated arguments.
@@ -104,7 +113,8 @@ func (w *walker) run(args []arg, cwds cwdSet, depth int, noFuncs bool) cwdSet {
 
 // ownsUnknown are the handlers that ask about words not known before
 // running themselves, or read them so that they cannot write.
-var ownsUnknown = set("cd", "pushd", "popd", "find", "git", "dd", "eval", "trap", "alias", "printf", "read",
+var ownsUnknown = set("rm", "rmdir", "unlink", "mkdir", "mkfifo", "touch", "truncate", "tee", "shred", "chmod", "chown",
+	"chgrp", "mv", "cd", "pushd", "popd", "find", "git", "dd", "eval", "trap", "alias", "printf", "read",
 	"getopts", "unset", "set", "declare", "local", "typeset", "export", "readonly", "let", "command", "builtin",
 	"bash", "sh", "dash", "ksh")
 
@@ -1010,6 +1020,15 @@ func tar(c *cmd) cwdSet {
 		}
 		if len(dirs) == 0 {
 			dirs = []arg{cur}
+		}
+		// --one-top-level=DIR extracts into DIR, an absolute one anywhere.
+		for _, d := range vals(opts, "--one-top-level") {
+			if d.known && d.s != "" {
+				dirs = append(dirs, under(cur, d))
+				if filepath.IsAbs(d.s) {
+					dirs = append(dirs, d)
+				}
+			}
 		}
 		c.writes(dirs...)
 	default: // create, append, update, delete

@@ -274,7 +274,7 @@ func (w *walker) command(cmd syntax.Command, cwds cwdSet, depth int) cwdSet {
 		// The body runs when the function is called, from wherever the
 		// shell is then: relative paths in it are not known.
 		w.stmt(x.Body, cwdSet{""}, depth)
-		if x.Name != nil && (readOnly[x.Name.Value] || handlers[x.Name.Value] != nil) {
+		if n := x.Name; n != nil && (readOnly[commandName(n.Value)] || handlers[commandName(n.Value)] != nil || strings.Contains(n.Value, "/")) {
 			// The session is one shell: later command lines run it in the
 			// command's place, and this check does not know it there.
 			w.ask(x.Name.Value+"()", "defines a function named like the command "+x.Name.Value+", which this and later command lines run in its place")
@@ -500,7 +500,8 @@ func (w *walker) setNum(name string, num bool) {
 var dangerousVars = set(
 	"PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS4", "SHELLOPTS", "BASHOPTS", "HOME", "TMPDIR", "CDPATH",
 	"PAGER", "MANPAGER", "EDITOR", "VISUAL", "BROWSER", "SSH_ASKPASS", "LESSOPEN", "LESSCLOSE", "GCONV_PATH",
-	"XDG_CONFIG_HOME", "POSIXLY_CORRECT", "RIPGREP_CONFIG_PATH", "TAR_OPTIONS", "GOTOOLCHAIN", "GOFLAGS", "GOENV",
+	"XDG_CONFIG_HOME", "POSIXLY_CORRECT", "RIPGREP_CONFIG_PATH", "TAR_OPTIONS", "UNZIP", "UNZIPOPT", "GOTOOLCHAIN",
+	"GOFLAGS", "GOENV",
 )
 
 var dangerousPrefixes = []string{"LD_", "GIT_", "BASH_FUNC_"}
@@ -574,6 +575,18 @@ func (w *walker) setVar(name, word string, persists bool) {
 	w.forget(name)
 }
 
+// element is the variable of a name that may be an array element
+// (a[i]): bash evaluates its subscript as arithmetic when assigning through
+// read, printf -v or declare, and a $(cmd) in it runs; a subscript that is
+// no number asks.
+func (w *walker) element(name, word string) string {
+	base, sub, ok := strings.Cut(name, "[")
+	if ok && !isNumber(strings.TrimSuffix(sub, "]")) && !w.numeric(strings.TrimSuffix(sub, "]")) {
+		w.ask(word, "assigns the array element "+name+", whose subscript is evaluated as arithmetic (a $(cmd) in it runs)")
+	}
+	return base
+}
+
 // forget makes a known variable unknown from here on.
 func (w *walker) forget(name string) {
 	if _, ok := w.c.Env[name]; ok {
@@ -619,7 +632,7 @@ func (w *walker) decl(x *syntax.DeclClause, cwds cwdSet, depth int) {
 				w.ask(variant, "declares a variable named only when it runs ("+v.text()+")")
 			} else if !strings.HasPrefix(v.s, "-") && !strings.HasPrefix(v.s, "+") {
 				name, _, _ := strings.Cut(v.s, "=")
-				w.setVar(name, variant, true)
+				w.setVar(w.element(name, variant), variant, true)
 			}
 			continue
 		case ref && a.Name != nil:

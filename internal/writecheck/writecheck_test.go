@@ -288,6 +288,17 @@ func TestCheck(t *testing.T) {
 		{"cd /tmp/a/b && cp --parents ../../../work/p/x /tmp/d", "cp"},
 
 		{"cd /work/p && ! cd /tmp/nope && rm -rf build", "rm"},
+		{"read 'a[$(touch /work/p/x)]' <<< 1", "read"},
+		{"printf -v 'b[$(touch /work/p/x)]' x", "printf"},
+		{"declare \"d[\\$(touch /work/p/x)]=1\"", "declare"},
+		{"read -a arr <<< 'a b'; read 'arr[1]' <<< c", ""},
+		{"tar xf /tmp/a.tar -C /tmp/out --one-top-level=/work/p/x", "tar"},
+		{"UNZIP=-: unzip /tmp/a.zip -d /tmp/x", "UNZIP="},
+		{"cd /tmp/w && sort * /work/p/data", "sort"},
+		{"cd /tmp/w && sed -n p *", "sed"},
+		{"sed -n 1p *.go", ""},
+		{"cd /tmp/w && rm -f *.log", ""},
+		{"/usr/bin/ls() { cd /work/p; }", "/usr/bin/ls()"},
 		// The session is one shell: what a line leaves set works on later lines.
 		{"ls() { cd /work/p; }", "ls()"},
 		{"trap 'cd /work/p' DEBUG", "trap"},
