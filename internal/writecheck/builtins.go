@@ -117,7 +117,7 @@ func hasWord(args []arg, words ...string) bool {
 // completion: compgen -C runs a command for the words (complete -C when
 // completing).
 func completion(c *cmd) cwdSet {
-	if opts, _ := parse(c.args, "AGWCFXPSoD"); has(opts, "-C") {
+	if opts, _ := parse(c.args, "AGWCFXPSo"); has(opts, "-C") {
 		c.ask("runs a command to list completions")
 	}
 	return c.cwds

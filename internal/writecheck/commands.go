@@ -580,6 +580,9 @@ func placeholders(a arg, as arg, marks ...string) arg {
 	return a
 }
 
+// fdShort are fd's short options that take a value.
+const fdShort = "etdEScjo"
+
 // fdMarks are what fd -x replaces with parts of a found path.
 var fdMarks = []string{"{}", "{/}", "{//}", "{.}", "{/.}"}
 
@@ -599,8 +602,14 @@ func fd(c *cmd) cwdSet {
 			}
 			continue
 		}
+		// In a cluster, x after a letter that takes a value is that value (-tx).
 		cluster := len(a.s) > 1 && a.s[0] == '-' && a.s[1] != '-'
-		execs := matches(name, []string{"--exec", "--exec-batch"}) || cluster && strings.ContainsAny(a.s, "xX")
+		before := a.s
+		if cluster {
+			before = a.s[1:strings.IndexAny(a.s+"x", "xX")]
+		}
+		execs := matches(name, []string{"--exec", "--exec-batch"}) ||
+			cluster && strings.ContainsAny(a.s, "xX") && !strings.ContainsAny(before, fdShort)
 		if !execs {
 			continue
 		}
@@ -629,10 +638,13 @@ func fd(c *cmd) cwdSet {
 	return c.cwds
 }
 
+// xargsShort are xargs' short options that take a value.
+const xargsShort = "adEILnPs"
+
 // xargs runs its command with words read from stdin, appended or, with
 // -I/-i, put in place of a replace string.
 func xargs(c *cmd) cwdSet {
-	opts, inner := leading(c.args, "adEILnPs", "--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars",
+	opts, inner := leading(c.args, xargsShort, "--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars",
 		"--process-slot-var")
 	if len(inner) == 0 {
 		return c.cwds // echo
@@ -649,10 +661,11 @@ func xargs(c *cmd) cwdSet {
 			marks = append(marks, o.val.s)
 		}
 	}
-	// -iR sets R: the cluster's letters after i (parsed as options above).
+	// -iR sets R: the cluster's letters after i (parsed as options above),
+	// unless a letter before it takes them as its value (-Eexit).
 	for _, a := range c.args[:len(c.args)-len(inner)] {
 		if a.known && len(a.s) > 1 && a.s[0] == '-' && a.s[1] != '-' {
-			if _, r, ok := strings.Cut(a.s, "i"); ok {
+			if before, r, ok := strings.Cut(a.s[1:], "i"); ok && !strings.ContainsAny(before, xargsShort) {
 				replace = true
 				marks = append(marks, r)
 			}

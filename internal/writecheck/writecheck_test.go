@@ -299,6 +299,10 @@ func TestCheck(t *testing.T) {
 		{"sed -n 1p *.go", ""},
 		{"cd /tmp/w && rm -f *.log", ""},
 		{"/usr/bin/ls() { cd /work/p; }", "/usr/bin/ls()"},
+		{"ls | xargs -Eexit rm", "rm"},
+		{"xargs -i rm /tmp/{}", "rm"},
+		{"fd -tx", ""},
+		{"complete -D -C 'rm -rf build' x", "complete"},
 		// The session is one shell: what a line leaves set works on later lines.
 		{"ls() { cd /work/p; }", "ls()"},
 		{"trap 'cd /work/p' DEBUG", "trap"},
