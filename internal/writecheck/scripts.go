@@ -79,6 +79,43 @@ func sedScript(s string) (files []string, runs bool) {
 		}
 		return false
 	}
+	// regex skips past a regular expression ended by an unescaped delim;
+	// a bracket expression may hold the delim ([/]), as in GNU sed.
+	regex := func(delim byte) bool {
+		for ; i < len(s); i++ {
+			switch s[i] {
+			case '\\':
+				i++
+			case '[':
+				j := i + 1
+				if j < len(s) && s[j] == '^' {
+					j++
+				}
+				if j < len(s) && s[j] == ']' {
+					j++ // a ] first is one of the characters
+				}
+				for j < len(s) && s[j] != ']' {
+					if s[j] == '[' && j+1 < len(s) && strings.IndexByte(":.=", s[j+1]) >= 0 {
+						end := strings.Index(s[j+2:], string(s[j+1])+"]") // [:alpha:] [.x.] [=x=]
+						if end < 0 {
+							return false
+						}
+						j += end + 4
+						continue
+					}
+					j++
+				}
+				if j >= len(s) {
+					return false
+				}
+				i = j
+			case delim:
+				i++
+				return true
+			}
+		}
+		return false
+	}
 	digits := func() {
 		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 			i++
@@ -98,12 +135,12 @@ func sedScript(s string) (files []string, runs bool) {
 			i++
 		case s[i] == '/':
 			i++
-			if !delimited('/') {
+			if !regex('/') {
 				return false
 			}
 		case s[i] == '\\' && i+1 < len(s):
 			i += 2
-			if !delimited(s[i-1]) {
+			if !regex(s[i-1]) {
 				return false
 			}
 		case second && (s[i] == '+' || s[i] == '~'):
@@ -153,6 +190,7 @@ func sedScript(s string) (files []string, runs bool) {
 		i++
 		switch {
 		case ch == '{':
+			continue // a command may follow at once
 		case strings.IndexByte("=dDgGhHnNpPxzF", ch) >= 0:
 		case strings.IndexByte("lLqQ", ch) >= 0:
 			skipBlank()
@@ -184,7 +222,7 @@ func sedScript(s string) (files []string, runs bool) {
 			}
 			delim := s[i]
 			i++
-			if !delimited(delim) || !delimited(delim) {
+			if ch == 's' && !regex(delim) || ch == 'y' && !delimited(delim) || !delimited(delim) {
 				return files, true
 			}
 			if ch == 'y' {

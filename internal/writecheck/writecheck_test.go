@@ -303,6 +303,8 @@ func TestCheck(t *testing.T) {
 		{"xargs -i rm /tmp/{}", "rm"},
 		{"fd -tx", ""},
 		{"complete -D -C 'rm -rf build' x", "complete"},
+		{"cd /tmp && sed -n 's/[/]/g;w a/w /work/p/x' f", "sed"},
+		{"sed 's/[^/]*$//' f", ""},
 		// The session is one shell: what a line leaves set works on later lines.
 		{"ls() { cd /work/p; }", "ls()"},
 		{"trap 'cd /work/p' DEBUG", "trap"},
