@@ -288,7 +288,8 @@ func awk(c *cmd) cwdSet {
 		progs = append(progs, ops[0])
 	}
 	for _, p := range progs {
-		if !p.known || awkWrites.MatchString(p.s) {
+		// A backslash-newline goes on with the statement: print x \<NL> > "f".
+		if !p.known || awkWrites.MatchString(strings.ReplaceAll(p.s, "\\\n", " ")) {
 			c.ask("its program may write a file or run a command")
 			break
 		}

@@ -305,6 +305,7 @@ func TestCheck(t *testing.T) {
 		{"complete -D -C 'rm -rf build' x", "complete"},
 		{"cd /tmp && sed -n 's/[/]/g;w a/w /work/p/x' f", "sed"},
 		{"sed 's/[^/]*$//' f", ""},
+		{"awk 'BEGIN { print \"x\" \\\n> \"/work/p/x\" }'", "awk"},
 		// The session is one shell: what a line leaves set works on later lines.
 		{"ls() { cd /work/p; }", "ls()"},
 		{"trap 'cd /work/p' DEBUG", "trap"},
