@@ -93,6 +93,7 @@ var builtins = map[string]func(*cmd) cwdSet{
 		return c.cwds
 	},
 	"compgen": completion, "complete": completion,
+	"test": testCmd, "[": testCmd,
 	"shopt": func(c *cmd) cwdSet {
 		// cdable_vars makes cd NAME go to $NAME, in later command lines too.
 		for _, a := range c.args {
@@ -112,6 +113,16 @@ func hasWord(args []arg, words ...string) bool {
 		}
 	}
 	return false
+}
+
+// testCmd: test -v NAME (and -R) evaluates NAME's subscript.
+func testCmd(c *cmd) cwdSet {
+	for i, a := range c.args {
+		if a.known && (a.s == "-v" || a.s == "-R") && i+1 < len(c.args) {
+			c.w.varTest(c.args[i+1], c.name)
+		}
+	}
+	return c.cwds
 }
 
 // completion: compgen -C runs a command for the words (complete -C when

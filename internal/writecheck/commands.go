@@ -18,7 +18,7 @@ var readOnly = set(
 	"grep", "egrep", "fgrep", "zgrep", "zcat", "bzcat", "xzcat",
 	"diff", "cmp", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "sum",
 	"base64", "base32", "basenc", "jq", "numfmt", "tsort", "look", "factor", "expr",
-	"pwd", "echo", "true", "false", "test", "[", ":", "which", "whereis", "type", "help",
+	"pwd", "echo", "true", "false", ":", "which", "whereis", "type", "help",
 	"stat", "du", "df", "realpath", "readlink", "basename", "dirname", "id", "whoami", "groups", "uname",
 	"arch", "nproc", "uptime", "free", "ps", "pgrep", "lscpu", "lsblk", "getconf", "locale", "tty", "printenv",
 	"cal", "dirs", "wait", "shift", "return", "exit", "break", "continue", "umask", "ulimit", "unalias",
@@ -115,7 +115,7 @@ func (w *walker) run(args []arg, cwds cwdSet, depth int, noFuncs bool) cwdSet {
 // running themselves, or read them so that they cannot write.
 var ownsUnknown = set("rm", "rmdir", "unlink", "mkdir", "mkfifo", "touch", "truncate", "tee", "shred", "chmod", "chown",
 	"chgrp", "mv", "cd", "pushd", "popd", "find", "git", "dd", "eval", "trap", "alias", "printf", "read",
-	"getopts", "unset", "set", "declare", "local", "typeset", "export", "readonly", "let", "command", "builtin",
+	"getopts", "unset", "set", "test", "[", "declare", "local", "typeset", "export", "readonly", "let", "command", "builtin",
 	"bash", "sh", "dash", "ksh")
 
 // word is what "always" remembers for c.

@@ -364,6 +364,12 @@ func (w *walker) exprs(n syntax.Node, cwds cwdSet, depth int) {
 			w.arith(x.Init)
 			w.arith(x.Cond)
 			w.arith(x.Post)
+		case *syntax.UnaryTest:
+			if x.Op == syntax.TsVarSet || x.Op == syntax.TsRefVar {
+				if wd, ok := x.X.(*syntax.Word); ok {
+					w.varTest(w.arg(wd), "[[")
+				}
+			}
 		case *syntax.BinaryTest:
 			if x.Op >= syntax.TsEql && x.Op <= syntax.TsGtr { // [[ a -eq b ]] evaluates both
 				for _, t := range []syntax.TestExpr{x.X, x.Y} {
@@ -379,6 +385,11 @@ func (w *walker) exprs(n syntax.Node, cwds cwdSet, depth int) {
 			if x.Exp != nil && x.Exp.Op == syntax.OtherParamOps && strings.Contains(x.Exp.Word.Lit(), "P") {
 				w.ask("${@P}", "expands a value as a prompt, which runs the command substitutions in it")
 			}
+			if x.Excl && x.Names == 0 && (x.Index == nil || !isAll(x.Index)) && x.Param != nil {
+				if _, ok := w.known(x.Param.Value); !ok {
+					w.ask("${!x}", "expands the variable ${"+x.Param.Value+"} names, whose subscript (a[$(cmd)]) would run commands")
+				}
+			}
 			if x.Index != nil && !isAll(x.Index) {
 				w.arith(x.Index)
 			}
@@ -389,6 +400,15 @@ func (w *walker) exprs(n syntax.Node, cwds cwdSet, depth int) {
 		}
 		return true
 	})
+}
+
+// varTest checks the operand of -v: a name whose subscript bash evaluates
+// as arithmetic, so a value known only when it runs may run commands.
+func (w *walker) varTest(a arg, word string) {
+	base, sub, ok := strings.Cut(a.s, "[")
+	if !a.known || !isName(base) || ok && !isNumber(strings.TrimSuffix(sub, "]")) {
+		w.ask(word, "tests whether "+a.text()+" is set: a subscript in it (a[$(cmd)]) would run commands")
+	}
 }
 
 // isAll reports whether an index is @ or * (all the elements).

@@ -306,6 +306,13 @@ func TestCheck(t *testing.T) {
 		{"cd /tmp && sed -n 's/[/]/g;w a/w /work/p/x' f", "sed"},
 		{"sed 's/[^/]*$//' f", ""},
 		{"awk 'BEGIN { print \"x\" \\\n> \"/work/p/x\" }'", "awk"},
+		{"echo ${!x}", "${!x}"},
+		{"echo ${!prefix*} ${!arr[@]}", ""},
+		{"[[ -v $z ]]", "[["},
+		{"[[ -v HOME && -v 'a[1]' ]]", ""},
+		{"test -v \"$z\"", "test"},
+		{"[ -v \"$z\" ]", "["},
+		{"[ -f \"$f\" ] && test -n \"$x\"", ""},
 		// The session is one shell: what a line leaves set works on later lines.
 		{"ls() { cd /work/p; }", "ls()"},
 		{"trap 'cd /work/p' DEBUG", "trap"},
