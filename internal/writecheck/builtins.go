@@ -126,10 +126,19 @@ func testCmd(c *cmd) cwdSet {
 }
 
 // completion: compgen -C runs a command for the words (complete -C when
-// completing).
+// completing), and -W's word list is expanded like shell words, command
+// substitutions included.
 func completion(c *cmd) cwdSet {
-	if opts, _ := parse(c.args, "AGWCFXPSo"); has(opts, "-C") {
+	opts, _ := parse(c.args, "AGWCFXPSo")
+	if has(opts, "-C") {
 		c.ask("runs a command to list completions")
+	}
+	for _, list := range vals(opts, "-W") {
+		if !list.known {
+			c.ask("expands a word list known only when it runs, command substitutions included")
+			continue
+		}
+		c.w.script(": "+list.s, c.cwds, c.depth+1)
 	}
 	return c.cwds
 }

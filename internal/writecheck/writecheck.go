@@ -257,6 +257,11 @@ func (w *walker) command(cmd syntax.Command, cwds cwdSet, depth int) cwdSet {
 			w.substs(it.Items, cwds, depth)
 			if it.Name != nil {
 				w.setVar(it.Name.Value, "for", true)
+				num := len(it.Items) > 0
+				for _, a := range w.args(it.Items) {
+					num = num && a.known && isNumber(a.s)
+				}
+				w.setNum(it.Name.Value, num) // for i in 1 2 3: ${a[i]} reads a number
 			}
 		} else {
 			w.exprs(x.Loop, cwds, depth)

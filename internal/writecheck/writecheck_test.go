@@ -313,6 +313,11 @@ func TestCheck(t *testing.T) {
 		{"test -v \"$z\"", "test"},
 		{"[ -v \"$z\" ]", "["},
 		{"[ -f \"$f\" ] && test -n \"$x\"", ""},
+		{"compgen -W '$(rm -rf build)' x", "rm"},
+		{"compgen -W \"$x\" y", "compgen"},
+		{"compgen -W 'start stop' st", ""},
+		{"for i in {0..3}; do echo \"${a[i]}\" $((i + 1)); done", ""},
+		{"for i in $(cat /tmp/n); do echo $((i + 1)); done", "$(("},
 		// The session is one shell: what a line leaves set works on later lines.
 		{"ls() { cd /work/p; }", "ls()"},
 		{"trap 'cd /work/p' DEBUG", "trap"},
