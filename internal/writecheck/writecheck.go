@@ -228,22 +228,28 @@ func (w *walker) command(cmd syntax.Command, cwds cwdSet, depth int) cwdSet {
 		switch x.Op {
 		case syntax.AndStmt:
 			// Y runs only once X succeeded; both did when the list succeeds.
-			return w.stmt(x.Y, w.stmt(x.X, cwds, depth), depth)
+			after := w.stmt(x.X, cwds, depth)
+			defer w.maybe()()
+			return w.stmt(x.Y, after, depth)
 		case syntax.OrStmt:
 			// Y runs when X failed, possibly half-way (cd a && false || …).
 			ok := w.stmt(x.X, cwds, depth)
+			defer w.maybe()()
 			return w.stmt(x.Y, cwds.union(ok), depth).union(ok)
 		default: // pipelines: every part runs in a subshell, the last one
 			// in the shell itself under shopt -s lastpipe.
+			defer w.maybe()()
 			w.stmt(x.X, cwds, depth)
 			return cwds.union(w.stmt(x.Y, cwds, depth))
 		}
 	case *syntax.Subshell:
+		defer w.maybe()()
 		w.stmts(x.Stmts, cwds, depth)
 		return cwds
 	case *syntax.Block:
 		return w.stmts(x.Stmts, cwds, depth)
 	case *syntax.IfClause:
+		defer w.maybe()()
 		out := cwds
 		for c := x; c != nil; c = c.Else {
 			after := w.stmts(c.Cond, out, depth)
@@ -269,6 +275,7 @@ func (w *walker) command(cmd syntax.Command, cwds cwdSet, depth int) cwdSet {
 		return w.loop(cwds, depth, nil, x.Do)
 	case *syntax.CaseClause:
 		w.substs([]*syntax.Word{x.Word}, cwds, depth)
+		defer w.maybe()()
 		out := cwds
 		for _, it := range x.Items {
 			w.substs(it.Patterns, cwds, depth)
@@ -278,7 +285,9 @@ func (w *walker) command(cmd syntax.Command, cwds cwdSet, depth int) cwdSet {
 	case *syntax.FuncDecl:
 		// The body runs when the function is called, from wherever the
 		// shell is then: relative paths in it are not known.
+		end := w.maybe()
 		w.stmt(x.Body, cwdSet{""}, depth)
+		end()
 		if n := x.Name; n != nil && (readOnly[commandName(n.Value)] || handlers[commandName(n.Value)] != nil || strings.Contains(n.Value, "/")) {
 			// The session is one shell: later command lines run it in the
 			// command's place, and this check does not know it there.
@@ -312,28 +321,40 @@ func (w *walker) command(cmd syntax.Command, cwds cwdSet, depth int) cwdSet {
 
 // loop checks a loop's condition and body; a body that changes directory
 // may run again from where it went, so its relative paths are then unknown.
+// The same goes for a variable the body stops giving a number: the
+// condition reads it again.
 func (w *walker) loop(cwds cwdSet, depth int, cond, body []*syntax.Stmt) cwdSet {
+	defer w.maybe()()
 	start := cwds
-	if probe := w.probe(); probe == nil {
+	probe := w.probe()
+	if probe == nil {
 		start = cwds.union(cwdSet{""})
-	} else if after := probe.stmts(body, probe.stmts(cond, cwds, depth), depth); !slices.Equal(after, cwds) {
-		start = cwds.union(after).union(cwdSet{""})
+		clear(w.nums)
+	} else {
+		if after := probe.stmts(body, probe.stmts(cond, cwds, depth), depth); !slices.Equal(after, cwds) {
+			start = cwds.union(after).union(cwdSet{""})
+		}
+		for name, num := range probe.nums {
+			if !num {
+				w.setNum(name, false)
+			}
+		}
 	}
 	return w.stmts(body, w.stmts(cond, start, depth), depth).union(start)
 }
 
-// nodeWords lists the words inside a node (arithmetic and test
-// expressions), for their substitutions.
-func nodeWords(n syntax.Node) []*syntax.Word {
-	var out []*syntax.Word
-	syntax.Walk(n, func(n syntax.Node) bool {
-		if wd, ok := n.(*syntax.Word); ok {
-			out = append(out, wd)
-			return false
+// maybe starts a part of the line that may not run (a branch, a loop body,
+// a subshell's effect on the shell): a variable it gives a number may not
+// hold one after it. The returned function ends the part.
+func (w *walker) maybe() func() {
+	before := maps.Clone(w.nums)
+	return func() {
+		for name, num := range w.nums {
+			if num && !before[name] {
+				w.nums[name] = false
+			}
 		}
-		return true
-	})
-	return out
+	}
 }
 
 // substs checks the command and process substitutions inside words (each
@@ -352,10 +373,14 @@ func (w *walker) exprs(n syntax.Node, cwds cwdSet, depth int) {
 	syntax.Walk(n, func(n syntax.Node) bool {
 		switch x := n.(type) {
 		case *syntax.CmdSubst:
+			end := w.maybe()
 			w.stmts(x.Stmts, cwds, depth)
+			end()
 			return false
 		case *syntax.ProcSubst:
+			end := w.maybe()
 			w.stmts(x.Stmts, cwds, depth)
+			end()
 			return false
 		case *syntax.ArithmExp:
 			w.arith(x.X)

@@ -318,6 +318,11 @@ func TestCheck(t *testing.T) {
 		{"compgen -W 'start stop' st", ""},
 		{"for i in {0..3}; do echo \"${a[i]}\" $((i + 1)); done", ""},
 		{"for i in $(cat /tmp/n); do echo $((i + 1)); done", "$(("},
+		{"false && i=0; echo $((i))", "$(("},
+		{"if false; then i=0; fi; echo $((i))", "$(("},
+		{"i=0; while ((i < 3)); do i=$(cat /tmp/n); done", "$(("},
+		{"i=0; while ((i < 3)); do ((i++)); done", ""},
+		{"(i=0); echo $((i))", "$(("},
 		// The session is one shell: what a line leaves set works on later lines.
 		{"ls() { cd /work/p; }", "ls()"},
 		{"trap 'cd /work/p' DEBUG", "trap"},
