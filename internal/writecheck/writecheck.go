@@ -105,6 +105,8 @@ type walker struct {
 	nums   map[string]bool // variables the line gave a number (arithmetic may read them)
 	ifsSet bool            // the line assigns IFS: unquoted expansions split unknowably
 	trials int             // how deep in trial passes (walker.probe) this walker is
+	// unnumber ends a maybe part begun with no number known (made once).
+	unnumber func()
 }
 
 func (w *walker) ask(word, why string) {
@@ -347,6 +349,16 @@ func (w *walker) loop(cwds cwdSet, depth int, cond, body []*syntax.Stmt) cwdSet 
 // a subshell's effect on the shell): a variable it gives a number may not
 // hold one after it. The returned function ends the part.
 func (w *walker) maybe() func() {
+	if len(w.nums) == 0 { // the common case, without allocating
+		if w.unnumber == nil {
+			w.unnumber = func() {
+				for name := range w.nums {
+					w.nums[name] = false
+				}
+			}
+		}
+		return w.unnumber
+	}
 	before := maps.Clone(w.nums)
 	return func() {
 		for name, num := range w.nums {
@@ -361,10 +373,23 @@ func (w *walker) maybe() func() {
 // runs in a subshell) and the variables they assign (${X:=v}, $((X=1))).
 func (w *walker) substs(words []*syntax.Word, cwds cwdSet, depth int) {
 	for _, word := range words {
-		if word != nil {
+		if word != nil && !plain(word) {
 			w.exprs(word, cwds, depth)
 		}
 	}
+}
+
+// plain reports whether a word is only literal text (most are): it holds
+// nothing for exprs to find.
+func plain(word *syntax.Word) bool {
+	for _, p := range word.Parts {
+		switch p.(type) {
+		case *syntax.Lit, *syntax.SglQuoted:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // exprs checks the substitutions, assignments and arithmetic inside a
