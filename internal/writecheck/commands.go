@@ -735,16 +735,32 @@ func env(c *cmd) cwdSet {
 	}
 	i := 0
 	for ; i < len(rest); i++ {
-		a := rest[i]
-		if !a.known || !strings.Contains(a.s, "=") {
+		name, ok := assignName(rest[i])
+		if !ok {
 			break
 		}
-		if name, _, _ := strings.Cut(a.s, "="); dangerous(name) {
+		if dangerous(name) {
 			c.w.ask(name+"=", "sets "+name+", which changes what the command runs or where it writes")
 		}
 	}
 	c.w.run(rest[i:], cwds, c.depth, true)
 	return c.cwds
+}
+
+// assignName is the NAME of a NAME=value word, whose value may be known
+// only when it runs (env FOO="$x" cmd).
+func assignName(a arg) (string, bool) {
+	lead := a.s
+	if !a.known {
+		lead = ""
+		if a.node != nil && len(a.node.Parts) > 0 {
+			if lit, ok := a.node.Parts[0].(*syntax.Lit); ok {
+				lead = lit.Value
+			}
+		}
+	}
+	name, _, ok := strings.Cut(lead, "=")
+	return name, ok && name != ""
 }
 
 // shell checks the code of `bash -c CODE`; a script file is not read.

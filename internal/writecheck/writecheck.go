@@ -6,7 +6,14 @@
 // `cd` to resolve relative paths. It is a consent check, not the guard: the
 // sandbox's mounts still decide what can be written at all. Whatever it
 // cannot know without running (a variable, a parse error, an unknown
-// command) counts as a possible write.
+// command) counts as a possible write. The session is one persistent
+// shell and lines are checked one at a time, so what a line leaves set for
+// later ones (a function named like a command, a trap that changes
+// directory, IFS, shell options) asks too.
+//
+// It reads paths as strings: a symbolic link under a scratch path that
+// leads out of it (one a tar or unzip archive extracted there brings) is
+// not seen.
 package writecheck
 
 import (

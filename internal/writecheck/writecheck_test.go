@@ -323,6 +323,8 @@ func TestCheck(t *testing.T) {
 		{"i=0; while ((i < 3)); do i=$(cat /tmp/n); done", "$(("},
 		{"i=0; while ((i < 3)); do ((i++)); done", ""},
 		{"(i=0); echo $((i))", "$(("},
+		{"env FOO=\"$x\" ls", ""},
+		{"env GIT_DIR=\"$x\" git status", "GIT_DIR="},
 		// The session is one shell: what a line leaves set works on later lines.
 		{"ls() { cd /work/p; }", "ls()"},
 		{"trap 'cd /work/p' DEBUG", "trap"},
