@@ -532,6 +532,18 @@ func (w *walker) number(wd *syntax.Word) bool {
 	return false
 }
 
+// numberValue reports whether an assigned value is a number: a numeric
+// literal or an arithmetic expansion ($((n + 1))).
+func (w *walker) numberValue(word *syntax.Word) bool {
+	if len(word.Parts) == 1 {
+		if _, ok := word.Parts[0].(*syntax.ArithmExp); ok {
+			return true
+		}
+	}
+	v := w.arg(word)
+	return v.known && isNumber(v.s)
+}
+
 func isNumber(s string) bool {
 	return s != "" && s[0] >= '0' && s[0] <= '9' && strings.Trim(s, "0123456789abcdefABCDEFxX#") == ""
 }
@@ -623,8 +635,7 @@ func (w *walker) assign(a *syntax.Assign, word string, persists bool, cwds cwdSe
 	}
 	w.setVar(a.Name.Value, word, persists)
 	if persists && a.Index == nil {
-		v := w.arg(a.Value)
-		w.setNum(a.Name.Value, v.known && isNumber(v.s))
+		w.setNum(a.Name.Value, a.Value != nil && w.numberValue(a.Value))
 	}
 }
 

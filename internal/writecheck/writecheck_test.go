@@ -325,6 +325,7 @@ func TestCheck(t *testing.T) {
 		{"(i=0); echo $((i))", "$(("},
 		{"env FOO=\"$x\" ls", ""},
 		{"env GIT_DIR=\"$x\" git status", "GIT_DIR="},
+		{"cnt=0; for f in *.go; do cnt=$((cnt + 1)); done; echo $cnt", ""},
 		// The session is one shell: what a line leaves set works on later lines.
 		{"ls() { cd /work/p; }", "ls()"},
 		{"trap 'cd /work/p' DEBUG", "trap"},
