@@ -591,8 +591,10 @@ func (w *walker) setNum(name string, num bool) {
 // dangerousVars change which program a later command runs, what it reads
 // as its options or configuration, or where ~, $TMPDIR and relative cd
 // lead: assigning one asks. Names with a prefix in dangerousPrefixes do too.
+// PWD is what the shell reports as its directory after a line, the one
+// the next line is checked in: PWD=/tmp leaves the shell where it was.
 var dangerousVars = set(
-	"PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS4", "SHELLOPTS", "BASHOPTS", "HOME", "TMPDIR", "CDPATH",
+	"PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS4", "SHELLOPTS", "BASHOPTS", "HOME", "TMPDIR", "CDPATH", "PWD",
 	"PAGER", "MANPAGER", "EDITOR", "VISUAL", "BROWSER", "SSH_ASKPASS", "LESSOPEN", "LESSCLOSE", "GCONV_PATH",
 	"XDG_CONFIG_HOME", "POSIXLY_CORRECT", "RIPGREP_CONFIG_PATH", "TAR_OPTIONS", "UNZIP", "UNZIPOPT", "GOTOOLCHAIN",
 	"GOFLAGS", "GOENV",

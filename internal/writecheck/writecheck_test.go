@@ -336,6 +336,8 @@ func TestCheck(t *testing.T) {
 		{"declare -n r", "declare"},
 		{"declare -i n", "declare"},
 		{"set -o posix", "set"},
+		{"PWD=/tmp", "PWD="},
+		{"read PWD <<< /tmp", "read"},
 		// Arithmetic evaluates values as expressions: a[$(cmd)] runs cmd.
 		{"x='a[$(touch /work/p/pwn)]'; echo $((x))", "$(("},
 		{"[[ $x -eq 1 ]]", "$(("},
