@@ -102,7 +102,7 @@ func (w *walker) run(args []arg, cwds cwdSet, depth int, noFuncs bool) cwdSet {
 	// not sure. Handlers in ownsUnknown ask about such words themselves.
 	if !ownsUnknown[name] && !slices.ContainsFunc(w.reasons[n:], func(r Reason) bool { return r.Word == c.word() }) {
 		for _, a := range c.args {
-			if a.loose {
+			if a.loose && !(a.known && globSafe[name]) {
 				c.ask("takes " + a.text() + ", which may be options or several words when it runs")
 				break
 			}
@@ -113,10 +113,14 @@ func (w *walker) run(args []arg, cwds cwdSet, depth int, noFuncs bool) cwdSet {
 
 // ownsUnknown are the handlers that ask about words not known before
 // running themselves, or read them so that they cannot write.
-var ownsUnknown = set("rm", "rmdir", "unlink", "mkdir", "mkfifo", "touch", "truncate", "tee", "shred", "chmod", "chown",
-	"chgrp", "mv", "cd", "pushd", "popd", "find", "git", "dd", "eval", "trap", "alias", "printf", "read",
+var ownsUnknown = set("cd", "pushd", "popd", "find", "git", "dd", "eval", "trap", "alias", "printf", "read",
 	"getopts", "unset", "set", "test", "[", "declare", "local", "typeset", "export", "readonly", "let", "command", "builtin",
 	"bash", "sh", "dash", "ksh")
+
+// globSafe are commands whose options, should a pattern match a file
+// named like one, change nothing outside the matches' own directory (mv
+// is not: a file "-t.." moves them all up).
+var globSafe = set("rm", "rmdir", "unlink", "mkdir", "mkfifo", "touch", "truncate", "tee", "shred", "chmod", "chown", "chgrp")
 
 // word is what "always" remembers for c.
 func (c *cmd) word() string {

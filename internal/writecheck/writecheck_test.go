@@ -326,6 +326,10 @@ func TestCheck(t *testing.T) {
 		{"env FOO=\"$x\" ls", ""},
 		{"env GIT_DIR=\"$x\" git status", "GIT_DIR="},
 		{"cnt=0; for f in *.go; do cnt=$((cnt + 1)); done; echo $cnt", ""},
+		{"truncate -s $S /tmp/x", "truncate"},
+		{"chmod $m /tmp/x", "chmod"},
+		{"cd /tmp && mv * /tmp/dst/", "mv"},
+		{"cd /tmp/w && chmod 644 *", ""},
 		// The session is one shell: what a line leaves set works on later lines.
 		{"ls() { cd /work/p; }", "ls()"},
 		{"trap 'cd /work/p' DEBUG", "trap"},
