@@ -115,9 +115,14 @@ func hasWord(args []arg, words ...string) bool {
 	return false
 }
 
-// testCmd: test -v NAME (and -R) evaluates NAME's subscript.
+// testCmd: test -v NAME (and -R) evaluates NAME's subscript. A word that
+// splits may bring its own -v.
 func testCmd(c *cmd) cwdSet {
 	for i, a := range c.args {
+		if !a.known && a.node != nil && c.w.splits(a.node) {
+			c.ask("takes " + a.text() + ", which may split into -v NAME, whose subscript would run commands")
+			return c.cwds
+		}
 		if a.known && (a.s == "-v" || a.s == "-R") && i+1 < len(c.args) {
 			c.w.varTest(c.args[i+1], c.name)
 		}

@@ -113,8 +113,7 @@ func (w *walker) run(args []arg, cwds cwdSet, depth int, noFuncs bool) cwdSet {
 
 // ownsUnknown are the handlers that ask about words not known before
 // running themselves, or read them so that they cannot write.
-var ownsUnknown = set("cd", "pushd", "popd", "find", "git", "dd", "eval", "trap", "alias", "printf", "read",
-	"getopts", "unset", "set", "test", "[", "declare", "local", "typeset", "export", "readonly", "let", "command", "builtin",
+var ownsUnknown = set("cd", "pushd", "popd", "find", "git", "dd", "eval", "trap", "alias", "printf", "unset", "set", "test", "[", "declare", "local", "typeset", "export", "readonly", "let", "command", "builtin",
 	"bash", "sh", "dash", "ksh")
 
 // globSafe are commands whose options, should a pattern match a file
@@ -876,6 +875,13 @@ func git(c *cmd) cwdSet {
 	}
 	sub, rest := c.args[i].s, c.args[i+1:]
 	for _, a := range rest {
+		if a.known && a.s == "--" {
+			break // paths follow
+		}
+		if a.loose {
+			c.ask("takes " + a.text() + ", which may be options (--output=FILE) when it runs")
+			return c.cwds
+		}
 		if !a.known {
 			continue
 		}

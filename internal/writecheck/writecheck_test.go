@@ -330,6 +330,11 @@ func TestCheck(t *testing.T) {
 		{"chmod $m /tmp/x", "chmod"},
 		{"cd /tmp && mv * /tmp/dst/", "mv"},
 		{"cd /tmp/w && chmod 644 *", ""},
+		{"git log $X", "git log"},
+		{"git log -- \"$f\"", ""},
+		{"read -p $P x", "read"},
+		{"[ -f $f ]", "["},
+		{"[ -f \"$f\" ] && [ \"$a\" = \"$b\" ]", ""},
 		// The session is one shell: what a line leaves set works on later lines.
 		{"ls() { cd /work/p; }", "ls()"},
 		{"trap 'cd /work/p' DEBUG", "trap"},
