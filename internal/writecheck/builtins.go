@@ -54,21 +54,25 @@ var builtins = map[string]func(*cmd) cwdSet{
 	},
 	"set": func(c *cmd) cwdSet {
 		// set -k puts NAME=value words after a command's name in its
-		// environment (git status GIT_DIR=…).
-		for i, a := range c.args {
+		// environment (git status GIT_DIR=…); -o posix changes how later
+		// lines expand words.
+		for i := 0; i < len(c.args); i++ {
+			a := c.args[i]
 			switch {
 			case !a.known:
 				c.ask("takes " + a.text() + ", which may be an option when it runs")
 				return c.cwds
-			case a.s == "--" || a.s == "-" || !strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "+"):
-				return c.cwds
-			case a.s[0] == '-' && strings.Contains(a.s, "k"),
-				strings.Contains(a.s, "o") && i+1 < len(c.args) && (!c.args[i+1].known || c.args[i+1].s == "keyword"):
+			case a.s == "--" || a.s == "-" || a.s[0] != '-' && a.s[0] != '+':
+				return c.cwds // the positional parameters follow
+			case a.s[0] == '-' && strings.Contains(a.s, "k"):
 				c.ask("puts NAME=value words after a command in its environment (set -k)")
 				return c.cwds
-			case a.s == "--posix" || strings.Contains(a.s, "o") && i+1 < len(c.args) && c.args[i+1].s == "posix":
-				c.ask("turns on POSIX mode, which changes how this and later command lines expand words")
-				return c.cwds
+			case strings.HasSuffix(a.s, "o") && i+1 < len(c.args):
+				i++
+				if n := c.args[i]; a.s[0] == '-' && (!n.known || n.s == "keyword" || n.s == "posix") {
+					c.ask("sets the shell option " + n.text() + ", which changes how this and later command lines run")
+					return c.cwds
+				}
 			}
 		}
 		return c.cwds

@@ -347,6 +347,8 @@ func TestCheck(t *testing.T) {
 		{"set -o posix", "set"},
 		{"PWD=/tmp", "PWD="},
 		{"read PWD <<< /tmp", "read"},
+		{"set -o nounset -o keyword", "set"},
+		{"set -euo pipefail -- a b", ""},
 		// Arithmetic evaluates values as expressions: a[$(cmd)] runs cmd.
 		{"x='a[$(touch /work/p/pwn)]'; echo $((x))", "$(("},
 		{"[[ $x -eq 1 ]]", "$(("},
