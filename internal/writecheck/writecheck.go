@@ -721,13 +721,15 @@ func (w *walker) decl(x *syntax.DeclClause, cwds cwdSet, depth int) {
 	}
 	for _, a := range x.Args {
 		switch {
-		case a.Naked && a.Name == nil && a.Value != nil: // an option, or a word such as "$X"
+		case a.Naked && a.Name == nil && a.Value != nil: // an option, or a word such as "$X" or {PATH,x}=v
 			w.substs([]*syntax.Word{a.Value}, cwds, depth)
-			if v := w.arg(a.Value); !v.known {
-				w.ask(variant, "declares a variable named only when it runs ("+v.text()+")")
-			} else if !strings.HasPrefix(v.s, "-") && !strings.HasPrefix(v.s, "+") {
-				name, _, _ := strings.Cut(v.s, "=")
-				w.setVar(w.element(name, variant), variant, true)
+			for _, v := range w.args([]*syntax.Word{a.Value}) {
+				if !v.known {
+					w.ask(variant, "declares a variable named only when it runs ("+v.text()+")")
+				} else if !strings.HasPrefix(v.s, "-") && !strings.HasPrefix(v.s, "+") {
+					name, _, _ := strings.Cut(v.s, "=")
+					w.setVar(w.element(name, variant), variant, true)
+				}
 			}
 			continue
 		case ref && a.Name != nil:
@@ -760,9 +762,12 @@ func (w *walker) redirect(r *syntax.Redirect, word string, cwds cwdSet, depth in
 		w.ask(word, "opens a descriptor named by a variable ("+printWord(r.Word)+")")
 		return
 	}
-	a := w.arg(r.Word)
-	if !w.scratch(a, cwds) {
-		w.ask(word, "writes to "+describe(a, cwds))
+	// Braces expand in a redirection too: > {/p/x,} writes /p/x (the empty
+	// word drops out).
+	for _, a := range w.args([]*syntax.Word{r.Word}) {
+		if !w.scratch(a, cwds) {
+			w.ask(word, "writes to "+describe(a, cwds))
+		}
 	}
 }
 

@@ -335,6 +335,8 @@ func TestCheck(t *testing.T) {
 		{"read -p $P x", "read"},
 		{"[ -f $f ]", "["},
 		{"[ -f \"$f\" ] && [ \"$a\" = \"$b\" ]", ""},
+		{"cd /tmp && echo hi > {/work/p/x,}", "echo"},
+		{"declare {PATH,x}=/tmp/evil", "declare"},
 		// The session is one shell: what a line leaves set works on later lines.
 		{"ls() { cd /work/p; }", "ls()"},
 		{"trap 'cd /work/p' DEBUG", "trap"},
