@@ -40,21 +40,28 @@ var inputWords = arg{src: "{}", loose: true}
 // starts with a starting point.
 var foundPath = arg{src: "{}"}
 
+// maxWords bounds the words braces expand to in one command (each word
+// may give 16Ki): past it the rest stands as words not known.
+const maxWords = 4096
+
 // args expands the braces of words and evaluates each word that is known
 // without running anything.
 func (w *walker) args(words []*syntax.Word) []arg {
 	out := make([]arg, 0, len(words))
 	for _, word := range words {
-		if !syntax.SplitBraces(word) {
+		switch {
+		case !syntax.SplitBraces(word):
 			out = append(out, w.arg(word))
-			continue
-		}
-		for x, err := range expand.BracesSeq(nil, word) {
-			if err != nil {
-				out = append(out, arg{node: word})
-				break
+		case len(out) >= maxWords:
+			out = append(out, arg{node: word, loose: true}) // too many words to list
+		default:
+			for x, err := range expand.BracesSeq(nil, word) {
+				if err != nil || len(out) >= maxWords {
+					out = append(out, arg{node: word, loose: true})
+					break
+				}
+				out = append(out, w.arg(x))
 			}
-			out = append(out, w.arg(x))
 		}
 	}
 	return out

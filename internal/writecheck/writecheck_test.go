@@ -443,9 +443,10 @@ func TestInScratch(t *testing.T) {
 	}
 }
 
-// Nested loops and functions each make a trial pass, and every `cd x;`
-// doubles the directories a line may be in: both are bounded, so a line
-// a model writes cannot stall the check (40 levels took hours before).
+// Nested loops and functions each make a trial pass, every `cd x;`
+// doubles the directories a line may be in, and braces multiply words: all
+// are bounded, so a line a model writes cannot stall the check (40 levels
+// took hours before).
 func TestCheckNestingIsCheap(t *testing.T) {
 	const n = 40
 	for _, line := range []string{
@@ -458,6 +459,7 @@ func TestCheckNestingIsCheap(t *testing.T) {
 			return b.String() + "ls; " + strings.Repeat("}; ", n)
 		}(),
 		strings.Repeat("cd a || cd b; ", n) + "touch x",
+		"touch" + strings.Repeat(" {1..20000}", 200), // 4 million words
 	} {
 		start := time.Now()
 		got := testChecker().Check(line, "/tmp")
