@@ -594,13 +594,16 @@ func (w *walker) setNum(name string, num bool) {
 // PWD is what the shell reports as its directory after a line, the one
 // the next line is checked in: PWD=/tmp leaves the shell where it was.
 var dangerousVars = set(
-	"PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS4", "SHELLOPTS", "BASHOPTS", "HOME", "TMPDIR", "CDPATH", "PWD",
+	"PATH", "EXECIGNORE", "ENV", "PROMPT_COMMAND", "PS4", "SHELLOPTS", "BASHOPTS", "HOME", "TMPDIR", "CDPATH", "PWD",
 	"PAGER", "MANPAGER", "EDITOR", "VISUAL", "BROWSER", "SSH_ASKPASS", "LESSOPEN", "LESSCLOSE", "GCONV_PATH",
 	"XDG_CONFIG_HOME", "POSIXLY_CORRECT", "RIPGREP_CONFIG_PATH", "TAR_OPTIONS", "UNZIP", "UNZIPOPT", "GOTOOLCHAIN",
-	"GOFLAGS", "GOENV",
+	"GOFLAGS", "GOENV", "NODE_OPTIONS", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PERL5OPT", "PERL5LIB", "RUBYOPT",
+	"RUBYLIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
 )
 
-var dangerousPrefixes = []string{"LD_", "GIT_", "BASH_FUNC_"}
+// dangerousPrefixes: BASH_ covers BASH_ENV, BASH_CMDS (BASH_CMDS[ls]=/tmp/x
+// makes ls run /tmp/x), BASH_ALIASES and exported functions (BASH_FUNC_).
+var dangerousPrefixes = []string{"LD_", "GIT_", "BASH_"}
 
 func dangerous(name string) bool {
 	if dangerousVars[name] {

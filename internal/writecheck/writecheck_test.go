@@ -351,6 +351,9 @@ func TestCheck(t *testing.T) {
 		{"read PWD <<< /tmp", "read"},
 		{"set -o nounset -o keyword", "set"},
 		{"set -euo pipefail -- a b", ""},
+		{"BASH_CMDS[ls]=/tmp/evil; ls", "$((|BASH_CMDS="},
+		{"EXECIGNORE=/usr/bin/ls", "EXECIGNORE="},
+		{"export NODE_OPTIONS='--require /tmp/x.js'", "export"},
 		// Arithmetic evaluates values as expressions: a[$(cmd)] runs cmd.
 		{"x='a[$(touch /work/p/pwn)]'; echo $((x))", "$(("},
 		{"[[ $x -eq 1 ]]", "$(("},
