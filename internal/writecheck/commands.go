@@ -1082,8 +1082,8 @@ func tar(c *cmd) cwdSet {
 			c.writes(f)
 		}
 		if has(opts, "--remove-files") {
-			if has(opts, "-C", "--directory") {
-				c.ask("removes the files it archives from a -C directory")
+			if has(opts, "-C", "--directory", "-T", "--files-from") {
+				c.ask("removes the files it archives, from a -C directory or a list")
 			}
 			c.writes(ops...)
 		}
@@ -1175,7 +1175,11 @@ func split(c *cmd) cwdSet {
 // stdout or nowhere (lz4's -l is its legacy format, not a listing); -o and
 // zstd's --output-dir-* name where the output goes.
 func compress(c *cmd) cwdSet {
-	opts, ops := parse(c.args, "SbTo", "--suffix", "--output", "--output-dir-flat", "--output-dir-mirror")
+	opts, ops := parse(c.args, "SbTo", "--suffix", "--output", "--output-dir-flat", "--output-dir-mirror", "--filelist")
+	if has(opts, "--filelist", "--files", "--files0") { // zstd, xz: the files are named in a file
+		c.ask("takes the files it compresses or replaces from a list")
+		return c.cwds
+	}
 	if out := vals(opts, "-o", "--output", "--output-dir-flat", "--output-dir-mirror"); len(out) > 0 {
 		c.writes(out...)
 		return c.cwds

@@ -337,6 +337,9 @@ func TestCheck(t *testing.T) {
 		{"[ -f \"$f\" ] && [ \"$a\" = \"$b\" ]", ""},
 		{"cd /tmp && echo hi > {/work/p/x,}", "echo"},
 		{"declare {PATH,x}=/tmp/evil", "declare"},
+		{"zstd --filelist /tmp/list", "zstd"},
+		{"xz --files=/tmp/list", "xz"},
+		{"tar -cf /tmp/a.tar -T /tmp/list --remove-files", "tar"},
 		// The session is one shell: what a line leaves set works on later lines.
 		{"ls() { cd /work/p; }", "ls()"},
 		{"trap 'cd /work/p' DEBUG", "trap"},
