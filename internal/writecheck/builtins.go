@@ -62,7 +62,7 @@ var builtins = map[string]func(*cmd) cwdSet{
 			case !a.known:
 				c.ask("takes " + a.text() + ", which may be an option when it runs")
 				return c.cwds
-			case a.s == "--" || a.s == "-" || a.s[0] != '-' && a.s[0] != '+':
+			case a.s == "--" || a.s == "-" || !strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "+"):
 				return c.cwds // the positional parameters follow
 			case a.s[0] == '-' && strings.Contains(a.s, "k"):
 				c.ask("puts NAME=value words after a command in its environment (set -k)")

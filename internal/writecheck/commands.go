@@ -79,6 +79,10 @@ func (w *walker) run(args []arg, cwds cwdSet, depth int, noFuncs bool) cwdSet {
 		return cwds
 	}
 	name := commandName(args[0].s)
+	if name == "" {
+		w.ask(`""`, "is an empty command name")
+		return cwds
+	}
 	c := &cmd{w: w, name: name, args: args[1:], cwds: cwds, depth: depth}
 	if moves, ok := w.funcs[name]; ok && !noFuncs {
 		// Declared above in this line: its body was checked.

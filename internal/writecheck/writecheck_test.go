@@ -477,3 +477,20 @@ func TestCheckNestingIsCheap(t *testing.T) {
 		}
 	}
 }
+
+// Check must not panic or hang on any line a model may write; every
+// reason names a word and says why.
+func FuzzCheck(f *testing.F) {
+	for _, s := range []string{"set ''", "sed -n 's/[/]/w a/w o' f", "tar xfC a b", "fd -x", "xargs -i", "find . -exec",
+		"awk -W", "git -C", "echo $((a[x]=1))", "declare -n r; r=x", "f() { cd /; }; f", "cp --parents a b",
+		"read 'a[$(x)]'", "while :; do cd a; done", "env -C", "unzip -d", "mktemp -p", "printf -v", "x=1 y=2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		for _, r := range testChecker().Check(line, project) {
+			if r.Word == "" || r.Why == "" {
+				t.Errorf("Check(%q): a reason without a word or an explanation: %+v", line, r)
+			}
+		}
+	})
+}
