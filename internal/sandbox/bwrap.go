@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -25,8 +24,10 @@ const (
 	maxWatchEntries = 500000
 )
 
-// scanSkip names directories the scan does not descend into: dependency trees
-// are large and hold no user secrets.
+// scanSkip names directories the blacklist scan does not descend into:
+// dependency trees are large and hold no user secrets. Repositories are
+// looked for, and directories watched, inside all but .git all the same
+// (watchTree): host git status runs git in any gitlink of the index.
 var scanSkip = map[string]bool{"node_modules": true, ".git": true, ".hg": true, ".svn": true}
 
 // errNoBwrap is the fail-closed refusal when bubblewrap is missing.
@@ -76,6 +77,7 @@ func planMounts(p Policy, env []string) mountPlan {
 	// Scan in policy order (workspace first) so the bounded scan spends its
 	// budget on the project before a large temp dir.
 	scanOrder := slices.Clone(mp.writable)
+	mp.watch.roots = slices.Clone(mp.writable)
 	// Parents before children so a nested bind is not covered by its parent.
 	slices.SortStableFunc(mp.writable, func(a, b string) int { return len(a) - len(b) })
 	slices.SortStableFunc(mp.readonly, func(a, b string) int { return len(a) - len(b) })
@@ -248,6 +250,9 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 		}
 		if d.IsDir() {
 			if scanSkip[d.Name()] {
+				if writable && d.Name() != ".git" {
+					mp.watchTree(path, protectGit, protectHg, &deep)
+				}
 				return fs.SkipDir
 			}
 			if !writable && strings.Count(path, "/")-base >= maxScanDepth {
@@ -274,7 +279,8 @@ func (mp *mountPlan) beyondBounds(path string, d fs.DirEntry, protectGit func(st
 	*left--
 	if d.Name() == ".hg" && d.IsDir() {
 		protectHg(path)
-		return fs.SkipDir
+		mp.watch.remember(path, d) // a repository put inside is reached by a gitlink
+		return nil
 	}
 	if d.Name() == ".git" {
 		protectGit(path, d.IsDir())
@@ -285,12 +291,31 @@ func (mp *mountPlan) beyondBounds(path string, d fs.DirEntry, protectGit func(st
 		return nil
 	}
 	if d.IsDir() {
-		if scanSkip[d.Name()] {
-			return fs.SkipDir
-		}
 		mp.watch.remember(path, d)
 	}
 	return nil
+}
+
+// watchTree does for a directory the blacklist scan skips (node_modules,
+// .hg, .svn) what beyondBounds does past the bounds.
+func (mp *mountPlan) watchTree(root string, protectGit func(string, bool), protectHg func(string), left *int) {
+	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if d != nil && d.IsDir() && path != root {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if path == root {
+			if *left <= 0 {
+				return fs.SkipAll
+			}
+			*left--
+			mp.watch.remember(path, d)
+			return nil
+		}
+		return mp.beyondBounds(path, d, protectGit, protectHg, left)
+	})
 }
 
 // gitControlFiles are the files of a git directory that make git on the
@@ -333,7 +358,7 @@ func (mp *mountPlan) protectGitDir(dir string, mkHooks bool, depth int) {
 			add(&mp.gitWatch, p)
 		}
 	}
-	if wts, err := os.ReadDir(filepath.Join(dir, "worktrees")); err == nil {
+	if wts, err := readDirNoBlock(filepath.Join(dir, "worktrees")); err == nil {
 		for _, wt := range wts {
 			if !wt.IsDir() {
 				continue
@@ -379,31 +404,25 @@ func (mp *mountPlan) protectGitDir(dir string, mkHooks bool, depth int) {
 	})
 }
 
-// gitCommonDir reads a `.git` file (worktree or submodule) and returns the
-// repository directory that holds hooks and config.
+// gitCommonDir reads a `.git` file (worktree or submodule) as git does and
+// returns the repository directory that holds hooks and config ("" when
+// it names none, or names it in a way git and this reader could take
+// differently: gitDanger reports those).
 func gitCommonDir(gitFile string) string {
-	f, err := os.Open(gitFile)
-	if err != nil {
+	target, odd := gitfileTarget(gitFile)
+	if odd != "" || target == "" {
 		return ""
 	}
-	defer f.Close()
-	line, _ := bufio.NewReader(f).ReadString('\n')
-	dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
-	if !ok {
+	common, odd := commonDirOf(target)
+	if odd != "" {
 		return ""
 	}
-	dir = strings.TrimSpace(dir)
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(filepath.Dir(gitFile), dir)
+	// The real path: a mount point names no symlink, and l/../r is
+	// resolved through l as git does.
+	if real, err := filepath.EvalSymlinks(common); err == nil {
+		return real
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil {
-		c := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(c) {
-			c = filepath.Join(dir, c)
-		}
-		return filepath.Clean(c)
-	}
-	return filepath.Clean(dir)
+	return filepath.Clean(common)
 }
 
 func envValue(env []string, key string) string {

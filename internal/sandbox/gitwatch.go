@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -43,6 +42,7 @@ import (
 // plants there while no command runs is found at once too.
 type gitWatch struct {
 	mu    sync.Mutex
+	roots []string                       // the writable roots (resolved): below them no symlink is followed
 	fd    int                            // inotify descriptor, -1 before start or without inotify
 	wds   map[int32]string               // watch descriptor -> directory
 	ctl   map[int32]string               // control watches: wake the idle check only
@@ -69,7 +69,9 @@ func newGitWatch() *gitWatch {
 func isRepoEntry(name string) bool { return name == ".git" || name == ".hg" }
 
 // ctlMask: any entry made, moved in or rewritten in a control directory.
-const ctlMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW | unix.IN_MASK_ADD
+// IN_MODIFY too: a job that keeps a config open after writing to it sends
+// no IN_CLOSE_WRITE.
+const ctlMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_CLOSE_WRITE | unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW | unix.IN_MASK_ADD
 
 // control watches dir (when it exists) for the idle check.
 func (w *gitWatch) control(dir string) {
@@ -173,7 +175,9 @@ func (w *gitWatch) remember(dir string, d fs.DirEntry) {
 	}
 }
 
-const watchMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
+// watchMask adds to what a control watch of the same directory asks for
+// (IN_MASK_ADD): inotify keeps one watch per inode.
+const watchMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW | unix.IN_MASK_ADD
 
 // add watches dir with inotify; false when it cannot.
 func (w *gitWatch) add(dir string) bool {
@@ -243,50 +247,50 @@ func (w *gitWatch) check() []string {
 	}
 	// git takes a directory holding HEAD with objects and refs for a bare
 	// repository, before the .git of the directories above: a new entry
-	// that could complete one has that HEAD checked.
+	// that could complete one has that HEAD checked. A .git directory the
+	// check renamed aside is one, and stays aside: git reaches it only
+	// from inside (a gitlink needs a .git in its folder).
 	noteBare := func(dir, name string) {
-		if bareParts[name] {
+		if bareParts[name] && !strings.HasPrefix(filepath.Base(dir), ".git"+disabledMark) {
 			note(filepath.Join(dir, "HEAD"))
 		}
 	}
 	// New directories are walked whole: a bound let a command hide a
 	// repository behind enough new entries (5 200 empty files, then
 	// zzz/.git with core.fsmonitor). The walk costs what making them did.
+	// Nothing is skipped but the inside of .git directories (a gitlink
+	// cannot lead there): host git status runs git in every gitlink of the
+	// index that holds a .git, node_modules or .hg/x included, and the
+	// index is writable.
 	walkNew := func(dir string) {
-		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return fs.SkipDir
-			}
+		w.walk(dir, func(p string, d fs.DirEntry) error {
 			noteBare(filepath.Dir(p), d.Name())
 			if isRepoEntry(d.Name()) {
 				note(p)
-				if d.IsDir() {
-					return fs.SkipDir
-				}
+			}
+			if !d.IsDir() {
 				return nil
 			}
-			if d.IsDir() {
-				if scanSkip[d.Name()] || strings.Contains(d.Name(), disabledMark) {
-					return fs.SkipDir
-				}
-				w.remember(p, d)
+			if d.Name() == ".git" {
+				return fs.SkipDir
 			}
+			w.remember(p, d)
 			return nil
 		})
 	}
 	// A changed directory: look at its entries (new subdirectories whole).
 	rescan := func(dir string) {
-		ents, err := os.ReadDir(dir)
+		ents, err := w.readDir(dir)
 		if err != nil {
 			return
 		}
 		for _, e := range ents {
 			p := filepath.Join(dir, e.Name())
 			noteBare(dir, e.Name())
-			switch {
-			case isRepoEntry(e.Name()):
+			if isRepoEntry(e.Name()) {
 				note(p)
-			case e.IsDir() && !scanSkip[e.Name()] && !strings.Contains(e.Name(), disabledMark):
+			}
+			if e.IsDir() && e.Name() != ".git" {
 				walkNew(p)
 			}
 		}
@@ -313,6 +317,11 @@ func (w *gitWatch) check() []string {
 	var out []string
 	keep := w.fresh[:0]
 	for _, p := range w.fresh {
+		if !w.reachable(p) {
+			// Its folder was moved (what it holds is found where it went:
+			// a new entry there) and maybe a symlink put in its place.
+			continue
+		}
 		if _, err := os.Lstat(p); err != nil {
 			continue // gone
 		}
@@ -332,7 +341,7 @@ func (w *gitWatch) check() []string {
 			keep = append(keep, p)
 			continue
 		}
-		aside := disableRepo(p)
+		aside := w.disableRepo(p)
 		if aside == "" {
 			out = append(out, fmt.Sprintf("could not disable a new %s repository at %s: %s; %s on the host would run it: do not run %s there", kind, p, why, tool, tool))
 			keep = append(keep, p)
@@ -357,8 +366,11 @@ func (w *gitWatch) check() []string {
 func (w *gitWatch) checkSeq() []string {
 	var out []string
 	for dir := range w.seq {
+		if !w.reachable(dir) {
+			continue
+		}
 		// A linked worktree added since: its rebase state is new.
-		if wts, err := os.ReadDir(filepath.Join(dir, "worktrees")); err == nil {
+		if wts, err := w.readDir(filepath.Join(dir, "worktrees")); err == nil {
 			for _, wt := range wts {
 				admin := filepath.Join(dir, "worktrees", wt.Name())
 				if _, ok := w.seq[admin]; !ok && wt.IsDir() {
@@ -369,6 +381,9 @@ func (w *gitWatch) checkSeq() []string {
 		}
 	}
 	for dir, base := range w.seq {
+		if !w.reachable(dir) {
+			continue // a worktree's admin folder moved and a symlink put there
+		}
 		for _, s := range seqStates {
 			// Watched before it is read: what is written after the look
 			// wakes the idle check.
@@ -380,7 +395,7 @@ func (w *gitWatch) checkSeq() []string {
 		}
 		p := filepath.Join(dir, state)
 		what := fmt.Sprintf("git rebase --continue or git cherry-pick --continue on the host would run %q", strings.Join(runs, "; "))
-		if aside := disableRepo(p); aside != "" {
+		if aside := w.disableRepo(p); aside != "" {
 			out = append(out, fmt.Sprintf("disabled the %s state at %s: %s; the sandbox renamed it to %s (rename it back only if you trust it)", state, p, what, filepath.Base(aside)))
 		} else {
 			out = append(out, fmt.Sprintf("could not disable the %s state at %s: %s; do not continue it on the host", state, p, what))
@@ -424,17 +439,17 @@ func (w *gitWatch) drain(note func(string), noteBare func(dir, name string), wal
 			name := string(bytes.TrimRight(nameBytes, "\x00"))
 			p := filepath.Join(dir, name)
 			noteBare(dir, name)
-			switch {
-			case isRepoEntry(name):
+			if isRepoEntry(name) {
 				note(p)
-			case ev.Mask&unix.IN_ISDIR != 0 && !scanSkip[name] && !strings.Contains(name, disabledMark):
+			}
+			if ev.Mask&unix.IN_ISDIR != 0 && name != ".git" {
 				walkNew(p)
 			}
 		}
 	}
 }
 
-// disabledMark names what disableRepo renamed aside (not looked into again).
+// disabledMark names what disableRepo renamed aside.
 const disabledMark = ".synapse-disabled-"
 
 // bareParts are the entries that make a directory a bare repository to git.
@@ -445,13 +460,14 @@ var bareParts = map[string]bool{"HEAD": true, "objects": true, "refs": true, "co
 // The name is never one that exists (RENAME_NOREPLACE): past the first
 // hundred, a job that plants again and again gets names made unique by
 // the time, and never a repository left armed for want of a free name.
-func disableRepo(p string) string {
+// Nothing is renamed through a symlink below a writable root (renameAside).
+func (w *gitWatch) disableRepo(p string) string {
 	for i := 0; i < 200; i++ {
 		aside := fmt.Sprintf("%s%s%d", p, disabledMark, i)
 		if i >= 100 {
 			aside = fmt.Sprintf("%s%s%d-%d", p, disabledMark, time.Now().UnixNano(), i)
 		}
-		err := unix.Renameat2(unix.AT_FDCWD, p, unix.AT_FDCWD, aside, unix.RENAME_NOREPLACE)
+		err := w.renameAside(p, aside)
 		switch {
 		case err == nil:
 			return aside
@@ -462,10 +478,10 @@ func disableRepo(p string) string {
 			if _, err := os.Lstat(aside); err == nil {
 				continue
 			}
-			if os.Rename(p, aside) == nil {
-				return aside
+			if !w.reachable(p) || os.Rename(p, aside) != nil {
+				return ""
 			}
-			return ""
+			return aside
 		default:
 			return ""
 		}
@@ -492,18 +508,35 @@ func gitDanger(gitPath string) string {
 	case st.Mode()&fs.ModeSymlink != 0:
 		return "a .git symlink points git somewhere else"
 	case !st.IsDir():
-		common := gitCommonDir(gitPath)
+		target, odd := gitfileTarget(gitPath)
+		if odd != "" {
+			return odd
+		}
+		common, odd := commonDirOf(target)
+		if odd != "" {
+			return odd
+		}
 		if common == "" {
 			return ""
 		}
 		dir = common
+		// A linked worktree's own config.worktree, in its admin folder
+		// (read when the common config turns extensions.worktreeConfig on).
+		if target != common {
+			if key := dangerousGitConfig(filepath.Join(target, "config.worktree")); key != "" {
+				return "its worktree's config.worktree sets " + key
+			}
+		}
 	}
 	for _, name := range []string{"commondir", "config.worktree", filepath.Join("objects", "info", "alternates")} {
 		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
 			return "it has a " + name + " file"
 		}
 	}
-	if ents, err := os.ReadDir(filepath.Join(dir, "hooks")); err == nil {
+	if st, err := os.Lstat(filepath.Join(dir, "hooks")); err == nil && !st.IsDir() {
+		return "its hooks folder is a " + st.Mode().Type().String() + " (git would follow it)"
+	}
+	if ents, err := readDirNoBlock(filepath.Join(dir, "hooks")); err == nil {
 		for _, e := range ents {
 			if !strings.HasSuffix(e.Name(), ".sample") {
 				return "it has a hook (" + e.Name() + ")"
@@ -539,59 +572,133 @@ func gitDirOf(gitPath string) string {
 	if st.IsDir() {
 		return gitPath
 	}
-	b, err := readControlFile(gitPath)
-	if err != nil {
+	d, odd := gitfileTarget(gitPath)
+	if odd != "" {
 		return ""
 	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	d, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
-	if !ok {
-		return ""
-	}
-	d = strings.TrimSpace(d)
-	if !filepath.IsAbs(d) {
-		d = filepath.Join(filepath.Dir(gitPath), d)
-	}
-	return filepath.Clean(d)
+	return d
 }
 
-// dangerousKeys are git config keys (the last part, lower case) whose value
-// git runs as a program or treats as a path to more configuration or hooks.
+// gitfileTarget reads a .git file as git does (read_gitfile): the whole
+// file, its trailing newlines dropped, must start with "gitdir: "; the rest
+// is the path, relative to the file's folder. It returns that path ("" when
+// git would not take the file), or why the file is dangerous: one that
+// cannot be read as a plain file (a FIFO would block), or whose path has
+// a newline or white space at either end (where a reader that stops at
+// the first line, or trims, would look at another folder than git).
+func gitfileTarget(gitFile string) (dir, odd string) {
+	b, err := readControlFile(gitFile)
+	if os.IsNotExist(err) {
+		return "", ""
+	}
+	if err != nil {
+		return "", "its .git file cannot be read as git would (" + err.Error() + ")"
+	}
+	s := strings.TrimRight(string(b), "\r\n")
+	d, ok := strings.CutPrefix(s, "gitdir: ")
+	if !ok {
+		return "", "" // not a gitfile to git: no repository
+	}
+	if d == "" || strings.ContainsAny(d, "\n\r\x00") || strings.TrimSpace(d) != d {
+		return "", "its .git file names an odd path (" + strconv.Quote(d) + ")"
+	}
+	if !filepath.IsAbs(d) {
+		d = filepath.Dir(gitFile) + "/" + d
+	}
+	return realDir(d), ""
+}
+
+// realDir resolves the symlinks of a path a .git or commondir file names,
+// as git does when it goes there: l/../r is r next to the folder l points
+// to, not next to l (filepath.Join and Clean would drop l/..). A path that
+// does not resolve is returned as it is (git finds no repository there).
+func realDir(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// commonDirOf is the common git directory of the git directory dir: the
+// one its commondir file names (as git reads it), or dir itself; odd says
+// why the commondir file is dangerous to read otherwise than git does.
+func commonDirOf(dir string) (common, odd string) {
+	b, err := readControlFile(filepath.Join(dir, "commondir"))
+	if os.IsNotExist(err) {
+		return dir, ""
+	}
+	if err != nil {
+		return "", "its commondir cannot be read as git would (" + err.Error() + ")"
+	}
+	c := strings.TrimRight(string(b), "\r\n")
+	if c == "" || strings.ContainsAny(c, "\n\r\x00") || strings.TrimSpace(c) != c {
+		return "", "its commondir names an odd path (" + strconv.Quote(c) + ")"
+	}
+	if !filepath.IsAbs(c) {
+		c = dir + "/" + c
+	}
+	return realDir(c), ""
+}
+
+// readDirNoBlock lists a directory without following a symlink at its
+// end and without blocking on a FIFO put in its place.
+func readDirNoBlock(p string) ([]fs.DirEntry, error) {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), p)
+	defer f.Close()
+	return f.ReadDir(-1)
+}
+
+// gitSafeSections are the config sections a new repository may have and
+// still be taken for harmless: what git init, git clone, git remote,
+// git submodule and everyday settings write. Any other section counts as
+// dangerous (include, includeIf, alias, filter, pager, credential, url,
+// protocol, gpg, hook, interactive, difftool, mergetool, sendemail, imap,
+// trailer, man, browser, web, guitool…): too many of their keys run a
+// program for a list of those to stay complete.
+var gitSafeSections = map[string]bool{
+	"core": true, "user": true, "remote": true, "branch": true, "submodule": true, "init": true, "extensions": true,
+	"pull": true, "push": true, "fetch": true, "merge": true, "diff": true, "color": true, "gc": true, "pack": true,
+	"index": true, "advice": true, "status": true, "log": true, "commit": true, "tag": true, "rebase": true, "http": true,
+	"lfs": true, "feature": true, "maintenance": true, "clone": true, "checkout": true, "transfer": true, "receive": true,
+	"repack": true, "column": true, "format": true, "am": true, "apply": true, "rerere": true, "grep": true, "blame": true,
+	"i18n": true, "worktree": true, "stash": true, "reset": true, "notes": true, "fsck": true, "versionsort": true,
+}
+
+// dangerousKeys are keys of those sections (the last part, lower case)
+// whose value git runs as a program or treats as a path to more
+// configuration, hooks or programs.
 var dangerousKeys = map[string]bool{
 	"fsmonitor": true, "hookspath": true, "sshcommand": true, "pager": true, "editor": true, "askpass": true,
 	"gitproxy": true, "textconv": true, "command": true, "driver": true, "helper": true, "program": true,
 	"external": true, "uploadpack": true, "receivepack": true, "packobjectshook": true,
 	"alternaterefscommand": true, "worktree": true, "clean": true, "smudge": true, "process": true,
+	"cmd": true, "vcs": true, "templatedir": true, "defaultkeycommand": true, "difffilter": true,
 }
 
-// dangerousSections run programs or pull in other files whatever the key.
-var dangerousSections = map[string]bool{"include": true, "includeif": true, "filter": true, "pager": true}
-
 // dangerousGitConfig returns the first key of the config file at path that
-// git would run or follow ("section.key"), or "". A file that cannot be
-// read as a regular file counts as dangerous only when it is a symlink.
+// git would run or follow ("section.key"), or what else makes the file
+// dangerous, or "". It reads the file as git's parser does where that
+// matters: a UTF-8 byte-order mark is skipped, a header may follow another
+// on one line, a line may be as long as git likes. A file that cannot be
+// read whole as a plain file (a FIFO, a symlink, over maxControlFile)
+// counts as dangerous, as does a key before any section.
 func dangerousGitConfig(path string) string {
-	st, err := os.Lstat(path)
-	if err != nil {
+	b, err := readControlFile(path)
+	if os.IsNotExist(err) {
 		return ""
 	}
-	if !st.Mode().IsRegular() {
-		return "config (not a regular file)"
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return ""
+		return "config (" + err.Error() + ")"
 	}
-	defer f.Close()
+	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
 	section := ""
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == ';' {
-			continue
-		}
-		if line[0] == '[' {
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		for strings.HasPrefix(line, "[") {
 			end := strings.IndexByte(line, ']')
 			if end < 0 {
 				return "a malformed section"
@@ -600,16 +707,29 @@ func dangerousGitConfig(path string) string {
 			name, _, _ = strings.Cut(name, " ")
 			name, _, _ = strings.Cut(name, ".")
 			section = strings.ToLower(name)
-			line = strings.TrimSpace(line[end+1:])
-			if line == "" {
-				continue
+			if !gitSafeSections[section] {
+				return "a [" + section + "] section"
 			}
+			line = strings.TrimSpace(line[end+1:])
 		}
-		key, _, _ := strings.Cut(line, "=")
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		if section == "" {
+			return "a setting outside any section"
+		}
+		key, val, _ := strings.Cut(line, "=")
 		key = strings.ToLower(strings.TrimSpace(key))
-		if dangerousSections[section] || dangerousKeys[key] {
-			return section + "." + key
+		val = strings.Trim(strings.TrimSpace(val), `"`)
+		switch {
+		case dangerousKeys[key]:
+		case section == "submodule" && key == "update" && strings.HasPrefix(val, "!"):
+		case section == "remote" && (key == "url" || key == "pushurl") && strings.HasPrefix(strings.ToLower(val), "ext::"):
+		case section == "lfs" && key == "path": // lfs.customtransfer.<name>.path
+		default:
+			continue
 		}
+		return section + "." + key
 	}
 	return ""
 }

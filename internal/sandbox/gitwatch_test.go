@@ -57,12 +57,35 @@ func TestDangerousGitConfig(t *testing.T) {
 		{"[core]\n\trepositoryformatversion = 0\n\tbare = false\n[branch \"main\"]\n\tremote = origin\n", ""},
 		{"[core]\n\tfsmonitor = x\n", "core.fsmonitor"},
 		{"[core]\n\thooksPath = /x\n", "core.hookspath"},
-		{"[include]\n\tpath = /x\n", "include.path"},
-		{"[includeIf \"gitdir:/\"]\n\tpath = /x\n", "includeif.path"},
-		{"[filter \"lfs\"]\n\tclean = x\n", "filter.clean"},
+		{"[include]\n\tpath = /x\n", "a [include] section"},
+		{"[includeIf \"gitdir:/\"]\n\tpath = /x\n", "a [includeif] section"},
+		{"[filter \"lfs\"]\n\tclean = x\n", "a [filter] section"},
 		{"[diff \"x\"]\n\ttextconv = x\n", "diff.textconv"},
-		{"[credential]\n\thelper = x\n", "credential.helper"},
+		{"[credential]\n\thelper = x\n", "a [credential] section"},
 		{"[core] sshCommand = x\n", "core.sshcommand"},
+		// A clone's and a submodule's config, user settings: harmless.
+		{"[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://x/y\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n" +
+			"[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n[submodule \"s\"]\n\turl = ../s\n\tactive = true\n\tupdate = rebase\n" +
+			"[user]\n\temail = a@b\n[pull]\n\trebase = true\n", ""},
+		// Read as git reads it: a byte-order mark, two headers on a line,
+		// a key before any section, a line longer than a scanner's buffer.
+		{"\xef\xbb\xbf[include]\n\tpath = /x\n", "a [include] section"},
+		{"[core] [include] path = /x\n", "a [include] section"},
+		{"path = /x\n[core]\n", "a setting outside any section"},
+		{"#" + strings.Repeat("a", 2<<20) + "\n[core]\n\tfsmonitor = x\n", "core.fsmonitor"},
+		{"[core\t\"x\"]\n", "a [core\t\"x\"] section"},
+		// Keys that run a program in sections that are otherwise harmless,
+		// and sections that are not.
+		{"[submodule \"s\"]\n\tupdate = \"!touch /x\"\n", "submodule.update"},
+		{"[remote \"o\"]\n\turl = ext::sh -c touch% /x\n", "remote.url"},
+		{"[remote \"o\"]\n\tvcs = ../../evil\n", "remote.vcs"},
+		{"[lfs \"customtransfer.x\"]\n\tpath = /x\n", "lfs.path"},
+		{"[init]\n\ttemplateDir = /x\n", "init.templatedir"},
+		{"[gpg \"ssh\"]\n\tdefaultKeyCommand = x\n", "a [gpg] section"},
+		{"[interactive]\n\tdiffFilter = x\n", "a [interactive] section"},
+		{"[mergetool \"x\"]\n\tcmd = x\n", "a [mergetool] section"},
+		{"[protocol \"ext\"]\n\tallow = always\n", "a [protocol] section"},
+		{"[alias]\n\tst = !touch /x\n", "a [alias] section"},
 	}
 	for _, tt := range tests {
 		p := filepath.Join(t.TempDir(), "config")

@@ -1,0 +1,283 @@
+package sandbox
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/testutil"
+)
+
+// gitEnv is the environment of the sandboxed git the attacks below run:
+// no user configuration, a committer.
+const gitEnv = "export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t; "
+
+// hostGit runs git on the host as the user would after the agent's turn,
+// with no configuration but the repository's own; its failure is not
+// fatal (a disabled repository is no repository to git).
+func hostGit(dir string, args ...string) string {
+	c := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	c.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	out, _ := c.CombinedOutput()
+	return string(out)
+}
+
+// TestRedTeamNestedRepoInUnwatchedFolder: git status on the host runs
+// `git status` inside every gitlink of the index that holds a .git, and
+// that child git runs the nested repository's core.fsmonitor. The index is
+// writable inside the sandbox (git needs it), so a repository the watcher
+// never looks at is as good as one in the project root. The watcher
+// skipped node_modules, .svn and .hg folders and any name containing
+// ".synapse-disabled-"; a repository planted there was never checked.
+func TestRedTeamNestedRepoInUnwatchedFolder(t *testing.T) {
+	requireBwrap(t)
+	testutil.RequireTool(t, "git")
+	f := newFixture(t, nil)
+	gitHost(t, f.ws, "init", "-q")
+	gitHost(t, f.ws, "commit", "-q", "--allow-empty", "-m", "init")
+	// Folders that exist when the sandbox starts (skipped by the scan).
+	for _, d := range []string{"node_modules/left-pad", ".svn/pristine", "vendor/.hg/store"} {
+		if err := os.MkdirAll(filepath.Join(f.ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mark := filepath.Join(t.TempDir(), "pwned")
+	for _, p := range []string{
+		"node_modules/left-pad/evil",    // an existing node_modules
+		"fresh/node_modules/evil",       // a new one
+		".svn/pristine/evil",            // an existing .svn
+		"vendor/.hg/store/evil",         // inside an existing .hg
+		"x.synapse-disabled-0/evil",     // a name the watcher took for its own
+		"newhg/.hg/evil",                // inside a new .hg
+		"deep/a/b/c/d/e/f/g/h/i/j/evil", // a new deep tree
+	} {
+		res := f.run(t, gitEnv+"mkdir -p "+filepath.Dir(p)+" && git init -q "+p+" && git -C "+p+" commit -q --allow-empty -m e && "+
+			"git -C "+p+" config core.fsmonitor 'touch "+mark+"; :' && "+
+			"git update-index --add --cacheinfo 160000,$(git -C "+p+" rev-parse HEAD),"+p+" && echo planted")
+		if res.Stdout != "planted" {
+			t.Fatalf("plant %s: %+v", p, res)
+		}
+		if !strings.Contains(res.Stderr, "disabled a new git repository at "+filepath.Join(f.ws, p, ".git")) {
+			t.Errorf("the repository at %s was not reported: %q", p, res.Stderr)
+		}
+		hostGit(f.ws, "status", "--short")
+		if _, err := os.Stat(mark); err == nil {
+			t.Fatalf("git status on the host ran the core.fsmonitor of a repository planted at %s", p)
+		}
+	}
+}
+
+// TestRedTeamGitConfigParser: the check reads a new repository's config
+// with a parser of its own, and every place it reads the file differently
+// from git is a way past it. A comment line longer than the scanner's
+// buffer ended the look early, a UTF-8 byte-order mark hid an [include]
+// section, a second header on one line ([core] [include]) was read as a
+// key, and keys git runs that the list did not name passed.
+func TestRedTeamGitConfigParser(t *testing.T) {
+	requireBwrap(t)
+	testutil.RequireTool(t, "git")
+	f := newFixture(t, nil)
+	mark := filepath.Join(t.TempDir(), "pwned")
+	fsmon := `[core]\n\tfsmonitor = "touch ` + mark + `; :"\n`
+	for name, plant := range map[string]string{
+		"long":   `{ printf '#'; head -c 2000000 /dev/zero | tr '\0' a; printf '\n` + fsmon + `'; } >> $r/.git/config`,
+		"bom":    `printf '` + fsmon + `' > $r/.git/evil.cfg && { printf '\xef\xbb\xbf[include]\n\tpath = evil.cfg\n'; cat $r/.git/config; } > $r/x && mv $r/x $r/.git/config`,
+		"twohdr": `printf '` + fsmon + `' > $r/.git/evil.cfg && printf '[core] [include] path = evil.cfg\n' >> $r/.git/config`,
+		"nosect": `printf '` + fsmon + `' > $r/.git/evil.cfg && { printf 'path = evil.cfg\n'; cat $r/.git/config; } > $r/x && mv $r/x $r/.git/config`,
+	} {
+		res := f.run(t, gitEnv+"r="+name+"; git init -q $r && "+plant+" && echo planted")
+		if res.Stdout != "planted" {
+			t.Fatalf("%s: plant: %+v", name, res)
+		}
+		if !strings.Contains(res.Stderr, "disabled a new git repository at "+filepath.Join(f.ws, name, ".git")) {
+			t.Errorf("%s: the repository was not reported: %q", name, res.Stderr)
+		}
+		hostGit(filepath.Join(f.ws, name), "status", "--short")
+		if _, err := os.Stat(mark); err == nil {
+			t.Fatalf("%s: git status on the host ran the planted core.fsmonitor", name)
+		}
+	}
+}
+
+// TestRedTeamWatchFollowsNoLink: the checks run on the host with the
+// user's rights, on paths a command can change under them. A new
+// repository the check had found harmless, whose folder a command then
+// replaced with a symlink to a repository outside the project, had that
+// outside repository judged (its hook) and renamed aside; a watched folder
+// moved away and replaced by a symlink made the next event's walk go
+// through the link. Nothing outside the project may be touched.
+func TestRedTeamWatchFollowsNoLink(t *testing.T) {
+	requireBwrap(t)
+	testutil.RequireTool(t, "git")
+	outside := t.TempDir()
+	var victims []string
+	for _, name := range []string{"proj", "other"} {
+		v := filepath.Join(outside, name)
+		gitHost(t, outside, "init", "-q", v)
+		writeFile(t, filepath.Join(v, ".git", "hooks", "pre-commit"), "#!/bin/sh\nexit 0\n") // a user's own hook (husky, pre-commit)
+		victims = append(victims, v)
+	}
+	f := newFixture(t, nil)
+	if err := os.MkdirAll(filepath.Join(f.ws, "watched"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.run(t, gitEnv+"git init -q sub")
+	f.run(t, "mv sub sub2 && ln -s "+victims[0]+" sub")
+	f.run(t, gitEnv+"git init -q r && mv watched r/.git/watched && ln -s "+outside+" watched && mkdir r/.git/watched/other")
+	f.m.Settle()
+	for _, v := range victims {
+		if _, err := os.Lstat(filepath.Join(v, ".git")); err != nil {
+			t.Errorf("the sandbox's check renamed the .git of %s, outside the project: %v", v, err)
+		}
+	}
+}
+
+// TestRedTeamWatchDoesNotHang: the checks run with the backend's lock
+// held, so one that blocks hangs every later command. A FIFO opened for
+// reading blocks until a writer comes: a `.git` FIFO (read as a .git
+// file), a FIFO for the hooks folder of a new repository, or for
+// .git/worktrees of the project, each stopped the check for good.
+func TestRedTeamWatchDoesNotHang(t *testing.T) {
+	requireBwrap(t)
+	testutil.RequireTool(t, "git")
+	f := newFixture(t, nil)
+	gitHost(t, f.ws, "init", "-q")
+	if err := os.Mkdir(filepath.Join(f.ws, "watched"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{
+		"mkdir sub && mkfifo sub/.git",
+		// A watched folder turned into a FIFO, then more events than the
+		// inotify queue holds: every watched folder is read again.
+		"mv watched w2 && mkfifo watched && seq 1 20000 | xargs touch && rm -f [0-9]*",
+		gitEnv + "git init -q nohooks && rm -rf nohooks/.git/hooks && mkfifo nohooks/.git/hooks",
+		"g=.git; mkfifo $g/worktrees",
+		gitEnv + "git init -q wf && rm -f wf/.git/config && mkfifo wf/.git/commondir",
+	} {
+		done := make(chan struct{})
+		var res command.Result
+		go func() {
+			defer close(done)
+			res, _ = f.m.Execute(context.Background(), c, "")
+		}()
+		select {
+		case <-done:
+			if strings.HasPrefix(c, "mkdir sub") && !strings.Contains(res.Stderr, "disabled a new git repository at "+filepath.Join(f.ws, "sub", ".git")) {
+				t.Errorf("the .git FIFO was not disabled: %+v", res)
+			}
+		case <-time.After(20 * time.Second):
+			// Unblock the check (open every FIFO for writing, until it is
+			// through) so that the test can end.
+			for unblocked := false; !unblocked; {
+				_ = filepath.WalkDir(f.ws, func(p string, d os.DirEntry, err error) error {
+					if err == nil && d.Type()&os.ModeNamedPipe != 0 {
+						if fd, err := syscall.Open(p, syscall.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+							_ = syscall.Close(fd)
+						}
+					}
+					return nil
+				})
+				select {
+				case <-done:
+					unblocked = true
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+			t.Fatalf("the check after %q hung", c)
+		}
+	}
+}
+
+// TestRedTeamIdleHeldOpen: a background job opens a harmless new
+// repository's config, writes core.fsmonitor into it and keeps the file
+// open: no close event comes, and the idle watcher slept while host git
+// in another terminal ran the program.
+func TestRedTeamIdleHeldOpen(t *testing.T) {
+	requireBwrap(t)
+	testutil.RequireTool(t, "git")
+	f := newFixture(t, nil)
+	mark := filepath.Join(t.TempDir(), "pwned")
+	if res := f.run(t, gitEnv+"git init -q plain && echo made"); res.Stdout != "made" || strings.Contains(res.Stderr, "disabled") {
+		t.Fatalf("git init: %+v", res)
+	}
+	f.run(t, `(exec 3>>plain/.git/config; sleep 0.5; printf '[core]\n\tfsmonitor = "touch `+mark+`; :"\n' >&3; sleep 60) >/dev/null 2>&1 & disown; echo started`)
+	plain := filepath.Join(f.ws, "plain")
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if m, _ := filepath.Glob(filepath.Join(plain, ".git.synapse-disabled-*")); len(m) > 0 {
+			break
+		}
+	}
+	hostGit(plain, "status", "--short")
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("host git ran what a background job wrote into a config it kept open while the session was idle")
+	}
+}
+
+// TestRedTeamNewWorktreeConfig: with extensions.worktreeConfig on (git
+// sparse-checkout turns it on), git reads each worktree's own
+// config.worktree from its admin folder. A command adds an admin folder
+// under .git/worktrees with one setting core.fsmonitor, and a checkout
+// whose .git file names it; the check looked at the common folder only.
+func TestRedTeamNewWorktreeConfig(t *testing.T) {
+	requireBwrap(t)
+	testutil.RequireTool(t, "git")
+	f := newFixture(t, nil)
+	gitHost(t, f.ws, "init", "-q")
+	gitHost(t, f.ws, "commit", "-q", "--allow-empty", "-m", "init")
+	gitHost(t, f.ws, "config", "extensions.worktreeConfig", "true")
+	mark := filepath.Join(t.TempDir(), "pwned")
+	res := f.run(t, gitEnv+"a=.git/worktrees/evil; mkdir -p $a wt && echo ../.. > $a/commondir && "+
+		"git rev-parse HEAD > $a/HEAD && echo \"$PWD/wt/.git\" > $a/gitdir && "+
+		"printf '[core]\\n\\tfsmonitor = \"touch "+mark+"; :\"\\n' > $a/config.worktree && "+
+		"echo \"gitdir: $PWD/$a\" > wt/.git && echo planted")
+	if res.Stdout != "planted" {
+		t.Fatalf("plant: %+v", res)
+	}
+	if !strings.Contains(res.Stderr, "disabled a new git repository at "+filepath.Join(f.ws, "wt", ".git")) {
+		t.Errorf("the new worktree was not reported: %q", res.Stderr)
+	}
+	hostGit(filepath.Join(f.ws, "wt"), "status", "--short")
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("git status on the host ran the core.fsmonitor of a new worktree's config.worktree")
+	}
+}
+
+// TestRedTeamGitfileReadAsGitDoes: a new .git file is judged by the
+// repository it names, so the check must read the path git reads. It
+// took the first line (git takes the whole file: a path with a newline)
+// and cleaned l/../r lexically (git goes through the symlink l first).
+// The repository itself lives in the private /tmp, whose host path a
+// command reads from /proc/self/mountinfo and which no watch covers.
+func TestRedTeamGitfileReadAsGitDoes(t *testing.T) {
+	requireBwrap(t)
+	testutil.RequireTool(t, "git")
+	f := newFixture(t, nil)
+	mark := filepath.Join(t.TempDir(), "pwned")
+	if res := f.run(t, "grep -c ' /tmp ' /proc/self/mountinfo"); res.Stdout == "0" {
+		t.Fatalf("the private /tmp is not in mountinfo: %+v", res)
+	}
+	priv := f.m.PrivateTmp()
+	arm := "git -C \"$r\" config core.fsmonitor 'touch " + mark + "; :'"
+	for name, plant := range map[string]string{
+		"newline": `r=$(printf '/tmp/r1\nx'); git init -q "$r" && ` + arm + ` && mkdir newline && printf 'gitdir: ` + priv + `/r1\nx/.git\n' > newline/.git`,
+		"dotdot":  `r=/tmp/r2; git init -q "$r" && ` + arm + ` && mkdir -p /tmp/a dotdot && ln -s ` + priv + `/a dotdot/l && printf 'gitdir: l/../r2/.git\n' > dotdot/.git`,
+	} {
+		res := f.run(t, gitEnv+plant+" && echo planted")
+		if res.Stdout != "planted" {
+			t.Fatalf("%s: plant: %+v", name, res)
+		}
+		if !strings.Contains(res.Stderr, "disabled a new git repository at "+filepath.Join(f.ws, name, ".git")) {
+			t.Errorf("%s: the .git file was not reported: %q", name, res.Stderr)
+		}
+		hostGit(filepath.Join(f.ws, name), "status", "--short")
+		if _, err := os.Stat(mark); err == nil {
+			t.Fatalf("%s: git status on the host ran the core.fsmonitor of the repository the .git file names", name)
+		}
+	}
+}
