@@ -120,13 +120,16 @@ func (w *gitWatch) controlChanged() bool {
 	return w.changed
 }
 
-// controlRepo adds the control watches of one git directory or .hg.
+// controlRepo adds the control watches of one git directory or .hg. A
+// watch follows the inode: objects (not a mount point) renamed away and
+// made anew is a new folder, watched when the check that its creation
+// woke calls this again, and so is the objects/info made in it next.
 func (w *gitWatch) controlRepo(dir string) {
 	w.control(dir)
 	if filepath.Base(dir) == ".hg" {
 		return
 	}
-	for _, sub := range append([]string{"hooks", filepath.Join("objects", "info")}, seqStates...) {
+	for _, sub := range append([]string{"hooks", "objects", filepath.Join("objects", "info")}, seqStates...) {
 		w.control(filepath.Join(dir, sub))
 	}
 }
@@ -384,11 +387,9 @@ func (w *gitWatch) checkSeq() []string {
 		if !w.reachable(dir) {
 			continue // a worktree's admin folder moved and a symlink put there
 		}
-		for _, s := range seqStates {
-			// Watched before it is read: what is written after the look
-			// wakes the idle check.
-			w.control(filepath.Join(dir, s))
-		}
+		// Watched before it is read (folders made since included): what
+		// is written after the look wakes the idle check.
+		w.controlRepo(dir)
 		state, runs := seqDanger(dir, base)
 		if state == "" {
 			continue

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // hgDanger: what in a .hg directory makes hg on the host run a program or
@@ -193,5 +195,56 @@ func TestControlLookSkippedOnlyWhenQuiet(t *testing.T) {
 				t.Errorf("%s planted after a quiet check is still there (%q)", plant.path, lines)
 			}
 		})
+	}
+}
+
+// A job renames the project's .git/objects away (it is not a mount point)
+// and builds a new objects/info/alternates while no command runs: the
+// control watches were on the old folders, and nothing woke the idle
+// check. Each new folder on the way is watched as it appears.
+func TestControlWatchFollowsReplacedObjects(t *testing.T) {
+	ws := t.TempDir()
+	for _, d := range []string{".git/hooks", ".git/objects/info", ".git/refs"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(ws, ".git", "HEAD"), "ref: refs/heads/main\n")
+	mp := planMounts(Policy{Whitelist: []string{ws}}, nil)
+	mp.watch.start()
+	mp.watch.controlFiles(mp.gitWatch)
+	defer mp.watch.close()
+	if mp.watch.fd < 0 {
+		t.Skip("no inotify here")
+	}
+	// What the idle watcher does: wait for an event, then check.
+	idle := func(step string) {
+		t.Helper()
+		fds := []unix.PollFd{{Fd: int32(mp.watch.fd), Events: unix.POLLIN}}
+		if n, _ := unix.Poll(fds, 1000); n != 1 {
+			t.Fatalf("%s: no event woke the idle check", step)
+		}
+		mp.watch.check()
+		if mp.watch.controlChanged() {
+			mp.revertGit()
+		}
+	}
+	mp.watch.check()
+	git := filepath.Join(ws, ".git")
+	if err := os.Rename(filepath.Join(git, "objects"), filepath.Join(git, "o2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(git, "objects"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	idle("new objects")
+	if err := os.Mkdir(filepath.Join(git, "objects", "info"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	idle("new objects/info")
+	writeFile(t, filepath.Join(git, "objects", "info", "alternates"), "/elsewhere\n")
+	idle("alternates")
+	if _, err := os.Lstat(filepath.Join(git, "objects", "info", "alternates")); err == nil {
+		t.Error("the alternates planted in a replaced objects folder is still there")
 	}
 }
