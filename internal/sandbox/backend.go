@@ -220,12 +220,24 @@ func (b *LocalBackend) startIdle() {
 	go b.idle(fd, wake)
 }
 
+// idlePace is how often the idle watcher looks again with no event while
+// something only a look can tell about exists: a new repository (inotify
+// sees no write made through a shared mapping of its config), a folder
+// inotify could not watch (the watch limit), a control folder it could not
+// watch. A look that took long (a million unwatched folders) spaces the
+// next ones out, so they cost at most a twentieth of a core.
+const idlePace = 2 * time.Second
+
 func (b *LocalBackend) idle(fd, wake int) {
 	defer close(b.idleEnd)
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(wake), Events: unix.POLLIN}}
+	timeout := -1
+	if b.plat.lastPlan.watch.needsLook() {
+		timeout = int(idlePace / time.Millisecond)
+	}
 	for {
 		fds[0].Revents, fds[1].Revents = 0, 0
-		if _, err := unix.Poll(fds, -1); err != nil {
+		if _, err := unix.Poll(fds, timeout); err != nil {
 			if errors.Is(err, unix.EINTR) {
 				continue
 			}
@@ -235,8 +247,15 @@ func (b *LocalBackend) idle(fd, wake int) {
 			return
 		}
 		b.runMu.Lock()
+		start := time.Now()
 		b.pending = append(b.pending, b.settleLocked()...)
+		took := time.Since(start)
+		needs := b.plat.lastPlan.watch.needsLook()
 		b.runMu.Unlock()
+		timeout = -1
+		if needs {
+			timeout = int(max(idlePace, 20*took) / time.Millisecond)
+		}
 	}
 }
 

@@ -151,6 +151,17 @@ func (w *gitWatch) adopt(fresh []string) {
 	}
 }
 
+// needsLook reports whether something exists that only a look, not an
+// inotify event, can tell has changed (see idlePace).
+func (w *gitWatch) needsLook() bool {
+	if w == nil {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.fresh) > 0 || len(w.dirs) > 0 || w.ctlBlind
+}
+
 // waitFD is the inotify descriptor the idle watcher polls (-1: none).
 func (w *gitWatch) waitFD() int {
 	if w == nil {

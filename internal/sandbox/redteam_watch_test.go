@@ -281,3 +281,52 @@ func TestRedTeamGitfileReadAsGitDoes(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamIdleMappedConfig: inotify sees no write made through a shared
+// mapping. A background job maps a harmless new repository's config
+// (padded with a comment) and, once the checks have passed it, writes
+// core.fsmonitor through the mapping while the session is idle: no event
+// comes at all. The idle watcher also looks again at a fixed pace while
+// something only a look can tell about exists (new repositories, folders
+// inotify could not watch), so the window is seconds, not until the next
+// command.
+func TestRedTeamIdleMappedConfig(t *testing.T) {
+	requireBwrap(t)
+	testutil.RequireTool(t, "git")
+	testutil.RequireTool(t, "python3")
+	f := newFixture(t, nil)
+	mark := filepath.Join(t.TempDir(), "pwned")
+	if res := f.run(t, gitEnv+"git init -q plain && printf '#%0200d\\n' 0 >> plain/.git/config && echo made"); res.Stdout != "made" || strings.Contains(res.Stderr, "disabled") {
+		t.Fatalf("git init: %+v", res)
+	}
+	script := `import mmap, sys, time
+f = open("plain/.git/config", "r+b")
+m = mmap.mmap(f.fileno(), 0)
+time.sleep(1)
+i = m.find(b"#0")
+evil = b"\n[core]\n\tfsmonitor = \"touch ` + mark + `; :\"\n#"
+m[i:i+len(evil)] = evil
+m.flush()
+time.sleep(60)
+`
+	writeFile(t, filepath.Join(f.ws, "job.py"), script)
+	f.run(t, "(python3 job.py) >/dev/null 2>&1 & disown; echo started")
+	plain := filepath.Join(f.ws, "plain")
+	armed := false
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(filepath.Join(plain, ".git", "config")); err == nil && strings.Contains(string(b), "fsmonitor") {
+			armed = true
+		}
+		if m, _ := filepath.Glob(filepath.Join(plain, ".git.synapse-disabled-*")); len(m) > 0 {
+			armed = true
+			break
+		}
+	}
+	if !armed {
+		t.Fatal("the job never armed the config")
+	}
+	hostGit(plain, "status", "--short")
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("host git ran what a background job wrote through a mapping of a new repository's config while the session was idle")
+	}
+}
