@@ -330,3 +330,51 @@ time.sleep(60)
 		t.Fatal("host git ran what a background job wrote through a mapping of a new repository's config while the session was idle")
 	}
 }
+
+// TestRedTeamRevertFollowsNoLink: after each command the control files
+// that appeared where none was at the start (objects/info/alternates,
+// config.worktree…) are removed. .git/objects is no mount point: a command
+// replaced it with a symlink to another repository's objects, and the
+// removal deleted that repository's alternates (its objects then missing).
+// And a control file outside every writable root, which no command can
+// write, was removed all the same: the user's own config.worktree in the
+// repository the project is a linked worktree of.
+func TestRedTeamRevertFollowsNoLink(t *testing.T) {
+	requireBwrap(t)
+	testutil.RequireTool(t, "git")
+	outside := t.TempDir()
+	base := filepath.Join(outside, "base")
+	gitHost(t, outside, "init", "-q", base)
+	gitHost(t, base, "commit", "-q", "--allow-empty", "-m", "init")
+	victim := filepath.Join(outside, "victim")
+	gitHost(t, outside, "clone", "-q", "--shared", base, victim)
+	alternates := filepath.Join(victim, ".git", "objects", "info", "alternates")
+	if _, err := os.Stat(alternates); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, nil)
+	gitHost(t, f.ws, "init", "-q")
+	res := f.run(t, "g=.git; mv $g/objects $g/o2 && ln -s "+filepath.Join(victim, ".git", "objects")+" $g/objects && echo swapped")
+	if res.Stdout != "swapped" {
+		t.Fatalf("swap: %+v", res)
+	}
+	f.m.Settle()
+	if _, err := os.Stat(alternates); err != nil {
+		t.Errorf("the check deleted another repository's alternates through a symlink: %v", err)
+	}
+
+	// The project is a linked worktree of base; the user turns on a
+	// sparse checkout there (config.worktree) while the session runs.
+	f2 := newFixture(t, nil)
+	if err := os.Remove(f2.ws); err != nil {
+		t.Fatal(err)
+	}
+	gitHost(t, base, "worktree", "add", "-q", "-b", "wt", f2.ws)
+	f2.run(t, "true") // the sandbox exists
+	userCfg := filepath.Join(base, ".git", "config.worktree")
+	writeFile(t, userCfg, "[core]\n\tsparseCheckout = true\n")
+	f2.run(t, "true")
+	if _, err := os.Stat(userCfg); err != nil {
+		t.Errorf("the check deleted the user's config.worktree outside the writable roots: %v", err)
+	}
+}
