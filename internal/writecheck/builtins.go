@@ -96,6 +96,12 @@ var builtins = map[string]func(*cmd) cwdSet{
 		}
 		return c.cwds
 	},
+	"wait": func(c *cmd) cwdSet {
+		// wait -p NAME puts a job's process id in NAME.
+		opts, _ := leading(c.args, "p")
+		c.assigns(vals(opts, "-p")...)
+		return c.cwds
+	},
 	"compgen": completion, "complete": completion,
 	"test": testCmd, "[": testCmd,
 	"shopt": func(c *cmd) cwdSet {

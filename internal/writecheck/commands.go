@@ -21,7 +21,7 @@ var readOnly = set(
 	"pwd", "echo", "true", "false", ":", "which", "whereis", "type", "help",
 	"stat", "du", "df", "realpath", "readlink", "basename", "dirname", "id", "whoami", "groups", "uname",
 	"arch", "nproc", "uptime", "free", "ps", "pgrep", "lscpu", "lsblk", "getconf", "locale", "tty", "printenv",
-	"cal", "dirs", "wait", "shift", "return", "exit", "break", "continue", "umask", "ulimit", "unalias",
+	"cal", "dirs", "shift", "return", "exit", "break", "continue", "umask", "ulimit", "unalias",
 )
 
 func set(words ...string) map[string]bool {

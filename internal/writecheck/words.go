@@ -78,6 +78,9 @@ func (w *walker) arg(word *syntax.Word) arg {
 	var b strings.Builder
 	unknown := func() arg {
 		lead := b.String()
+		if lead == "" && w.pid(word) {
+			return arg{node: word} // $! $$ $? $#: digits, one word
+		}
 		return arg{node: word, loose: lead == "" || lead[0] == '-' || w.splits(word)}
 	}
 	for i, part := range word.Parts {
@@ -175,6 +178,18 @@ func isName(s string) bool {
 	return s != ""
 }
 
+// pid reports whether a word is one of the shell's numeric parameters
+// ($! $$ $? $#), which expand to digits: one word, no option (unless IFS
+// holds digits).
+func (w *walker) pid(word *syntax.Word) bool {
+	if len(word.Parts) != 1 || w.ifsSet {
+		return false
+	}
+	p, ok := word.Parts[0].(*syntax.ParamExp)
+	return ok && p.Param != nil && len(p.Param.Value) == 1 && strings.Contains("!$?#", p.Param.Value) &&
+		!p.Excl && !p.Length && p.Index == nil && p.Slice == nil && p.Repl == nil && p.Exp == nil
+}
+
 // splits reports whether a word has an unquoted expansion that is not
 // known: it may become several words.
 func (w *walker) splits(word *syntax.Word) bool {
@@ -186,6 +201,9 @@ func (w *walker) splits(word *syntax.Word) bool {
 				return true // digits can be field separators
 			}
 		case *syntax.ParamExp:
+			if w.pid(&syntax.Word{Parts: []syntax.WordPart{x}}) {
+				continue
+			}
 			if v, ok := w.param(x); !ok || w.ifsSet || strings.ContainsAny(v, " \t\n*?[") {
 				return true
 			}

@@ -321,6 +321,14 @@ func (w *walker) command(cmd syntax.Command, cwds cwdSet, depth int) cwdSet {
 		w.exprs(x, cwds, depth)
 		return cwds
 	case *syntax.CoprocClause:
+		// coproc NAME sets NAME to its descriptors and NAME_PID (coproc
+		// TMPDIR { …; } makes $TMPDIR a number, a relative path).
+		name := "COPROC"
+		if x.Name != nil {
+			name = x.Name.Lit()
+		}
+		w.setVar(name, "coproc", true)
+		w.setVar(name+"_PID", "coproc", true)
 		w.stmt(x.Stmt, cwds, depth)
 		return cwds
 	}
@@ -527,7 +535,7 @@ func (w *walker) number(wd *syntax.Word) bool {
 		if p.Param == nil || p.Excl || p.Index != nil || p.Slice != nil || p.Repl != nil || p.Exp != nil || len(p.Modifiers) > 0 {
 			return false
 		}
-		return p.Length || strings.Contains("#?$!", p.Param.Value) || w.numeric(p.Param.Value)
+		return p.Length || len(p.Param.Value) == 1 && strings.Contains("#?$!", p.Param.Value) || w.numeric(p.Param.Value)
 	}
 	return false
 }

@@ -357,6 +357,11 @@ func TestCheck(t *testing.T) {
 		{"BASH_CMDS[ls]=/tmp/evil; ls", "$((|BASH_CMDS="},
 		{"EXECIGNORE=/usr/bin/ls", "EXECIGNORE="},
 		{"export NODE_OPTIONS='--require /tmp/x.js'", "export"},
+		{"coproc TMPDIR { sleep 1; }; touch $TMPDIR/x", "coproc|touch"},
+		{"coproc { sleep 1; }", ""},
+		{"sleep 1 & wait -n -p TMPDIR; touch $TMPDIR/x", "wait|touch"},
+		{"sleep 1 & wait $!", ""},
+		{"wait $X", "wait"},
 		// Arithmetic evaluates values as expressions: a[$(cmd)] runs cmd.
 		{"x='a[$(touch /work/p/pwn)]'; echo $((x))", "$(("},
 		{"[[ $x -eq 1 ]]", "$(("},
