@@ -1043,6 +1043,12 @@ func tar(c *cmd) cwdSet {
 		c.ask("runs a program")
 	}
 	c.writes(vals(opts, "-g", "--listed-incremental", "--index-file", "--volno-file")...)
+	// An archive named host:file is read or written through rsh (or ssh).
+	for _, f := range vals(opts, "-f", "--file") {
+		if host, _, remote := strings.Cut(f.s, ":"); remote && !strings.Contains(host, "/") && !has(opts, "--force-local") {
+			c.ask("reaches the archive " + f.s + " on another host through rsh or ssh")
+		}
+	}
 	switch {
 	case has(opts, "-t", "--list", "-d", "--diff", "--compare"):
 	case has(opts, "-x", "--extract", "--get"):

@@ -340,6 +340,8 @@ func TestCheck(t *testing.T) {
 		{"zstd --filelist /tmp/list", "zstd"},
 		{"xz --files=/tmp/list", "xz"},
 		{"tar -cf /tmp/a.tar -T /tmp/list --remove-files", "tar"},
+		{"tar -tf host:/x.tar", "tar"},
+		{"tar -tf /tmp/a:b.tar", ""},
 		// The session is one shell: what a line leaves set works on later lines.
 		{"ls() { cd /work/p; }", "ls()"},
 		{"trap 'cd /work/p' DEBUG", "trap"},
