@@ -105,10 +105,12 @@ var builtins = map[string]func(*cmd) cwdSet{
 	"compgen": completion, "complete": completion,
 	"test": testCmd, "[": testCmd,
 	"shopt": func(c *cmd) cwdSet {
-		// cdable_vars makes cd NAME go to $NAME, in later command lines too.
+		// In this and later command lines, cdable_vars makes cd NAME go to
+		// $NAME, and nullglob drops a pattern that matches nothing, which
+		// moves the words after it: sort -o /tmp/x* f writes f.
 		for _, a := range c.args {
-			if !a.known || a.s == "cdable_vars" && !hasWord(c.args, "-u", "-p", "-q") {
-				c.ask("sets a shell option that changes where cd goes")
+			if !a.known || (a.s == "cdable_vars" || a.s == "nullglob") && !hasWord(c.args, "-u", "-p", "-q") {
+				c.ask("sets the shell option " + a.text() + ", which changes where cd goes or which word is which")
 				break
 			}
 		}
