@@ -980,8 +980,8 @@ func gitReads(sub string, rest []arg) bool {
 }
 
 // goCmd: go version, help, env (without -w/-u) and doc (without -http,
-// which builds and runs a server) write nothing. Go's flags take one dash
-// or two and =value.
+// which builds and runs a server) write nothing, but for the toolchain a
+// go.mod may make them fetch. Go's flags take one dash or two and =value.
 func goCmd(c *cmd) cwdSet {
 	_, ops := parse(c.args, "")
 	if len(ops) == 0 {
@@ -996,9 +996,17 @@ func goCmd(c *cmd) cwdSet {
 	}
 	if sub := ops[0]; sub.known {
 		switch {
-		case sub.s == "version" || sub.s == "help",
-			sub.s == "env" && !flags["w"] && !flags["u"],
-			sub.s == "doc" && !flags["http"]:
+		case sub.s == "help":
+			return c.cwds
+		case sub.s == "version" || sub.s == "env" && !flags["w"] && !flags["u"] || sub.s == "doc" && !flags["http"]:
+			// These too switch to the toolchain a go.mod names, downloading
+			// and running it: one under the scratch list could name any.
+			for _, d := range c.cwds {
+				if d == "" || c.w.c.InScratch(d) {
+					c.ask("runs in " + describeDir(d) + ", where a go.mod could name a toolchain to download and run")
+					return c.cwds
+				}
+			}
 			return c.cwds
 		}
 	}

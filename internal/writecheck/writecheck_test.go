@@ -272,6 +272,8 @@ func TestCheck(t *testing.T) {
 		{"go env --w GOFLAGS=-x", "go env"},
 		{"go doc -http", "go doc"},
 		{"go doc fmt.Println", ""},
+		{"cd /tmp/x && go version", "go version"},
+		{"cd /tmp/x && go help build", ""},
 		// Archives and file-making commands.
 		{"tar -xPf /tmp/a.tar -C /tmp/out", "tar"},
 		{"tar -czf /tmp/a.tgz --remove-files src", "tar"},
