@@ -367,6 +367,7 @@ func TestCheck(t *testing.T) {
 		{"sleep 1 & wait -n -p TMPDIR; touch $TMPDIR/x", "wait|touch"},
 		{"sleep 1 & wait $!", ""},
 		{"wait $X", "wait"},
+		{"XZ_OPT=--files=/tmp/list xz /tmp/f", "XZ_OPT="},
 		// Arithmetic evaluates values as expressions: a[$(cmd)] runs cmd.
 		{"x='a[$(touch /work/p/pwn)]'; echo $((x))", "$(("},
 		{"[[ $x -eq 1 ]]", "$(("},
