@@ -208,7 +208,7 @@ func (w *walker) stmts(list []*syntax.Stmt, cwds cwdSet, depth int) cwdSet {
 func (w *walker) stmt(s *syntax.Stmt, cwds cwdSet, depth int) cwdSet {
 	word := ">"
 	if call, ok := s.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
-		if a := w.arg(call.Args[0]); a.known {
+		if a := w.arg(call.Args[0]); a.known && a.s != "" {
 			word = commandName(a.s)
 		}
 	}
