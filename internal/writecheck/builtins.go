@@ -165,7 +165,7 @@ func completion(c *cmd) cwdSet {
 func declare(c *cmd) cwdSet {
 	ref := false
 	for _, a := range c.args {
-		if a.known && strings.HasPrefix(a.s, "-") && strings.Contains(a.s, "n") {
+		if a.known && strings.HasPrefix(a.s, "-") && strings.Contains(a.s, "n") && c.name != "export" { // export -n unexports
 			ref = true
 			c.ask("declares a reference: assigning it, in later command lines too, assigns the variable it names")
 		}

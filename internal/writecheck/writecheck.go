@@ -720,7 +720,7 @@ func (w *walker) decl(x *syntax.DeclClause, cwds cwdSet, depth int) {
 	for _, a := range x.Args {
 		if a.Naked && a.Name == nil && a.Value != nil {
 			if v := w.arg(a.Value); v.known && strings.HasPrefix(v.s, "-") {
-				ref = ref || strings.Contains(v.s, "n")
+				ref = ref || strings.Contains(v.s, "n") && variant != "export" // export -n unexports
 				if strings.Contains(v.s, "i") {
 					w.ask(variant, "gives variables the integer attribute: assigning one evaluates the value as arithmetic, which can run commands, in later command lines too")
 				}

@@ -353,6 +353,7 @@ func TestCheck(t *testing.T) {
 		{"shopt -s nullglob", "shopt"},
 		{"shopt -s globstar dotglob", ""},
 		{"declare -n r", "declare"},
+		{"export -n FOO", ""},
 		{"declare -i n", "declare"},
 		{"set -o posix", "set"},
 		{"PWD=/tmp", "PWD="},
