@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -178,6 +179,7 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 			}
 		}
 		mp.protectGitDir(common, mkHooks, 0)
+		mp.protectConfigPaths(common, filepath.Dir(gitPath))
 	}
 	protectHg := func(hgPath string) {
 		if !writable {
@@ -406,6 +408,109 @@ func (mp *mountPlan) protectGitDir(dir string, mkHooks bool, depth int) {
 		}
 		return nil
 	})
+}
+
+// configPathKeys are the keys (section.key, lower case) whose value names
+// a file or folder git reads configuration or hooks from; the value of a
+// dangerousKeys key is a command, whose first word may be a path.
+var configPathKeys = map[string]bool{"include.path": true, "includeif.path": true, "core.hookspath": true}
+
+// protectConfigPaths keeps read-only what the config of the git directory
+// dir (an existing repository's, read-only itself) names inside a writable
+// root: core.hooksPath = .husky/_ (husky; a folder git ignores, so a change
+// there does not even show in git status), include.path = ../shared.cfg,
+// core.fsmonitor = ./tools/fsmon.sh. A command could rewrite them, and
+// git on the host would run the result. An existing one is mounted
+// read-only with the folders above it pinned (as for .git); a missing one
+// is removed when it appears (revertGit). A symlink there is left (a mount
+// would land on its target, and the link itself stays replaceable).
+func (mp *mountPlan) protectConfigPaths(dir, worktree string) {
+	add := func(list *[]string, p string) {
+		if !slices.Contains(*list, p) {
+			*list = append(*list, p)
+		}
+	}
+	for _, cfg := range []string{filepath.Join(dir, "config"), filepath.Join(dir, "config.worktree")} {
+		for _, e := range gitConfigEntries(cfg) {
+			name := e.section + "." + e.key
+			var p string
+			switch {
+			case configPathKeys[name]:
+				p = e.value
+				if !filepath.IsAbs(p) && name != "core.hookspath" {
+					p = filepath.Join(filepath.Dir(cfg), p) // git: relative to the including file
+				}
+			case dangerousKeys[e.key] && e.key != "worktree":
+				fields := strings.Fields(strings.TrimPrefix(e.value, "!"))
+				if len(fields) == 0 || !strings.Contains(fields[0], "/") {
+					continue // a program looked up in PATH
+				}
+				p = strings.Trim(fields[0], `"'`)
+			default:
+				continue
+			}
+			if p == "" || strings.HasPrefix(p, "~") {
+				continue
+			}
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(worktree, p) // hooks and commands run at the worktree's top
+			}
+			p = filepath.Clean(p)
+			root := mp.watch.rootOf(p)
+			if root == "" || p == root || slices.ContainsFunc(mp.protect, func(q string) bool { return within(p, q) }) {
+				continue
+			}
+			st, err := os.Lstat(p)
+			switch {
+			case err != nil:
+				add(&mp.gitWatch, p)
+			case st.Mode()&fs.ModeSymlink != 0:
+			default:
+				add(&mp.protect, p)
+				for d := filepath.Dir(p); d != root && within(d, root); d = filepath.Dir(d) {
+					add(&mp.pin, d)
+				}
+			}
+		}
+	}
+}
+
+// gitConfigEntry is one setting of a git config file.
+type gitConfigEntry struct{ section, key, value string }
+
+// gitConfigEntries reads the settings of a config file (lower-case
+// section and key names, the value unquoted), for the paths it names.
+func gitConfigEntries(path string) []gitConfigEntry {
+	b, err := readControlFile(path)
+	if err != nil {
+		return nil
+	}
+	var out []gitConfigEntry
+	section := ""
+	for _, line := range strings.Split(string(bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))), "\n") {
+		line = strings.TrimSpace(line)
+		for strings.HasPrefix(line, "[") {
+			end := strings.IndexByte(line, ']')
+			if end < 0 {
+				return out
+			}
+			name := strings.TrimSpace(line[1:end])
+			name, _, _ = strings.Cut(name, " ")
+			name, _, _ = strings.Cut(name, ".")
+			section = strings.ToLower(name)
+			line = strings.TrimSpace(line[end+1:])
+		}
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		key, val, _ := strings.Cut(line, "=")
+		val = strings.TrimSpace(val)
+		if len(val) >= 2 && val[0] == '"' && val[len(val)-1] == '"' {
+			val = val[1 : len(val)-1]
+		}
+		out = append(out, gitConfigEntry{section, strings.ToLower(strings.TrimSpace(key)), val})
+	}
+	return out
 }
 
 // gitCommonDir reads a `.git` file (worktree or submodule) as git does and

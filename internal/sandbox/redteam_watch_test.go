@@ -378,3 +378,52 @@ func TestRedTeamRevertFollowsNoLink(t *testing.T) {
 		t.Errorf("the check deleted the user's config.worktree outside the writable roots: %v", err)
 	}
 }
+
+// TestRedTeamConfigNamedWorktreePaths: the project's .git/config is read-
+// only, but it can name files in the writable worktree that git runs or
+// reads as configuration: core.hooksPath = .husky/_ (husky v9; a folder
+// git ignores, so a change there does not show in git status), an
+// include.path next to the project, a core.fsmonitor script. A command
+// rewrote those, and the user's next git status or commit ran its code.
+// The paths a repository's config names inside a writable root are kept
+// read-only like its hooks (a missing one removed when it appears).
+func TestRedTeamConfigNamedWorktreePaths(t *testing.T) {
+	requireBwrap(t)
+	testutil.RequireTool(t, "git")
+	f := newFixture(t, nil)
+	mark := filepath.Join(t.TempDir(), "pwned")
+	gitHost(t, f.ws, "init", "-q")
+	writeFile(t, filepath.Join(f.ws, ".husky", "_", "pre-commit"), "#!/bin/sh\nexit 0\n")
+	if err := os.Chmod(filepath.Join(f.ws, ".husky", "_", "pre-commit"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(f.ws, "tools", "fsmon.sh"), "#!/bin/sh\nexit 0\n")
+	if err := os.Chmod(filepath.Join(f.ws, "tools", "fsmon.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitHost(t, f.ws, "config", "core.hooksPath", ".husky/_")
+	gitHost(t, f.ws, "config", "include.path", "../shared.gitconfig") // relative to .git/config: absent for now
+	gitHost(t, f.ws, "config", "diff.tool.textconv", "./tools/fsmon.sh")
+	writeFile(t, filepath.Join(f.ws, "a.txt"), "a\n")
+	gitHost(t, f.ws, "add", "a.txt")
+	evil := "#!/bin/sh\\ntouch " + mark + "\\n"
+	res := f.run(t, "printf '"+evil+"' > .husky/_/pre-commit; printf '"+evil+"' > .husky/_/post-commit; chmod +x .husky/_/post-commit; "+
+		"printf '"+evil+"' > tools/fsmon.sh; "+
+		"printf '[core]\\n\\tfsmonitor = \"touch "+mark+"; :\"\\n' > shared.gitconfig; "+
+		"mv .husky .h2 2>/dev/null; mkdir -p .husky/_ && printf '"+evil+"' > .husky/_/pre-commit; chmod +x .husky/_/pre-commit; true")
+	for _, p := range []string{".husky/_/pre-commit", "tools/fsmon.sh"} {
+		if b, _ := os.ReadFile(filepath.Join(f.ws, p)); strings.Contains(string(b), mark) {
+			t.Errorf("%s, named by the project's config, was rewritten", p)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(f.ws, "shared.gitconfig")); err == nil {
+		t.Errorf("the include.path the project's config names was planted: %q", res.Stderr)
+	}
+	hostGit(f.ws, "status", "--short")
+	c := exec.Command("git", "-C", f.ws, "commit", "-q", "-m", "x")
+	c.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	out, _ := c.CombinedOutput()
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatalf("git on the host ran code a command planted in a path the project's config names:\n%s", out)
+	}
+}
