@@ -430,6 +430,31 @@ func (mp *mountPlan) protectConfigPaths(dir, worktree string) {
 			*list = append(*list, p)
 		}
 	}
+	for _, p := range configNamedPaths(dir, worktree) {
+		root := mp.watch.rootOf(p)
+		if root == "" || p == root || slices.ContainsFunc(mp.protect, func(q string) bool { return within(p, q) }) {
+			continue
+		}
+		st, err := os.Lstat(p)
+		switch {
+		case err != nil:
+			add(&mp.gitWatch, p)
+		case st.Mode()&fs.ModeSymlink != 0:
+		default:
+			add(&mp.protect, p)
+			for d := filepath.Dir(p); d != root && within(d, root); d = filepath.Dir(d) {
+				add(&mp.pin, d)
+			}
+		}
+	}
+}
+
+// configNamedPaths lists the files and folders (clean, absolute) the
+// config and config.worktree of the git directory dir name, whose
+// worktree is worktree: include paths, core.hooksPath, and the program of
+// each command-valued key when it is a path rather than a name.
+func configNamedPaths(dir, worktree string) []string {
+	var out []string
 	for _, cfg := range []string{filepath.Join(dir, "config"), filepath.Join(dir, "config.worktree")} {
 		for _, e := range gitConfigEntries(cfg) {
 			name := e.section + "." + e.key
@@ -455,24 +480,12 @@ func (mp *mountPlan) protectConfigPaths(dir, worktree string) {
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(worktree, p) // hooks and commands run at the worktree's top
 			}
-			p = filepath.Clean(p)
-			root := mp.watch.rootOf(p)
-			if root == "" || p == root || slices.ContainsFunc(mp.protect, func(q string) bool { return within(p, q) }) {
-				continue
-			}
-			st, err := os.Lstat(p)
-			switch {
-			case err != nil:
-				add(&mp.gitWatch, p)
-			case st.Mode()&fs.ModeSymlink != 0:
-			default:
-				add(&mp.protect, p)
-				for d := filepath.Dir(p); d != root && within(d, root); d = filepath.Dir(d) {
-					add(&mp.pin, d)
-				}
+			if p = filepath.Clean(p); !slices.Contains(out, p) {
+				out = append(out, p)
 			}
 		}
 	}
+	return out
 }
 
 // gitConfigEntry is one setting of a git config file.

@@ -241,6 +241,9 @@ func (p Policy) check(path string, write bool, rules []rule) (blocked bool, reas
 	if d := bareRepoWrite(path, root); d != "" {
 		return true, bareRepoReason, d
 	}
+	if named := configNamedWrite(path, root); named != "" {
+		return true, configNamedReason, named
+	}
 	for _, pr := range p.Protect {
 		if within(path, pr) && len(pr) >= len(root) {
 			return true, protectedReason, path
@@ -254,6 +257,7 @@ const (
 	outsideReason      = "path is outside the sandbox write whitelist"
 	protectedReason    = "this is the agent's own configuration ($SYNAPSE_HOME), read-only to the commands it runs (a change there could widen the agent's permissions); ask the user to make this change"
 	bareRepoReason     = "this would make the folder a git repository to host git (a HEAD with objects and refs is a bare repository, found before the .git above it), and its config or hooks could run code outside the sandbox; use git init, or ask the user to make this change"
+	configNamedReason  = "the config of the git repository this file is in names it (core.hooksPath, include.path, or a program such as core.fsmonitor): git on the host would run or read what is written here, so it is read-only inside the sandbox like the repository's hooks; ask the user to make this change"
 	gitProtectedReason = "git and Mercurial control files (.git files, hooks, config, config.worktree, commondir, objects/info/alternates, modules/, worktrees/, rebase and cherry-pick state; .hg/hgrc, hgrc-not-shared, sharedpath) are read-only inside the sandbox, even in the project (a change there could run code outside it); ask the user to make this change"
 )
 
@@ -283,6 +287,34 @@ func gitProtected(p string) bool {
 		return true
 	}
 	return rest == "objects/info/alternates" || rest == "objects/info/http-alternates"
+}
+
+// configNamedWrite returns what a git repository's config names (see
+// configNamedPaths) that path is, or is inside, for each repository whose
+// worktree holds path (the folders from path up to root that have a
+// .git); "" when none. The sandbox mounts these read-only; write and edit
+// run on the host, also before any sandbox exists.
+func configNamedWrite(path, root string) string {
+	for d := filepath.Dir(path); within(d, root); d = filepath.Dir(d) {
+		gitPath := filepath.Join(d, ".git")
+		if st, err := os.Lstat(gitPath); err == nil {
+			common := gitPath
+			if !st.IsDir() {
+				common = gitCommonDir(gitPath)
+			}
+			if common != "" {
+				for _, named := range configNamedPaths(common, d) {
+					if within(path, named) && named != root {
+						return named
+					}
+				}
+			}
+		}
+		if d == root || d == "/" {
+			break
+		}
+	}
+	return ""
 }
 
 // bareRepoWrite returns the folder (path or one above it, up to root) that

@@ -427,3 +427,30 @@ func TestRedTeamConfigNamedWorktreePaths(t *testing.T) {
 		t.Fatalf("git on the host ran code a command planted in a path the project's config names:\n%s", out)
 	}
 }
+
+// TestRedTeamConfigNamedPathsInProcess: write and edit run on the host,
+// also before any sandbox exists to mount anything; the paths the
+// project's config names in the worktree are refused there as its hooks
+// are.
+func TestRedTeamConfigNamedPathsInProcess(t *testing.T) {
+	requireBwrap(t)
+	testutil.RequireTool(t, "git")
+	f := newFixture(t, nil)
+	gitHost(t, f.ws, "init", "-q")
+	writeFile(t, filepath.Join(f.ws, ".husky", "_", "pre-commit"), "#!/bin/sh\nexit 0\n")
+	gitHost(t, f.ws, "config", "core.hooksPath", ".husky/_")
+	gitHost(t, f.ws, "config", "include.path", "../shared.gitconfig")
+	gitHost(t, f.ws, "config", "core.fsmonitor", "tools/fsmon.sh")
+	for _, p := range []string{".husky/_/pre-commit", ".husky/_/post-commit", "shared.gitconfig", "tools/fsmon.sh"} {
+		if blocked, reason, _ := f.m.CheckPath(filepath.Join(f.ws, p), true); !blocked {
+			t.Errorf("a write of %s, which the project's config names, was not refused", p)
+		} else if !strings.Contains(reason, "config") {
+			t.Errorf("%s refused for another reason: %s", p, reason)
+		}
+	}
+	for _, p := range []string{".husky/pre-commit", "tools/other.sh", "src/main.go"} {
+		if blocked, reason, _ := f.m.CheckPath(filepath.Join(f.ws, p), true); blocked {
+			t.Errorf("an ordinary write of %s was refused: %s", p, reason)
+		}
+	}
+}
