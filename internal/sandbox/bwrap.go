@@ -200,6 +200,7 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 				add(&mp.gitWatch, p)
 			}
 		}
+		mp.protectNamed(hgNamedPaths(hgPath, filepath.Dir(hgPath)))
 		mp.watch.known[hgPath] = true
 	}
 	if st, err := os.Lstat(filepath.Join(root, ".git")); err == nil {
@@ -425,12 +426,18 @@ var configPathKeys = map[string]bool{"include.path": true, "includeif.path": tru
 // is removed when it appears (revertGit). A symlink there is left (a mount
 // would land on its target, and the link itself stays replaceable).
 func (mp *mountPlan) protectConfigPaths(dir, worktree string) {
+	mp.protectNamed(configNamedPaths(dir, worktree))
+}
+
+// protectNamed keeps read-only the paths a repository's configuration
+// names that lie in a writable root (see protectConfigPaths).
+func (mp *mountPlan) protectNamed(paths []string) {
 	add := func(list *[]string, p string) {
 		if !slices.Contains(*list, p) {
 			*list = append(*list, p)
 		}
 	}
-	for _, p := range configNamedPaths(dir, worktree) {
+	for _, p := range paths {
 		root := mp.watch.rootOf(p)
 		if root == "" || p == root || slices.ContainsFunc(mp.protect, func(q string) bool { return within(p, q) }) {
 			continue
@@ -480,7 +487,9 @@ func configNamedPaths(dir, worktree string) []string {
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(worktree, p) // hooks and commands run at the worktree's top
 			}
-			if p = filepath.Clean(p); !slices.Contains(out, p) {
+			// A value naming the worktree itself or a folder above it (a
+			// hooksPath of ".") would make the whole worktree read-only.
+			if p = filepath.Clean(p); !within(worktree, p) && !slices.Contains(out, p) {
 				out = append(out, p)
 			}
 		}

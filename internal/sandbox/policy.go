@@ -257,7 +257,7 @@ const (
 	outsideReason      = "path is outside the sandbox write whitelist"
 	protectedReason    = "this is the agent's own configuration ($SYNAPSE_HOME), read-only to the commands it runs (a change there could widen the agent's permissions); ask the user to make this change"
 	bareRepoReason     = "this would make the folder a git repository to host git (a HEAD with objects and refs is a bare repository, found before the .git above it), and its config or hooks could run code outside the sandbox; use git init, or ask the user to make this change"
-	configNamedReason  = "the config of the git repository this file is in names it (core.hooksPath, include.path, or a program such as core.fsmonitor): git on the host would run or read what is written here, so it is read-only inside the sandbox like the repository's hooks; ask the user to make this change"
+	configNamedReason  = "the config of the git or Mercurial repository this file is in names it (core.hooksPath, include.path, %include, a hook, an extension, or a program such as core.fsmonitor): git or hg on the host would run or read what is written here, so it is read-only inside the sandbox like the repository's hooks; ask the user to make this change"
 	gitProtectedReason = "git and Mercurial control files (.git files, hooks, config, config.worktree, commondir, objects/info/alternates, modules/, worktrees/, rebase and cherry-pick state; .hg/hgrc, hgrc-not-shared, sharedpath) are read-only inside the sandbox, even in the project (a change there could run code outside it); ask the user to make this change"
 )
 
@@ -307,6 +307,13 @@ func configNamedWrite(path, root string) string {
 					if within(path, named) && named != root {
 						return named
 					}
+				}
+			}
+		}
+		if st, err := os.Lstat(filepath.Join(d, ".hg")); err == nil && st.IsDir() {
+			for _, named := range hgNamedPaths(filepath.Join(d, ".hg"), d) {
+				if within(path, named) && named != root {
+					return named
 				}
 			}
 		}

@@ -341,3 +341,41 @@ func TestSettleDoesNotWaitForACommand(t *testing.T) {
 	cancel()
 	<-cmdDone
 }
+
+// TestRedTeamHgrcNamedWorktreePaths: the project's .hg/hgrc is read-only,
+// but it can name files in the writable worktree that hg runs or reads:
+// a %include next to the project, a hook script, an extension's Python
+// file. A command rewrote them and the user's next hg status ran its
+// code. They are kept read-only (a missing one removed when it appears),
+// for write and edit too.
+func TestRedTeamHgrcNamedWorktreePaths(t *testing.T) {
+	requireBwrap(t)
+	testutil.RequireTool(t, "hg")
+	f := newFixture(t, nil)
+	mark := filepath.Join(t.TempDir(), "pwned")
+	if out, err := exec.Command("hg", "init", f.ws).CombinedOutput(); err != nil {
+		t.Fatalf("hg init: %v\n%s", err, out)
+	}
+	writeFile(t, filepath.Join(f.ws, "tools", "hook.sh"), "#!/bin/sh\nexit 0\n")
+	if err := os.Chmod(filepath.Join(f.ws, "tools", "hook.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(f.ws, "tools", "ext.py"), "")
+	writeFile(t, filepath.Join(f.ws, ".hg", "hgrc"), "%include ../.hgrc-shared\n[hooks]\npre-status = ./tools/hook.sh\n[extensions]\nmyext = ./tools/ext.py\n")
+	for _, p := range []string{".hgrc-shared", "tools/hook.sh", "tools/ext.py"} {
+		if blocked, _, _ := f.m.CheckPath(filepath.Join(f.ws, p), true); !blocked {
+			t.Errorf("a write of %s, which the project's hgrc names, was not refused", p)
+		}
+	}
+	f.run(t, "printf '#!/bin/sh\\ntouch "+mark+"\\n' > tools/hook.sh; printf 'open(\""+mark+"\", \"w\")\\n' > tools/ext.py; "+
+		"printf '[hooks]\\npre-status.x = touch "+mark+"\\n' > .hgrc-shared; true")
+	for _, p := range []string{"tools/hook.sh", "tools/ext.py"} {
+		if b, _ := os.ReadFile(filepath.Join(f.ws, p)); strings.Contains(string(b), mark) {
+			t.Errorf("%s, named by the project's hgrc, was rewritten", p)
+		}
+	}
+	hgHost(t, f.ws, "status")
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("hg on the host ran code a command planted in a path the project's hgrc names")
+	}
+}

@@ -46,6 +46,67 @@ func hgDanger(p string) string {
 	return ""
 }
 
+// hgNamedPaths lists the files (clean, absolute) the hgrc and
+// hgrc-not-shared of the .hg directory hgDir name, whose worktree is
+// worktree: %include files (relative to the including file), and in any
+// section but [paths] a value whose first word is a path: a hook script
+// (python:file.py:func too), an extension's Python file, a merge tool,
+// an editor. hg runs or loads each (see protectConfigPaths for git).
+func hgNamedPaths(hgDir, worktree string) []string {
+	var out []string
+	addPath := func(p, rel string) {
+		p = strings.Trim(p, `"'`)
+		if p == "" || strings.HasPrefix(p, "~") || strings.HasPrefix(p, "$") {
+			return
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(rel, p)
+		}
+		if p = filepath.Clean(p); !within(worktree, p) && !slices.Contains(out, p) {
+			out = append(out, p) // not the worktree or above: see configNamedPaths
+		}
+	}
+	for _, name := range []string{"hgrc", "hgrc-not-shared"} {
+		file := filepath.Join(hgDir, name)
+		b, err := readControlFile(file)
+		if err != nil {
+			continue
+		}
+		section := ""
+		for _, line := range strings.Split(string(b), "\n") {
+			if line == "" || line[0] == ' ' || line[0] == '\t' {
+				continue // a continuation line: part of the value above
+			}
+			line = strings.TrimSpace(line)
+			switch {
+			case line == "" || line[0] == '#' || line[0] == ';':
+			case strings.HasPrefix(line, "%include"):
+				addPath(strings.TrimSpace(strings.TrimPrefix(line, "%include")), filepath.Dir(file))
+			case line[0] == '[':
+				if end := strings.IndexByte(line, ']'); end > 0 {
+					section = strings.ToLower(strings.TrimSpace(line[1:end]))
+				}
+			case section != "paths":
+				_, val, ok := strings.Cut(line, "=")
+				if !ok {
+					continue
+				}
+				val = strings.TrimPrefix(strings.TrimSpace(val), "!")
+				if py, ok := strings.CutPrefix(val, "python:"); ok {
+					if i := strings.LastIndexByte(py, ':'); i > 0 {
+						py = py[:i]
+					}
+					val = py
+				}
+				if fields := strings.Fields(val); len(fields) > 0 && strings.Contains(fields[0], "/") {
+					addPath(fields[0], worktree)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // hgSafeSections are the hgrc sections that run nothing and read no other
 // file (a clone writes [paths]); every other section, and any %include,
 // counts as dangerous: hooks, extensions, ui.ssh, merge-tools, aliases
