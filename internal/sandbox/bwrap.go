@@ -211,6 +211,10 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 	}
 	base := strings.Count(root, "/")
 	deep := maxWatchEntries
+	// The trees the blacklist scan skips have a budget of their own (in
+	// folders): a node_modules of a million files must not leave the
+	// project's own deep folders unwatched.
+	skipped := maxWatchEntries
 	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if d != nil && d.IsDir() && path != root {
@@ -224,6 +228,10 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 				if *budget <= 0 {
 					return fs.SkipAll
 				}
+				return fs.SkipDir
+			}
+			if d.IsDir() && scanSkip[d.Name()] && d.Name() != ".git" && d.Name() != ".hg" {
+				mp.watchTree(path, protectGit, protectHg, &skipped)
 				return fs.SkipDir
 			}
 			return mp.beyondBounds(path, d, protectGit, protectHg, &deep)
@@ -258,7 +266,7 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 		if d.IsDir() {
 			if scanSkip[d.Name()] {
 				if writable && d.Name() != ".git" {
-					mp.watchTree(path, protectGit, protectHg, &deep)
+					mp.watchTree(path, protectGit, protectHg, &skipped)
 				}
 				return fs.SkipDir
 			}
@@ -304,7 +312,8 @@ func (mp *mountPlan) beyondBounds(path string, d fs.DirEntry, protectGit func(st
 }
 
 // watchTree does for a directory the blacklist scan skips (node_modules,
-// .hg, .svn) what beyondBounds does past the bounds.
+// .hg, .svn) what beyondBounds does past the bounds, counting folders
+// only against left (a dependency tree is mostly files).
 func (mp *mountPlan) watchTree(root string, protectGit func(string, bool), protectHg func(string), left *int) {
 	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -313,15 +322,24 @@ func (mp *mountPlan) watchTree(root string, protectGit func(string, bool), prote
 			}
 			return nil
 		}
-		if path == root {
-			if *left <= 0 {
-				return fs.SkipAll
+		switch {
+		case d.Name() == ".git":
+			protectGit(path, d.IsDir())
+			mp.watch.known[path] = true
+			if d.IsDir() {
+				return fs.SkipDir
 			}
+		case !d.IsDir():
+		case *left <= 0:
+			return fs.SkipAll
+		default:
 			*left--
+			if d.Name() == ".hg" && path != root {
+				protectHg(path)
+			}
 			mp.watch.remember(path, d)
-			return nil
 		}
-		return mp.beyondBounds(path, d, protectGit, protectHg, left)
+		return nil
 	})
 }
 

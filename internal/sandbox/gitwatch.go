@@ -310,7 +310,7 @@ func (w *gitWatch) check() []string {
 		}
 	}
 	if w.fd >= 0 {
-		w.drain(note, noteBare, walkNew, rescan)
+		w.drain(note, noteBare, walkNew)
 	}
 	for dir, was := range w.dirs {
 		st, err := os.Lstat(dir)
@@ -417,9 +417,21 @@ func (w *gitWatch) checkSeq() []string {
 }
 
 // drain reads the pending inotify events: a new `.git` is noted, a new
-// directory walked; after an overflow every watched directory is read again.
-func (w *gitWatch) drain(note func(string), noteBare func(dir, name string), walkNew, rescan func(string)) {
+// directory walked; after an overflow (a command that makes more than
+// 16 384 entries, or a job that wants the host busy) each writable root is
+// walked once more, which costs one read of every directory (reading each
+// watched one and walking its subdirectories cost that times the depth:
+// 3.6 s for 30 000 folders seven deep).
+func (w *gitWatch) drain(note func(string), noteBare func(dir, name string), walkNew func(string)) {
 	buf := make([]byte, 64*1024)
+	overflow := false
+	defer func() {
+		if overflow {
+			for _, r := range w.roots {
+				walkNew(r)
+			}
+		}
+	}()
 	for {
 		n, err := unix.Read(w.fd, buf)
 		if err != nil || n <= 0 {
@@ -434,9 +446,7 @@ func (w *gitWatch) drain(note func(string), noteBare func(dir, name string), wal
 			}
 			if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
 				w.ctlDirty = true
-				for _, dir := range w.wds {
-					rescan(dir)
-				}
+				overflow = true
 				continue
 			}
 			if ev.Mask&unix.IN_IGNORED != 0 {
