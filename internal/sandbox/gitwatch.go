@@ -31,15 +31,24 @@ import (
 // non-blocking read. A directory inotify cannot watch (the user's watch
 // limit) is checked by its ctime instead, one Lstat per command (unlike the
 // mtime, no command can set it back). The scan watches a writable root's
-// directories past the blacklist's bounds too (up to maxWatchEntries);
-// node_modules and what lies past that bound are not watched. A directory
-// git would take for a bare repository (HEAD with objects and refs) counts
-// as a repository: git looks for one before the .git of the folders above.
+// directories past the blacklist's bounds too (up to maxWatchEntries), and
+// inside node_modules, .hg and .svn (a budget of their own): host git
+// status runs git in every gitlink of the index (which is writable) that
+// holds a .git, wherever it is. Only the inside of .git directories is
+// not watched, and what lies past the bounds. A directory git would take
+// for a bare repository (HEAD with objects and refs) counts as a
+// repository: git looks for one before the .git of the folders above.
+//
+// Every path is one a command can change while the checks run: below a
+// writable root no symlink is followed and nothing is opened that could
+// block (beneath.go).
 //
 // Control watches (ctl) wake the idle watcher (see LocalBackend.idle) when
-// anything is created in a git or Mercurial directory, its objects/info or
-// hooks, or a rebase's state directory, so that a file a background job
-// plants there while no command runs is found at once too.
+// anything is created or written in a git or Mercurial directory, its
+// objects, objects/info or hooks, or a rebase's state directory, so that a
+// file a background job plants there while no command runs is found at
+// once too; what no event shows (a write through a shared mapping) is
+// found by the idle watcher's look at a fixed pace (idlePace).
 type gitWatch struct {
 	mu    sync.Mutex
 	roots []string                       // the writable roots (resolved): below them no symlink is followed
