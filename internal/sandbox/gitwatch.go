@@ -708,6 +708,10 @@ var dangerousKeys = map[string]bool{
 	"external": true, "uploadpack": true, "receivepack": true, "packobjectshook": true,
 	"alternaterefscommand": true, "worktree": true, "clean": true, "smudge": true, "process": true,
 	"cmd": true, "vcs": true, "templatedir": true, "defaultkeycommand": true, "difffilter": true,
+	"recentobjectshook": true, // gc.recentObjectsHook: run at gc and repack
+	// http.cookieFile with http.saveCookies: git writes the cookie jar
+	// there, any file the user's shell sources included.
+	"cookiefile": true, "savecookies": true,
 }
 
 // dangerousGitConfig returns the first key of the config file at path that

@@ -86,6 +86,8 @@ func TestDangerousGitConfig(t *testing.T) {
 		{"[mergetool \"x\"]\n\tcmd = x\n", "a [mergetool] section"},
 		{"[protocol \"ext\"]\n\tallow = always\n", "a [protocol] section"},
 		{"[alias]\n\tst = !touch /x\n", "a [alias] section"},
+		{"[gc]\n\trecentObjectsHook = touch /x\n", "gc.recentobjectshook"},
+		{"[http]\n\tsaveCookies = true\n\tcookieFile = /home/u/.bashrc\n", "http.savecookies"},
 	}
 	for _, tt := range tests {
 		p := filepath.Join(t.TempDir(), "config")
