@@ -69,6 +69,9 @@ type Status struct {
 	// QueuedSends: Queued holds a line ended with Enter, sent when the turn
 	// ends; otherwise it is an unfinished line the editor takes over.
 	QueuedSends bool
+	// QueuedAsking: a question is open, which Esc answers (deny) rather
+	// than clearing Queued.
+	QueuedAsking bool
 }
 
 // StartTurn shows the working indicator until EndTurn: a spinner, the
@@ -360,9 +363,14 @@ func (r *Renderer) queuedLine() string {
 	if !r.live.busy || s == nil || s.Queued == "" {
 		return ""
 	}
-	hint := "  (Enter queues it; Esc clears)"
+	hint := "  (Enter queues it"
 	if s.QueuedSends {
-		hint = "  (sent when the turn ends; Esc clears)"
+		hint = "  (sent when the turn ends"
+	}
+	if s.QueuedAsking {
+		hint += "; Esc answers the question)"
+	} else {
+		hint += "; Esc clears)"
 	}
 	return r.p.dim("queued › ") + clean(strings.ReplaceAll(s.Queued, "\n", " ↵ "), true) + r.p.dim(hint)
 }

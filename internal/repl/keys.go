@@ -316,6 +316,7 @@ type Queue struct {
 	Prompts []string // lines ended with Enter, to run in order
 	Partial string   // the line being typed
 	Exit    bool     // /exit was typed: leave once the turn has stopped
+	Asking  bool     // a question is open (Esc answers it rather than clearing)
 }
 
 func (q Queue) empty() bool { return len(q.Prompts) == 0 && q.Partial == "" }
@@ -474,22 +475,29 @@ func (w *turnWatch) Queue() Queue {
 	defer w.mu.Unlock()
 	q := w.q
 	q.Prompts = append([]string(nil), q.Prompts...)
+	q.Asking = w.answers != nil
 	return q
 }
 
 // ask opens the answer channel for one question.
 func (w *turnWatch) ask() chan byte {
 	ch := make(chan byte, 8)
-	w.mu.Lock()
-	w.answers = ch
-	w.mu.Unlock()
+	w.setAnswers(ch)
 	return ch
 }
 
-func (w *turnWatch) endAsk() {
+func (w *turnWatch) endAsk() { w.setAnswers(nil) }
+
+// setAnswers opens or closes the question; what is queued is shown again,
+// since Esc now answers the question or clears the queue again.
+func (w *turnWatch) setAnswers(ch chan byte) {
 	w.mu.Lock()
-	w.answers = nil
+	w.answers = ch
+	queued := !w.q.empty()
 	w.mu.Unlock()
+	if queued && w.onQueue != nil {
+		w.onQueue(w.Queue())
+	}
 }
 
 func (w *turnWatch) Stop() {

@@ -124,8 +124,8 @@ func TestPTYTypingOnDoesNotAnswer(t *testing.T) {
 			p.send("go\r")
 			p.waitFor(tc.question)
 			p.send(tc.typed)
-			p.waitScreen("the typed text queued", func(s *screen) bool {
-				return strings.Contains(strings.Join(s.lines(), "\n"), "queued › "+tc.typed)
+			p.waitScreen("the typed text queued; Esc is the question's", func(s *screen) bool {
+				return strings.Contains(strings.Join(s.lines(), "\n"), "queued › "+tc.typed+"▏  (Enter queues it; Esc answers the question)")
 			})
 			select {
 			case d := <-decided:

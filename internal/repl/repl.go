@@ -136,12 +136,11 @@ type REPL struct {
 	lastQuery string            // the last search's query (Ctrl+R Ctrl+R searches it again)
 	pastes    map[string]string // placeholder shown in the editor → the pasted text
 
-	queued     []string // prompts typed during the last turn, run next
-	partial    string   // an unfinished line typed then, for the editor after them
-	exit       bool     // /exit was typed during a turn
-	qmu        sync.Mutex
-	queue      string // the typed-ahead text the footer shows
-	queueSends bool   // queue holds a line ended with Enter
+	queued  []string // prompts typed during the last turn, run next
+	partial string   // an unfinished line typed then, for the editor after them
+	exit    bool     // /exit was typed during a turn
+	qmu     sync.Mutex
+	queue   Queue // the typed-ahead text the footer shows
 }
 
 // New prepares a REPL.
@@ -455,7 +454,7 @@ func (r *REPL) cancellable(ctx context.Context, fn func(ctx context.Context)) (i
 		start := Queue{Prompts: r.queued, Partial: r.partial}
 		r.queued, r.partial = nil, ""
 		w := r.keys.watchTurn(start, cancel, func(q Queue) {
-			r.setQueue(q.Text(), len(q.Prompts) > 0)
+			r.setQueue(q)
 		}, func() { // Shift+Tab: the next mode, said above the live area and shown in the footer
 			r.r.Notice(r.cycleMode())
 			r.r.SetStatus(r.status())
@@ -472,9 +471,9 @@ func (r *REPL) cancellable(ctx context.Context, fn func(ctx context.Context)) (i
 }
 
 // setQueue shows the typed-ahead text in the footer.
-func (r *REPL) setQueue(text string, sends bool) {
+func (r *REPL) setQueue(q Queue) {
 	r.qmu.Lock()
-	r.queue, r.queueSends = text, sends
+	r.queue = q
 	r.qmu.Unlock()
 	r.r.SetStatus(r.status())
 }
@@ -482,7 +481,7 @@ func (r *REPL) setQueue(text string, sends bool) {
 // takeQueue keeps what was typed during a turn: finished lines run next,
 // an unfinished one is handed to the editor, /exit ends the REPL.
 func (r *REPL) takeQueue(q Queue) {
-	r.setQueue("", false)
+	r.setQueue(Queue{})
 	r.queued = append(r.queued, q.Prompts...)
 	r.exit = r.exit || q.Exit
 	switch {
@@ -551,7 +550,7 @@ func (r *REPL) status() render.Status {
 		st.Mode = string(m)
 	}
 	r.qmu.Lock()
-	st.Queued, st.QueuedSends = r.queue, r.queueSends
+	st.Queued, st.QueuedSends, st.QueuedAsking = r.queue.Text(), len(r.queue.Prompts) > 0, r.queue.Asking
 	r.qmu.Unlock()
 	return st
 }
