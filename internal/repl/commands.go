@@ -107,6 +107,7 @@ func (r *REPL) cmdHelp(context.Context, string) error {
 
 func (r *REPL) cmdClear(context.Context, string) error {
 	r.o.Agent.Reset()
+	r.resumedTurn = nil
 	if r.o.View != nil {
 		r.o.View.Reset()
 	}

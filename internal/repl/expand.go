@@ -15,6 +15,11 @@ func (r *REPL) expandLast() {
 	r.ed.erase()
 	switch r.r.Expand() {
 	case render.ExpandNoTurn:
+		if r.resumedTurn != nil { // a resumed session: its last turn, whole, once
+			r.println(r.resumedTurn...)
+			r.resumedTurn = nil
+			return
+		}
 		r.es.note = "Ctrl+O shows what the last turn folded (thinking, long output); no turn has run yet"
 	case render.ExpandNothingFolded:
 		r.es.note = "nothing was folded in the last turn"

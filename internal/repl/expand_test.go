@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/tool"
 	"github.com/synapse-agent/synapse/internal/view"
 )
@@ -91,5 +92,50 @@ func TestPTYCtrlOExpandsAndTogglesVerbose(t *testing.T) {
 	}
 	if strings.Contains(got, "of thinking") {
 		t.Errorf("thinking folded in verbose mode:\n%q", got)
+	}
+}
+
+// After a resume the replay is folded; Ctrl+O before any new turn shows
+// the resumed session's last turn whole — each command with its output,
+// the whole answer — once, sanitised; after a turn of this session Ctrl+O
+// is that turn's.
+func TestPTYCtrlOShowsTheResumedTurnWhole(t *testing.T) {
+	var out strings.Builder
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&out, "file-%d\n", i)
+	}
+	long := strings.Repeat("answer line\n", 12) + "the end"
+	fa := &fakeAgent{model: "m", sessID: "cur", history: []llm.Message{
+		{Role: llm.RoleUser, Text: "older prompt"},
+		{Role: llm.RoleAssistant, Text: "older answer"},
+		{Role: llm.RoleUser, Text: "list the files"},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{bash("1", "ls"), bash("2", "printf '\x1b]2;x\x07'")}},
+		{Role: llm.RoleTool, ToolCallID: "1", Text: out.String()},
+		{Role: llm.RoleTool, ToolCallID: "2", Text: "title \x1b]2;PWNED\x07 set"},
+		{Role: llm.RoleAssistant, Text: long},
+	}}
+	p := startPTY(t, fa, nil)
+	p.waitFor("… (7 more lines)") // the replay folds the answer
+	if strings.Contains(p.out.String(), "file-40") {
+		t.Fatal("the replay showed the command output")
+	}
+	p.send("\x0f")
+	p.waitScreen("the last turn whole, then the prompt", func(s *screen) bool {
+		text := strings.Join(s.lines(), "\n")
+		return s.cursorLine() == "›" && strings.Contains(text, "    file-40\n  ▸ printf ''\n    title  set\nanswer line\n") &&
+			strings.Contains(text, "the end\n──")
+	})
+	if raw := p.out.String(); !strings.Contains(raw, "── the last turn of the resumed session, whole ──\r\n› list the files\r\n  ▸ ls\r\n    file-1\r\n") {
+		t.Errorf("the turn's head is missing:\n%q", raw)
+	}
+	if strings.Contains(p.out.String(), "older answer\n──") || strings.Contains(p.out.String(), "PWNED\x07") {
+		t.Errorf("too much, or a raw escape:\n%q", p.out.String())
+	}
+	p.send("\x0f") // once
+	p.waitScreen("the note for a second Ctrl+O", func(s *screen) bool {
+		return strings.Contains(strings.Join(s.lines(), "\n"), "no turn has run")
+	})
+	if n := strings.Count(p.out.String(), "the last turn of the resumed session"); n != 1 {
+		t.Errorf("shown %d times", n)
 	}
 }

@@ -135,6 +135,9 @@ type REPL struct {
 	search    *revSearch        // the Ctrl+R search under way, nil when none
 	lastQuery string            // the last search's query (Ctrl+R Ctrl+R searches it again)
 	pastes    map[string]string // placeholder shown in the editor → the pasted text
+	// resumedTurn is a resumed session's last turn, whole, for Ctrl+O
+	// before any turn of this session has run (nil: none, or shown).
+	resumedTurn []string
 
 	queued  []string // prompts typed during the last turn, run next
 	partial string   // an unfinished line typed then, for the editor after them
@@ -495,6 +498,7 @@ func (r *REPL) takeQueue(q Queue) {
 
 func (r *REPL) turn(ctx context.Context, input string) {
 	var err error
+	r.resumedTurn = nil // Ctrl+O is this turn's now
 	r.r.SetStatus(r.status())
 	r.r.StartTurn()
 	stop := make(chan struct{})

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/llm"
@@ -20,13 +21,80 @@ const (
 	replayToolLines   = 3
 )
 
-// replay shows the last turns of a resumed conversation.
+// replay shows the last turns of a resumed conversation; Ctrl+O then
+// shows its last turn whole, until a turn of this session has run.
 func (r *REPL) replay(hist []llm.Message) {
 	lines := transcript(hist, replayTurns)
 	if len(lines) == 0 {
 		return
 	}
 	r.println(lines...)
+	r.resumedTurn = lastTurnWhole(hist)
+}
+
+// Bounds of the resumed last turn Ctrl+O shows, in characters: per part
+// (a command's output, the answer) and in all, as for the folded parts of
+// a live turn.
+const (
+	wholePartChars = 32 << 10
+	wholeTurnChars = 256 << 10
+)
+
+// lastTurnWhole renders the last turn of msgs without folding: the prompt,
+// each command with its output, the answer. The text comes from a session
+// file, so it is sanitised; parts past the bounds are cut and say so.
+func lastTurnWhole(msgs []llm.Message) []string {
+	start := len(msgs) - 1
+	for start >= 0 && !isPrompt(msgs[start]) {
+		start--
+	}
+	if start < 0 {
+		return nil
+	}
+	outputs := map[string]string{}
+	for _, m := range msgs[start:] {
+		if m.Role == llm.RoleTool {
+			outputs[m.ToolCallID] = m.Text
+		}
+	}
+	budget := wholeTurnChars
+	part := func(s, indent string) []string {
+		s = strings.TrimRight(textutil.Sanitize(s), "\n")
+		limit := min(wholePartChars, max(budget, 0))
+		cut := ""
+		n := utf8.RuneCountInString(s)
+		if n > limit {
+			s, n = textutil.Clip(s, limit), limit
+			cut = indent + "… (cut: the whole text is in the session file)"
+		}
+		budget -= n
+		var out []string
+		for _, l := range strings.Split(s, "\n") {
+			out = append(out, indent+l)
+		}
+		if cut != "" {
+			out = append(out, cut)
+		}
+		return out
+	}
+	out := []string{"── the last turn of the resumed session, whole ──"}
+	prompt := withoutMentions(tool.UnwrapPlanPrompt(agent.TypedPrompt(msgs[start].Text)))
+	out = append(out, fold(prompt, 1<<30, "› ")...)
+	for _, m := range msgs[start+1:] {
+		if m.Role != llm.RoleAssistant {
+			continue
+		}
+		for _, c := range m.ToolCalls {
+			out = append(out, "  ▸ "+textutil.OneLine(toolLine(c), 200))
+			if o, ok := outputs[c.ID]; ok && strings.TrimSpace(o) != "" && o != tool.NoOutput {
+				out = append(out, part(o, "    ")...)
+			}
+		}
+		if t := strings.TrimSpace(m.Text); t != "" {
+			out = append(out, part(t, "")...)
+		}
+	}
+	return append(out, "──")
 }
 
 // transcript renders the last turns of msgs: each user prompt, the tool

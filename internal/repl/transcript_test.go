@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -28,5 +29,37 @@ func TestTranscriptShowsTypedPromptsOnly(t *testing.T) {
 		if strings.Contains(out, bad) {
 			t.Errorf("transcript shows %q:\n%s", bad, out)
 		}
+	}
+}
+
+// The resumed last turn Ctrl+O shows is bounded: a part over 32K
+// characters is cut and says so, and the turn stops growing at 256K.
+func TestLastTurnWholeIsBounded(t *testing.T) {
+	big := strings.Repeat("x", 40<<10)
+	msgs := []llm.Message{{Role: llm.RoleUser, Text: "go"}}
+	var calls []llm.ToolCall
+	for i := range 12 {
+		calls = append(calls, bash(fmt.Sprint(i), "cat big"))
+	}
+	msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, ToolCalls: calls})
+	for i := range 12 {
+		msgs = append(msgs, llm.Message{Role: llm.RoleTool, ToolCallID: fmt.Sprint(i), Text: big})
+	}
+	lines := lastTurnWhole(msgs)
+	total, cuts := 0, 0
+	for _, l := range lines {
+		total += len([]rune(l))
+		if strings.Contains(l, "… (cut: the whole text is in the session file)") {
+			cuts++
+		}
+	}
+	if cuts != 12 {
+		t.Errorf("%d parts say they were cut, want 12", cuts)
+	}
+	if total > wholeTurnChars+12*200 {
+		t.Errorf("%d characters shown, want at most about %d", total, wholeTurnChars)
+	}
+	if lastTurnWhole([]llm.Message{{Role: llm.RoleAssistant, Text: "no prompt"}}) != nil {
+		t.Error("a history without a prompt gave a turn")
 	}
 }
