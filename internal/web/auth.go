@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -16,6 +18,7 @@ const (
 	EnvToken    = "SYNAPSE_WEB_TOKEN"    // fixed access token (default: random per start)
 	EnvUser     = "SYNAPSE_WEB_USER"     // Basic Auth user name (with EnvPassword)
 	EnvPassword = "SYNAPSE_WEB_PASSWORD" // Basic Auth password (with EnvUser)
+	EnvHosts    = "SYNAPSE_WEB_HOSTS"    // more host names the console answers to, comma-separated
 )
 
 const (
@@ -30,6 +33,9 @@ type Auth struct {
 	Token    string
 	User     string
 	Password string
+	// Hosts are host names, besides IP addresses and localhost, that the
+	// console answers to (a reverse proxy's name, say); see checkHost.
+	Hosts []string
 }
 
 // NewToken returns a random URL-safe token.
@@ -57,6 +63,11 @@ func AuthFromEnv(getenv func(string) string) (Auth, error) {
 	}
 	if (a.User == "") != (a.Password == "") {
 		return Auth{}, errors.New("Basic Auth needs both " + EnvUser + " and " + EnvPassword + ": set both or neither")
+	}
+	for _, h := range strings.Split(getenv(EnvHosts), ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			a.Hosts = append(a.Hosts, h)
+		}
 	}
 	return a, nil
 }
@@ -157,4 +168,55 @@ func sameOrigin(r *http.Request, allowMissing bool) error {
 		return fmt.Errorf("origin %q does not match this server (%s)", origin, r.Host)
 	}
 	return nil
+}
+
+// checkHost guards against DNS rebinding: a page of another site whose name
+// the attacker re-points at 127.0.0.1 reaches this server as a same-origin
+// page, with its own name in Host and Origin, so the Origin check passes and
+// only the credential would stand in its way (a weak Basic Auth password
+// could be guessed from the victim's browser). Such a page always names the
+// server by a DNS name, so the console answers only to IP addresses,
+// localhost (and *.localhost, which browsers resolve to loopback themselves)
+// and the names the user listed in SYNAPSE_WEB_HOSTS. It also keeps odd
+// Host values out of the Content-Security-Policy header, which repeats Host.
+func (a Auth) checkHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := a.hostAllowed(r.Host); err != nil {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			w.Header().Set("Cache-Control", "no-store")
+			w.Header().Set("Connection", "close")
+			w.WriteHeader(http.StatusMisdirectedRequest)
+			fmt.Fprintf(w, "421 misdirected request: %v\n", err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (a Auth) hostAllowed(hostport string) error {
+	host := hostport
+	if h, port, err := net.SplitHostPort(hostport); err == nil {
+		if _, perr := strconv.ParseUint(port, 10, 16); perr != nil && port != "" {
+			return fmt.Errorf("malformed Host %q", hostport)
+		}
+		host = h
+	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1]
+	}
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	switch {
+	case host == "":
+		return errors.New("the request names no host")
+	case net.ParseIP(host) != nil:
+		return nil
+	case host == "localhost" || strings.HasSuffix(host, ".localhost"):
+		return nil
+	}
+	for _, h := range a.Hosts {
+		if strings.EqualFold(strings.TrimSuffix(h, "."), host) {
+			return nil
+		}
+	}
+	return fmt.Errorf("this console answers only to IP addresses and localhost, not to %q: open the URL printed by `synapse serve`, or add the name to %s if you serve the console under it", host, EnvHosts)
 }

@@ -239,4 +239,108 @@ func TestAuthFromEnv(t *testing.T) {
 	if a1.Token == a2.Token {
 		t.Fatal("two random tokens are equal")
 	}
+	a, err := AuthFromEnv(func(k string) string {
+		if k == EnvHosts {
+			return " console.example, ,proxy.example "
+		}
+		return ""
+	})
+	if err != nil || strings.Join(a.Hosts, "|") != "console.example|proxy.example" {
+		t.Fatalf("%s: hosts = %q, %v", EnvHosts, a.Hosts, err)
+	}
+}
+
+// A DNS-rebinding page (another site's name re-pointed at 127.0.0.1) is
+// same-origin with itself: its Host and Origin agree. Even holding a
+// credential it must get nowhere, and odd Host values must not reach the
+// Content-Security-Policy header, which repeats Host.
+func TestHostCheckStopsDNSRebinding(t *testing.T) {
+	e := newTestEnv(t, func(o *Options) { o.Auth.Hosts = []string{"console.example"} })
+	st := e.start("codex-tui")
+	defer e.stop(st.ID)
+	port := e.ts.URL[strings.LastIndex(e.ts.URL, ":")+1:]
+	tests := []struct {
+		host string
+		ok   bool
+	}{
+		{"127.0.0.1:" + port, true},
+		{"localhost:" + port, true},
+		{"LOCALHOST:" + port, true},
+		{"app.localhost:" + port, true},
+		{"[::1]:" + port, true},
+		{"console.example:" + port, true}, // listed in Hosts
+		{"127.0.0.1", true},
+		{"evil.example:" + port, false},
+		{"evil.example", false},
+		{"127.0.0.1.evil.example:" + port, false},
+		{"localhost.evil.example:" + port, false},
+		{"console.example.evil:" + port, false},
+		{"127.0.0.1:" + port + ";script-src-elem", false},
+		{"127.0.0.1:notaport", false},
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, tt := range tests {
+		origin := "http://" + tt.host
+		requests := []struct {
+			name string
+			req  func() *http.Request
+		}{
+			{"page", func() *http.Request { r, _ := http.NewRequest("GET", e.ts.URL+"/ui/engines", nil); return r }},
+			{"api", func() *http.Request { r, _ := http.NewRequest("GET", e.ts.URL+"/api/engines", nil); return r }},
+			{"start", func() *http.Request {
+				r, _ := http.NewRequest("POST", e.ts.URL+"/api/sessions", strings.NewReader(`{"engine":"nope"}`))
+				r.Header.Set("Content-Type", "application/json")
+				return r
+			}},
+			{"stop", func() *http.Request {
+				r, _ := http.NewRequest("POST", e.ts.URL+"/api/sessions/"+st.ID+"/stop", strings.NewReader(`{}`))
+				r.Header.Set("Content-Type", "application/json")
+				return r
+			}},
+		}
+		for _, rq := range requests {
+			if tt.ok && rq.name == "stop" {
+				continue // it would work
+			}
+			req := rq.req()
+			req.Host = tt.host
+			req.Header.Set("Origin", origin)
+			req.Header.Set("Authorization", "Bearer "+testToken)
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			refused := resp.StatusCode == http.StatusMisdirectedRequest
+			if refused == tt.ok {
+				t.Errorf("Host %q, %s: HTTP %d %s", tt.host, rq.name, resp.StatusCode, body)
+			}
+			if csp := resp.Header.Get("Content-Security-Policy"); strings.Contains(csp, "script-src-elem") {
+				t.Errorf("Host %q, %s: Host reaches the CSP: %s", tt.host, rq.name, csp)
+			}
+			if refused && !strings.Contains(string(body), EnvHosts) && !strings.Contains(string(body), "malformed Host") {
+				t.Errorf("Host %q: the refusal does not say how to allow a name: %s", tt.host, body)
+			}
+		}
+		if tt.ok {
+			continue
+		}
+		// The terminal, too.
+		h := http.Header{}
+		h.Set("Authorization", "Bearer "+testToken)
+		h.Set("Origin", origin)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		conn, resp, err := websocket.Dial(ctx, e.wsURL(st.ID), &websocket.DialOptions{HTTPHeader: h, Host: tt.host})
+		cancel()
+		if err == nil {
+			_ = conn.CloseNow()
+			t.Errorf("Host %q: terminal upgrade accepted", tt.host)
+		} else if resp == nil || resp.StatusCode != http.StatusMisdirectedRequest {
+			t.Errorf("Host %q: terminal upgrade: %v, want 421", tt.host, err)
+		}
+	}
+	if s := e.srv.mgr.Get(st.ID).State(); s.Status != StatusRunning {
+		t.Fatalf("a refused request stopped the session: %+v", s)
+	}
 }

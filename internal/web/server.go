@@ -137,7 +137,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /api/sessions", s.handleStart)
 	mux.HandleFunc("POST /api/sessions/{id}/stop", s.handleStop)
 	mux.HandleFunc("GET /api/sessions/{id}/terminal", s.handleTerminal)
-	return securityHeaders(s.opts.Auth.requireAuth(mux))
+	return s.opts.Auth.checkHost(securityHeaders(s.opts.Auth.requireAuth(mux)))
 }
 
 // securityHeaders keeps the page self-contained: scripts, styles and
