@@ -179,10 +179,9 @@ func (b *outBuf) Ack(c *cursor, n int64) {
 		return
 	}
 	b.mu.Lock()
-	c.acked += n
-	if c.acked > c.sent {
-		c.acked = c.sent // a client cannot confirm bytes it was never sent
-	}
+	// A client cannot confirm bytes it was never sent. Compare before
+	// adding: acked+n overflows for an absurd n and would empty the window.
+	c.acked += min(n, c.sent-c.acked)
 	b.notifyLocked()
 	b.mu.Unlock()
 }

@@ -212,3 +212,44 @@ func TestOutBufDirectAndSendKeepOrder(t *testing.T) {
 		t.Fatalf("stream reordered or lost: got %d bytes, want %d", len(got), len(want))
 	}
 }
+
+// An ack is the client's word and may be absurd: acknowledging more than
+// was sent (even the largest int64, after some bytes were acknowledged, where
+// the sum overflows) confirms exactly what was sent and never shrinks the
+// window, so the client keeps receiving output.
+func TestOutBufAbsurdAcks(t *testing.T) {
+	const maxInt64 = int64(^uint64(0) >> 1)
+	tests := []struct {
+		name string
+		acks []int64
+	}{
+		{"one huge", []int64{maxInt64}},
+		{"some then huge", []int64{1, maxInt64}},
+		{"huge twice", []int64{maxInt64, maxInt64}},
+		{"negative and zero", []int64{-5, 0, 4}},
+		{"just too many", []int64{2, maxInt64 - 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newOutBuf(16, 4)
+			c := b.Attach()
+			dst := make([]byte, 16)
+			if err := b.Write(context.Background(), []byte("abcd")); err != nil {
+				t.Fatal(err)
+			}
+			if n, res, err := b.Next(context.Background(), c, dst, 0); n != 4 || res != readData || err != nil {
+				t.Fatalf("first read: %d %v %v", n, res, err)
+			}
+			for _, a := range tt.acks {
+				b.Ack(c, a)
+			}
+			if err := b.Write(context.Background(), []byte("efgh")); err != nil {
+				t.Fatal(err)
+			}
+			n, res, err := b.Next(context.Background(), c, dst, 50*time.Millisecond)
+			if res != readData || err != nil || string(dst[:n]) != "efgh" {
+				t.Fatalf("after acks %v: read %q %v %v, want efgh", tt.acks, dst[:n], res, err)
+			}
+		})
+	}
+}
