@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Environment variables that configure access to the console.
@@ -116,6 +117,7 @@ func (a Auth) requireAuth(next http.Handler) http.Handler {
 			}
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			w.Header().Set("Cache-Control", "no-store")
+			refuseAndClose(w)
 			w.WriteHeader(http.StatusUnauthorized)
 			fmt.Fprintln(w, "401 unauthorized: open the URL printed by `synapse serve` (it carries the access token)")
 			return
@@ -140,6 +142,16 @@ func (a Auth) requireAuth(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// refuseAndClose ends the connection after a refusal instead of reading
+// what is left of the request body: net/http would otherwise read up to
+// 256 KiB of it, with no deadline, both before answering and after, so a
+// client without a credential could hold connections open by trickling
+// bodies. The refused request's body is never needed.
+func refuseAndClose(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 }
 
 func isWebSocket(r *http.Request) bool {
@@ -185,7 +197,7 @@ func (a Auth) checkHost(next http.Handler) http.Handler {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			w.Header().Set("X-Content-Type-Options", "nosniff")
 			w.Header().Set("Cache-Control", "no-store")
-			w.Header().Set("Connection", "close")
+			refuseAndClose(w)
 			w.WriteHeader(http.StatusMisdirectedRequest)
 			fmt.Fprintf(w, "421 misdirected request: %v\n", err)
 			return

@@ -2,7 +2,9 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -342,5 +344,35 @@ func TestHostCheckStopsDNSRebinding(t *testing.T) {
 	}
 	if s := e.srv.mgr.Get(st.ID).State(); s.Status != StatusRunning {
 		t.Fatalf("a refused request stopped the session: %+v", s)
+	}
+}
+
+// A client without a credential cannot hold a connection open: it gets its
+// 401 at once even while it trickles a request body the server will never
+// read (without this net/http first reads up to 256 KiB of that body to keep
+// the connection alive, with no deadline), and the connection closes.
+func TestUnauthenticatedSlowBodyGetsAnswerAndClose(t *testing.T) {
+	e := newTestEnv(t)
+	addr := strings.TrimPrefix(e.ts.URL, "http://")
+	tests := []struct{ path, host, want string }{
+		{"/api/sessions", addr, "HTTP/1.1 401"},
+		{"/api/sessions/x/stop", addr, "HTTP/1.1 401"},
+		{"/ui/engines", addr, "HTTP/1.1 401"},
+		{"/api/sessions", "evil.example", "HTTP/1.1 421"},
+	}
+	for _, tt := range tests {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"engine\"", tt.path, tt.host)
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		got, err := io.ReadAll(conn) // until the server closes
+		conn.Close()
+		if !strings.HasPrefix(string(got), tt.want) {
+			t.Errorf("POST %s (Host %s) with a slow body: got %q (%v), want %s", tt.path, tt.host, got, err, tt.want)
+		} else if err != nil {
+			t.Errorf("POST %s (Host %s) with a slow body: the connection stayed open after the answer: %v", tt.path, tt.host, err)
+		}
 	}
 }
