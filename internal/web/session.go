@@ -406,8 +406,15 @@ func (s *Session) State() SessionState {
 	return st
 }
 
-// Input writes keystrokes to the program.
-func (s *Session) Input(p []byte) error {
+// inputPoll is how often a write to a PTY that takes no input looks
+// whether its caller has gone.
+const inputPoll = 100 * time.Millisecond
+
+// Input writes keystrokes to the program, waiting while the PTY takes no
+// more, until ctx ends: a program that reads no input must not pin the
+// writer (and the input queued behind it) once the connection that sent it
+// is gone.
+func (s *Session) Input(ctx context.Context, p []byte) error {
 	s.touch()
 	s.inputMu.Lock()
 	defer s.inputMu.Unlock()
@@ -416,8 +423,27 @@ func (s *Session) Input(p []byte) error {
 		return errors.New("the session has ended")
 	default:
 	}
-	_, err := s.ptmx.Write(p)
-	return err
+	if !s.nonblock {
+		_, err := s.ptmx.Write(p) // a blocking descriptor: only the end of the session ends this
+		return err
+	}
+	// Only Input writes through the poller (tryInput writes the descriptor
+	// directly), so the deadline is ours while inputMu is held.
+	defer func() { _ = s.ptmx.SetWriteDeadline(time.Time{}) }()
+	for len(p) > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := s.ptmx.SetWriteDeadline(time.Now().Add(inputPoll)); err != nil {
+			return err
+		}
+		n, err := s.ptmx.Write(p)
+		p = p[n:]
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			return err
+		}
+	}
+	return nil
 }
 
 // tryInput writes what of p the PTY takes without waiting and returns the

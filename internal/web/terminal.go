@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +34,7 @@ const (
 	pingEvery                           = 30 * time.Second
 	readLimit                           = 1 << 20
 	inputQueueLen                       = 64
+	inputQueueMax                       = 1 << 20 // bytes of input a connection may have waiting for the PTY
 	closeTakenOver websocket.StatusCode = 4001
 )
 
@@ -164,22 +166,33 @@ func serveTerminal(ctx context.Context, conn *websocket.Conn, sess *Session) {
 // inputQueue writes keystrokes to the PTY. A write that fits goes straight
 // from the connection's reader; what the PTY cannot take at once waits for
 // a goroutine of its own, so a program not reading its input never stalls
-// the reader (and with it the acks).
+// the reader (and with it the acks). What waits is bounded, in messages and
+// in bytes: beyond that the reader waits too, so a program that reads no
+// input costs no more memory however much is typed or pasted.
 type inputQueue struct {
 	sess    *Session
 	ch      chan []byte
 	pending atomic.Int64 // queued writes not yet done
+
+	mu     sync.Mutex
+	queued int           // bytes in ch or being written
+	room   chan struct{} // closed and replaced when queued shrinks
 }
 
 func newInputQueue(sess *Session) *inputQueue {
-	return &inputQueue{sess: sess, ch: make(chan []byte, inputQueueLen)}
+	return &inputQueue{sess: sess, ch: make(chan []byte, inputQueueLen), room: make(chan struct{})}
 }
 
 func (q *inputQueue) run(ctx context.Context) {
 	for {
 		select {
 		case p := <-q.ch:
-			_ = q.sess.Input(p)
+			_ = q.sess.Input(ctx, p)
+			q.mu.Lock()
+			q.queued -= len(p)
+			close(q.room)
+			q.room = make(chan struct{})
+			q.mu.Unlock()
 			q.pending.Add(-1)
 		case <-ctx.Done():
 			return
@@ -197,12 +210,35 @@ func (q *inputQueue) put(ctx context.Context, p []byte) error {
 			return nil
 		}
 	}
+	if err := q.reserve(ctx, len(p)); err != nil {
+		return err
+	}
 	q.pending.Add(1)
 	select {
 	case q.ch <- p:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// reserve waits until n more bytes may be queued: always when nothing is,
+// so one message of any size (up to readLimit) can wait.
+func (q *inputQueue) reserve(ctx context.Context, n int) error {
+	for {
+		q.mu.Lock()
+		if q.queued == 0 || q.queued+n <= inputQueueMax {
+			q.queued += n
+			q.mu.Unlock()
+			return nil
+		}
+		room := q.room
+		q.mu.Unlock()
+		select {
+		case <-room:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 

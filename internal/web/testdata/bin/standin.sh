@@ -8,6 +8,9 @@
 #   size         print the terminal size
 #   env NAME     print ENV NAME=<value>, or ENV NAME unset
 #   exit N       exit with status N
+#   deaf N       read no input for N seconds (then print DEAF-DONE), in
+#                non-canonical mode, where the PTY's input buffer fills up
+#                instead of dropping what does not fit a line
 #   anything     echoed back as "echo: <line>"
 name=${1:-standin}
 size() {
@@ -44,6 +47,7 @@ while true; do
         n=${line#env }
         if [ -n "${!n+x}" ]; then printf 'ENV %s=%s\n' "$n" "${!n}"; else printf 'ENV %s unset\n' "$n"; fi ;;
       exit\ *) exit "${line#exit }" ;;
+      deaf\ *) stty -icanon -echo; sleep "${line#deaf }"; stty icanon echo; printf 'DEAF-DONE\n' ;;
       *) printf 'echo: %s\n' "$line" ;;
     esac
   else
