@@ -82,8 +82,13 @@ func equalSecret(got, want string) bool {
 // authenticated reports whether r carries a valid credential, and whether it
 // came in the URL (so the caller can turn it into a cookie).
 func (a Auth) authenticated(r *http.Request) (ok, fromURL bool) {
-	if c, err := r.Cookie(cookieName); err == nil && equalSecret(c.Value, a.Token) {
-		return true, false
+	// Every cookie of our name counts, not just the first: cookies ignore
+	// ports, so a page on another port of this host can set one (with a
+	// longer Path, so that it comes first) and would lock the user out.
+	for _, c := range r.CookiesNamed(cookieName) {
+		if equalSecret(c.Value, a.Token) {
+			return true, false
+		}
 	}
 	if h := r.Header.Get("Authorization"); h != "" {
 		if tok, found := strings.CutPrefix(h, "Bearer "); found && equalSecret(tok, a.Token) {

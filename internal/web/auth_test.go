@@ -376,3 +376,36 @@ func TestUnauthenticatedSlowBodyGetsAnswerAndClose(t *testing.T) {
 		}
 	}
 }
+
+// Cookies do not keep to a port: a page served from any other port of the
+// same host (another local user's server, a dev server an engine started)
+// can set a cookie of the console's name, with a longer Path so that the
+// browser sends it first. The console must still find its own among them
+// rather than lock its user out.
+func TestTossedCookieDoesNotLockOut(t *testing.T) {
+	e := newTestEnv(t)
+	tests := []struct {
+		name    string
+		cookies []string
+		want    int
+	}{
+		{"tossed first", []string{"tossed-by-another-port", testToken}, http.StatusOK},
+		{"tossed last", []string{testToken, "tossed-by-another-port"}, http.StatusOK},
+		{"empty tossed first", []string{"", testToken}, http.StatusOK},
+		{"only tossed", []string{"tossed-1", "tossed-2"}, http.StatusUnauthorized},
+	}
+	for _, tt := range tests {
+		req, _ := http.NewRequest("GET", e.ts.URL+"/api/engines", nil)
+		for _, v := range tt.cookies {
+			req.AddCookie(&http.Cookie{Name: cookieName, Value: v})
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("%s (Cookie: %s): HTTP %d, want %d", tt.name, req.Header.Get("Cookie"), resp.StatusCode, tt.want)
+		}
+	}
+}
