@@ -16,6 +16,9 @@
 # Job control gives every pipeline its own process group, so a cancel can kill
 # a job's whole group without touching the shell.
 set -m
+# An inherited CDPATH would make `cd dir` land somewhere other than the
+# ./dir the command names (and the ask mode's check reads): cd is relative.
+builtin unset CDPATH
 # Private copies of the response pipes. Commands run with fds 1 and 2
 # redirected from these, so a command's `exec >file` only lasts for that
 # command and the driver's own writes (plain fds 1 and 2, which saves

@@ -584,3 +584,18 @@ func TestRestartDuringCommand(t *testing.T) {
 		t.Fatalf("after restart: %+v", r)
 	}
 }
+
+// An inherited CDPATH is dropped: `cd dir` goes to ./dir or fails, never
+// to a dir of the same name elsewhere (where the command, and the ask
+// mode's check of it, did not look).
+func TestInheritedCDPATHIsDropped(t *testing.T) {
+	base, elsewhere := t.TempDir(), t.TempDir()
+	if err := os.Mkdir(filepath.Join(elsewhere, "build"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := startT(t, Options{Dir: base, Env: append(os.Environ(), "CDPATH="+elsewhere)})
+	r := execT(t, s, `echo "[$CDPATH]"; cd build`)
+	if r.Stdout != "[]\n" || r.ExitCode == 0 || s.Cwd() != base {
+		t.Fatalf("got %+v (cwd %q): CDPATH was used", r, s.Cwd())
+	}
+}
