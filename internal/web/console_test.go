@@ -786,3 +786,42 @@ func TestHumanDuration(t *testing.T) {
 		}
 	}
 }
+
+// A session directory's modification time is the engine's to set (it owns
+// the directory): one dated in the future must not make the directory
+// outlive the retention rule or take a kept slot from the newest sessions.
+// Its name, which Synapse chose, says when it started.
+func TestRetentionIgnoresFutureModTimes(t *testing.T) {
+	e := newTestEnv(t, withLimits(func(l *Limits) { l.Retention = time.Hour; l.KeepSessions = 2 }))
+	now := time.Now()
+	future := now.Add(75 * 365 * 24 * time.Hour)
+	mk := func(name string, mod time.Time) string {
+		p := filepath.Join(e.sessionsDir(), name)
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mod, mod); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	startedAt := func(d time.Duration) string { return now.Add(-d).UTC().Format("20060102-150405") }
+	tests := []struct {
+		path string
+		keep bool
+	}{
+		{mk("20200101-000000-eeeeee", future), false},                       // started years ago
+		{mk(startedAt(3*time.Hour)+"-ffffff", future), false},               // started before the retention period
+		{mk("not-a-session-name", future), false},                           // no start time to go by
+		{mk(startedAt(time.Minute)+"-111111", now.Add(-time.Minute)), true}, // the newest two
+		{mk(startedAt(2*time.Minute)+"-222222", future), true},              // started recently: its start time counts
+		{mk(startedAt(3*time.Minute)+"-333333", now.Add(-3*time.Minute)), false},
+	}
+	e.srv.mgr.cleanup(now)
+	for _, tt := range tests {
+		_, err := os.Stat(tt.path)
+		if (err == nil) != tt.keep {
+			t.Errorf("%s kept=%v, want %v", filepath.Base(tt.path), err == nil, tt.keep)
+		}
+	}
+}

@@ -317,7 +317,7 @@ func (m *manager) cleanup(now time.Time) {
 		if err != nil {
 			continue
 		}
-		dirs = append(dirs, dirInfo{e.Name(), fi.ModTime()})
+		dirs = append(dirs, dirInfo{e.Name(), lastUse(e.Name(), fi.ModTime(), now)})
 	}
 	// Newest first; names start with the start time, which breaks mtime ties.
 	slices.SortFunc(dirs, func(a, b dirInfo) int {
@@ -340,6 +340,24 @@ func (m *manager) cleanup(now time.Time) {
 	}
 }
 
+// lastUse is when session directory name was last used, for the retention
+// rule: its modification time, unless that lies in the future. The engine
+// owns its directory and can date it as it likes, and one dated in the
+// future would outlive every retention period and hold a kept slot for
+// good; then the start time in its name (which Synapse chose) counts, and a
+// name without one makes it the oldest.
+func lastUse(name string, mod, now time.Time) time.Time {
+	if !mod.After(now) {
+		return mod
+	}
+	if len(name) >= len(sessionIDTime) {
+		if t, err := time.Parse(sessionIDTime, name[:len(sessionIDTime)]); err == nil && !t.After(now) {
+			return t
+		}
+	}
+	return time.Time{}
+}
+
 // StopAll stops the active session (server shutdown).
 func (m *manager) StopAll(ctx context.Context) {
 	if s := m.Active(); s != nil {
@@ -347,12 +365,15 @@ func (m *manager) StopAll(ctx context.Context) {
 	}
 }
 
+// sessionIDTime is the layout of the start time (UTC) that begins a session id.
+const sessionIDTime = "20060102-150405"
+
 func newSessionID(now time.Time) (string, error) {
 	b := make([]byte, 3)
 	if _, err := rand.Read(b); err != nil {
 		return "", fmt.Errorf("generate a session id: %w", err)
 	}
-	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b), nil
+	return now.UTC().Format(sessionIDTime) + "-" + hex.EncodeToString(b), nil
 }
 
 // envValue returns the last value of key in env.
