@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -823,5 +824,66 @@ func TestRetentionIgnoresFutureModTimes(t *testing.T) {
 		if (err == nil) != tt.keep {
 			t.Errorf("%s kept=%v, want %v", filepath.Base(tt.path), err == nil, tt.keep)
 		}
+	}
+}
+
+// agent_home is the engines' to write: a hostile one can leave a symlink
+// or a file where the console makes the XDG directories. That must neither
+// make the host create directories where the symlink points nor stop every
+// later session from starting.
+func TestAgentHomeEntriesLeftByAnEngine(t *testing.T) {
+	tests := []struct {
+		name  string
+		entry string // below agent_home
+		plant func(t *testing.T, p, outside string)
+	}{
+		{"dangling symlink", ".local", func(t *testing.T, p, outside string) {
+			if err := os.Symlink(filepath.Join(outside, "made", "by", "host"), p); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"symlink to a directory outside", ".local", func(t *testing.T, p, outside string) {
+			if err := os.Symlink(outside, p); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"symlink below", filepath.Join(".local", "state"), func(t *testing.T, p, outside string) {
+			if err := os.Symlink(outside, p); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"file", ".config", func(t *testing.T, p, outside string) {
+			if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"fifo", ".cache", func(t *testing.T, p, outside string) {
+			if err := syscall.Mkfifo(p, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newTestEnv(t)
+			st := e.start("codex-tui") // makes agent_home
+			e.stop(st.ID)
+			outside := t.TempDir()
+			p := filepath.Join(e.agentHome(), tt.entry)
+			if err := os.RemoveAll(p); err != nil {
+				t.Fatal(err)
+			}
+			tt.plant(t, p, outside)
+			st = e.start("codex-tui")
+			e.stop(st.ID)
+			for _, d := range []string{".config", ".cache", ".local", ".local/share", ".local/state"} {
+				if fi, err := os.Lstat(filepath.Join(e.agentHome(), d)); err != nil || !fi.IsDir() {
+					t.Errorf("agent_home/%s is not a directory after the start: %v %v", d, fi, err)
+				}
+			}
+			if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+				t.Errorf("the host created %v in the directory the symlink named", entries)
+			}
+		})
 	}
 }

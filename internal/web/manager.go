@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -211,17 +212,19 @@ func (m *manager) busyLocked() *StartError {
 	return nil
 }
 
+// agentHomeDirs are the directories below agent_home that every session
+// gets (its HOME and XDG directories), parents first.
+var agentHomeDirs = []string{".config", ".cache", ".local", filepath.Join(".local", "share"), filepath.Join(".local", "state")}
+
 func (m *manager) prepareDirs(dir string) error {
-	for _, d := range []string{
-		m.agentHome,
-		filepath.Join(m.agentHome, ".config"),
-		filepath.Join(m.agentHome, ".cache"),
-		filepath.Join(m.agentHome, ".local", "share"),
-		filepath.Join(m.agentHome, ".local", "state"),
-		m.sessionsDir,
-	} {
+	for _, d := range []string{m.agentHome, m.sessionsDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("create %s: %w", d, err)
+		}
+	}
+	for _, rel := range agentHomeDirs {
+		if err := m.ensureAgentDir(rel); err != nil {
+			return err
 		}
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil {
@@ -230,6 +233,33 @@ func (m *manager) prepareDirs(dir string) error {
 	if err := os.Mkdir(filepath.Join(dir, ".tmp"), 0o700); err != nil {
 		_ = os.RemoveAll(dir)
 		return fmt.Errorf("create the session directory: %w", err)
+	}
+	return nil
+}
+
+// ensureAgentDir makes agent_home/rel a directory. Engines write agent_home,
+// so what is there may be a symlink (to anywhere on the host), a file or a
+// FIFO. Following a symlink would have the host create directories where it
+// points, and leaving the entry would make every later start fail, so it
+// is removed (the entry itself, never what it points to) and replaced.
+// Parents are made first (agentHomeDirs), so the path below agent_home
+// holds real directories only; no engine runs while a session is prepared.
+func (m *manager) ensureAgentDir(rel string) error {
+	p := filepath.Join(m.agentHome, rel)
+	fi, err := os.Lstat(p)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil
+	case err == nil:
+		m.log.Warn("agent_home: replacing an entry an engine left where a directory belongs", "path", p, "type", fi.Mode().Type().String())
+		if err := os.Remove(p); err != nil {
+			return fmt.Errorf("replace %s, which is not a directory, with one: %w", p, err)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("create %s: %w", p, err)
+	}
+	if err := os.Mkdir(p, 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", p, err)
 	}
 	return nil
 }
