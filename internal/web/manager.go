@@ -251,7 +251,14 @@ func (m *manager) ensureAgentDir(rel string) error {
 	case err == nil && fi.IsDir():
 		return nil
 	case err == nil:
-		m.log.Warn("agent_home: replacing an entry an engine left where a directory belongs", "path", p, "type", fi.Mode().Type().String())
+		kind := "special file"
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			kind = "symlink"
+		case fi.Mode().IsRegular():
+			kind = "file"
+		}
+		m.log.Warn("agent_home: replacing an entry an engine left where a directory belongs", "path", p, "was", kind)
 		if err := os.Remove(p); err != nil {
 			return fmt.Errorf("replace %s, which is not a directory, with one: %w", p, err)
 		}
