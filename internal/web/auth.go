@@ -141,6 +141,10 @@ func (a Auth) requireAuth(next http.Handler) http.Handler {
 				q := u.Query()
 				q.Del("token")
 				u.RawQuery = q.Encode()
+				// One leading slash: "//host/…" would be a redirect to host.
+				if strings.HasPrefix(u.EscapedPath(), "//") {
+					u.Path, u.RawPath = "/"+strings.TrimLeft(u.Path, "/"), ""
+				}
 				http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
 				return
 			}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -406,6 +407,42 @@ func TestTossedCookieDoesNotLockOut(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != tt.want {
 			t.Errorf("%s (Cookie: %s): HTTP %d, want %d", tt.name, req.Header.Get("Cookie"), resp.StatusCode, tt.want)
+		}
+	}
+}
+
+// The redirect that drops the start-up token from the address bar goes to a
+// path of this server, whatever the path looks like: a path starting with
+// two slashes would otherwise become a protocol-relative Location, a
+// redirect to another host.
+func TestTokenRedirectStaysOnThisServer(t *testing.T) {
+	e := newTestEnv(t)
+	addr := strings.TrimPrefix(e.ts.URL, "http://")
+	tests := []struct{ path, want string }{
+		{"/ui/engines?", "/ui/engines"},
+		{"/ui/engines?x=1&", "/ui/engines?x=1"},
+		{"//evil.example/x?", "/evil.example/x"},
+		{"//evil.example?", "/evil.example"},
+		{"///evil.example?", "/evil.example"},
+		{"/%2F%2Fevil.example?", "/%2F%2Fevil.example"},
+	}
+	for _, tt := range tests {
+		// A raw request line: clients would read "//host" as an authority.
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "GET %stoken=%s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", tt.path, testToken, addr)
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		conn.Close()
+		loc := resp.Header.Get("Location")
+		if resp.StatusCode != http.StatusSeeOther || loc != tt.want {
+			t.Errorf("GET %stoken=…: HTTP %d Location %q, want 303 to %q", tt.path, resp.StatusCode, loc, tt.want)
 		}
 	}
 }
