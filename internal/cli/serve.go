@@ -34,7 +34,9 @@ in a fresh directory under <data-dir>/ui_shell_sessions, with its home in
 
 Every request needs the access token from the printed URL (a cookie after the first
 visit), or Basic Auth when SYNAPSE_WEB_USER and SYNAPSE_WEB_PASSWORD are set.
-SYNAPSE_WEB_TOKEN fixes the token. Sessions end after UI_SHELL_HARD_TTL_SECONDS
+SYNAPSE_WEB_TOKEN fixes the token. Requests must name the console by an IP address or
+localhost (DNS rebinding); SYNAPSE_WEB_HOSTS adds host names, comma-separated.
+Sessions end after UI_SHELL_HARD_TTL_SECONDS
 (default 1800) or UI_SHELL_IDLE_TTL_SECONDS without input (default 900).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -96,7 +98,10 @@ func runServe(ctx context.Context, stdio IO, addr, dataDir string, requireSandbo
 		fmt.Fprintln(stdio.Err, "warning: xterm.js is missing from this build, so the page cannot show terminals: run `make web-assets` and rebuild")
 	}
 
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// No read or write timeout: terminals are long-lived websockets. Idle
+	// keep-alive connections and header sizes are bounded instead.
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
 	select {

@@ -62,6 +62,16 @@ func TestServePrintsTokenURLAndRequiresIt(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || resp.Request.URL.RawQuery != "" || !strings.Contains(string(body), "/static/console.js") {
 		t.Fatalf("with the token: HTTP %d %.200s", resp.StatusCode, body)
 	}
+	// Header sizes are bounded (the server sets MaxHeaderBytes to 64 KiB).
+	req, _ := http.NewRequest(http.MethodGet, base+"/api/engines", nil)
+	req.Header.Set("X-Pad", strings.Repeat("a", 200<<10))
+	if resp, err = client.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("a 200 KiB header: HTTP %d, want 431", resp.StatusCode)
+	}
 	cancel()
 	select {
 	case code := <-done:
