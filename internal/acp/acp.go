@@ -10,12 +10,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -156,7 +159,26 @@ func (s *Server) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) 
 
 func (s *Server) open(ctx context.Context, cwd string, servers []sdk.McpServer, resume string) (*session, error) {
 	if cwd == "" || !filepath.IsAbs(cwd) {
-		return nil, sdk.NewInvalidParams(fmt.Sprintf("cwd must be an absolute path, got %q", cwd))
+		return nil, sdk.NewInvalidParams(fmt.Sprintf("cwd must be an absolute path, got %s", quoteClip(cwd)))
+	}
+	// The agent's shell and sandbox start there: a missing directory or a
+	// file would only fail later, at the first command, with less to go on.
+	switch st, err := os.Stat(cwd); {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, sdk.NewInvalidParams(fmt.Sprintf("cwd %s does not exist: pass the project's directory", quoteClip(cwd)))
+	case err != nil:
+		return nil, sdk.NewInvalidParams(fmt.Sprintf("cwd %s is invalid: %v", quoteClip(cwd), err))
+	case !st.IsDir():
+		return nil, sdk.NewInvalidParams(fmt.Sprintf("cwd %s is not a directory: pass the project's directory", quoteClip(cwd)))
+	}
+	if resume != "" {
+		// The store also takes "latest" and id prefixes; the protocol names
+		// one session, and a session loaded under another id than the one
+		// the client sent could not be addressed by it.
+		got, err := s.opts.App.SessionStore(func(error) {}).Resolve(resume)
+		if err != nil || got != resume {
+			return nil, sdk.NewInvalidParams(fmt.Sprintf("no saved session has the id %s: pass an id session/new or session/list gave", quoteClip(resume)))
+		}
 	}
 	extra, err := mcpServers(servers)
 	if err != nil {
@@ -226,8 +248,14 @@ func mcpServers(in []sdk.McpServer) ([]mcp.ServerConfig, error) {
 		default:
 			return nil, fmt.Errorf("mcpServers[%d]: only stdio, http and sse servers are supported", i)
 		}
-		if n := out[len(out)-1]; n.Name == "" || strings.ContainsAny(n.Name, ": \t") {
-			return nil, fmt.Errorf("mcpServers[%d]: name %q must be non-empty without colons or spaces (tools are called mcp:<name>:<tool>)", i, n.Name)
+		n := out[len(out)-1]
+		if n.Name == "" || strings.ContainsAny(n.Name, ": \t") {
+			return nil, fmt.Errorf("mcpServers[%d]: name %s must be non-empty without colons or spaces (tools are called mcp:<name>:<tool>)", i, quoteClip(n.Name))
+		}
+		// As a config file's entries: the name becomes part of the model's
+		// command list, the url is fetched by the host.
+		if err := n.Validate(); err != nil {
+			return nil, fmt.Errorf("mcpServers[%d]: %w", i, err)
 		}
 	}
 	return out, nil
@@ -313,7 +341,7 @@ func (s *Server) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (s
 	delete(s.sessions, string(p.SessionId))
 	s.mu.Unlock()
 	if sess == nil {
-		return sdk.CloseSessionResponse{}, sdk.NewInvalidParams(fmt.Sprintf("unknown session %q", p.SessionId))
+		return sdk.CloseSessionResponse{}, sdk.NewInvalidParams(fmt.Sprintf("unknown session %s", quoteClip(string(p.SessionId))))
 	}
 	sess.close()
 	return sdk.CloseSessionResponse{}, nil
@@ -330,7 +358,7 @@ func (s *Server) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (s
 	if p.Cursor != nil && *p.Cursor != "" {
 		n, err := strconv.Atoi(*p.Cursor)
 		if err != nil || n < 0 {
-			return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(fmt.Sprintf("cursor %q is not one this agent gave: pass nextCursor from the previous answer", *p.Cursor))
+			return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(fmt.Sprintf("cursor %s is not one this agent gave: pass nextCursor from the previous answer", quoteClip(*p.Cursor)))
 		}
 		start = n
 	}
@@ -425,7 +453,22 @@ func (s *Server) session(id sdk.SessionId) (*session, error) {
 	if sess := s.sessions[string(id)]; sess != nil {
 		return sess, nil
 	}
-	return nil, sdk.NewInvalidParams(fmt.Sprintf("unknown session %q: create it with session/new or load it with session/load", id))
+	return nil, sdk.NewInvalidParams(fmt.Sprintf("unknown session %s: create it with session/new or load it with session/load", quoteClip(string(id))))
+}
+
+// quoteClip quotes a string the client sent for an error message, cut to
+// a length worth reading: errors go back to the client (and to logs), and
+// an id of megabytes should not come back whole.
+func quoteClip(v string) string {
+	const max = 120
+	if len(v) <= max {
+		return strconv.Quote(v)
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return strconv.Quote(v[:cut]) + fmt.Sprintf("… (%d bytes)", len(v))
 }
 
 func (s *Server) closeAll() {

@@ -74,6 +74,10 @@ func (c ServerConfig) Kind() string {
 
 var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
+// Validate checks an entry made elsewhere than in a config file (an ACP
+// client's servers) as the files' entries are checked.
+func (c ServerConfig) Validate() error { return c.validate() }
+
 func (c ServerConfig) validate() error {
 	if !serverNameRE.MatchString(c.Name) {
 		return fmt.Errorf("invalid server name %q: use letters, digits, '.', '_' or '-' (it becomes mcp:<server>:<tool>)", c.Name)
