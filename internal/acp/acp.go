@@ -277,8 +277,8 @@ func (s *Server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if !sess.start(cancel) {
-		return sdk.PromptResponse{}, sdk.NewInvalidRequest("a prompt is already running in this session: cancel it first")
+	if !sess.start(runCtx, cancel) {
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	}
 	in, err := promptInput(runCtx, p.Prompt, sess.readFile)
 	if err == nil && strings.TrimSpace(in.text) == "" {

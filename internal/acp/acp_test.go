@@ -105,6 +105,10 @@ type world struct {
 	env  map[string]string
 	mode tool.Mode // the server's starting permission mode (synapse acp --permission-mode)
 	init sdk.InitializeResponse
+	// hangUp closes the server's input (the editor went away); served is
+	// closed when Serve has returned.
+	hangUp func()
+	served chan struct{}
 }
 
 func newWorld(t *testing.T, turns ...llmtest.Turn) *world {
@@ -158,6 +162,7 @@ func (w *world) connect(t *testing.T) {
 		cancel()
 		<-done
 	})
+	w.hangUp, w.served = func() { toAgentW.Close() }, done
 	gate := &gatedReader{r: toClientR, ready: make(chan struct{})} // as Serve does, for the client side
 	w.conn = sdk.NewClientSideConnection(w.cl, toAgentW, gate)
 	w.conn.SetLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))

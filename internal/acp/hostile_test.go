@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -212,4 +213,239 @@ func TestHostileClientMCPServers(t *testing.T) {
 			t.Errorf("%+v: %v, want an error with %q", tc.srv, err, tc.want)
 		}
 	}
+}
+
+// A client answering a permission request with an option it was not
+// offered (or an unknown one) is a denial: the ask mode's question offers
+// no permanent grant, the sandbox's offers no "always run", and neither
+// takes a made-up id.
+func TestPermissionOptionNotOffered(t *testing.T) {
+	testutil.RequireBwrap(t)
+	for _, answer := range []string{optPermanent, optSession, "allow", "ALLOW_ONCE"} {
+		t.Run(answer, func(t *testing.T) {
+			w := newWorld(t, llmtest.BashTurn("a", "touch one"), llmtest.TextTurn("ok"))
+			w.cl.answer = answer
+			id := w.newSession(t)
+			if _, err := w.conn.SetSessionMode(context.Background(), sdk.SetSessionModeRequest{SessionId: id, ModeId: "ask"}); err != nil {
+				t.Fatal(err)
+			}
+			w.prompt(t, id, "touch")
+			if len(w.cl.askedNow()) != 1 {
+				t.Fatalf("asked %d times", len(w.cl.askedNow()))
+			}
+			if _, err := os.Stat(filepath.Join(w.proj, "one")); err == nil {
+				t.Errorf("answer %q (not offered) ran the command", answer)
+			}
+		})
+	}
+	for _, answer := range []string{optAlways, "allow"} {
+		t.Run("sandbox-"+answer, func(t *testing.T) {
+			outside := filepath.Join(testutil.OutsideTmp(t), "outside.txt")
+			w := newWorld(t, llmtest.BashTurn("b", "write "+outside+" 'hello'"), llmtest.TextTurn("ok"))
+			w.cl.answer = answer
+			id := w.newSession(t)
+			w.prompt(t, id, "write outside")
+			if _, err := os.Stat(outside); err == nil {
+				t.Errorf("answer %q (not offered) granted the write", answer)
+			}
+		})
+	}
+}
+
+// A client that never answers a permission request: session/cancel ends
+// the prompt (cancelled) without an answer, the command does not run, and
+// the session takes the next prompt.
+func TestPermissionNeverAnswered(t *testing.T) {
+	testutil.RequireBwrap(t)
+	w := newWorld(t, llmtest.BashTurn("a", "touch one"), llmtest.TextTurn("next"))
+	block := make(chan struct{})
+	defer close(block)
+	asked := make(chan struct{}, 1)
+	w.cl.decide = func(sdk.RequestPermissionRequest) string {
+		asked <- struct{}{}
+		<-block
+		return optOnce
+	}
+	id := w.newSession(t)
+	if _, err := w.conn.SetSessionMode(context.Background(), sdk.SetSessionModeRequest{SessionId: id, ModeId: "ask"}); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		<-asked
+		_ = w.conn.Cancel(context.Background(), sdk.CancelNotification{SessionId: id})
+	}()
+	start := time.Now()
+	if res := w.prompt(t, id, "touch"); res.StopReason != sdk.StopReasonCancelled {
+		t.Errorf("stop reason %q, want cancelled", res.StopReason)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the cancel took %s", d)
+	}
+	if _, err := os.Stat(filepath.Join(w.proj, "one")); err == nil {
+		t.Error("the command ran without an answer")
+	}
+	if res := w.prompt(t, id, "again"); res.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("next prompt: %q", res.StopReason)
+	}
+}
+
+// running reports whether a process whose command line contains marker
+// is alive (sandboxed commands are host processes too).
+func running(t *testing.T, marker string) bool {
+	t.Helper()
+	dirs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, d := range dirs {
+		b, err := os.ReadFile(d)
+		if err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), marker) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitGone waits until no process with marker runs.
+func waitGone(t *testing.T, marker string, within time.Duration) bool {
+	t.Helper()
+	for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if !running(t, marker) {
+			return true
+		}
+	}
+	return false
+}
+
+// The editor closes the connection mid-turn (it crashed or quit): Serve
+// returns, and the running command is killed, not left behind.
+func TestHangUpMidTurn(t *testing.T) {
+	testutil.RequireBwrap(t)
+	const marker = "sleep 987.25"
+	w := newWorld(t, llmtest.BashTurn("s", marker), llmtest.TextTurn("never"))
+	id := w.newSession(t)
+	started := make(chan struct{}, 1)
+	w.cl.onTool = func(sdk.SessionUpdate) {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, _ = w.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("sleep")}})
+	}()
+	<-started
+	for end := time.Now().Add(10 * time.Second); !running(t, marker) && time.Now().Before(end); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !running(t, marker) {
+		t.Fatal("the command did not start")
+	}
+	w.hangUp()
+	select {
+	case <-w.served:
+	case <-time.After(15 * time.Second):
+		t.Fatal("Serve did not return after the client hung up")
+	}
+	if !waitGone(t, marker, 10*time.Second) {
+		t.Error("the command still runs after the client hung up")
+	}
+}
+
+// session/close and a second session/load of a session while its prompt
+// runs: the prompt ends (cancelled or an error, not a hang or a crash),
+// its command is killed, and the server serves on.
+func TestCloseAndReloadMidTurn(t *testing.T) {
+	testutil.RequireBwrap(t)
+	for _, how := range []string{"close", "load"} {
+		t.Run(how, func(t *testing.T) {
+			marker := map[string]string{"close": "sleep 987.51", "load": "sleep 987.52"}[how]
+			w := newWorld(t, llmtest.BashTurn("s", marker), llmtest.TextTurn("never"), llmtest.TextTurn("fresh"))
+			id := w.newSession(t)
+			done := make(chan error, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				_, err := w.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("sleep")}})
+				done <- err
+			}()
+			for end := time.Now().Add(10 * time.Second); !running(t, marker) && time.Now().Before(end); {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if how == "close" {
+				if _, err := w.conn.CloseSession(context.Background(), sdk.CloseSessionRequest{SessionId: id}); err != nil {
+					t.Fatal(err)
+				}
+			} else if _, err := loadTimed(t, w, id); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-done:
+				t.Logf("the prompt answered: %v", err)
+			case <-time.After(20 * time.Second):
+				t.Fatal("the prompt did not end")
+			}
+			if !waitGone(t, marker, 10*time.Second) {
+				t.Error("the command still runs")
+			}
+			id2 := w.newSession(t)
+			if res := w.prompt(t, id2, "hi"); res.StopReason != sdk.StopReasonEndTurn {
+				t.Errorf("a new session after %s: %q", how, res.StopReason)
+			}
+		})
+	}
+}
+
+// Two prompts at once on one session: the second supersedes the first
+// (it was refused while the SDK had cancelled the first: both were
+// lost); prompts on several sessions run side by side.
+func TestConcurrentPrompts(t *testing.T) {
+	testutil.RequireBwrap(t)
+	w := newWorld(t)
+	w.srv.Handle(func(req *llmtest.Request) llmtest.Turn {
+		if strings.Contains(req.LastUserText(), "slow") && len(req.ToolResults()) == 0 {
+			return llmtest.BashTurn("s", "sleep 1")
+		}
+		return llmtest.TextTurn("done")
+	})
+	id := w.newSession(t)
+	first := make(chan sdk.PromptResponse, 1)
+	go func() { first <- w.prompt(t, id, "slow") }()
+	time.Sleep(300 * time.Millisecond)
+	// The SDK cancels the running prompt when another arrives: the first
+	// answers cancelled, the second runs once it has ended.
+	if res := w.prompt(t, id, "second"); res.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("a second prompt at once: %q", res.StopReason)
+	}
+	if res := <-first; res.StopReason != sdk.StopReasonCancelled {
+		t.Errorf("the first prompt: %q", res.StopReason)
+	}
+	if got := w.srv.Requests(); !strings.Contains(got[len(got)-1].LastUserText(), "second") {
+		t.Errorf("the second prompt did not reach the model")
+	}
+	var ids []sdk.SessionId
+	for range 4 {
+		ids = append(ids, w.newSession(t))
+	}
+	errs := make(chan error, len(ids))
+	for _, sid := range ids {
+		go func() {
+			res, err := w.conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: sid, Prompt: []sdk.ContentBlock{sdk.TextBlock("slow")}})
+			if err == nil && res.StopReason != sdk.StopReasonEndTurn {
+				err = errors.New(string(res.StopReason))
+			}
+			errs <- err
+		}()
+	}
+	for range ids {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func loadTimed(t *testing.T, w *world, id sdk.SessionId) (sdk.LoadSessionResponse, error) {
+	start := time.Now()
+	res, err := w.conn.LoadSession(context.Background(), sdk.LoadSessionRequest{SessionId: id, Cwd: w.proj, McpServers: []sdk.McpServer{}})
+	t.Logf("load took %s", time.Since(start))
+	return res, err
 }

@@ -33,6 +33,7 @@ type session struct {
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc // the running prompt's, nil when idle
+	idle    chan struct{}      // closed when the running prompt has finished
 	calls   map[string]string  // started, not yet ended: id → command
 	current string             // the call started last (questions name it when the command does not tell)
 	mode    tool.Mode          // the permission mode
@@ -46,14 +47,28 @@ type session struct {
 	live   map[string]*liveCall
 }
 
-func (s *session) start(cancel context.CancelFunc) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cancel != nil {
-		return false
+// start makes the prompt whose run cancel ends the session's running one.
+// A prompt still running is cancelled and waited for: the SDK has already
+// cancelled its context (a new session/prompt supersedes the running one),
+// so refusing the new prompt would lose both. It returns false when ctx
+// ends first (a newer prompt superseded this one while it waited).
+func (s *session) start(ctx context.Context, cancel context.CancelFunc) bool {
+	for {
+		s.mu.Lock()
+		if s.cancel == nil {
+			s.cancel, s.idle = cancel, make(chan struct{})
+			s.mu.Unlock()
+			return true
+		}
+		prev, idle := s.cancel, s.idle
+		s.mu.Unlock()
+		prev()
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return false
+		}
 	}
-	s.cancel = cancel
-	return true
 }
 
 // finish ends the prompt: a call that got no end (the run was cancelled
@@ -62,6 +77,10 @@ func (s *session) start(cancel context.CancelFunc) bool {
 func (s *session) finish(runErr error) {
 	s.mu.Lock()
 	s.cancel = nil
+	if s.idle != nil {
+		close(s.idle)
+		s.idle = nil
+	}
 	open := s.calls
 	s.calls = map[string]string{}
 	s.current = ""
