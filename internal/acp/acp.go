@@ -55,7 +55,8 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 	s := &Server{opts: opts, ctx: ctx, sessions: map[string]*session{}}
 	// The SDK starts reading as it builds the connection, before its own
 	// fields, s.conn and the logger are set: nothing is read until they are.
-	gate := &gatedReader{r: in, ready: make(chan struct{})}
+	// lineGuard keeps an oversized or malformed message from ending it.
+	gate := &gatedReader{r: newLineGuard(in, opts.Log), ready: make(chan struct{})}
 	s.conn = sdk.NewAgentSideConnection(s, out, gate)
 	s.conn.SetLogger(slog.New(slog.NewTextHandler(opts.Log, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	close(gate.ready)
@@ -91,6 +92,8 @@ type Server struct {
 var (
 	_ sdk.Agent       = (*Server)(nil)
 	_ sdk.AgentLoader = (*Server)(nil)
+
+	_ sdk.ExtensionMethodHandler = (*Server)(nil)
 )
 
 // Initialize implements sdk.Agent.

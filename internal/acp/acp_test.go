@@ -109,6 +109,7 @@ type world struct {
 	// closed when Serve has returned.
 	hangUp func()
 	served chan struct{}
+	raw    io.Writer // the server's input, for bytes the SDK would not send
 }
 
 func newWorld(t *testing.T, turns ...llmtest.Turn) *world {
@@ -162,7 +163,7 @@ func (w *world) connect(t *testing.T) {
 		cancel()
 		<-done
 	})
-	w.hangUp, w.served = func() { toAgentW.Close() }, done
+	w.hangUp, w.served, w.raw = func() { toAgentW.Close() }, done, toAgentW
 	gate := &gatedReader{r: toClientR, ready: make(chan struct{})} // as Serve does, for the client side
 	w.conn = sdk.NewClientSideConnection(w.cl, toAgentW, gate)
 	w.conn.SetLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))

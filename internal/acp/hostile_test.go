@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -448,4 +449,61 @@ func loadTimed(t *testing.T, w *world, id sdk.SessionId) (sdk.LoadSessionRespons
 	res, err := w.conn.LoadSession(context.Background(), sdk.LoadSessionRequest{SessionId: id, Cwd: w.proj, McpServers: []sdk.McpServer{}})
 	t.Logf("load took %s", time.Since(start))
 	return res, err
+}
+
+// A message over the SDK's 10 MB line limit (a large screenshot, a big
+// file embedded) ended the SDK's reading: the connection died with every
+// session and running command. Now that request is answered with an
+// error, a notification that large is dropped, malformed lines are
+// skipped, and the connection serves on.
+func TestOversizedAndMalformedMessages(t *testing.T) {
+	testutil.RequireBwrap(t)
+	w := newWorld(t, llmtest.TextTurn("still here"))
+	id := w.newSession(t)
+	big := strings.Repeat("x", 11<<20)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := w.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{
+		sdk.TextBlock("read this"),
+		sdk.ResourceBlock(sdk.EmbeddedResourceResource{TextResourceContents: &sdk.TextResourceContents{Uri: "file:///big.txt", Text: big}}),
+	}})
+	if err == nil || !strings.Contains(err.Error(), "MB") {
+		t.Errorf("an 11 MB prompt: %v, want an error naming the limit", err)
+	}
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"` + string(id) + `","pad":"` + big + `"}}`,
+		`{"jsonrpc":"2.0","id":`,
+		"\xff\xfe not json",
+		`{"jsonrpc":"2.0","id":77,"method":"session/prompt","params":{"sessionId":"` + string(id) + `","prompt":[{"type":"text","text":"hi"}],"pad":"` + big[:64<<10] + big + `"}}`,
+	} {
+		if _, err := io.WriteString(w.raw, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res := w.prompt(t, id, "are you there?"); res.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("after the oversized messages: %q", res.StopReason)
+	}
+	if n := w.srv.Count(); n != 1 {
+		t.Errorf("%d model requests, want 1", n)
+	}
+}
+
+func TestMessageID(t *testing.T) {
+	for _, tc := range []struct {
+		head, id, method string
+	}{
+		{`{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"prompt":"xxxx`, "5", "session/prompt"},
+		{`{"id":"a-1","method":"x"}`, `"a-1"`, "x"},
+		{`{"method":"session/prompt","params":{"prompt":"xxxx`, "", "session/prompt"},
+		{`{"jsonrpc":"2.0","method":"session/cancel","params":{}}`, "", "session/cancel"},
+		{`{"id":null,"method":"x"}`, "", "x"},
+		{`{"id":{"$ne":1},"method":"x"}`, "", "x"},
+		{`[1,2`, "", ""},
+		{`not json`, "", ""},
+	} {
+		id, method := messageID([]byte(tc.head))
+		if string(id) != tc.id || method != tc.method {
+			t.Errorf("messageID(%.30q) = %s, %q; want %s, %q", tc.head, id, method, tc.id, tc.method)
+		}
+	}
 }
