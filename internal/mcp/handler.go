@@ -214,6 +214,9 @@ func (h *Handler) listTools(ctx context.Context, server string) command.Result {
 	for _, t := range tools {
 		fmt.Fprintf(&b, "  %-*s  %s\n", width, t.Command(), textutil.OneLine(t.Description, 120))
 	}
+	for _, n := range h.M.ListNotes(server) {
+		fmt.Fprintf(&b, "Note: %s\n", n)
+	}
 	fmt.Fprintf(&b, "Run mcp:%s:<tool> --help for a tool's arguments.\n", server)
 	return command.OK(b.String())
 }

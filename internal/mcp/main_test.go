@@ -20,7 +20,25 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if b := os.Getenv("SYNAPSE_MCPTEST_HOSTILE"); b != "" {
+		if err := mcptest.ServeHostile(b, os.Stdin, os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "mcptest:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
+}
+
+// hostileServer is a config entry that starts mcptest.ServeHostile with
+// behaviour over stdio.
+func hostileServer(t testing.TB, name, behaviour string) ServerConfig {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ServerConfig{Name: name, Command: exe, Env: map[string]string{"SYNAPSE_MCPTEST_HOSTILE": behaviour}, File: "test config"}
 }
 
 // stdioServer is a config entry that starts the test server over stdio.

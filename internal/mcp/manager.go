@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/synapse-agent/synapse/internal/sandbox"
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 // Wrapper turns a stdio server's argv into the argv that runs it inside the
@@ -303,10 +305,15 @@ type server struct {
 	proc      *exec.Cmd // the stdio process behind sess
 	stderr    *tail
 	tools     []ToolInfo // parsed once per tool list
+	listNotes []string   // what was left out of the tool list, and why
 	lastErr   error
 	dialing   chan struct{}
 	connected bool // a session existed before: the next dial is a restart
 	restarted bool // a restart happened that no call has reported yet
+	// refreshing: a tool list refresh runs; again: a list_changed came
+	// meanwhile, so it runs once more when done (a server may send them
+	// by the thousand: one refresh each was a goroutine and a request each).
+	refreshing, again bool
 }
 
 func (s *server) toolList() []ToolInfo {
@@ -318,13 +325,73 @@ func (s *server) toolList() []ToolInfo {
 	return s.tools // never modified in place: replaced as a whole
 }
 
-func (s *server) infos(tools []*sdk.Tool) []ToolInfo {
-	out := make([]ToolInfo, len(tools))
-	for i, t := range tools {
-		out[i] = ToolInfo{Server: s.cfg.Name, Name: t.Name, Description: t.Description, Schema: ParseSchema(t.InputSchema),
-			ReadOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint}
+// ListNotes says what a server's tool list left out (tools whose names
+// cannot be commands, pages past the bound); nil when nothing.
+func (m *Manager) ListNotes(server string) []string {
+	s, ok := m.servers[server]
+	if !ok {
+		return nil
 	}
-	return out
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listNotes
+}
+
+// Bounds on what a server's tool list may bring.
+const (
+	// maxToolPages bounds the pages of one tools/list: a server that
+	// always sends a next cursor is not listed for ever.
+	maxToolPages = 100
+	// maxToolName is the MCP specification's bound on a tool name.
+	maxToolName = 128
+	// maxToolDescription bounds a description kept for help and search
+	// (in characters).
+	maxToolDescription = 16 << 10
+)
+
+// validToolName reports whether a server's tool name can be offered as
+// mcp:<server>:<name>: the specification's characters (letters, digits,
+// '_', '-', '.') plus '/' and ':', which namespaced servers use and which
+// the command word keeps intact. Whitespace would split the command, a
+// line break would add a line to the model's command list, escapes would
+// drive the terminal, shell syntax invites quoting mistakes.
+func validToolName(name string) bool {
+	if name == "" || len(name) > maxToolName {
+		return false
+	}
+	for _, c := range name {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.ContainsRune("_-./:", c):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// infos turns a server's tools into what is offered, and notes what was
+// not: a server's names and descriptions are its own words, shown in the
+// terminal and the model's command list.
+func (s *server) infos(tools []*sdk.Tool) ([]ToolInfo, []string) {
+	out := make([]ToolInfo, 0, len(tools))
+	var bad []string
+	for _, t := range tools {
+		if !validToolName(t.Name) {
+			bad = append(bad, strconv.Quote(textutil.OneLine(textutil.Sanitize(t.Name), 40)))
+			continue
+		}
+		desc := textutil.Sanitize(t.Description)
+		desc = textutil.Truncate(desc, maxToolDescription)
+		out = append(out, ToolInfo{Server: s.cfg.Name, Name: t.Name, Description: desc, Schema: ParseSchema(t.InputSchema),
+			ReadOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint})
+	}
+	var notes []string
+	if len(bad) > 0 {
+		notes = append(notes, fmt.Sprintf("%d tools are not offered: their names cannot be commands (1 to %d letters, digits and _ - . / :): %s",
+			len(bad), maxToolName, strings.Join(bad[:min(len(bad), 5)], ", ")))
+	}
+	return out, notes
 }
 
 // session returns the live session, dialing when there is none; concurrent
@@ -454,37 +521,80 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *exec.Cmd, *t
 		killGroup(proc)
 		return nil, nil, errTail, nil, fmt.Errorf("connect: %w", err)
 	}
-	tools, err := listTools(ctx, sess)
+	tools, cut, err := listTools(ctx, sess)
 	if err != nil {
 		closeSession(sess, proc)
 		return nil, nil, errTail, nil, fmt.Errorf("list tools: %w", err)
 	}
-	return sess, proc, errTail, s.infos(tools), nil
+	infos, notes := s.infos(tools)
+	s.mu.Lock()
+	s.listNotes = append(notes, cut...)
+	s.mu.Unlock()
+	return sess, proc, errTail, infos, nil
 }
 
-func listTools(ctx context.Context, sess *sdk.ClientSession) ([]*sdk.Tool, error) {
-	var tools []*sdk.Tool
-	for t, err := range sess.Tools(ctx, nil) {
-		if err != nil {
-			return nil, err
+// listTools reads every page of the server's tool list, up to
+// maxToolPages; cut says when it stopped there.
+func listTools(ctx context.Context, sess *sdk.ClientSession) (tools []*sdk.Tool, cut []string, _ error) {
+	cursor := ""
+	for page := 0; ; page++ {
+		if page == maxToolPages {
+			cut = []string{fmt.Sprintf("the server's tool list has more pages than %d: the tools of the first %d are offered", maxToolPages, maxToolPages)}
+			break
 		}
-		tools = append(tools, t)
+		res, err := sess.ListTools(ctx, &sdk.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, t := range res.Tools {
+			if t != nil {
+				tools = append(tools, t)
+			}
+		}
+		if res.NextCursor == "" || res.NextCursor == cursor {
+			break
+		}
+		cursor = res.NextCursor
 	}
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
-	return tools, nil
+	return tools, cut, nil
 }
 
+// refreshTools fetches the tool list again after tools/list_changed; one
+// refresh runs at a time, and notifications during it make one more.
 func (s *server) refreshTools(sess *sdk.ClientSession) {
+	s.mu.Lock()
+	if s.refreshing {
+		s.again = true
+		s.mu.Unlock()
+		return
+	}
+	s.refreshing = true
+	s.mu.Unlock()
+	for {
+		s.refreshOnce(sess)
+		s.mu.Lock()
+		if !s.again || s.sess != sess {
+			s.refreshing, s.again = false, false
+			s.mu.Unlock()
+			return
+		}
+		s.again = false
+		s.mu.Unlock()
+	}
+}
+
+func (s *server) refreshOnce(sess *sdk.ClientSession) {
 	ctx, cancel := context.WithTimeout(s.m.life, s.m.opts.ConnectTimeout)
 	defer cancel()
-	tools, err := listTools(ctx, sess)
+	tools, cut, err := listTools(ctx, sess)
 	if err != nil {
 		return
 	}
-	infos := s.infos(tools)
+	infos, notes := s.infos(tools)
 	s.mu.Lock()
 	if s.sess == sess {
-		s.tools = infos
+		s.tools, s.listNotes = infos, append(notes, cut...)
 	}
 	s.mu.Unlock()
 }
@@ -629,13 +739,15 @@ func (t *tail) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// String is the tail as text for errors and notices: a server's stderr
+// is its own bytes, so terminal escapes are removed.
 func (t *tail) String() string {
 	if t == nil {
 		return ""
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return strings.TrimSpace(string(t.buf))
+	return strings.TrimSpace(textutil.Sanitize(string(t.buf)))
 }
 
 func oneLine(s string) string {

@@ -1,0 +1,129 @@
+package mcp
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/mcp/mcptest"
+)
+
+// A server's tool names become commands the model types and lines of its
+// command list: a name with a terminal escape, a line break (a second line
+// of instructions in the command list), whitespace or shell syntax, an
+// empty or a huge name is not offered; descriptions lose their escapes.
+// Names with '.', '-', '_', '/' and ':' still work.
+func TestHostileToolNames(t *testing.T) {
+	mgr, h := newManager(t, Options{}, hostileServer(t, "evil", mcptest.HostileNames))
+	if rep := mgr.Start(context.Background()); len(rep.Failures) != 0 {
+		t.Fatalf("start: %v", rep.Failures)
+	}
+	var names []string
+	for _, tl := range mgr.Tools() {
+		names = append(names, tl.Name)
+		if strings.ContainsAny(tl.Description, "\x1b\x07") {
+			t.Errorf("tool %q: the description keeps terminal escapes: %q", tl.Name, tl.Description)
+		}
+	}
+	if got, want := strings.Join(names, " "), "a:b desc dots.and-dashes_ok ns/read ok"; got != want {
+		t.Errorf("tools offered: %q, want %q", got, want)
+	}
+	list := runOK(t, h, "mcp:evil")
+	for _, bad := range []string{"\x1b", "IGNORE", strings.Repeat("n", 100)} {
+		if strings.Contains(list, bad) {
+			t.Errorf("the tool list holds %q:\n%s", bad, list)
+		}
+	}
+	if !strings.Contains(list, "6 tools are not offered") {
+		t.Errorf("the tool list does not say tools were left out:\n%s", list)
+	}
+	if out := runOK(t, h, "mcp:evil:ns/read --help"); !strings.Contains(out, "A slash.") {
+		t.Errorf("help of ns/read: %q", out)
+	}
+	if out := runOK(t, h, "mcp:evil:desc --help"); strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("help keeps escapes: %q", out)
+	}
+}
+
+// A server whose tools/list never ends (a next cursor on every page) is
+// listed up to a bound, quickly, instead of for as long as the connect
+// timeout lets it grow the list.
+func TestHostileEndlessToolList(t *testing.T) {
+	mgr, h := newManager(t, Options{StartTimeout: 20 * time.Second}, hostileServer(t, "endless", mcptest.HostileEndlessList))
+	start := time.Now()
+	rep := mgr.Start(context.Background())
+	if len(rep.Failures) != 0 {
+		t.Fatalf("start: %v", rep.Failures)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("listing took %s", d)
+	}
+	if n := len(mgr.Tools()); n == 0 || n > maxToolPages {
+		t.Errorf("%d tools kept, want 1..%d", n, maxToolPages)
+	}
+	if list := runOK(t, h, "mcp:endless"); !strings.Contains(list, "more pages") {
+		t.Errorf("the tool list does not say it was cut:\n%.500s", list)
+	}
+}
+
+// tools/list_changed sent thousands of times: the list is fetched again a
+// few times, not once a notification (each was a goroutine and a request).
+func TestHostileListChangedSpam(t *testing.T) {
+	_, h := newManager(t, Options{}, hostileServer(t, "spam", mcptest.HostileCalls))
+	if out := runOK(t, h, "mcp:spam:spam"); out != "spammed\n" {
+		t.Fatalf("spam = %q", out)
+	}
+	time.Sleep(time.Second) // let the refreshes run
+	out := runOK(t, h, "mcp:spam:count")
+	n, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		t.Fatalf("count = %q", out)
+	}
+	if n > 20 {
+		t.Errorf("%d tools/list requests after %d list_changed notifications", n, mcptest.ListChangedSpam)
+	}
+}
+
+// Calls that misbehave: garbage lines before the answer, no answer, an
+// exit mid-call, a stderr flood, a 12 MB answer. Each ends with a result
+// or a clear error, within the timeout, and the server is usable after.
+func TestHostileCalls(t *testing.T) {
+	mgr, h := newManager(t, Options{}, hostileServer(t, "bad", mcptest.HostileCalls))
+	h.Timeout = 3 * time.Second
+	run := func(line string) (string, string, int, time.Duration) {
+		start := time.Now()
+		r := h.Run(context.Background(), line)
+		return r.Stdout, r.Stderr, r.ExitCode, time.Since(start)
+	}
+	// Lines that are not JSON-RPC end the session (the SDK's reading
+	// stops): the call fails saying so, and the next call restarts it.
+	out, errText, code, _ := run("mcp:bad:garbage")
+	if code == 0 && out != "after garbage\n" || code != 0 && !strings.Contains(errText, "restarted on the next call") {
+		t.Errorf("garbage: exit %d, stdout %q, stderr %.300q", code, out, errText)
+	}
+	out, errText, code, d := run("mcp:bad:never")
+	if code != 124 || d > 10*time.Second {
+		t.Errorf("never: exit %d after %s, stderr %q", code, d, errText)
+	}
+	out, errText, code, _ = run("mcp:bad:exit")
+	if code == 0 || !strings.Contains(errText, "stopped") || !strings.Contains(errText, "dying") || strings.ContainsAny(errText, "\x1b\x07") {
+		t.Errorf("exit mid-call: exit %d, stderr %q", code, errText)
+	}
+	out, errText, code, _ = run("mcp:bad:stderr")
+	if code != 0 || out != "after stderr\n" {
+		t.Errorf("stderr flood: exit %d, stdout %.100q, stderr %.300q", code, out, errText)
+	}
+	if st := mgr.servers["bad"].stderr; st != nil && len(st.String()) > 4096 {
+		t.Errorf("the stderr tail holds %d bytes", len(st.String()))
+	}
+	// 12 MB of text is within the SDK's 16 MB message bound; the tool
+	// layer cuts what the model gets.
+	if out, errText, code, _ = run("mcp:bad:huge"); code != 0 || len(out) < 12<<20 {
+		t.Errorf("huge: exit %d, %d bytes out, stderr %.300q", code, len(out), errText)
+	}
+	if out, _, code, _ := run("mcp:bad:count"); code != 0 || out == "" {
+		t.Errorf("after the misbehaving calls: exit %d, %q", code, out)
+	}
+}
