@@ -55,7 +55,9 @@ func promptInput(ctx context.Context, blocks []sdk.ContentBlock, readFile func(c
 		limit := min(maxFileBytes, budget)
 		body, cut := clip(body, limit)
 		budget -= len(body)
-		s := fmt.Sprintf("Content of %s:\n```\n%s\n```", name, strings.TrimRight(body, "\n"))
+		// The fence is longer than any run of backticks in the file, so
+		// the file cannot close it and go on as the person's own words.
+		s := fmt.Sprintf("Content of %s:\n%s", name, codeBlock(body))
 		if cut {
 			s += fmt.Sprintf("\n(cut at %d KB: read the file for the rest)", limit>>10)
 		}

@@ -392,7 +392,9 @@ func (s *session) replay(history []llm.Message) {
 				st = sdk.ToolCallStatusFailed
 			}
 			s.send(sdk.UpdateToolCall(sdk.ToolCallId(m.ToolCallID), sdk.WithUpdateStatus(st),
-				sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(codeBlock(m.Text)))})))
+				// Saved as the command printed it: escapes are removed here as
+				// in the live update.
+				sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(codeBlock(textutil.Sanitize(m.Text))))})))
 		}
 	}
 	if todos := s.g.Runner.Todos(); todos != nil {
