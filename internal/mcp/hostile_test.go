@@ -1,7 +1,11 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -127,5 +131,42 @@ func TestHostileCalls(t *testing.T) {
 	}
 	if out, _, code, _ := run("mcp:bad:count"); code != 0 || out == "" {
 		t.Errorf("after the misbehaving calls: exit %d, %q", code, out)
+	}
+}
+
+// An HTTP server answering a call with a JSON body that never ends: the
+// SDK reads JSON answers whole (io.ReadAll), so the host's memory grew
+// until the call's timeout, if there was one. The body is bounded.
+func TestHostileHTTPEndlessBody(t *testing.T) {
+	inner := mcptest.HTTPHandler(func() {})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(`"tools/call"`)) {
+				w.Header().Set("Content-Type", "application/json")
+				chunk := bytes.Repeat([]byte("x"), 64<<10)
+				w.Write([]byte(`{"jsonrpc":"2.0","id":`))
+				for r.Context().Err() == nil {
+					if _, err := w.Write(chunk); err != nil {
+						return
+					}
+					time.Sleep(time.Millisecond) // 64 MB/s: the test must not eat the machine
+				}
+				return
+			}
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		hs.Close()
+	})
+	_, h := newManager(t, Options{}, ServerConfig{Name: "web", Type: KindHTTP, URL: hs.URL})
+	h.Timeout = 4 * time.Second
+	start := time.Now()
+	r := h.Run(context.Background(), "mcp:web:echo hi")
+	if r.ExitCode == 0 || r.ExitCode == 124 || !strings.Contains(r.Stderr, "MB") {
+		t.Errorf("endless answer: exit %d after %s, stderr %.300q", r.ExitCode, time.Since(start), r.Stderr)
 	}
 }

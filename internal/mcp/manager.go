@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -660,17 +661,52 @@ func (s *server) httpClient() *http.Client {
 	if base == nil {
 		base = &http.Client{}
 	}
-	if len(s.cfg.Headers) == 0 {
-		return base
-	}
 	rt := base.Transport
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
 	c := *base
-	c.Transport = &headerTransport{base: rt, headers: s.cfg.Headers}
+	c.Transport = &limitTransport{base: &headerTransport{base: rt, headers: s.cfg.Headers}}
 	return &c
 }
+
+// maxHTTPAnswer bounds one JSON answer of an HTTP server: the SDK reads
+// such a body whole, so an endless one grew the host's memory until the
+// call's timeout (event streams are read an event at a time, each bounded
+// by the SDK, and may rightly last for hours).
+const maxHTTPAnswer = 32 << 20
+
+// limitTransport cuts answers that are not event streams at maxHTTPAnswer.
+type limitTransport struct{ base http.RoundTripper }
+
+func (l *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := l.base.RoundTrip(req)
+	if err != nil || resp.Body == nil || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp, err
+	}
+	resp.Body = &limitedBody{rc: resp.Body, left: maxHTTPAnswer}
+	return resp, nil
+}
+
+// limitedBody fails once more than left bytes were read.
+type limitedBody struct {
+	rc   io.ReadCloser
+	left int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, fmt.Errorf("the server's answer is over %d MB: refused", maxHTTPAnswer>>20)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }
 
 // headerTransport adds the configured headers to every request.
 type headerTransport struct {
