@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -558,4 +559,35 @@ func TestReplayedOutputSanitized(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("replay", w.cl.snapshot())
+}
+
+// The editor hangs up while a session's MCP server (the editor's own,
+// one that never answers) still starts: Serve returns and the server's
+// process is gone.
+func TestHangUpKillsClientMCPServer(t *testing.T) {
+	testutil.RequireBwrap(t)
+	const marker = "987.77"
+	w := newWorld(t)
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep")
+	}
+	srv := sdk.McpServer{Stdio: &sdk.McpServerStdio{Name: "mute", Command: sleep, Args: []string{marker}, Env: []sdk.EnvVariable{}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := w.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: w.proj, McpServers: []sdk.McpServer{srv}}); err != nil {
+		t.Fatal(err)
+	}
+	if !running(t, "sleep "+marker) {
+		t.Fatal("the MCP server is not running")
+	}
+	w.hangUp()
+	select {
+	case <-w.served:
+	case <-time.After(15 * time.Second):
+		t.Fatal("Serve did not return after the client hung up")
+	}
+	if !waitGone(t, "sleep "+marker, 10*time.Second) {
+		t.Error("the MCP server still runs after the client hung up")
+	}
 }
