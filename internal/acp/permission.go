@@ -253,6 +253,8 @@ func (s *session) switchMode(m tool.Mode) error {
 // setMode switches the permission mode: the sandbox first (plan makes it
 // read-only), then the answers.
 func (s *session) setMode(m tool.Mode) error {
+	s.modeMu.Lock()
+	defer s.modeMu.Unlock()
 	old := s.permissionMode()
 	if m == old {
 		return nil

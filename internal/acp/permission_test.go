@@ -285,3 +285,4 @@ func TestModeConfigOption(t *testing.T) {
 		t.Errorf("unknown option: %v", err)
 	}
 }
+

@@ -41,6 +41,10 @@ type session struct {
 	// planPrompted: the last prompt ran in plan mode.
 	planPrompted bool
 
+	// modeMu makes a mode switch one step: the sandbox's read-only state
+	// and the mode stored always agree, however switches race.
+	modeMu sync.Mutex
+
 	// liveMu orders a call's live output updates before its final one:
 	// a flush holds it while sending, and toolEnd takes the call out under it.
 	liveMu sync.Mutex
