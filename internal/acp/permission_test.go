@@ -285,4 +285,3 @@ func TestModeConfigOption(t *testing.T) {
 		t.Errorf("unknown option: %v", err)
 	}
 }
-
