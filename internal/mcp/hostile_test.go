@@ -56,13 +56,9 @@ func TestHostileToolNames(t *testing.T) {
 // timeout lets it grow the list.
 func TestHostileEndlessToolList(t *testing.T) {
 	mgr, h := newManager(t, Options{StartTimeout: 20 * time.Second}, hostileServer(t, "endless", mcptest.HostileEndlessList))
-	start := time.Now()
 	rep := mgr.Start(context.Background())
 	if len(rep.Failures) != 0 {
 		t.Fatalf("start: %v", rep.Failures)
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("listing took %s", d)
 	}
 	if n := len(mgr.Tools()); n == 0 || n > maxToolPages {
 		t.Errorf("%d tools kept, want 1..%d", n, maxToolPages)
@@ -96,26 +92,25 @@ func TestHostileListChangedSpam(t *testing.T) {
 func TestHostileCalls(t *testing.T) {
 	mgr, h := newManager(t, Options{}, hostileServer(t, "bad", mcptest.HostileCalls))
 	h.Timeout = 3 * time.Second
-	run := func(line string) (string, string, int, time.Duration) {
-		start := time.Now()
+	run := func(line string) (string, string, int) {
 		r := h.Run(context.Background(), line)
-		return r.Stdout, r.Stderr, r.ExitCode, time.Since(start)
+		return r.Stdout, r.Stderr, r.ExitCode
 	}
 	// Lines that are not JSON-RPC end the session (the SDK's reading
 	// stops): the call fails saying so, and the next call restarts it.
-	out, errText, code, _ := run("mcp:bad:garbage")
+	out, errText, code := run("mcp:bad:garbage")
 	if code == 0 && out != "after garbage\n" || code != 0 && !strings.Contains(errText, "restarted on the next call") {
 		t.Errorf("garbage: exit %d, stdout %q, stderr %.300q", code, out, errText)
 	}
-	out, errText, code, d := run("mcp:bad:never")
-	if code != 124 || d > 10*time.Second {
-		t.Errorf("never: exit %d after %s, stderr %q", code, d, errText)
+	_, errText, code = run("mcp:bad:never") // the call's timeout ends it
+	if code != 124 {
+		t.Errorf("never: exit %d, stderr %q", code, errText)
 	}
-	out, errText, code, _ = run("mcp:bad:exit")
+	_, errText, code = run("mcp:bad:exit")
 	if code == 0 || !strings.Contains(errText, "stopped") || !strings.Contains(errText, "dying") || strings.ContainsAny(errText, "\x1b\x07") {
 		t.Errorf("exit mid-call: exit %d, stderr %q", code, errText)
 	}
-	out, errText, code, _ = run("mcp:bad:stderr")
+	out, errText, code = run("mcp:bad:stderr")
 	if code != 0 || out != "after stderr\n" {
 		t.Errorf("stderr flood: exit %d, stdout %.100q, stderr %.300q", code, out, errText)
 	}
@@ -126,10 +121,10 @@ func TestHostileCalls(t *testing.T) {
 	// layer cuts what the model gets. (Decoding it under -race on a busy
 	// machine takes seconds: the 3 s timeout was for "never".)
 	h.Timeout = time.Minute
-	if out, errText, code, _ = run("mcp:bad:huge"); code != 0 || len(out) < 12<<20 {
+	if out, errText, code = run("mcp:bad:huge"); code != 0 || len(out) < 12<<20 {
 		t.Errorf("huge: exit %d, %d bytes out, stderr %.300q", code, len(out), errText)
 	}
-	if out, _, code, _ := run("mcp:bad:count"); code != 0 || out == "" {
+	if out, _, code := run("mcp:bad:count"); code != 0 || out == "" {
 		t.Errorf("after the misbehaving calls: exit %d, %q", code, out)
 	}
 }
@@ -164,9 +159,8 @@ func TestHostileHTTPEndlessBody(t *testing.T) {
 	})
 	_, h := newManager(t, Options{}, ServerConfig{Name: "web", Type: KindHTTP, URL: hs.URL})
 	h.Timeout = 4 * time.Second
-	start := time.Now()
 	r := h.Run(context.Background(), "mcp:web:echo hi")
 	if r.ExitCode == 0 || r.ExitCode == 124 || !strings.Contains(r.Stderr, "MB") {
-		t.Errorf("endless answer: exit %d after %s, stderr %.300q", r.ExitCode, time.Since(start), r.Stderr)
+		t.Errorf("endless answer: exit %d, stderr %.300q", r.ExitCode, r.Stderr)
 	}
 }
