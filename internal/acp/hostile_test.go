@@ -276,12 +276,8 @@ func TestPermissionNeverAnswered(t *testing.T) {
 		<-asked
 		_ = w.conn.Cancel(context.Background(), sdk.CancelNotification{SessionId: id})
 	}()
-	start := time.Now()
 	if res := w.prompt(t, id, "touch"); res.StopReason != sdk.StopReasonCancelled {
 		t.Errorf("stop reason %q, want cancelled", res.StopReason)
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("the cancel took %s", d)
 	}
 	if _, err := os.Stat(filepath.Join(w.proj, "one")); err == nil {
 		t.Error("the command ran without an answer")

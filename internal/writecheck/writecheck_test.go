@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 )
 
 func testChecker() Checker {
@@ -479,11 +478,10 @@ func TestCheckNestingIsCheap(t *testing.T) {
 		strings.Repeat("cd a || cd b; ", n) + "touch x",
 		"touch" + strings.Repeat(" {1..20000}", 200), // 4 million words
 	} {
-		start := time.Now()
+		// Work that doubled per level took hours here: a regression hangs
+		// until the test timeout. The cost itself is measured by the
+		// benchmarks, not asserted.
 		got := testChecker().Check(line, "/tmp")
-		if d := time.Since(start); d > 2*time.Second {
-			t.Errorf("checking %.40q… took %v", line, d)
-		}
 		if strings.Contains(line, "touch") && len(got) == 0 {
 			t.Errorf("%.40q…: a write in a directory no longer known does not ask", line)
 		}
