@@ -33,7 +33,8 @@ in a fresh directory under <data-dir>/ui_shell_sessions, with its home in
 <data-dir>/agent_home, confined by bubblewrap to write only there.
 
 Every request needs the access token from the printed URL (a cookie after the first
-visit), or Basic Auth when SYNAPSE_WEB_USER and SYNAPSE_WEB_PASSWORD are set.
+visit), or Basic Auth when SYNAPSE_WEB_USER and SYNAPSE_WEB_PASSWORD (12 characters or
+more) are set.
 SYNAPSE_WEB_TOKEN fixes the token. Requests must name the console by an IP address or
 localhost (DNS rebinding); SYNAPSE_WEB_HOSTS adds host names, comma-separated.
 Sessions end after UI_SHELL_HARD_TTL_SECONDS

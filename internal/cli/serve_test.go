@@ -90,6 +90,7 @@ func TestServeRejectsBadAuthSettings(t *testing.T) {
 	}{
 		{map[string]string{"SYNAPSE_WEB_TOKEN": "short"}, "too short"},
 		{map[string]string{"SYNAPSE_WEB_USER": "alice"}, "SYNAPSE_WEB_PASSWORD"},
+		{map[string]string{"SYNAPSE_WEB_USER": "alice", "SYNAPSE_WEB_PASSWORD": "pw"}, "SYNAPSE_WEB_PASSWORD is too short (2 characters): use at least 12"},
 	}
 	for _, tt := range tests {
 		dir := t.TempDir()

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Environment variables that configure access to the console.
@@ -25,6 +26,8 @@ const (
 const (
 	cookieName    = "synapse_console"
 	minTokenBytes = 16
+	// minPasswordChars: a Basic Auth password shorter than this is refused.
+	minPasswordChars = 12
 )
 
 // Auth says who may use the console: anyone presenting Token (in the start-up
@@ -64,6 +67,11 @@ func AuthFromEnv(getenv func(string) string) (Auth, error) {
 	}
 	if (a.User == "") != (a.Password == "") {
 		return Auth{}, errors.New("Basic Auth needs both " + EnvUser + " and " + EnvPassword + ": set both or neither")
+	}
+	if a.Password != "" && utf8.RuneCountInString(a.Password) < minPasswordChars {
+		// Any local process (and any page the browser opens, were the
+		// Origin check to fail) can try passwords as fast as it likes.
+		return Auth{}, fmt.Errorf("%s is too short (%d characters): use at least %d, or unset both %s and %s to use the printed token URL", EnvPassword, utf8.RuneCountInString(a.Password), minPasswordChars, EnvUser, EnvPassword)
 	}
 	for _, h := range strings.Split(getenv(EnvHosts), ",") {
 		if h = strings.TrimSpace(h); h != "" {

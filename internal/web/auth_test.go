@@ -214,7 +214,8 @@ func TestAuthFromEnv(t *testing.T) {
 		{"random token", map[string]string{}, "", false},
 		{"fixed token", map[string]string{EnvToken: "0123456789abcdef0123"}, "", false},
 		{"short token", map[string]string{EnvToken: "short"}, "too short", false},
-		{"basic", map[string]string{EnvUser: "u", EnvPassword: "p"}, "", true},
+		{"basic", map[string]string{EnvUser: "u", EnvPassword: "correct-horse-battery"}, "", true},
+		{"short password", map[string]string{EnvUser: "u", EnvPassword: "hunter2"}, "too short (7 characters)", false},
 		{"half basic", map[string]string{EnvUser: "u"}, "both", false},
 	}
 	for _, tt := range tests {
