@@ -28,6 +28,26 @@ func hostGit(dir string, args ...string) string {
 	return string(out)
 }
 
+// plantIsDisabled runs plant (a command line that ends by planting an
+// armed repository) in the sandbox and holds the checks to it: the plant
+// succeeded, the repository whose .git is at repo was reported disabled,
+// and git status run on the host in statusDir did not run what was armed
+// (it would create mark).
+func plantIsDisabled(t *testing.T, f *fixture, plant, repo, statusDir, mark string) {
+	t.Helper()
+	res := f.run(t, plant+" && echo planted")
+	if res.Stdout != "planted" {
+		t.Fatalf("plant for %s: %+v", repo, res)
+	}
+	if !strings.Contains(res.Stderr, "disabled a new git repository at "+repo) {
+		t.Errorf("the repository at %s was not reported: %q", repo, res.Stderr)
+	}
+	hostGit(statusDir, "status", "--short")
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatalf("git status on the host ran what was armed in the repository at %s", repo)
+	}
+}
+
 // TestRedTeamNestedRepoInUnwatchedFolder: git status on the host runs
 // `git status` inside every gitlink of the index that holds a .git, and
 // that child git runs the nested repository's core.fsmonitor. The index is
@@ -57,19 +77,10 @@ func TestRedTeamNestedRepoInUnwatchedFolder(t *testing.T) {
 		"newhg/.hg/evil",                // inside a new .hg
 		"deep/a/b/c/d/e/f/g/h/i/j/evil", // a new deep tree
 	} {
-		res := f.run(t, gitEnv+"mkdir -p "+filepath.Dir(p)+" && git init -q "+p+" && git -C "+p+" commit -q --allow-empty -m e && "+
+		plantIsDisabled(t, f, gitEnv+"mkdir -p "+filepath.Dir(p)+" && git init -q "+p+" && git -C "+p+" commit -q --allow-empty -m e && "+
 			"git -C "+p+" config core.fsmonitor 'touch "+mark+"; :' && "+
-			"git update-index --add --cacheinfo 160000,$(git -C "+p+" rev-parse HEAD),"+p+" && echo planted")
-		if res.Stdout != "planted" {
-			t.Fatalf("plant %s: %+v", p, res)
-		}
-		if !strings.Contains(res.Stderr, "disabled a new git repository at "+filepath.Join(f.ws, p, ".git")) {
-			t.Errorf("the repository at %s was not reported: %q", p, res.Stderr)
-		}
-		hostGit(f.ws, "status", "--short")
-		if _, err := os.Stat(mark); err == nil {
-			t.Fatalf("git status on the host ran the core.fsmonitor of a repository planted at %s", p)
-		}
+			"git update-index --add --cacheinfo 160000,$(git -C "+p+" rev-parse HEAD),"+p,
+			filepath.Join(f.ws, p, ".git"), f.ws, mark)
 	}
 }
 
@@ -91,17 +102,8 @@ func TestRedTeamGitConfigParser(t *testing.T) {
 		"twohdr": `printf '` + fsmon + `' > $r/.git/evil.cfg && printf '[core] [include] path = evil.cfg\n' >> $r/.git/config`,
 		"nosect": `printf '` + fsmon + `' > $r/.git/evil.cfg && { printf 'path = evil.cfg\n'; cat $r/.git/config; } > $r/x && mv $r/x $r/.git/config`,
 	} {
-		res := f.run(t, gitEnv+"r="+name+"; git init -q $r && "+plant+" && echo planted")
-		if res.Stdout != "planted" {
-			t.Fatalf("%s: plant: %+v", name, res)
-		}
-		if !strings.Contains(res.Stderr, "disabled a new git repository at "+filepath.Join(f.ws, name, ".git")) {
-			t.Errorf("%s: the repository was not reported: %q", name, res.Stderr)
-		}
-		hostGit(filepath.Join(f.ws, name), "status", "--short")
-		if _, err := os.Stat(mark); err == nil {
-			t.Fatalf("%s: git status on the host ran the planted core.fsmonitor", name)
-		}
+		plantIsDisabled(t, f, gitEnv+"r="+name+"; git init -q $r && "+plant,
+			filepath.Join(f.ws, name, ".git"), filepath.Join(f.ws, name), mark)
 	}
 }
 
@@ -232,20 +234,11 @@ func TestRedTeamNewWorktreeConfig(t *testing.T) {
 	gitHost(t, f.ws, "commit", "-q", "--allow-empty", "-m", "init")
 	gitHost(t, f.ws, "config", "extensions.worktreeConfig", "true")
 	mark := filepath.Join(t.TempDir(), "pwned")
-	res := f.run(t, gitEnv+"a=.git/worktrees/evil; mkdir -p $a wt && echo ../.. > $a/commondir && "+
+	plantIsDisabled(t, f, gitEnv+"a=.git/worktrees/evil; mkdir -p $a wt && echo ../.. > $a/commondir && "+
 		"git rev-parse HEAD > $a/HEAD && echo \"$PWD/wt/.git\" > $a/gitdir && "+
 		"printf '[core]\\n\\tfsmonitor = \"touch "+mark+"; :\"\\n' > $a/config.worktree && "+
-		"echo \"gitdir: $PWD/$a\" > wt/.git && echo planted")
-	if res.Stdout != "planted" {
-		t.Fatalf("plant: %+v", res)
-	}
-	if !strings.Contains(res.Stderr, "disabled a new git repository at "+filepath.Join(f.ws, "wt", ".git")) {
-		t.Errorf("the new worktree was not reported: %q", res.Stderr)
-	}
-	hostGit(filepath.Join(f.ws, "wt"), "status", "--short")
-	if _, err := os.Stat(mark); err == nil {
-		t.Fatal("git status on the host ran the core.fsmonitor of a new worktree's config.worktree")
-	}
+		"echo \"gitdir: $PWD/$a\" > wt/.git",
+		filepath.Join(f.ws, "wt", ".git"), filepath.Join(f.ws, "wt"), mark)
 }
 
 // TestRedTeamGitfileReadAsGitDoes: a new .git file is judged by the
@@ -268,17 +261,7 @@ func TestRedTeamGitfileReadAsGitDoes(t *testing.T) {
 		"newline": `r=$(printf '/tmp/r1\nx'); git init -q "$r" && ` + arm + ` && mkdir newline && printf 'gitdir: ` + priv + `/r1\nx/.git\n' > newline/.git`,
 		"dotdot":  `r=/tmp/r2; git init -q "$r" && ` + arm + ` && mkdir -p /tmp/a dotdot && ln -s ` + priv + `/a dotdot/l && printf 'gitdir: l/../r2/.git\n' > dotdot/.git`,
 	} {
-		res := f.run(t, gitEnv+plant+" && echo planted")
-		if res.Stdout != "planted" {
-			t.Fatalf("%s: plant: %+v", name, res)
-		}
-		if !strings.Contains(res.Stderr, "disabled a new git repository at "+filepath.Join(f.ws, name, ".git")) {
-			t.Errorf("%s: the .git file was not reported: %q", name, res.Stderr)
-		}
-		hostGit(filepath.Join(f.ws, name), "status", "--short")
-		if _, err := os.Stat(mark); err == nil {
-			t.Fatalf("%s: git status on the host ran the core.fsmonitor of the repository the .git file names", name)
-		}
+		plantIsDisabled(t, f, gitEnv+plant, filepath.Join(f.ws, name, ".git"), filepath.Join(f.ws, name), mark)
 	}
 }
 
