@@ -373,7 +373,7 @@ func (w *turnWatch) feed(in []keyInput) {
 		case ans != nil && !ki.isPaste && answerKey(k) != 0: // a question is open: its answer
 			select {
 			case ans <- answerKey(k):
-			default:
+			default: // an answer is already waiting
 			}
 			continue
 		case !ki.isPaste && k.String() == "shift+tab":

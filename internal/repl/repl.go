@@ -456,9 +456,7 @@ func (r *REPL) cancellable(ctx context.Context, fn func(ctx context.Context)) (i
 		// where the footer shows them and Esc clears them.
 		start := Queue{Prompts: r.queued, Partial: r.partial}
 		r.queued, r.partial = nil, ""
-		w := r.keys.watchTurn(start, cancel, func(q Queue) {
-			r.setQueue(q)
-		}, func() { // Shift+Tab: the next mode, said above the live area and shown in the footer
+		w := r.keys.watchTurn(start, cancel, r.setQueue, func() { // Shift+Tab: the next mode, said above the live area and shown in the footer
 			r.r.Notice(r.cycleMode())
 			r.r.SetStatus(r.status())
 		}, r.toggleVerbose)
