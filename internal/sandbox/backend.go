@@ -16,9 +16,30 @@ import (
 	"github.com/synapse-agent/synapse/internal/command"
 )
 
-// ErrCrashed marks an execute that failed because the sandboxed shell died;
-// the manager rebuilds the sandbox and retries the command once.
+// ErrCrashed marks an execute that failed because the sandboxed shell died.
+// The manager rebuilds the sandbox; it retries the command only when the
+// shell was found dead before the command reached it (see crashError).
 var ErrCrashed = errors.New("the sandboxed shell crashed")
+
+// crashError is a backend's ErrCrashed. Delivered says whether the command
+// reached the shell before it died: then it may have done part of its work,
+// and running it again could do that part twice.
+type crashError struct {
+	delivered bool
+	err       error
+}
+
+func (e *crashError) Error() string        { return ErrCrashed.Error() + ": " + e.err.Error() }
+func (e *crashError) Unwrap() error        { return e.err }
+func (e *crashError) Is(target error) bool { return target == ErrCrashed }
+
+// crashed classifies a failed Execute of a shell that is no longer alive.
+// A session error that says the command never reached the shell
+// (NotDelivered, as *shell.Session's does) is not delivered.
+func crashed(err error) error {
+	var nd interface{ NotDelivered() bool }
+	return &crashError{delivered: !(errors.As(err, &nd) && nd.NotDelivered()), err: err}
+}
 
 // Session is the persistent shell a backend runs commands in
 // (*shell.Session satisfies it).
@@ -102,10 +123,17 @@ func (b *LocalBackend) Execute(ctx context.Context, cmd string) (command.Result,
 	disposed := b.disposed
 	b.mu.Unlock()
 	if disposed {
-		return command.Result{}, fmt.Errorf("%w: the sandbox was disposed", ErrCrashed)
+		return command.Result{}, &crashError{err: errors.New("the sandbox was disposed")}
+	}
+	if !b.sess.Alive() {
+		return command.Result{}, &crashError{err: errors.New("the shell had exited before the command was sent")}
 	}
 	if b.plat == nil {
-		return b.sess.Execute(ctx, cmd)
+		res, err := b.sess.Execute(ctx, cmd)
+		if err != nil && ctx.Err() == nil && !b.sess.Alive() {
+			return res, crashed(err)
+		}
+		return res, err
 	}
 	b.runMu.Lock()
 	defer b.runMu.Unlock()
@@ -123,7 +151,7 @@ func (b *LocalBackend) Execute(ctx context.Context, cmd string) (command.Result,
 	if err != nil {
 		b.pending = append(before, b.pending...) // reported with the next result
 		if ctx.Err() == nil && !b.sess.Alive() {
-			return res, fmt.Errorf("%w: %w", ErrCrashed, err)
+			return res, crashed(err)
 		}
 		return res, err
 	}

@@ -57,7 +57,7 @@ func BenchmarkCreateSandbox(b *testing.B) {
 	m := benchManager(b, true)
 	ctx := context.Background()
 	for b.Loop() {
-		if _, err := m.GetSandbox(ctx, ""); err != nil {
+		if _, err := m.GetSandbox(ctx); err != nil {
 			b.Fatal(err)
 		}
 		if err := m.Shutdown(); err != nil {
@@ -91,7 +91,7 @@ func benchCreateWithTemp(b *testing.B, n int) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := m.GetSandbox(ctx, ""); err != nil {
+		if _, err := m.GetSandbox(ctx); err != nil {
 			b.Fatal(err)
 		}
 		if err := m.Shutdown(); err != nil {

@@ -28,7 +28,10 @@ type ManagerOptions struct {
 	ConfigPath string
 	// Config, when set, is used as given (its Enabled is taken literally).
 	Config Config
-	// Cwd is the initial working directory (default: the process's).
+	// Cwd is the workspace (default: the process's working directory):
+	// writable to commands, and where every (re)started shell begins. It
+	// is fixed for the manager's life; a `cd` in the shell never changes
+	// what is writable.
 	Cwd string
 	// Env is the environment of the shell (default: the process's). The
 	// agent's provider credentials and the HideEnv names are removed from it.
@@ -81,9 +84,12 @@ type Manager struct {
 	enabled  bool
 	reason   string // why it is on or off
 
-	mu       sync.Mutex
-	backend  Backend
-	cwd      string // cwd the current (or next) backend starts in
+	mu      sync.Mutex
+	backend Backend
+	// reset says why the shell was last replaced by a fresh one (a grant,
+	// a mode switch, a crash), until a command's result has told the
+	// model: its directory and exported variables are gone.
+	reset    string
 	runtimeW []string
 	privTmp  string // the private temp directory mounted as /tmp ("" until made)
 	ownTmp   bool   // privTmp was made by this manager, which removes it
@@ -122,7 +128,7 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 	if opts.GOOS == "" {
 		opts.GOOS = runtime.GOOS
 	}
-	m := &Manager{opts: opts, cwd: opts.Cwd}
+	m := &Manager{opts: opts}
 	if isZeroConfig(opts.Config) && opts.ConfigPath != "" {
 		cfg, warns, err := LoadConfig(opts.ConfigPath)
 		if err != nil {
@@ -300,7 +306,10 @@ func (m *Manager) SetReadOnly(on bool) error {
 		return nil
 	}
 	m.opts.ReadOnly = on
-	return m.rebuildLocked()
+	if on {
+		return m.rebuildLocked("the sandbox became read-only")
+	}
+	return m.rebuildLocked("the sandbox became writable again")
 }
 
 // Enabled reports whether commands run under the OS sandbox.
@@ -309,21 +318,20 @@ func (m *Manager) Enabled() bool { return m.enabled }
 // Warnings are the configuration problems found when loading sandbox.json.
 func (m *Manager) Warnings() []string { return slices.Clone(m.warnings) }
 
-// BuildPolicy merges cwd, the configured whitelist, the runtime whitelist and
-// the system temp directory, with the blacklist and network setting.
-func (m *Manager) BuildPolicy(cwd string) Policy {
+// BuildPolicy merges the workspace, the configured whitelist, the user's
+// grants and the scratch directory, with the blacklist and network setting.
+// It takes no directory on purpose: where the shell stands never widens
+// what commands may write.
+func (m *Manager) BuildPolicy() Policy {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.buildPolicyLocked(cwd)
+	return m.buildPolicyLocked()
 }
 
-func (m *Manager) buildPolicyLocked(cwd string) Policy {
-	if cwd == "" {
-		cwd = m.cwd
-	}
+func (m *Manager) buildPolicyLocked() Policy {
 	var w []string
-	if !isRoot(cwd) {
-		w = append(w, cwd)
+	if ws := m.opts.Cwd; !isRoot(ws) {
+		w = append(w, ws)
 	}
 	w = append(w, m.cfg.Policy.Whitelist...)
 	w = append(w, m.runtimeW...)
@@ -404,27 +412,25 @@ func (m *Manager) HostPath(path string) string {
 	return p.HostPath(path)
 }
 
-// GetSandbox returns the current backend, creating it on first use. A
-// creation failure is returned: nothing falls back to running unsandboxed.
-func (m *Manager) GetSandbox(ctx context.Context, cwd string) (Backend, error) {
+// GetSandbox returns the current backend, creating it on first use (its
+// shell starts in the workspace). A creation failure is returned: nothing
+// falls back to running unsandboxed.
+func (m *Manager) GetSandbox(ctx context.Context) (Backend, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.getLocked(ctx, cwd)
+	return m.getLocked(ctx)
 }
 
-func (m *Manager) getLocked(ctx context.Context, cwd string) (Backend, error) {
+func (m *Manager) getLocked(ctx context.Context) (Backend, error) {
 	if m.backend != nil {
 		return m.backend, nil
-	}
-	if cwd == "" {
-		cwd = m.cwd
 	}
 	if err := m.ensureTmpLocked(); err != nil {
 		return nil, fmt.Errorf("cannot create the sandbox, so the command was not run: %w", err)
 	}
 	opts := CreateOptions{
-		Policy:       m.buildPolicyLocked(cwd),
-		Cwd:          cwd,
+		Policy:       m.buildPolicyLocked(),
+		Cwd:          m.opts.Cwd,
 		Env:          m.opts.Env,
 		Timeout:      m.opts.CommandTimeout,
 		StartSession: m.opts.StartSession,
@@ -449,7 +455,7 @@ func (m *Manager) getLocked(ctx context.Context, cwd string) (Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.backend, m.cwd = b, cwd
+	m.backend = b
 	return b, nil
 }
 
@@ -470,41 +476,109 @@ func (m *Manager) destroyLocked() error {
 	return b.Dispose()
 }
 
-// Execute runs a native command in the sandboxed shell. If the shell crashed,
-// the sandbox is destroyed, created again and the command retried once.
+// Execute runs a native command in the sandboxed shell. cwd is where the
+// caller meant it to run (the shell's directory when its call began): when
+// the shell was replaced since (a grant, a crash before the command reached
+// it), the command runs there in a subshell, so relative paths keep their
+// meaning while the new shell stays in the workspace. After a rebuild the
+// result tells the model that the shell's state was reset.
+//
+// A shell found dead before the command reached it is rebuilt and the
+// command run once more. A shell that died while the command ran is rebuilt
+// but the command is not run again: it may have done part of its work (an
+// append, a push), so the result says so and the model decides.
 func (m *Manager) Execute(ctx context.Context, cmd, cwd string) (command.Result, error) {
-	b, err := m.GetSandbox(ctx, cwd)
-	if err != nil {
-		return command.Result{}, err
+	for retried := false; ; retried = true {
+		m.mu.Lock()
+		b, err := m.getLocked(ctx)
+		reset := m.reset
+		m.mu.Unlock()
+		if err != nil {
+			return command.Result{}, err
+		}
+		line, elsewhere := cmd, ""
+		if now := b.Cwd(); cwd != "" && now != "" && cwd != now {
+			line, elsewhere = inDir(cwd, cmd), cwd
+		}
+		res, err := b.Execute(ctx, line)
+		var ce *crashError
+		if err == nil || !errors.As(err, &ce) || ctx.Err() != nil {
+			if err == nil && reset != "" {
+				m.mu.Lock()
+				if m.backend == b {
+					m.reset = ""
+				}
+				m.mu.Unlock()
+				res.Stderr += m.resetNote(reset, elsewhere)
+			}
+			return res, err
+		}
+		m.mu.Lock()
+		if m.backend == b {
+			_ = m.destroyLocked() // the shell is gone; a failed cleanup must not block the next one
+		}
+		if !ce.delivered {
+			m.reset = "the shell had died before this command reached it (" + textOf(ce.err) + ")"
+			m.mu.Unlock()
+			if retried {
+				return command.Result{}, fmt.Errorf("the new shell also died before the command reached it, so it was not run: %w", err)
+			}
+			continue
+		}
+		m.reset = ""
+		m.mu.Unlock()
+		res.ExitCode = 1
+		res.Stderr += fmt.Sprintf("\nsynapse: the shell died while this command ran (%s), so it was not run again: "+
+			"its side effects may be partial; check what it did before repeating it. "+
+			"The next command runs in a new shell that starts in %s with a fresh environment: "+
+			"the current directory and exported variables of earlier commands are gone; set them again if needed.\n",
+			textOf(ce.err), m.opts.Cwd)
+		return res, nil
 	}
-	res, err := b.Execute(ctx, cmd)
-	if err == nil || !errors.Is(err, ErrCrashed) || ctx.Err() != nil {
-		return res, err
-	}
-	m.mu.Lock()
-	if m.backend == b {
-		_ = m.destroyLocked() // the shell is gone; a failed cleanup must not block the retry
-	}
-	b, err = m.getLocked(ctx, cwd)
-	m.mu.Unlock()
-	if err != nil {
-		return command.Result{}, err
-	}
-	return b.Execute(ctx, cmd)
 }
 
-// Cwd is the sandboxed shell's current directory (the initial directory
-// before the first command).
+// resetNote tells the model that the shell it used before is gone.
+func (m *Manager) resetNote(why, elsewhere string) string {
+	s := "\nsynapse: the shell was restarted (" + why + "): it now starts in " + m.opts.Cwd +
+		" with a fresh environment; the current directory, exported variables and functions of earlier commands are gone, so set them again if needed."
+	if elsewhere != "" {
+		s += " This command ran in " + elsewhere + ", where it was first run; the shell itself stays in " + m.opts.Cwd + "."
+	}
+	return s + "\n"
+}
+
+// inDir runs cmd in dir inside a subshell, leaving the shell where it is.
+// The closing parenthesis has a line of its own so a here-document in cmd
+// still ends.
+func inDir(dir, cmd string) string {
+	return "(\ncd -- '" + strings.ReplaceAll(dir, "'", `'\''`) + "' || exit 1\n" + strings.TrimRight(cmd, "\n") + "\n)"
+}
+
+// textOf says how the shell ended (a session's Detail when it has one).
+func textOf(err error) string {
+	var d interface{ Detail() string }
+	if errors.As(err, &d) && d.Detail() != "" {
+		return d.Detail()
+	}
+	var ce *crashError
+	if errors.As(err, &ce) {
+		err = ce.err
+	}
+	return firstLine(err.Error())
+}
+
+// Cwd is the sandboxed shell's current directory (the workspace before the
+// first command and after a rebuild).
 func (m *Manager) Cwd() string {
 	m.mu.Lock()
-	b, cwd := m.backend, m.cwd
+	b := m.backend
 	m.mu.Unlock()
 	if b != nil {
 		if c := b.Cwd(); c != "" {
 			return c
 		}
 	}
-	return cwd
+	return m.opts.Cwd
 }
 
 // Restart replaces the shell with a fresh one in the initial directory
@@ -513,8 +587,8 @@ func (m *Manager) Restart(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	derr := m.destroyLocked()
-	m.cwd = m.opts.Cwd
-	if _, err := m.getLocked(ctx, m.cwd); err != nil {
+	m.reset = "" // the Bash tool says so itself
+	if _, err := m.getLocked(ctx); err != nil {
 		return err
 	}
 	if derr != nil {
@@ -543,7 +617,7 @@ func (m *Manager) AddRuntimeWhitelist(path string) error {
 	if !slices.Contains(m.runtimeW, abs) {
 		m.runtimeW = append(m.runtimeW, abs)
 	}
-	return m.rebuildLocked()
+	return m.rebuildLocked("access to " + abs + " was granted")
 }
 
 // GrantRefusal says why path can never be made writable (it is on the
@@ -576,7 +650,7 @@ func (m *Manager) RemoveRuntimeWhitelist(path string) error {
 		return nil
 	}
 	m.runtimeW = slices.Delete(m.runtimeW, i, i+1)
-	return m.rebuildLocked()
+	return m.rebuildLocked("the one-time access to " + abs + " was withdrawn")
 }
 
 // AddPermanentWhitelist writes path into sandbox.json (keeping every other
@@ -609,7 +683,7 @@ func (m *Manager) AddPermanentWhitelist(path string) error {
 	if !slices.Contains(m.runtimeW, abs) {
 		m.runtimeW = append(m.runtimeW, abs)
 	}
-	return m.rebuildLocked()
+	return m.rebuildLocked("access to " + abs + " was granted permanently")
 }
 
 // createGrantedFileLocked makes a grant of a path that does not exist yet
@@ -643,7 +717,7 @@ func (m *Manager) createGrantedFileLocked(abs string) error {
 	if st, err := os.Stat(filepath.Dir(target)); err != nil || !st.IsDir() {
 		return nil // no parent directory: nothing to bind, the grant stays a rule
 	}
-	p := m.buildPolicyLocked("")
+	p := m.buildPolicyLocked()
 	if p.TempDir != "" && within(target, p.TempDir) {
 		return nil // the private temp directory is writable already
 	}
@@ -669,12 +743,14 @@ func (m *Manager) createGrantedFileLocked(abs string) error {
 }
 
 // rebuildLocked drops the backend so the next command gets one built from
-// the new policy. A running command on the old one is killed with it.
-func (m *Manager) rebuildLocked() error {
+// the new policy, in the workspace with a fresh environment (the next
+// command's result says why). A running command on the old one is killed
+// with it.
+func (m *Manager) rebuildLocked(why string) error {
 	if m.backend == nil {
 		return nil
 	}
-	m.cwd = m.opts.Cwd
+	m.reset = why
 	if err := m.destroyLocked(); err != nil {
 		return fmt.Errorf("rebuild the sandbox: %w", err)
 	}
@@ -743,25 +819,18 @@ func (m *Manager) ActivePolicy() Policy {
 
 // activePolicy is the policy commands run under now (the live sandbox's, or
 // the one the next sandbox gets) and the shell's current directory, against
-// which relative paths resolve. The policy is not rebuilt from the shell's
-// current directory: a `cd` elsewhere must not make that place writable.
+// which relative paths resolve (and nothing else).
 func (m *Manager) activePolicy() (Policy, string) {
 	m.mu.Lock()
-	b, root := m.backend, m.cwd
+	b := m.backend
 	var p Policy
 	if b != nil {
 		p = b.Policy()
 	} else {
-		p = m.buildPolicyLocked(root)
+		p = m.buildPolicyLocked()
 	}
 	m.mu.Unlock()
-	cwd := root
-	if b != nil {
-		if c := b.Cwd(); c != "" {
-			cwd = c
-		}
-	}
-	return p, cwd
+	return p, m.Cwd()
 }
 
 // Shutdown destroys the sandbox and removes the private temp directory
@@ -813,6 +882,6 @@ func (m *Manager) Watch(ctx context.Context) error {
 	if !m.enabled {
 		return nil
 	}
-	_, err := m.GetSandbox(ctx, "")
+	_, err := m.GetSandbox(ctx)
 	return err
 }

@@ -117,11 +117,11 @@ func TestGetSandboxLazyAndReused(t *testing.T) {
 	if prov.creates != 0 {
 		t.Fatalf("create called before first GetSandbox: %d", prov.creates)
 	}
-	b1, err := m.GetSandbox(context.Background(), "/workspace")
+	b1, err := m.GetSandbox(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	b2, err := m.GetSandbox(context.Background(), "/workspace")
+	b2, err := m.GetSandbox(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestGetSandboxLazyAndReused(t *testing.T) {
 func TestDisabledUsesUnsandboxedBackendWithoutCreate(t *testing.T) {
 	prov := &fakeProvider{}
 	m, sessions := fakeManager(t, prov, Config{Enabled: false, Provider: "fake"})
-	b, err := m.GetSandbox(context.Background(), "/workspace")
+	b, err := m.GetSandbox(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestDisabledUsesUnsandboxedBackendWithoutCreate(t *testing.T) {
 func TestCreateFailureFailsClosed(t *testing.T) {
 	prov := &fakeProvider{createErr: errors.New("create failed")}
 	m, sessions := fakeManager(t, prov, Config{Enabled: true, Provider: "fake"})
-	if _, err := m.GetSandbox(context.Background(), "/workspace"); err == nil || !strings.Contains(err.Error(), "create failed") {
+	if _, err := m.GetSandbox(context.Background()); err == nil || !strings.Contains(err.Error(), "create failed") {
 		t.Fatalf("err = %v, want the create error", err)
 	}
 	res, err := m.Execute(context.Background(), "echo hi", "")
@@ -175,7 +175,7 @@ func TestAddRuntimeWhitelistRebuildsAndKeepsPaths(t *testing.T) {
 	prov := &fakeProvider{}
 	m, _ := fakeManager(t, prov, Config{Enabled: true, Provider: "fake"})
 	ctx := context.Background()
-	if _, err := m.GetSandbox(ctx, "/workspace"); err != nil {
+	if _, err := m.GetSandbox(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.AddRuntimeWhitelist("/path1"); err != nil {
@@ -187,7 +187,7 @@ func TestAddRuntimeWhitelistRebuildsAndKeepsPaths(t *testing.T) {
 	if !prov.backends[0].disposed || prov.destroys != 1 {
 		t.Fatalf("old sandbox not destroyed: destroys=%d", prov.destroys)
 	}
-	b, err := m.GetSandbox(ctx, "/workspace")
+	b, err := m.GetSandbox(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,15 +201,17 @@ func TestAddRuntimeWhitelistRebuildsAndKeepsPaths(t *testing.T) {
 	if err := m.RemoveRuntimeWhitelist("/path1"); err != nil {
 		t.Fatal(err)
 	}
-	if w := m.BuildPolicy("/workspace").Whitelist; slices.Contains(w, "/path1") || !slices.Contains(w, "/path2") {
+	if w := m.BuildPolicy().Whitelist; slices.Contains(w, "/path1") || !slices.Contains(w, "/path2") {
 		t.Fatalf("after remove: %v", w)
 	}
 }
 
 func TestExecuteRetriesOnceAfterCrash(t *testing.T) {
+	// Found dead before the command reached it: the command never ran, so
+	// it runs on a new shell, and the model is told the state was reset.
 	prov := &fakeProvider{onCreate: func(n int, b *fakeBackend) {
 		if n == 1 {
-			b.execFn = func(string) (command.Result, error) { return command.Result{}, ErrCrashed }
+			b.execFn = func(string) (command.Result, error) { return command.Result{}, &crashError{err: errors.New("gone")} }
 		}
 	}}
 	m, _ := fakeManager(t, prov, Config{Enabled: true, Provider: "fake"})
@@ -217,17 +219,41 @@ func TestExecuteRetriesOnceAfterCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Stdout != "ok echo hi" {
-		t.Fatalf("res = %+v, want the retried result", res)
+	if !strings.HasPrefix(res.Stdout, "ok echo hi") || !strings.Contains(res.Stderr, "the shell was restarted (the shell had died before this command reached it (gone))") {
+		t.Fatalf("res = %+v, want the retried result and the note", res)
 	}
 	if prov.creates != 2 || prov.destroys != 1 || !prov.backends[0].disposed {
 		t.Fatalf("creates=%d destroys=%d", prov.creates, prov.destroys)
 	}
 }
 
+func TestExecuteDoesNotRerunADeliveredCommand(t *testing.T) {
+	prov := &fakeProvider{onCreate: func(n int, b *fakeBackend) {
+		if n == 1 {
+			b.execFn = func(c string) (command.Result, error) {
+				return command.Result{Stdout: "half"}, &crashError{delivered: true, err: errors.New("killed")}
+			}
+		}
+	}}
+	m, _ := fakeManager(t, prov, Config{Enabled: true, Provider: "fake"})
+	res, err := m.Execute(context.Background(), "git push", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stdout != "half" || res.ExitCode == 0 || !strings.Contains(res.Stderr, "the shell died while this command ran (killed), so it was not run again") {
+		t.Fatalf("res = %+v", res)
+	}
+	if prov.creates != 1 || prov.destroys != 1 {
+		t.Fatalf("creates=%d destroys=%d: the command must not run again", prov.creates, prov.destroys)
+	}
+	if res, _ := m.Execute(context.Background(), "echo next", ""); res.Stdout != "ok echo next" || prov.creates != 2 {
+		t.Fatalf("next command: %+v, creates=%d", res, prov.creates)
+	}
+}
+
 func TestExecuteRetriesOnlyOnce(t *testing.T) {
 	prov := &fakeProvider{onCreate: func(n int, b *fakeBackend) {
-		b.execFn = func(string) (command.Result, error) { return command.Result{}, ErrCrashed }
+		b.execFn = func(string) (command.Result, error) { return command.Result{}, &crashError{err: errors.New("gone")} }
 	}}
 	m, _ := fakeManager(t, prov, Config{Enabled: true, Provider: "fake"})
 	if _, err := m.Execute(context.Background(), "x", ""); !errors.Is(err, ErrCrashed) {
@@ -245,7 +271,7 @@ func TestBuildPolicyMerges(t *testing.T) {
 		t.Fatal(err)
 	}
 	priv := m.PrivateTmp() // made on first use (a sandbox, or /tmp in read/write/edit)
-	p := m.BuildPolicy("/workspace")
+	p := m.BuildPolicy()
 	if p.TempDir != priv {
 		t.Errorf("policy temp dir %q, want the private one %q", p.TempDir, priv)
 	}
@@ -280,14 +306,14 @@ func TestShutdownThenGetSandboxCreatesAgain(t *testing.T) {
 	prov := &fakeProvider{}
 	m, _ := fakeManager(t, prov, Config{Enabled: true, Provider: "fake"})
 	ctx := context.Background()
-	b1, _ := m.GetSandbox(ctx, "/workspace")
+	b1, _ := m.GetSandbox(ctx)
 	if err := m.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
 	if prov.destroys != 1 {
 		t.Fatalf("destroy not called: %d", prov.destroys)
 	}
-	b2, err := m.GetSandbox(ctx, "/workspace")
+	b2, err := m.GetSandbox(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +335,7 @@ func TestRuntimeWhitelistIsPerManager(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := fakeManager(t, &fakeProvider{}, Config{Enabled: true, Provider: "fake"})
-	if slices.Contains(b.BuildPolicy("/workspace").Whitelist, "/extra") {
+	if slices.Contains(b.BuildPolicy().Whitelist, "/extra") {
 		t.Fatal("managerB inherited managerA's session whitelist")
 	}
 }
@@ -332,11 +358,11 @@ func TestPermanentWhitelistLoadsInNewManager(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Seed 003: the session whitelist is updated too.
-	if !slices.Contains(a.BuildPolicy("/workspace").Whitelist, "/extra") {
+	if !slices.Contains(a.BuildPolicy().Whitelist, "/extra") {
 		t.Fatal("the current manager's whitelist lacks /extra")
 	}
 	b := newM()
-	if !slices.Contains(b.BuildPolicy("/workspace").Whitelist, "/extra") {
+	if !slices.Contains(b.BuildPolicy().Whitelist, "/extra") {
 		t.Fatal("a new manager did not load /extra from sandbox.json")
 	}
 	data, _ := os.ReadFile(cfgPath)

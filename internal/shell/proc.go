@@ -310,6 +310,13 @@ func (e *crashError) Error() string {
 	return msg
 }
 
+// NotDelivered reports that the command never reached the shell, so it
+// did not run at all and may be retried on a new one.
+func (e *crashError) NotDelivered() bool { return e.notReady }
+
+// Detail says how the shell ended, without advice.
+func (e *crashError) Detail() string { return e.detail }
+
 func (e *crashError) Is(target error) bool {
 	return target == ErrCrashed || (e.notReady && target == ErrNotReady)
 }

@@ -55,7 +55,7 @@ func TestAllowPermanentWritesSandboxJSON(t *testing.T) {
 	if !slices.Contains(file.Policy.Filesystem.Whitelist, extra) {
 		t.Errorf("sandbox.json whitelist = %q, want %s in it", file.Policy.Filesystem.Whitelist, extra)
 	}
-	if wl := m.BuildPolicy(workspace).Whitelist; !slices.Contains(wl, extra) {
+	if wl := m.BuildPolicy().Whitelist; !slices.Contains(wl, extra) {
 		t.Errorf("session whitelist = %q, want %s in it", wl, extra)
 	}
 }
