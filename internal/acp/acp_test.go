@@ -408,3 +408,48 @@ func TestBadRequests(t *testing.T) {
 		t.Errorf("bad MCP server name: %v", err)
 	}
 }
+
+// TestRedTeamCdHomeThenSessionGrant (issue 23): after `cd ~`, the editor
+// allows one unrelated file for the session; the rebuilt sandbox must not
+// make ~ writable, so the next write to ~/.bashrc asks again (and is denied).
+func TestRedTeamCdHomeThenSessionGrant(t *testing.T) {
+	testutil.RequireBwrap(t)
+	base := testutil.OutsideTmp(t)
+	other, home := filepath.Join(base, "other.txt"), filepath.Join(base, "home")
+	// The home named by path: the in-process server's shell has the test
+	// process's own HOME.
+	w := newWorldIn(t, base,
+		llmtest.BashTurn("cd", "cd "+home),
+		llmtest.BashTurn("grant", "echo x >> "+other),
+		llmtest.BashTurn("home", "echo pwned >> "+home+"/.bashrc"),
+		llmtest.TextTurn("done"))
+	bashrc := filepath.Join(home, ".bashrc")
+	if err := os.WriteFile(bashrc, []byte("original\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.cl.decide = func(p sdk.RequestPermissionRequest) string {
+		if p.ToolCall.Title != nil && strings.Contains(*p.ToolCall.Title, other) {
+			return optSession
+		}
+		return optDeny
+	}
+	id := w.newSession(t)
+	if res := w.prompt(t, id, "go"); res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("stop reason %q", res.StopReason)
+	}
+	if b, _ := os.ReadFile(other); string(b) != "x\n" {
+		t.Errorf("the granted file = %q", b)
+	}
+	if b, _ := os.ReadFile(bashrc); string(b) != "original\n" {
+		t.Fatalf("~/.bashrc = %q: the session grant made ~ writable", b)
+	}
+	w.cl.mu.Lock()
+	n := len(w.cl.asked)
+	w.cl.mu.Unlock()
+	if n != 2 {
+		t.Errorf("asked %d times, want 2 (the grant, then ~/.bashrc)", n)
+	}
+}

@@ -509,7 +509,7 @@ func (m *Manager) Execute(ctx context.Context, cmd, cwd string) (command.Result,
 					m.reset = ""
 				}
 				m.mu.Unlock()
-				res.Stderr += m.resetNote(reset, elsewhere)
+				res.Stderr = addLine(res.Stderr, m.resetNote(reset, elsewhere))
 			}
 			return res, err
 		}
@@ -528,23 +528,31 @@ func (m *Manager) Execute(ctx context.Context, cmd, cwd string) (command.Result,
 		m.reset = ""
 		m.mu.Unlock()
 		res.ExitCode = 1
-		res.Stderr += fmt.Sprintf("\nsynapse: the shell died while this command ran (%s), so it was not run again: "+
+		res.Stderr = addLine(res.Stderr, fmt.Sprintf("synapse: the shell died while this command ran (%s), so it was not run again: "+
 			"its side effects may be partial; check what it did before repeating it. "+
 			"The next command runs in a new shell that starts in %s with a fresh environment: "+
-			"the current directory and exported variables of earlier commands are gone; set them again if needed.\n",
-			textOf(ce.err), m.opts.Cwd)
+			"the current directory and exported variables of earlier commands are gone; set them again if needed.",
+			textOf(ce.err), m.opts.Cwd))
 		return res, nil
 	}
 }
 
 // resetNote tells the model that the shell it used before is gone.
 func (m *Manager) resetNote(why, elsewhere string) string {
-	s := "\nsynapse: the shell was restarted (" + why + "): it now starts in " + m.opts.Cwd +
+	s := "synapse: the shell was restarted (" + why + "): it now starts in " + m.opts.Cwd +
 		" with a fresh environment; the current directory, exported variables and functions of earlier commands are gone, so set them again if needed."
 	if elsewhere != "" {
 		s += " This command ran in " + elsewhere + ", where it was first run; the shell itself stays in " + m.opts.Cwd + "."
 	}
-	return s + "\n"
+	return s
+}
+
+// addLine appends line to text on a line of its own.
+func addLine(text, line string) string {
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	return text + line + "\n"
 }
 
 // inDir runs cmd in dir inside a subshell, leaving the shell where it is.
