@@ -388,9 +388,10 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 // private /tmp (also $TMPDIR) when the sandbox gives it one (a shared host
 // /tmp is no scratch space), less the roots bound over it at their own
 // path (a project under the host's /tmp), and settings.json's
-// "permissions.scratch".
+// "permissions.scratch". Symbolic links are read through the sandbox's
+// mapping of /tmp, so a link a command left there is seen where it leads.
 func (a *App) askScratch(settings config.Settings, sb *sandbox.Manager) (writecheck.Checker, []string) {
-	c := writecheck.Checker{Env: map[string]string{}}
+	c := writecheck.Checker{Env: map[string]string{}, HostPath: sb.HostPath}
 	if a.Config.UserHome != "" {
 		c.Env["HOME"] = a.Config.UserHome
 	}
@@ -401,7 +402,7 @@ func (a *App) askScratch(settings config.Settings, sb *sandbox.Manager) (writech
 	if sb.PrivateTmp() != "" {
 		c.Scratch = append(c.Scratch, sandbox.PrivateTmp)
 		c.Env["TMPDIR"] = sandbox.PrivateTmp
-		own := writecheck.Checker{Scratch: extra}
+		own := writecheck.Checker{Scratch: extra, HostPath: sb.HostPath}
 		c.Shadowed = func(p string) bool {
 			return strings.HasPrefix(p, sandbox.PrivateTmp+"/") && sb.HostPath(p) == p && !own.InScratch(p)
 		}

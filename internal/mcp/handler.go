@@ -90,7 +90,12 @@ func (h *Handler) Run(ctx context.Context, line string) command.Result {
 	res, err := h.M.Call(ctx, server, tool, args)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-			return command.Result{Stderr: fmt.Sprintf("%s timed out after %s", head, timeout), ExitCode: 124}
+			msg := fmt.Sprintf("%s timed out after %s", head, timeout)
+			var stalled *StalledError
+			if errors.As(err, &stalled) {
+				msg += ": " + stalled.Error()
+			}
+			return command.Result{Stderr: msg, ExitCode: 124}
 		}
 		return h.failure(ctx, server, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -126,6 +127,37 @@ func TestHostileCalls(t *testing.T) {
 	}
 	if out, _, code := run("mcp:bad:count"); code != 0 || out == "" {
 		t.Errorf("after the misbehaving calls: exit %d, %q", code, out)
+	}
+}
+
+// A stdio server that stops reading (wedged) makes a call time out: the
+// result says it is being restarted, its process is killed, and the next
+// call gets a new process instead of waiting the whole timeout too.
+func TestHostileWedgedServerIsRestarted(t *testing.T) {
+	_, h := newManager(t, Options{}, hostileServer(t, "bad", mcptest.HostileCalls))
+	pid := func() int {
+		t.Helper()
+		n, err := strconv.Atoi(strings.TrimSpace(runOK(t, h, "mcp:bad:pid")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	old := pid()
+	h.Timeout = 2 * time.Second
+	r := h.Run(context.Background(), "mcp:bad:wedge")
+	if r.ExitCode != 124 || !strings.Contains(r.Stderr, "timed out") || !strings.Contains(r.Stderr, "being restarted") {
+		t.Fatalf("wedge: exit %d, stderr %q", r.ExitCode, r.Stderr)
+	}
+	// Generous: on today's code the wedged server never answers, and a
+	// slow machine must not fail the test.
+	h.Timeout = time.Minute
+	if now := pid(); now == old {
+		t.Errorf("the call after the timeout was answered by the wedged process %d", old)
+	}
+	// Killed and reaped; a hang here fails by the test timeout.
+	for syscall.Kill(old, 0) == nil {
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

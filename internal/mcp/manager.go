@@ -249,6 +249,20 @@ func (e *ServerDownError) Error() string {
 
 func (e *ServerDownError) Unwrap() error { return e.Err }
 
+// StalledError reports a call to a stdio server that timed out: the server
+// may be wedged, and every later call would wait the whole timeout too, so
+// it was stopped and is being restarted.
+type StalledError struct {
+	Server string
+	Err    error // context.DeadlineExceeded
+}
+
+func (e *StalledError) Error() string {
+	return fmt.Sprintf("MCP server %q did not answer in time, so it was stopped and is being restarted (the call may have had effects: check before repeating it)", e.Server)
+}
+
+func (e *StalledError) Unwrap() error { return e.Err }
+
 // RejectedError is a JSON-RPC error answer: the server is fine, the request was not.
 type RejectedError struct {
 	Server, Tool, Message string
@@ -261,7 +275,8 @@ func (e *RejectedError) Error() string {
 // Call runs a tool with already-mapped arguments. A server that exited since
 // the last call is restarted first; one that fails during the call is
 // reported (the call may have had effects, so it is not repeated) and
-// restarted on the next call. A request the server never saw (its HTTP session
+// restarted on the next call; a stdio server that lets a call time out is
+// restarted at once (StalledError). A request the server never saw (its HTTP session
 // expired) is retried once on a fresh session.
 func (m *Manager) Call(ctx context.Context, server, tool string, args map[string]any) (CallResult, error) {
 	s, ok := m.servers[server]
@@ -282,6 +297,10 @@ func (m *Manager) Call(ctx context.Context, server, tool string, args map[string
 			return CallResult{CallToolResult: res, Reconnected: reconnected}, nil
 		}
 		if ctx.Err() != nil {
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) && s.cfg.Kind() == KindStdio {
+				s.restart(sess)
+				return CallResult{}, &StalledError{Server: server, Err: ctx.Err()}
+			}
 			return CallResult{}, ctx.Err()
 		}
 		var wire *jsonrpc.Error
@@ -480,6 +499,19 @@ func (s *server) drop(sess *sdk.ClientSession, why error) string {
 	s.mu.Unlock()
 	go closeSession(sess, proc)
 	return tailText
+}
+
+// restart stops a stdio server that let a call time out and starts a new
+// one in the background. Its process group is killed first: closing the
+// session alone waits seconds for a wedged process to exit.
+func (s *server) restart(sess *sdk.ClientSession) {
+	s.mu.Lock()
+	if s.sess == sess {
+		killGroup(s.proc)
+	}
+	s.mu.Unlock()
+	s.drop(sess, errors.New("a call timed out"))
+	go func() { _, _, _ = s.session(s.m.life) }() // a failed start is reported by the next call
 }
 
 func (s *server) shutdown() {

@@ -292,7 +292,8 @@ func (w *walker) scratch(a arg, cwds cwdSet) bool {
 		return w.c.InScratch(p)
 	}
 	for _, d := range cwds {
-		if d == "" || !w.c.InScratch(filepath.Join(d, p)) {
+		// Not filepath.Join: ".." after a link in d leaves the link's target.
+		if d == "" || !w.c.InScratch(d+"/"+p) {
 			return false
 		}
 	}

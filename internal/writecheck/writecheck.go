@@ -11,14 +11,17 @@
 // later ones (a function named like a command, a trap that changes
 // directory, IFS, shell options) asks too.
 //
-// It reads paths as strings: a symbolic link under a scratch path that
-// leads out of it (one a tar or unzip archive extracted there brings) is
-// not seen.
+// A path counts as scratch by where its symbolic links lead (read on the
+// host, see Checker.HostPath): a link under a scratch path that leads out
+// of it (one a tar or unzip archive extracted there brings) asks.
 package writecheck
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -39,6 +42,10 @@ type Checker struct {
 	// somewhere else: a project under the host's /tmp is bound at its own
 	// path over the sandbox's private /tmp. They are not scratch.
 	Shadowed func(path string) bool
+	// HostPath maps a path as commands see it to the host file where its
+	// symbolic links are read (nil: the same path). Commands write there,
+	// so every link is hostile: it is read, never followed by the host.
+	HostPath func(path string) string
 }
 
 // Reason is one part of a command line that may write outside the scratch
@@ -66,24 +73,74 @@ func (c Checker) Check(cmd, cwd string) []Reason {
 }
 
 // InScratch reports whether path (absolute, as commands see it) is at or
-// below a scratch path, or one of the harmless sinks (/dev/null, …).
+// below a scratch path once its symbolic links are followed, or one of the
+// harmless sinks (/dev/null, …). The scratch paths themselves are taken as
+// written: a command may have replaced one with a link.
 func (c Checker) InScratch(path string) bool {
 	if !filepath.IsAbs(path) {
 		return false
 	}
-	path = filepath.Clean(path)
-	if sinks[path] {
+	if sinks[filepath.Clean(path)] && !strings.Contains(path, "..") {
 		return true
 	}
-	if c.Shadowed != nil && c.Shadowed(path) {
+	real, ok := c.resolve(path)
+	if !ok || (c.Shadowed != nil && c.Shadowed(real)) {
 		return false
 	}
 	for _, s := range c.Scratch {
-		if within(path, s) {
+		if within(real, s) {
 			return true
 		}
 	}
 	return false
+}
+
+// maxLinks is how many symbolic links resolve follows (Linux's limit).
+const maxLinks = 40
+
+// resolve is the path (as commands see it) the kernel would reach for the
+// absolute path p: each component is looked at on the host with Lstat and
+// a link's target is read, never followed, then walked the same way
+// (".." after a link leaves the link's target). Components that do not
+// exist are kept as written (mkdir -p makes them plain directories). It
+// reports false when a component cannot be read or links nest too deep.
+func (c Checker) resolve(p string) (string, bool) {
+	host := c.HostPath
+	if host == nil {
+		host = func(p string) string { return p }
+	}
+	done, rest, links := "/", strings.Split(p, "/"), 0
+	for len(rest) > 0 {
+		name := rest[0]
+		rest = rest[1:]
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			done = filepath.Dir(done)
+			continue
+		}
+		next := filepath.Join(done, name)
+		fi, err := os.Lstat(host(next))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			done = next
+		case err != nil:
+			return "", false
+		case fi.Mode()&fs.ModeSymlink == 0:
+			done = next
+		default:
+			target, err := os.Readlink(host(next))
+			if links++; err != nil || links > maxLinks {
+				return "", false
+			}
+			if filepath.IsAbs(target) {
+				done = "/"
+			}
+			rest = append(strings.Split(target, "/"), rest...)
+		}
+	}
+	return done, true
 }
 
 // sinks are files a write to which changes nothing that lasts.

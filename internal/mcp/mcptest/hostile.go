@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 )
 
 // Hostile behaviours of ServeHostile, one a server (the tests of
@@ -25,7 +26,8 @@ const (
 	// lines that are not JSON-RPC before its answer, "never" never answers,
 	// "exit" exits mid-call (its last
 	// words on stderr hold terminal escapes), "stderr" floods stderr before answering,
-	// "huge" answers with 12 MB of text.
+	// "huge" answers with 12 MB of text, "wedge" stops reading and never
+	// answers anything again (a wedged server), "pid" says its process id.
 	HostileCalls = "calls"
 )
 
@@ -99,7 +101,7 @@ func ServeHostile(behaviour string, in io.Reader, out io.Writer, errOut io.Write
 			default:
 				result(msg.ID, map[string]any{"tools": []any{tool("spam", "Send list_changed many times."),
 					tool("count", "How many tools/list requests came."), tool("garbage", ""), tool("never", ""),
-					tool("exit", ""), tool("stderr", ""), tool("huge", "")}})
+					tool("exit", ""), tool("stderr", ""), tool("huge", ""), tool("wedge", ""), tool("pid", "")}})
 			}
 		case "tools/call":
 			switch msg.Params.Name {
@@ -126,6 +128,10 @@ func ServeHostile(behaviour string, in io.Reader, out io.Writer, errOut io.Write
 				}
 				io.WriteString(errOut, "LAST WORDS\n")
 				result(msg.ID, text("after stderr"))
+			case "wedge":
+				time.Sleep(time.Hour) // stops reading: later requests get no answer either
+			case "pid":
+				result(msg.ID, text(fmt.Sprint(os.Getpid())))
 			case "huge":
 				result(msg.ID, text(strings.Repeat("h", 12<<20)))
 			default:
