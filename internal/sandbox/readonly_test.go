@@ -14,7 +14,7 @@ import (
 // temp directory, so nothing of the host is writable, not even a project that
 // lives under the host temp directory. The in-process check agrees.
 func TestReadOnlySandboxPrivateTmp(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	// The project, the host temp dir and the home all live under one host
 	// temp directory: the case where the old policy left the project writable.
 	// It is not under /tmp: writable sandboxes of tests running at the same
@@ -157,7 +157,9 @@ func TestGitMetadataWritesReportedBlocked(t *testing.T) {
 	}
 	for _, tt := range tests {
 		res := f.run(t, tt.cmd)
-		if res.ExitCode == 0 || !res.Blocked || res.BlockedResource != tt.resource || !strings.Contains(res.BlockedReason, "git and Mercurial control files") {
+		// Under Landlock the write happens and is undone after the command
+		// (the repository guard), so the command itself may succeed.
+		if (res.ExitCode == 0 && !underLandlock()) || !res.Blocked || res.BlockedResource != tt.resource || !strings.Contains(res.BlockedReason, "git and Mercurial control files") {
 			t.Errorf("%q: exit %d blocked=%v resource %q reason %q (stderr %q); want blocked on %s",
 				tt.cmd, res.ExitCode, res.Blocked, res.BlockedResource, res.BlockedReason, res.Stderr, tt.resource)
 		}
