@@ -746,7 +746,7 @@ func (m *Manager) CheckPath(path string, write bool) (blocked bool, reason, reso
 		}
 		for _, q := range []string{lit, resolvePath(path, cwd, p.Home)} {
 			if p.hostTmpHidden(q) {
-				if m.landlock() {
+				if m.landlock() && !p.ReadOnly {
 					return true, landlockHostTmpReason, q
 				}
 				if p.ReadOnly {

@@ -27,7 +27,8 @@ func TestRedTeamBlacklistedGrant(t *testing.T) {
 	cfg := filepath.Join(home, ".synapse", "sandbox.json")
 	writeFile(t, cfg, `{"enabled": true, "policy": {"filesystem": {"whitelist": ["~/.ssh/id_rsa", "`+filepath.Join(home, ".ssh")+`"]}}}`)
 	m, err := NewManager(ManagerOptions{ConfigPath: cfg, Cwd: ws, TempDir: filepath.Join(root, "tmp"),
-		Env: []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}, StartSession: realShell})
+		Env: []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}, StartSession: realShell,
+		Launcher: testLauncher(t), Backend: testBackend()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,8 @@ func TestRedTeamConfigVariables(t *testing.T) {
 		"blacklist": ["$PROJ/kube", "${PROJ}/vault/key", "$SYNAPSE_NO_SUCH_VAR/x"],
 		"whitelist": ["${DATA_DIR}", "$SYNAPSE_NO_SUCH_VAR/y", "rel/$DATA_DIR"]}}}`)
 	m, err := NewManager(ManagerOptions{ConfigPath: cfg, Cwd: ws, TempDir: filepath.Join(root, "tmp"),
-		Env: []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "PROJ=" + ws, "DATA_DIR=" + data}, StartSession: realShell})
+		Env: []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "PROJ=" + ws, "DATA_DIR=" + data}, StartSession: realShell,
+		Launcher: testLauncher(t), Backend: testBackend()})
 	if err != nil {
 		t.Fatal(err)
 	}
