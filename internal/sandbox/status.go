@@ -94,7 +94,11 @@ func (s Status) String() string {
 	if s.Policy.ReadOnly && s.Platform == "bubblewrap" {
 		fmt.Fprintf(&b, "  %s (a private, empty tmpfs; TMPDIR points at it)\n", PrivateTmp)
 	} else if s.Platform == "landlock" {
-		fmt.Fprintf(&b, "  %s (this session's private temp directory, removed at exit; TMPDIR points at it; the host's /tmp is unreadable)\n", s.Policy.TempDir)
+		dir := s.Policy.TempDir
+		if dir == "" {
+			dir = "a private temp directory (made at the first command)"
+		}
+		fmt.Fprintf(&b, "  %s (this session's, removed at exit; TMPDIR points at it; the host's /tmp is unreadable)\n", dir)
 	} else if s.Platform == "bubblewrap" {
 		where := "a private directory made for the session"
 		if s.Policy.TempDir != "" {
