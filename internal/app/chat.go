@@ -39,6 +39,12 @@ func sandboxSummary(m *sandbox.Manager) string {
 		}
 		return "OFF (/sandbox explains)"
 	}
+	switch m.Backend() {
+	case "":
+		return "UNAVAILABLE: every command is refused (/sandbox explains)"
+	case sandbox.BackendLandlock:
+		return "ON (landlock + seccomp; /sandbox lists what it cannot enforce)"
+	}
 	switch runtime.GOOS {
 	case "linux":
 		return "ON (bubblewrap)"

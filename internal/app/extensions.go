@@ -32,6 +32,9 @@ type PolicySource interface {
 	ActivePolicy() sandbox.Policy
 	// Env is the commands' environment, without the agent's credentials.
 	Env() []string
+	// WrapArgv wraps argv under a policy with the shell's backend
+	// (bubblewrap or Landlock); it refuses when no sandbox can run.
+	WrapArgv(p sandbox.Policy, argv []string, opts sandbox.WrapOptions) ([]string, error)
 }
 
 // ExtensionOptions tune Extensions.
@@ -345,7 +348,7 @@ func (e *Extensions) wrapScript(argv []string, cwd, skillDir string) ([]string, 
 	if err := e.watch(); err != nil {
 		return nil, err
 	}
-	return sandbox.WrapArgv(ps.ActivePolicy(), argv, sandbox.WrapOptions{Cwd: cwd, Env: e.env, Visible: []string{skillDir}})
+	return ps.WrapArgv(ps.ActivePolicy(), argv, sandbox.WrapOptions{Cwd: cwd, Env: e.env, Visible: []string{skillDir}})
 }
 
 // wrapServer runs a stdio MCP server under exactly the session's active
@@ -364,7 +367,7 @@ func (e *Extensions) wrapServer(argv []string, cwd string, network bool) ([]stri
 	if filepath.IsAbs(argv[0]) {
 		visible = append(visible, filepath.Dir(argv[0])) // a server installed under /tmp stays visible
 	}
-	return sandbox.WrapArgv(p, argv, sandbox.WrapOptions{Cwd: cwd, Env: e.env, Visible: visible})
+	return ps.WrapArgv(p, argv, sandbox.WrapOptions{Cwd: cwd, Env: e.env, Visible: visible})
 }
 
 // skillEntries lists every skill (run as skill:load <name>) and every script

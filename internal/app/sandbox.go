@@ -45,7 +45,19 @@ func (a *App) NewSandbox(opts SandboxOptions) (*sandbox.Manager, error) {
 		ReadOnly:       opts.ReadOnly,
 		StartSession:   start,
 		Visible:        opts.Visible,
+		Launcher:       launcher(),
 	})
+}
+
+// launcher is this binary, which runs itself as the Landlock launcher
+// (sandbox.LauncherCommand, handled first thing in cli.Main); "" when it
+// cannot be found, which leaves the Landlock backend out.
+func launcher() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return exe
 }
 
 // hiddenEnv names the variables of settings.json "env": they configure the

@@ -170,6 +170,7 @@ func (a *App) subagentSandbox(s SubagentSetup, k subagent.Kind, probe *probeCach
 		ReadOnly:       k.ReadOnly,
 		StartSession:   start,
 		PrivateTmp:     s.PrivateTmp,
+		Launcher:       launcher(),
 	}
 	if s.OutputDir != "" {
 		opts.Visible = []string{s.OutputDir} // the cut outputs it is told to read
@@ -182,7 +183,7 @@ func (a *App) subagentSandbox(s SubagentSetup, k subagent.Kind, probe *probeCach
 		cfg.Enabled = true
 		opts.Config = cfg
 	}
-	opts.Probe = probe.cached()
+	opts.Probe, opts.Backend = probe.cached()
 	m, err := sandbox.NewManager(opts)
 	if err != nil {
 		return nil, err
@@ -193,23 +194,26 @@ func (a *App) subagentSandbox(s SubagentSetup, k subagent.Kind, probe *probeCach
 	return m, nil
 }
 
-// probeCache remembers whether the platform sandbox works, so that each
-// sub-agent does not pay for another probe run of bwrap (about 10 ms).
+// probeCache remembers whether the platform sandbox works, and which
+// backend, so that each sub-agent does not pay for another probe run of
+// bwrap (about 10 ms) or of the Landlock launcher.
 type probeCache struct {
-	mu    sync.Mutex
-	known bool
-	err   error
+	mu      sync.Mutex
+	known   bool
+	err     error
+	backend string
 }
 
-// cached is the probe to use: nil (the real one) until a result is known.
-func (p *probeCache) cached() func(context.Context) error {
+// cached is the probe and backend to use: nil and "" (the real probes)
+// until a result is known.
+func (p *probeCache) cached() (func(context.Context) error, string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.known {
-		return nil
+		return nil, ""
 	}
 	err := p.err
-	return func(context.Context) error { return err }
+	return func(context.Context) error { return err }, p.backend
 }
 
 // learn records what a manager built with the real probe decided.
@@ -220,7 +224,8 @@ func (p *probeCache) learn(m *sandbox.Manager) {
 		return
 	}
 	p.known = true
-	if !m.Enabled() {
+	p.backend = m.Backend()
+	if !m.Enabled() || p.backend == "" {
 		p.err = errors.New("the platform sandbox did not work on an earlier attempt in this process; run `synapse sandbox status` for details")
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/synapse-agent/synapse/internal/app"
+	"github.com/synapse-agent/synapse/internal/sandbox"
 	"github.com/synapse-agent/synapse/internal/session"
 	"github.com/synapse-agent/synapse/internal/textutil"
 )
@@ -50,6 +51,11 @@ func exitCode(code int, err error) error { return &exitError{code: code, err: er
 
 // Main runs the CLI with args (args[0] is the program name) and returns the exit code.
 func Main(args []string) int {
+	// The Landlock launcher re-executes this binary: restrict, then exec the
+	// sandboxed program, before anything else starts.
+	if len(args) > 1 && args[1] == sandbox.LauncherCommand {
+		return sandbox.Launch(args[2:])
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// Before anything starts a process.

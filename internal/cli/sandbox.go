@@ -56,7 +56,7 @@ func newSandboxExecCmd(stdio IO) *cobra.Command {
 				return exitCode(1, fmt.Errorf("cannot find the working directory: %w", err))
 			}
 			env := m.Env() // without the agent's credentials, as in the agent's shell
-			argv, err := sandbox.WrapArgv(m.BuildPolicy(), args, sandbox.WrapOptions{Cwd: cwd, Env: env})
+			argv, err := m.WrapArgv(m.BuildPolicy(), args, sandbox.WrapOptions{Cwd: cwd, Env: env})
 			if err != nil {
 				return exitCode(1, fmt.Errorf("the command was not run: %w", err))
 			}

@@ -159,12 +159,18 @@ func (b *LocalBackend) Execute(ctx context.Context, cmd string) (command.Result,
 	if cwd == "" {
 		cwd = b.sess.Cwd()
 	}
-	res = detectViolation(res, cwd, b.policy, b.rules)
+	res = detectViolationIn(res, cwd, b.policy, b.rules, b.plat.launcher != "")
 	res.Stderr += sandboxLines(before)
+	_ = b.plat.guard.take() // what the checks before the command restored is in before
 	removed, lines := b.checkLocked()
 	if len(removed) > 0 {
 		res.Blocked, res.BlockedReason, res.BlockedResource = true, commondirReason, removed[0]
 		res.Stderr += "sandbox: removed " + strings.Join(removed, ", ") + ": " + commondirReason + "\n"
+	}
+	if restored := b.plat.guard.take(); len(restored) > 0 && !res.Blocked {
+		// What Landlock let the command change in a repository, undone:
+		// reported as bwrap's read-only mount would have refused it.
+		res.Blocked, res.BlockedReason, res.BlockedResource = true, gitProtectedReason, restored[0]
 	}
 	res.Stderr += sandboxLines(lines)
 	return res, nil
@@ -174,8 +180,8 @@ func (b *LocalBackend) Execute(ctx context.Context, cmd string) (command.Result,
 // planted are removed (when anything in their directories changed) and
 // their paths returned, with the lines of what else was disabled.
 func (b *LocalBackend) checkLocked() (removed, lines []string) {
-	lines = b.plat.lastPlan.watch.check()
-	if b.plat.lastPlan.watch.controlChanged() {
+	lines = append(b.plat.guard.check(), b.plat.lastPlan.watch.check()...)
+	if b.plat.guard != nil || b.plat.lastPlan.watch.controlChanged() {
 		removed = b.plat.lastPlan.revertGit()
 	}
 	return removed, lines
@@ -373,7 +379,11 @@ type Registry map[string]func() Provider
 
 // DefaultRegistry holds the built-in providers.
 func DefaultRegistry() Registry {
-	return Registry{"local": func() Provider { return LocalProvider{} }}
+	return Registry{
+		"local":         func() Provider { return LocalProvider{} },
+		BackendBwrap:    func() Provider { return LocalProvider{Backend: BackendBwrap} },
+		BackendLandlock: func() Provider { return LocalProvider{Backend: BackendLandlock} },
+	}
 }
 
 // Names lists the registered providers, sorted.
@@ -395,15 +405,26 @@ func (r Registry) New(name string) (Provider, error) {
 	return f(), nil
 }
 
-// LocalProvider runs the shell on this machine under the OS adapter.
-type LocalProvider struct{}
+// LocalProvider runs the shell on this machine under the OS adapter. On
+// Linux, Backend picks bubblewrap (BackendBwrap, also when empty) or
+// Landlock (BackendLandlock, run through Launcher); the manager chooses
+// for the "local" provider by probing.
+type LocalProvider struct {
+	Backend  string
+	Launcher string
+}
 
-// Name is "local".
-func (LocalProvider) Name() string { return "local" }
+// Name is "local", or the backend it was asked for.
+func (p LocalProvider) Name() string {
+	if p.Backend != "" {
+		return p.Backend
+	}
+	return "local"
+}
 
 // Create wraps a new shell with the platform adapter. Any failure is returned:
 // the provider never falls back to an unsandboxed shell.
-func (LocalProvider) Create(ctx context.Context, opts CreateOptions) (Backend, error) {
+func (lp LocalProvider) Create(ctx context.Context, opts CreateOptions) (Backend, error) {
 	if opts.StartSession == nil {
 		return nil, errors.New("sandbox: no shell starter configured")
 	}
@@ -411,7 +432,15 @@ func (LocalProvider) Create(ctx context.Context, opts CreateOptions) (Backend, e
 	if stateDir == "" {
 		stateDir = opts.Policy.TempDir
 	}
-	plat, err := newPlatform(opts.GOOS, stateDir, opts.LookPath)
+	var (
+		plat *platform
+		err  error
+	)
+	if lp.Backend == BackendLandlock && (opts.GOOS == "linux" || opts.GOOS == "") {
+		plat, err = newLandlockPlatform(stateDir, lp.Launcher)
+	} else {
+		plat, err = newPlatform(opts.GOOS, stateDir, opts.LookPath)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -431,6 +460,9 @@ func (LocalProvider) Create(ctx context.Context, opts CreateOptions) (Backend, e
 	}
 	b := &LocalBackend{policy: opts.Policy, rules: compileRules(opts.Policy.Blacklist, opts.Policy.Home), plat: plat, sess: sess}
 	plat.lastPlan.watch.adopt(opts.Fresh)
+	if plat.guard != nil {
+		plat.guard.forget(opts.Fresh)
+	}
 	b.startIdle()
 	return b, nil
 }
@@ -439,7 +471,8 @@ func (LocalProvider) Create(ctx context.Context, opts CreateOptions) (Backend, e
 func (LocalProvider) Destroy(b Backend) error { return b.Dispose() }
 
 // bindsOnlyExisting: bubblewrap makes a path writable by bind-mounting it,
-// which needs the path to exist; a Seatbelt profile names paths as rules.
+// and Landlock by a rule on an open file, which needs the path to exist; a
+// Seatbelt profile names paths as rules.
 func (LocalProvider) bindsOnlyExisting(goos string) bool { return goos == "linux" }
 
 // existingPathBinder is implemented by providers that can only make a path

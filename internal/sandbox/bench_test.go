@@ -15,10 +15,22 @@ func realShell(ctx context.Context, o SessionOptions) (Session, error) {
 }
 
 func benchManager(b *testing.B, enabled bool) *Manager {
+	return benchManagerOn(b, enabled, BackendBwrap)
+}
+
+// benchManagerOn is benchManager with the given backend.
+func benchManagerOn(b *testing.B, enabled bool, backend string) *Manager {
 	b.Helper()
-	requireBwrap(b)
+	if backend == BackendLandlock {
+		if _, err := probeLandlock(context.Background(), testLauncher(b)); err != nil {
+			b.Skipf("Landlock cannot sandbox here: %v", err)
+		}
+	} else {
+		requireBwrap(b)
+	}
 	m, err := NewManager(ManagerOptions{
-		Config:       Config{Enabled: enabled, Provider: "local"},
+		Config:       Config{Enabled: enabled, Provider: backend},
+		Launcher:     testLauncher(b),
 		Cwd:          b.TempDir(),
 		Env:          os.Environ(),
 		TempDir:      b.TempDir(),
@@ -31,8 +43,10 @@ func benchManager(b *testing.B, enabled bool) *Manager {
 	return m
 }
 
-func benchRoundTrip(b *testing.B, enabled bool) {
-	m := benchManager(b, enabled)
+func benchRoundTrip(b *testing.B, enabled bool) { benchRoundTripOn(b, enabled, BackendBwrap) }
+
+func benchRoundTripOn(b *testing.B, enabled bool, backend string) {
+	m := benchManagerOn(b, enabled, backend)
 	ctx := context.Background()
 	if _, err := m.Execute(ctx, "true", ""); err != nil {
 		b.Fatal(err)
@@ -52,9 +66,19 @@ func BenchmarkRoundTripSandboxed(b *testing.B) { benchRoundTrip(b, true) }
 // BenchmarkRoundTripUnsandboxed: the same with the sandbox off.
 func BenchmarkRoundTripUnsandboxed(b *testing.B) { benchRoundTrip(b, false) }
 
+// BenchmarkRoundTripLandlock: one `echo hi` in the persistent shell under
+// the Landlock backend (the after-command repository guard included).
+func BenchmarkRoundTripLandlock(b *testing.B) { benchRoundTripOn(b, true, BackendLandlock) }
+
 // BenchmarkCreateSandbox: mount plan + bwrap + a ready bash, then teardown.
-func BenchmarkCreateSandbox(b *testing.B) {
-	m := benchManager(b, true)
+func BenchmarkCreateSandbox(b *testing.B) { benchCreate(b, BackendBwrap) }
+
+// BenchmarkCreateSandboxLandlock: plan + rules + the launcher (Landlock,
+// seccomp, exec) + a ready bash, then teardown.
+func BenchmarkCreateSandboxLandlock(b *testing.B) { benchCreate(b, BackendLandlock) }
+
+func benchCreate(b *testing.B, backend string) {
+	m := benchManagerOn(b, true, backend)
 	ctx := context.Background()
 	for b.Loop() {
 		if _, err := m.GetSandbox(ctx); err != nil {

@@ -51,16 +51,15 @@
 // file) is found after each command by gitWatch and disabled when its
 // hooks or config would run anything.
 //
-// # On by default
+// # On by default, fail-closed
 //
-// The sandbox is on by default wherever it can run. When sandbox.json does not
-// say "enabled", the manager probes the platform once (on Linux: bwrap on PATH
-// and able to create its namespaces); if the probe fails it runs unsandboxed
-// and Status explains why and how to fix it (install bubblewrap, or allow
-// unprivileged user namespaces), so a machine without bwrap still works. When
-// sandbox.json says "enabled": true the manager is fail-closed: if the sandbox
-// cannot be created, commands are refused with an error and never run
-// unsandboxed. "enabled": false turns it off explicitly.
+// The sandbox is on unless sandbox.json says "enabled": false. On Linux the
+// "local" provider probes bubblewrap, and where it cannot create its
+// namespaces (Ubuntu's AppArmor rule, a container's seccomp profile) the
+// Landlock + seccomp backend (landlock.go, launcher.go): the synapse binary
+// re-executes itself as a launcher that restricts itself and execs the
+// shell. When neither can run, every command is refused with the reason and
+// the platform's fix; nothing degrades to running unsandboxed.
 //
 // # Grants
 //

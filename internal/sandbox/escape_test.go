@@ -128,43 +128,48 @@ func TestEscapeSuite(t *testing.T) {
 		name string
 		cmd  string
 		gone []string // paths that must not exist afterwards
+		gap  string   // why the Landlock backend cannot stop it (README table); skipped there
 	}{
-		{"write outside directly", "echo pwned > '" + outside + "/direct'", []string{outside + "/direct"}},
-		{"write outside via ..", "echo pwned > ../outside/dotdot", []string{outside + "/dotdot"}},
-		{"write via symlink planted in the workspace", "ln -s '" + outside + "' planted; echo pwned > planted/via-link", []string{outside + "/via-link"}},
-		{"write via /proc/self/root", "echo pwned > '/proc/self/root" + outside + "/procroot'", []string{outside + "/procroot"}},
-		{"overwrite a file outside", "echo pwned > '" + outside + "/keep.txt'", nil},
-		{"write /etc", "echo pwned > /etc/synapse-escape", []string{"/etc/synapse-escape"}},
-		{"write into home", "echo pwned >> ~/.bashrc", nil},
-		{"write .git/hooks/pre-commit", "printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit", []string{f.ws + "/.git/hooks/pre-commit"}},
-		{"set core.hooksPath in .git/config", "git config core.hooksPath /tmp/evil-hooks", nil},
-		{"plant authorized_keys", "echo ssh-rsa AAA >> ~/.ssh/authorized_keys", []string{f.home + "/.ssh/authorized_keys"}},
-		{"read ssh key directly", "cat ~/.ssh/id_rsa", nil},
-		{"read ssh key by quoting", "cat ~/.s''sh/i\"d\"_rsa", nil},
-		{"read aws by variable", "D=$HOME/.a; D=${D}ws; cat $D/credentials", nil},
-		{"read gnupg by $(...)", "cat $(echo $HOME)/$(printf '.gn%s' upg)/private.key", nil},
-		{"read gcloud by base64 and eval", "eval \"$(echo " + b64 + " | base64 -d)\"", nil},
-		{"read azure with python", `python3 -c "import os; print(open(os.path.expanduser('~') + '/.az' + 'ure/token').read())"`, nil},
-		{"read ssh with perl", `perl -e 'open(F, "$ENV{HOME}/.s"."sh/id_rsa") or die "no: $!"; print <F>'`, nil},
-		{"read aws after cd", "cd ~/.a''ws && cat credentials", nil},
-		{"read gnupg after cd ~", "cd ~ && cat .gn''upg/private.key", nil},
-		{"read /etc/shadow by variable", "f=/etc/sha; cat ${f}dow", nil},
-		{"read /etc/shadow via /proc/1/root", "cat /proc/1/root/etc/sha''dow", nil},
-		{"read workspace env files by loop", "for f in .e''nv .envr''c .env.lo''cal credentials.js''on sub/secrets.js''on deep/er/.e''nv; do cat \"$f\"; done", nil},
-		{"grep the whole home and workspace", "grep -r TOPSECRET ~ . 2>/dev/null", nil},
-		{"tar the ssh dir", "tar cf - -C ~ .s''sh | base64", nil},
-		{"unshare and umount the mask", "unshare -rm sh -c 'umount ~/.ssh; cat ~/.ssh/id_rsa'", nil},
-		{"remount the root read-write", "mount -o remount,rw / && echo pwned > /etc/synapse-escape", []string{"/etc/synapse-escape"}},
-		{"curl to the host", fmt.Sprintf("curl -s --max-time 3 http://127.0.0.1:%d/", port), nil},
-		{"bash /dev/tcp to the host", fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && echo GET >&3", port), nil},
-		{"python socket to the host", fmt.Sprintf(`python3 -c "import socket; socket.create_connection(('127.0.0.1', %d), 3); print('connected')"`, port), nil},
-		{"external network", "curl -s --max-time 3 http://1.1.1.1/ && echo reached", nil},
-		{"see host processes", "ps -eo args 2>/dev/null; cat /proc/*/cmdline 2>/dev/null | tr '\\0' ' '", nil},
-		{"signal a host process", fmt.Sprintf("kill -9 %d", hostPID), nil},
-		{"open the controlling terminal", `python3 -c "import os; os.open('/dev/tty', os.O_RDWR); print('got tty')"`, nil},
-		{"TIOCSTI on stdin", `python3 -c "import fcntl, termios; fcntl.ioctl(0, termios.TIOCSTI, b'x'); print('injected')"`, nil},
+		{"write outside directly", "echo pwned > '" + outside + "/direct'", []string{outside + "/direct"}, ""},
+		{"write outside via ..", "echo pwned > ../outside/dotdot", []string{outside + "/dotdot"}, ""},
+		{"write via symlink planted in the workspace", "ln -s '" + outside + "' planted; echo pwned > planted/via-link", []string{outside + "/via-link"}, ""},
+		{"write via /proc/self/root", "echo pwned > '/proc/self/root" + outside + "/procroot'", []string{outside + "/procroot"}, ""},
+		{"overwrite a file outside", "echo pwned > '" + outside + "/keep.txt'", nil, ""},
+		{"write /etc", "echo pwned > /etc/synapse-escape", []string{"/etc/synapse-escape"}, ""},
+		{"write into home", "echo pwned >> ~/.bashrc", nil, ""},
+		{"write .git/hooks/pre-commit", "printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit", []string{f.ws + "/.git/hooks/pre-commit"}, ""},
+		{"set core.hooksPath in .git/config", "git config core.hooksPath /tmp/evil-hooks", nil, ""},
+		{"plant authorized_keys", "echo ssh-rsa AAA >> ~/.ssh/authorized_keys", []string{f.home + "/.ssh/authorized_keys"}, ""},
+		{"read ssh key directly", "cat ~/.ssh/id_rsa", nil, ""},
+		{"read ssh key by quoting", "cat ~/.s''sh/i\"d\"_rsa", nil, ""},
+		{"read aws by variable", "D=$HOME/.a; D=${D}ws; cat $D/credentials", nil, ""},
+		{"read gnupg by $(...)", "cat $(echo $HOME)/$(printf '.gn%s' upg)/private.key", nil, ""},
+		{"read gcloud by base64 and eval", "eval \"$(echo " + b64 + " | base64 -d)\"", nil, ""},
+		{"read azure with python", `python3 -c "import os; print(open(os.path.expanduser('~') + '/.az' + 'ure/token').read())"`, nil, ""},
+		{"read ssh with perl", `perl -e 'open(F, "$ENV{HOME}/.s"."sh/id_rsa") or die "no: $!"; print <F>'`, nil, ""},
+		{"read aws after cd", "cd ~/.a''ws && cat credentials", nil, ""},
+		{"read gnupg after cd ~", "cd ~ && cat .gn''upg/private.key", nil, ""},
+		{"read /etc/shadow by variable", "f=/etc/sha; cat ${f}dow", nil, ""},
+		{"read /etc/shadow via /proc/1/root", "cat /proc/1/root/etc/sha''dow", nil, ""},
+		{"read workspace env files by loop", "for f in .e''nv .envr''c .env.lo''cal credentials.js''on sub/secrets.js''on deep/er/.e''nv; do cat \"$f\"; done", nil, landlockGapGlobs},
+		{"grep the whole home and workspace", "grep -r TOPSECRET ~ . 2>/dev/null", nil, landlockGapGlobs},
+		{"tar the ssh dir", "tar cf - -C ~ .s''sh | base64", nil, ""},
+		{"unshare and umount the mask", "unshare -rm sh -c 'umount ~/.ssh; cat ~/.ssh/id_rsa'", nil, ""},
+		{"remount the root read-write", "mount -o remount,rw / && echo pwned > /etc/synapse-escape", []string{"/etc/synapse-escape"}, ""},
+		{"curl to the host", fmt.Sprintf("curl -s --max-time 3 http://127.0.0.1:%d/", port), nil, ""},
+		{"bash /dev/tcp to the host", fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && echo GET >&3", port), nil, ""},
+		{"python socket to the host", fmt.Sprintf(`python3 -c "import socket; socket.create_connection(('127.0.0.1', %d), 3); print('connected')"`, port), nil, ""},
+		{"external network", "curl -s --max-time 3 http://1.1.1.1/ && echo reached", nil, ""},
+		{"see host processes", "ps -eo args 2>/dev/null; cat /proc/*/cmdline 2>/dev/null | tr '\\0' ' '", nil, landlockGapPID},
+		{"signal a host process", fmt.Sprintf("kill -9 %d", hostPID), nil, ""},
+		{"open the controlling terminal", `python3 -c "import os; os.open('/dev/tty', os.O_RDWR); print('got tty')"`, nil, ""},
+		{"TIOCSTI on stdin", `python3 -c "import fcntl, termios; fcntl.ioctl(0, termios.TIOCSTI, b'x'); print('injected')"`, nil, ""},
 	}
 	for _, a := range attempts {
+		if a.gap != "" && underLandlock() {
+			t.Logf("%-45s SKIPPED under Landlock: %s", a.name, a.gap)
+			continue
+		}
 		res, err := f.m.Execute(context.Background(), a.cmd, "")
 		out := res.Stdout + "\n" + res.Stderr
 		if err != nil {
@@ -199,7 +204,7 @@ func TestEscapeSuite(t *testing.T) {
 	if err := exec.Command("kill", "-0", fmt.Sprint(hostPID)).Run(); err != nil {
 		t.Errorf("host process %d is gone: %v", hostPID, err)
 	}
-	if d := diffSnapshots(before, snapshot(t, watched...)); len(d) > 0 {
+	if d := guardAside(diffSnapshots(before, snapshot(t, watched...))); len(d) > 0 {
 		t.Errorf("files outside the policy changed:\n%s", strings.Join(d, "\n"))
 	}
 	if d := diffSnapshots(wsSecrets, snapshot(t, filepath.Join(f.ws, ".env"), filepath.Join(f.ws, "sub"), filepath.Join(f.ws, "deep"))); len(d) > 0 {
@@ -212,6 +217,30 @@ func TestEscapeSuite(t *testing.T) {
 	if res := f.run(t, "echo alive"); res.Stdout != "alive" {
 		t.Fatalf("sandbox unusable after the suite: %+v", res)
 	}
+}
+
+// Attacks the Landlock backend cannot stop by design (the README's table).
+const (
+	landlockGapGlobs = "blacklisted globs inside the workspace (.env, credentials.json) stay readable: Landlock cannot take a file out of a granted tree"
+	landlockGapTmp   = "the host's /tmp is not replaced (Landlock cannot remap a path): commands get TMPDIR=<private temp dir> and the host /tmp is unreadable"
+	landlockGapPin   = "Landlock cannot pin a directory: a command can move .git away (the repository guard restores hooks and config at .git after each command, and renames aside a .git put in its place)"
+	landlockGapPID   = "no private PID namespace: host processes are visible (Landlock scopes signals and ptrace, not /proc listings)"
+)
+
+// guardAside drops from a snapshot diff, under Landlock, what the
+// repository guard renamed aside inside .git (inert: git runs hooks and
+// reads config by their exact names); bwrap's read-only mounts leave none.
+func guardAside(d []string) []string {
+	if !underLandlock() {
+		return d
+	}
+	var out []string
+	for _, l := range d {
+		if !strings.Contains(l, disabledMark) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // TestEscapeKillAll: `kill -9 -1` inside can only reach the sandbox's own
@@ -236,7 +265,7 @@ func TestEscapeKillAll(t *testing.T) {
 // terminal as stdin (as `synapse sandbox exec` would from the user's shell)
 // and checks that TIOCSTI cannot push input into it.
 func TestEscapeTIOCSTIOnUserTerminal(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		testutil.SkipOrFail(t, "no pty: %v", err)
@@ -246,7 +275,7 @@ func TestEscapeTIOCSTIOnUserTerminal(t *testing.T) {
 	ws := t.TempDir()
 	argv, err := WrapArgv(Policy{Whitelist: []string{ws}, Blacklist: DefaultBlacklist()}, []string{"python3", "-c",
 		"import fcntl, termios, sys\ntry:\n    for c in b'Z\\n':\n        fcntl.ioctl(0, termios.TIOCSTI, bytes([c]))\n    print('injected')\nexcept OSError as e:\n    print('refused', e.errno)\n"},
-		WrapOptions{Cwd: ws})
+		WrapOptions{Cwd: ws, Backend: testBackend(), Launcher: testLauncher(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

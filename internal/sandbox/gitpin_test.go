@@ -26,6 +26,7 @@ func gitRun(t *testing.T, dir string, args ...string) {
 // of these may leave the host with a hook or config the sandbox wrote.
 func TestGitMetadataCannotBeReplaced(t *testing.T) {
 	testutil.RequireTool(t, "git")
+	skipUnderLandlock(t, landlockGapPin)
 	f := newFixture(t, nil)
 	gitRun(t, f.ws, "init", "-q")
 	gitRun(t, f.ws, "commit", "-q", "--allow-empty", "-m", "init")

@@ -11,6 +11,51 @@ import (
 	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
+// testBackend is the backend the sandbox tests run under:
+// SYNAPSE_SANDBOX_BACKEND=landlock runs them under Landlock (make
+// test-landlock), anything else under bubblewrap.
+func testBackend() string {
+	if os.Getenv("SYNAPSE_SANDBOX_BACKEND") == BackendLandlock {
+		return BackendLandlock
+	}
+	return BackendBwrap
+}
+
+// underLandlock reports whether the tests run under the Landlock backend.
+func underLandlock() bool { return testBackend() == BackendLandlock }
+
+// skipUnderLandlock skips an attack the Landlock backend cannot stop by
+// design; why names the README's line for it.
+func skipUnderLandlock(t testing.TB, why string) {
+	t.Helper()
+	if underLandlock() {
+		t.Skipf("not enforced by the Landlock backend (README, \"What each backend enforces\"): %s", why)
+	}
+}
+
+// testLauncher is this test binary, which TestMain turns into the
+// Landlock launcher.
+func testLauncher(t testing.TB) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// requireBackend skips (fails under CI) when the test backend cannot run.
+func requireBackend(t testing.TB) {
+	t.Helper()
+	if underLandlock() {
+		if _, err := probeLandlock(context.Background(), testLauncher(t)); err != nil {
+			testutil.SkipOrFail(t, "Landlock cannot sandbox here: %v", err)
+		}
+		return
+	}
+	requireBwrap(t)
+}
+
 // requireBwrap skips without bubblewrap, except under CI where it fails.
 func requireBwrap(t testing.TB) {
 	t.Helper()
@@ -31,7 +76,7 @@ type fixture struct {
 
 func newFixture(t testing.TB, mutate func(*ManagerOptions)) *fixture {
 	t.Helper()
-	requireBwrap(t)
+	requireBackend(t)
 	root := t.TempDir()
 	f := &fixture{ws: filepath.Join(root, "work space"), home: filepath.Join(root, "home"), tmp: filepath.Join(root, "tmp")}
 	for _, d := range []string{f.ws, f.home, f.tmp} {
@@ -42,7 +87,8 @@ func newFixture(t testing.TB, mutate func(*ManagerOptions)) *fixture {
 	f.cfgPath = filepath.Join(f.home, ".synapse", "sandbox.json")
 	opts := ManagerOptions{
 		ConfigPath:   f.cfgPath,
-		Config:       Config{Enabled: true, Provider: "local"},
+		Config:       Config{Enabled: true, Provider: testBackend()},
+		Launcher:     testLauncher(t),
 		Cwd:          f.ws,
 		Env:          []string{"HOME=" + f.home, "PATH=" + os.Getenv("PATH"), "LANG=C"},
 		TempDir:      f.tmp,

@@ -12,7 +12,13 @@ import (
 // while most tests need "a directory outside the sandbox" that commands
 // see but cannot write. The red-team tests put workspaces under /tmp on
 // purpose.
+//
+// The test binary is also the Landlock launcher (as synapse is), so that
+// the Landlock backend runs for real here.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == LauncherCommand {
+		os.Exit(Launch(os.Args[2:]))
+	}
 	os.Exit(run(m))
 }
 

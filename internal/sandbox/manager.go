@@ -65,9 +65,18 @@ type ManagerOptions struct {
 	StartSession StartSession
 	// Registry lists the providers (default DefaultRegistry()).
 	Registry Registry
-	// Probe checks that the platform can sandbox; used only when sandbox.json
-	// does not say "enabled" (default: a real bwrap run on Linux).
+	// Probe checks that the platform can sandbox (default: a real bwrap run
+	// on Linux; sandbox-exec on PATH on macOS).
 	Probe func(ctx context.Context) error
+	// ProbeLandlock checks the Landlock backend where bwrap cannot run and
+	// returns its ABI (default: a real launch of Launcher).
+	ProbeLandlock func(ctx context.Context) (int, error)
+	// Launcher is the synapse binary, which runs itself as the Landlock
+	// launcher (LauncherCommand); "" leaves the Landlock backend out.
+	Launcher string
+	// Backend, when set (BackendBwrap or BackendLandlock), is taken without
+	// probing: a sub-agent's manager uses its parent's.
+	Backend string
 	// GOOS, LookPath and Shell are for tests and unusual systems.
 	GOOS     string
 	LookPath func(string) (string, error)
@@ -83,6 +92,8 @@ type Manager struct {
 	provider Provider // nil when the sandbox is off
 	enabled  bool
 	reason   string // why it is on or off
+	abi      int    // the Landlock ABI, under the Landlock backend
+	note     string // why this backend was chosen, when not the first one
 
 	mu      sync.Mutex
 	backend Backend
@@ -169,14 +180,24 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.configName(), err)
 	}
-	if !m.cfg.EnabledSet {
+	if lp, ok := prov.(LocalProvider); ok && opts.GOOS == "linux" {
+		chosen, err := m.chooseLocal(lp)
+		if err != nil {
+			// Fail-closed: enabled, and every command refused with why.
+			m.provider, m.enabled = unavailableProvider{why: err}, true
+			m.reason = err.Error()
+			m.warnings = append(m.warnings, m.reason)
+			return m, nil
+		}
+		prov = chosen
+	} else if !m.cfg.EnabledSet {
 		probe := opts.Probe
 		if probe == nil {
 			probe = func(ctx context.Context) error { return probePlatform(ctx, opts.GOOS, opts.LookPath) }
 		}
 		if err := probe(context.Background()); err != nil {
-			m.reason = fmt.Sprintf("the sandbox cannot run on this machine, so commands run WITHOUT OS restrictions: %v. "+
-				"To require it (refuse commands instead), set \"enabled\": true in %s; to silence this, set \"enabled\": false", err, m.configName())
+			err = fmt.Errorf("the sandbox cannot run on this machine, so every command is refused: %w; to run commands without it, set \"enabled\": false in %s", err, m.configName())
+			m.provider, m.enabled, m.reason = unavailableProvider{why: err}, true, err.Error()
 			m.warnings = append(m.warnings, m.reason)
 			return m, nil
 		}
@@ -186,6 +207,9 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 		m.reason = "enabled in " + m.configName() + " (fail-closed: if the sandbox cannot start, commands are refused)"
 	} else {
 		m.reason = "on by default: the platform sandbox works on this machine"
+	}
+	if m.note != "" {
+		m.reason += "; " + m.note
 	}
 	return m, nil
 }
@@ -402,8 +426,8 @@ func (m *Manager) PrivateTmp() string {
 // writable root under the host's /tmp is bound over it at its own path).
 // read, write and edit act on the host and use it for every path.
 func (m *Manager) HostPath(path string) string {
-	if !m.enabled {
-		return path
+	if !m.enabled || m.landlock() {
+		return path // Landlock maps nothing: /tmp is the host's, TMPDIR the private one
 	}
 	m.mu.Lock()
 	_ = m.ensureTmpLocked() // a failure leaves /tmp unmapped: writes there are then refused
@@ -806,6 +830,9 @@ func (m *Manager) CheckPath(path string, write bool) (blocked bool, reason, reso
 		}
 		for _, q := range []string{lit, resolvePath(path, cwd, p.Home)} {
 			if p.hostTmpHidden(q) {
+				if m.landlock() && !p.ReadOnly {
+					return true, landlockHostTmpReason, q
+				}
 				if p.ReadOnly {
 					return true, readOnlyHostTmpReason, q
 				}

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -391,26 +392,56 @@ func TestProbeDecidesDefault(t *testing.T) {
 	if err != nil || !on.Enabled() {
 		t.Fatalf("default with a working platform: enabled=%v err=%v", on != nil && on.Enabled(), err)
 	}
-	off, err := NewManager(opts(errors.New("bwrap is required")))
+	// Neither backend: fail-closed, every command refused with why and the fix.
+	started := 0
+	none := func(cfg string) ManagerOptions {
+		o := opts(fmt.Errorf("%w (test)", errNoBwrap))
+		o.ConfigPath = cfg
+		o.GOOS = "linux"
+		o.ProbeLandlock = func(context.Context) (int, error) { return 0, errors.New("Landlock refused (test)") }
+		o.StartSession = func(context.Context, SessionOptions) (Session, error) { started++; return &fakeSession{}, nil }
+		return o
+	}
+	writeFile(t, filepath.Join(dir, "on.json"), `{"enabled": true}`)
+	for _, cfg := range []string{filepath.Join(dir, "missing.json"), filepath.Join(dir, "on.json")} {
+		off, err := NewManager(none(cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := off.Status()
+		if !off.Enabled() || !st.Unavailable || off.Backend() != "" || !strings.Contains(st.String(), "UNAVAILABLE") {
+			t.Fatalf("%s: status = %+v", cfg, st)
+		}
+		_, err = off.Execute(context.Background(), "echo hi", "")
+		for _, want := range []string{"refused", "bwrap is required", "Landlock refused", "install bubblewrap", `"enabled": false`} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("%s: err = %v, want %q", cfg, err, want)
+			}
+		}
+		if _, err := off.WrapArgv(Policy{}, []string{"true"}, WrapOptions{}); err == nil {
+			t.Fatalf("%s: an extension process would run unsandboxed", cfg)
+		}
+		if started != 0 {
+			t.Fatalf("%s: a shell was started", cfg)
+		}
+	}
+	// Turned off explicitly: the command runs.
+	writeFile(t, filepath.Join(dir, "off.json"), `{"enabled": false}`)
+	offByUser, err := NewManager(none(filepath.Join(dir, "off.json")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := off.Status()
-	if off.Enabled() || st.Enabled || !strings.Contains(st.Reason, "bwrap is required") || !strings.Contains(st.Reason, `"enabled": true`) {
-		t.Fatalf("status = %+v", st)
+	if _, err := offByUser.Execute(context.Background(), "echo hi", ""); err != nil || started != 1 || offByUser.Enabled() {
+		t.Fatalf("enabled false: err=%v started=%d", err, started)
 	}
-	// Explicitly enabled: no probe, fail-closed at creation instead.
-	writeFile(t, filepath.Join(dir, "on.json"), `{"enabled": true}`)
-	o := opts(errors.New("probe must not decide"))
-	o.ConfigPath = filepath.Join(dir, "on.json")
-	o.LookPath = func(string) (string, error) { return "", errors.New("not found") }
-	o.StartSession = func(context.Context, SessionOptions) (Session, error) { return &fakeSession{}, nil }
-	o.GOOS = "linux"
-	req, err := NewManager(o)
-	if err != nil || !req.Enabled() {
-		t.Fatalf("explicit enabled: %v", err)
+	// Bubblewrap cannot run, Landlock can: Landlock is chosen.
+	o := none(filepath.Join(dir, "missing.json"))
+	o.ProbeLandlock = func(context.Context) (int, error) { return 7, nil }
+	ll, err := NewManager(o)
+	if err != nil || ll.Backend() != BackendLandlock {
+		t.Fatalf("backend = %q, err = %v", ll.Backend(), err)
 	}
-	if _, err := req.Execute(context.Background(), "echo hi", ""); err == nil || !strings.Contains(err.Error(), "bwrap is required") {
-		t.Fatalf("err = %v, want bwrap is required", err)
+	if st := ll.Status(); st.Platform != "landlock" || st.LandlockABI != 7 || len(st.Limits) == 0 || !strings.Contains(st.String(), "Not enforced by this backend") {
+		t.Fatalf("landlock status:\n%s", st)
 	}
 }

@@ -237,7 +237,7 @@ func TestSeatbeltProfile(t *testing.T) {
 
 func TestRegistryUnknown(t *testing.T) {
 	_, err := DefaultRegistry().New("nope")
-	if err == nil || !strings.Contains(err.Error(), "available providers: local") {
+	if err == nil || !strings.Contains(err.Error(), "available providers: bwrap, landlock, local") {
 		t.Fatalf("err = %v", err)
 	}
 	if p, err := DefaultRegistry().New("local"); err != nil || p.Name() != "local" {

@@ -65,6 +65,7 @@ func (p Policy) hostTmpHidden(abs string) bool {
 // Reasons for refusing a host /tmp path.
 const (
 	hostTmpReason         = "the host's /tmp is out of the sandbox's reach: /tmp in commands is this session's private temp directory, so file commands use it too and cannot open other files of the host's /tmp"
+	landlockHostTmpReason = "the host's /tmp is out of the sandbox's reach (under the Landlock backend it stays the host's, unreadable to commands): use this session's private temp directory, $TMPDIR, instead"
 	readOnlyHostTmpReason = "this agent's /tmp is a private scratch space that exists only inside its read-only sandbox (the host's /tmp is out of its reach): in-process file commands cannot see it; read a file a command left there with a command (cat, head, grep)"
 )
 

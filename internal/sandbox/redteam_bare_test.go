@@ -17,7 +17,7 @@ import (
 // into such a repository with core.fsmonitor got `git status` on the host to
 // run its program, although no new .git appeared.
 func TestRedTeamBareRepoShape(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	testutil.RequireTool(t, "git")
 	for _, tc := range []struct{ name, dir, prep string }{
 		{"project root", ".", "echo garbage > .git/HEAD; "},
@@ -61,7 +61,7 @@ func TestRedTeamBareRepoShape(t *testing.T) {
 // folder, or hid one behind 5 200 new files, and git on the host ran
 // each.
 func TestRedTeamReposPastTheScanBounds(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	testutil.RequireTool(t, "git")
 	f := newFixture(t, nil)
 	deep := filepath.Join(f.ws, "src", "main", "java", "com", "acme", "app", "core")
@@ -102,7 +102,7 @@ func TestRedTeamReposPastTheScanBounds(t *testing.T) {
 // .git. Each in-process write that would complete one is refused, in any
 // order; ordinary files called config or HEAD are not.
 func TestRedTeamBareRepoInProcess(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	testutil.RequireTool(t, "git")
 	f := newFixture(t, nil)
 	gitHost(t, f.ws, "init", "-q")

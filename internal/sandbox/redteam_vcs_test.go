@@ -32,7 +32,7 @@ func hgHost(t *testing.T, dir string, args ...string) string {
 // nested repository, a bare planted .hg directory, in-process write), then
 // run `hg status` on the host; the hook must never run.
 func TestRedTeamMercurialControlFiles(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	testutil.RequireTool(t, "hg")
 	f := newFixture(t, nil)
 	mark := filepath.Join(t.TempDir(), "pwned")
@@ -101,7 +101,7 @@ func TestRedTeamMercurialControlFiles(t *testing.T) {
 // renames such state aside after the command and says so; a rebase a
 // command started and that stopped on a conflict stays as it is.
 func TestRedTeamRebaseState(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	testutil.RequireTool(t, "git")
 	f := newFixture(t, nil)
 	mark := filepath.Join(t.TempDir(), "pwned")
@@ -186,7 +186,7 @@ func TestRedTeamRebaseState(t *testing.T) {
 // in the window), before the next command, and before the host commands
 // Synapse runs itself (Settle); and the session's end kills such jobs.
 func TestRedTeamBackgroundPlant(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	testutil.RequireTool(t, "git")
 	f := newFixture(t, nil)
 	mark := filepath.Join(t.TempDir(), "pwned")
@@ -278,7 +278,7 @@ func TestRedTeamBackgroundPlant(t *testing.T) {
 // started earlier (a stdio MCP server) is not held by the new sandbox's
 // read-only mounts and can still arm it. The repository stays checked.
 func TestRedTeamRebuildKeepsCheckingNewRepos(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	testutil.RequireTool(t, "git")
 	f := newFixture(t, nil)
 	mark := filepath.Join(t.TempDir(), "pwned")
@@ -349,7 +349,7 @@ func TestSettleDoesNotWaitForACommand(t *testing.T) {
 // code. They are kept read-only (a missing one removed when it appears),
 // for write and edit too.
 func TestRedTeamHgrcNamedWorktreePaths(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	testutil.RequireTool(t, "hg")
 	f := newFixture(t, nil)
 	mark := filepath.Join(t.TempDir(), "pwned")

@@ -56,7 +56,7 @@ func plantIsDisabled(t *testing.T, f *fixture, plant, repo, statusDir, mark stri
 // skipped node_modules, .svn and .hg folders and any name containing
 // ".synapse-disabled-"; a repository planted there was never checked.
 func TestRedTeamNestedRepoInUnwatchedFolder(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	testutil.RequireTool(t, "git")
 	f := newFixture(t, nil)
 	gitHost(t, f.ws, "init", "-q")
@@ -91,7 +91,7 @@ func TestRedTeamNestedRepoInUnwatchedFolder(t *testing.T) {
 // section, a second header on one line ([core] [include]) was read as a
 // key, and keys git runs that the list did not name passed.
 func TestRedTeamGitConfigParser(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	testutil.RequireTool(t, "git")
 	f := newFixture(t, nil)
 	mark := filepath.Join(t.TempDir(), "pwned")
@@ -115,7 +115,7 @@ func TestRedTeamGitConfigParser(t *testing.T) {
 // moved away and replaced by a symlink made the next event's walk go
 // through the link. Nothing outside the project may be touched.
 func TestRedTeamWatchFollowsNoLink(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	testutil.RequireTool(t, "git")
 	outside := t.TempDir()
 	var victims []string
@@ -146,7 +146,7 @@ func TestRedTeamWatchFollowsNoLink(t *testing.T) {
 // file), a FIFO for the hooks folder of a new repository, or for
 // .git/worktrees of the project, each stopped the check for good.
 func TestRedTeamWatchDoesNotHang(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	testutil.RequireTool(t, "git")
 	f := newFixture(t, nil)
 	gitHost(t, f.ws, "init", "-q")
@@ -201,7 +201,7 @@ func TestRedTeamWatchDoesNotHang(t *testing.T) {
 // open: no close event comes, and the idle watcher slept while host git
 // in another terminal ran the program.
 func TestRedTeamIdleHeldOpen(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	testutil.RequireTool(t, "git")
 	f := newFixture(t, nil)
 	mark := filepath.Join(t.TempDir(), "pwned")
@@ -227,7 +227,7 @@ func TestRedTeamIdleHeldOpen(t *testing.T) {
 // under .git/worktrees with one setting core.fsmonitor, and a checkout
 // whose .git file names it; the check looked at the common folder only.
 func TestRedTeamNewWorktreeConfig(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	testutil.RequireTool(t, "git")
 	f := newFixture(t, nil)
 	gitHost(t, f.ws, "init", "-q")
@@ -248,18 +248,21 @@ func TestRedTeamNewWorktreeConfig(t *testing.T) {
 // The repository itself lives in the private /tmp, whose host path a
 // command reads from /proc/self/mountinfo and which no watch covers.
 func TestRedTeamGitfileReadAsGitDoes(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	testutil.RequireTool(t, "git")
 	f := newFixture(t, nil)
 	mark := filepath.Join(t.TempDir(), "pwned")
-	if res := f.run(t, "grep -c ' /tmp ' /proc/self/mountinfo"); res.Stdout == "0" {
+	priv := f.m.PrivateTmp()
+	tmp := "/tmp" // the private temp directory, as commands name it
+	if underLandlock() {
+		tmp = priv // not mounted anywhere: commands reach it by its host path
+	} else if res := f.run(t, "grep -c ' /tmp ' /proc/self/mountinfo"); res.Stdout == "0" {
 		t.Fatalf("the private /tmp is not in mountinfo: %+v", res)
 	}
-	priv := f.m.PrivateTmp()
 	arm := "git -C \"$r\" config core.fsmonitor 'touch " + mark + "; :'"
 	for name, plant := range map[string]string{
-		"newline": `r=$(printf '/tmp/r1\nx'); git init -q "$r" && ` + arm + ` && mkdir newline && printf 'gitdir: ` + priv + `/r1\nx/.git\n' > newline/.git`,
-		"dotdot":  `r=/tmp/r2; git init -q "$r" && ` + arm + ` && mkdir -p /tmp/a dotdot && ln -s ` + priv + `/a dotdot/l && printf 'gitdir: l/../r2/.git\n' > dotdot/.git`,
+		"newline": `r=$(printf '` + tmp + `/r1\nx'); git init -q "$r" && ` + arm + ` && mkdir newline && printf 'gitdir: ` + priv + `/r1\nx/.git\n' > newline/.git`,
+		"dotdot":  `r=` + tmp + `/r2; git init -q "$r" && ` + arm + ` && mkdir -p ` + tmp + `/a dotdot && ln -s ` + priv + `/a dotdot/l && printf 'gitdir: l/../r2/.git\n' > dotdot/.git`,
 	} {
 		plantIsDisabled(t, f, gitEnv+plant, filepath.Join(f.ws, name, ".git"), filepath.Join(f.ws, name), mark)
 	}
@@ -274,7 +277,7 @@ func TestRedTeamGitfileReadAsGitDoes(t *testing.T) {
 // inotify could not watch), so the window is seconds, not until the next
 // command.
 func TestRedTeamIdleMappedConfig(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	testutil.RequireTool(t, "git")
 	testutil.RequireTool(t, "python3")
 	f := newFixture(t, nil)
@@ -323,7 +326,7 @@ time.sleep(60)
 // write, was removed all the same: the user's own config.worktree in the
 // repository the project is a linked worktree of.
 func TestRedTeamRevertFollowsNoLink(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	testutil.RequireTool(t, "git")
 	outside := t.TempDir()
 	base := filepath.Join(outside, "base")
@@ -371,7 +374,7 @@ func TestRedTeamRevertFollowsNoLink(t *testing.T) {
 // The paths a repository's config names inside a writable root are kept
 // read-only like its hooks (a missing one removed when it appears).
 func TestRedTeamConfigNamedWorktreePaths(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	testutil.RequireTool(t, "git")
 	f := newFixture(t, nil)
 	mark := filepath.Join(t.TempDir(), "pwned")
@@ -416,7 +419,7 @@ func TestRedTeamConfigNamedWorktreePaths(t *testing.T) {
 // project's config names in the worktree are refused there as its hooks
 // are.
 func TestRedTeamConfigNamedPathsInProcess(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	testutil.RequireTool(t, "git")
 	f := newFixture(t, nil)
 	gitHost(t, f.ws, "init", "-q")

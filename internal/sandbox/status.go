@@ -7,9 +7,16 @@ import (
 
 // Status says what is enforced on this machine and why.
 type Status struct {
-	Enabled    bool     `json:"enabled"` // commands run under the OS sandbox
-	Provider   string   `json:"provider,omitempty"`
-	Platform   string   `json:"platform"` // bubblewrap, sandbox-exec or none
+	Enabled  bool   `json:"enabled"` // commands run under the OS sandbox
+	Provider string `json:"provider,omitempty"`
+	Platform string `json:"platform"` // bubblewrap, landlock, sandbox-exec or none
+	// Unavailable: the sandbox is on but no backend can run, so every
+	// command is refused (Reason says why and how to fix it).
+	Unavailable bool `json:"unavailable,omitempty"`
+	// LandlockABI is the kernel's Landlock ABI under the Landlock backend.
+	LandlockABI int `json:"landlockABI,omitempty"`
+	// Limits lists what this backend cannot enforce that bubblewrap does.
+	Limits     []string `json:"limits,omitempty"`
 	Reason     string   `json:"reason"`
 	ConfigPath string   `json:"configPath,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
@@ -37,10 +44,17 @@ func (m *Manager) Status() Status {
 		Warnings:   m.Warnings(),
 		Policy:     p,
 	}
+	if _, ok := m.provider.(unavailableProvider); ok {
+		s.Unavailable = true
+		return s
+	}
 	if m.enabled {
 		switch m.opts.GOOS {
 		case "linux":
 			s.Platform = "bubblewrap"
+			if m.landlock() {
+				s.Platform, s.LandlockABI, s.Limits = "landlock", m.abi, landlockLimits(m.abi)
+			}
 			mp := planMounts(p, m.opts.Env)
 			s.MissingWhitelist = mp.missing
 			s.Hidden = append(append(s.Hidden, mp.hideDirs...), mp.hideFiles...)
@@ -56,9 +70,14 @@ func (m *Manager) Status() Status {
 // String renders the status for people (synapse sandbox status, /sandbox).
 func (s Status) String() string {
 	var b strings.Builder
-	if s.Enabled {
+	switch {
+	case s.Unavailable:
+		b.WriteString("Sandbox: UNAVAILABLE (every command is refused)\n")
+	case s.Platform == "landlock":
+		fmt.Fprintf(&b, "Sandbox: ON (landlock ABI %d + seccomp, provider %s)\n", s.LandlockABI, s.Provider)
+	case s.Enabled:
 		fmt.Fprintf(&b, "Sandbox: ON (%s, provider %s)\n", s.Platform, s.Provider)
-	} else {
+	default:
 		b.WriteString("Sandbox: OFF\n")
 	}
 	fmt.Fprintf(&b, "Why: %s\n", s.Reason)
@@ -68,12 +87,18 @@ func (s Status) String() string {
 	for _, w := range s.Warnings {
 		fmt.Fprintf(&b, "Warning: %s\n", w)
 	}
-	if !s.Enabled {
+	if !s.Enabled || s.Unavailable {
 		return b.String()
 	}
 	b.WriteString("Writable:\n")
 	if s.Policy.ReadOnly && s.Platform == "bubblewrap" {
 		fmt.Fprintf(&b, "  %s (a private, empty tmpfs; TMPDIR points at it)\n", PrivateTmp)
+	} else if s.Platform == "landlock" {
+		dir := s.Policy.TempDir
+		if dir == "" {
+			dir = "a private temp directory (made at the first command)"
+		}
+		fmt.Fprintf(&b, "  %s (this session's, removed at exit; TMPDIR points at it; the host's /tmp is unreadable)\n", dir)
 	} else if s.Platform == "bubblewrap" {
 		where := "a private directory made for the session"
 		if s.Policy.TempDir != "" {
@@ -113,10 +138,21 @@ func (s Status) String() string {
 	if s.Policy.AllowNetwork {
 		b.WriteString("Network: allowed\n")
 	} else {
-		b.WriteString("Network: blocked (private network namespace with loopback only)\n")
+		if s.Platform == "landlock" {
+			b.WriteString("Network: blocked (seccomp refuses internet sockets; Landlock refuses TCP connect and bind)\n")
+		} else {
+			b.WriteString("Network: blocked (private network namespace with loopback only)\n")
+		}
 	}
-	if s.Platform == "bubblewrap" {
+	switch s.Platform {
+	case "bubblewrap":
 		b.WriteString("Processes: private PID namespace, no capabilities, no controlling terminal, killed with Synapse\n")
+	case "landlock":
+		b.WriteString("Processes: no capabilities, no new privileges, no controlling terminal; seccomp refuses ptrace, namespaces, mounts, io_uring, bpf, keyrings and sockets other than those allowed\n")
+		b.WriteString("Not enforced by this backend (bubblewrap would):\n")
+		for _, l := range s.Limits {
+			fmt.Fprintf(&b, "  - %s\n", l)
+		}
 	}
 	return b.String()
 }

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -29,6 +31,12 @@ var sedTemp = regexp.MustCompile(`^sed[A-Za-z0-9]{6}$`)
 // busy mount point) where the policy forbids writing, or a permission error
 // or missing file on a blacklisted path.
 func detectViolation(res command.Result, cwd string, p Policy, rules []rule) command.Result {
+	return detectViolationIn(res, cwd, p, rules, false)
+}
+
+// detectViolationIn is detectViolation for a backend: under Landlock a
+// refused write is "Permission denied", not a read-only file system.
+func detectViolationIn(res command.Result, cwd string, p Policy, rules []rule, landlock bool) command.Result {
 	if res.Blocked || res.ExitCode == 0 && res.Stderr == "" {
 		return res
 	}
@@ -44,12 +52,30 @@ func detectViolation(res command.Result, cwd string, p Policy, rules []rule) com
 			return res
 		}
 		for _, raw := range busyCandidates(raw, line, msg) {
-			if r, ok := judgeDenial(res, raw, msg, cwd, p, rules); ok {
+			m := msg
+			if landlock && msg == msgDenied && landlockWriteDenial(absPath(expandHome(raw, p.Home), cwd)) {
+				m = msgReadOnly // a write the policy refused, judged as bwrap's
+			}
+			if r, ok := judgeDenial(res, raw, m, cwd, p, rules); ok {
 				return r
 			}
 		}
 	}
 	return res
+}
+
+// landlockWriteDenial tells, for a "Permission denied" on abs under
+// Landlock, whether it was a write: Landlock lets commands read whatever
+// is not hidden, so a path the host can read (or one that does not exist,
+// which a create names) was refused for writing; one the host cannot read
+// either is ordinary unix permissions.
+func landlockWriteDenial(abs string) bool {
+	f, err := os.Open(abs)
+	if err == nil {
+		f.Close()
+		return true
+	}
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // busyCandidates lists the paths a denial line may be about: the one

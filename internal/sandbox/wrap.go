@@ -34,6 +34,10 @@ type WrapOptions struct {
 	LookPath func(string) (string, error)
 	// GOOS selects the platform (default runtime.GOOS).
 	GOOS string
+	// Backend selects the Linux backend: BackendBwrap (the default) or
+	// BackendLandlock, which runs argv through Launcher (the synapse binary).
+	Backend  string
+	Launcher string
 }
 
 // WrapArgv returns the command line that runs argv under the policy: the
@@ -50,6 +54,13 @@ func WrapArgv(p Policy, argv []string, opts WrapOptions) ([]string, error) {
 	}
 	switch goos {
 	case "linux":
+		if opts.Backend == BackendLandlock {
+			spec, err := planLandlock(p, planMounts(p, opts.Env), opts, "")
+			if err != nil {
+				return nil, err
+			}
+			return landlockArgv(opts.Launcher, spec, argv)
+		}
 		bwrap, err := lookBwrap(opts.LookPath)
 		if err != nil {
 			return nil, err
@@ -83,6 +94,10 @@ type platform struct {
 	stateDir string // holds the empty file mounted over hidden files
 	look     func(string) (string, error)
 	lastPlan mountPlan
+	// launcher is set for the Landlock backend (the synapse binary); guard
+	// then restores the repositories' protected files after each command.
+	launcher string
+	guard    *repoGuard
 }
 
 // newPlatform prepares the adapter; stateParent receives a private directory
@@ -110,9 +125,43 @@ func newPlatform(goos, stateParent string, look func(string) (string, error)) (*
 	return pl, nil
 }
 
+// newLandlockPlatform prepares the Landlock adapter: its state directory
+// holds the scratch temp directory of a read-only sandbox.
+func newLandlockPlatform(stateParent, launcher string) (*platform, error) {
+	if launcher == "" {
+		return nil, errNoLauncher
+	}
+	dir, err := os.MkdirTemp(stateParent, "synapse-sandbox-")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: cannot create its state directory in %s: %w", stateParent, err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "tmp"), 0o700); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("sandbox: cannot create its state directory in %s: %w", stateParent, err)
+	}
+	return &platform{goos: "linux", stateDir: dir, launcher: launcher}, nil
+}
+
 // wrap builds the sandboxed argv for the shell.
 func (pl *platform) wrap(p Policy, argv []string, opts WrapOptions) ([]string, error) {
 	opts.GOOS, opts.LookPath = pl.goos, pl.look
+	if pl.launcher != "" {
+		mp := planMounts(p, opts.Env)
+		mp.watch.start()
+		mp.watch.controlFiles(mp.gitWatch)
+		pl.lastPlan = mp
+		scratch := ""
+		if p.ReadOnly {
+			scratch = filepath.Join(pl.stateDir, "tmp")
+		}
+		spec, err := planLandlock(p, mp, opts, scratch)
+		if err != nil {
+			return nil, err
+		}
+		// The agent's own configuration is read-only by Landlock itself.
+		pl.guard = newRepoGuard(mp, normalizeDirs(p.Protect, p.Home))
+		return landlockArgv(pl.launcher, spec, argv)
+	}
 	if pl.goos != "linux" {
 		return WrapArgv(p, argv, opts)
 	}
@@ -138,7 +187,7 @@ func (pl *platform) cleanup() error {
 	if pl.stateDir == "" {
 		return nil
 	}
-	err := os.RemoveAll(pl.stateDir)
+	err := removeTree(pl.stateDir)
 	pl.stateDir = ""
 	return err
 }

@@ -1,0 +1,128 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// chooseLocal picks the Linux backend of the "local" provider: bubblewrap
+// where it can create its namespaces, else Landlock where the launcher can
+// restrict a process. When neither can run it returns the refusal every
+// command gets instead (the sandbox never degrades to none). An explicit
+// "bwrap" or "landlock" provider is taken as asked (a failure then shows
+// when the sandbox is created). A sub-agent passes its parent's choice in
+// ManagerOptions.Backend and probes nothing.
+func (m *Manager) chooseLocal(lp LocalProvider) (LocalProvider, error) {
+	lp.Launcher = m.opts.Launcher
+	if lp.Backend == "" {
+		lp.Backend = m.opts.Backend
+	}
+	probeLL := m.opts.ProbeLandlock
+	if probeLL == nil {
+		probeLL = func(ctx context.Context) (int, error) { return probeLandlock(ctx, m.opts.Launcher) }
+	}
+	switch lp.Backend {
+	case BackendBwrap:
+		return lp, nil
+	case BackendLandlock:
+		abi, err := landlockABI()
+		if m.opts.ProbeLandlock != nil {
+			abi, err = m.opts.ProbeLandlock(context.Background())
+		}
+		if err != nil {
+			return lp, fmt.Errorf("the Landlock sandbox cannot run here: %w", err)
+		}
+		m.abi = abi
+		return lp, nil
+	}
+	probe := m.opts.Probe
+	if probe == nil {
+		probe = func(ctx context.Context) error { return probePlatform(ctx, "linux", m.opts.LookPath) }
+	}
+	bwErr := probe(context.Background())
+	if bwErr == nil {
+		lp.Backend = BackendBwrap
+		return lp, nil
+	}
+	abi, llErr := probeLL(context.Background())
+	if llErr == nil {
+		lp.Backend, m.abi = BackendLandlock, abi
+		m.note = "bubblewrap cannot run here (" + bwErr.Error() + "), so the Landlock backend enforces the policy"
+		return lp, nil
+	}
+	return lp, fmt.Errorf("no sandbox can run on this machine, so every command is refused. bubblewrap: %v. Landlock: %v. Fix: %s; or run commands without a sandbox by setting \"enabled\": false in %s",
+		bwErr, llErr, platformFix(bwErr), m.configName())
+}
+
+// platformFix is the one-line fix for the usual reasons bubblewrap fails.
+func platformFix(bwErr error) string {
+	if errors.Is(bwErr, errNoBwrap) {
+		return "install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap)"
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); err == nil && strings.TrimSpace(string(b)) == "1" {
+		return "AppArmor restricts unprivileged user namespaces (Ubuntu 23.10+): install the profile Ubuntu ships for bwrap (sudo apt install apparmor-profiles && sudo cp /usr/share/apparmor/extra-profiles/bwrap-userns-restrict /etc/apparmor.d/ && sudo systemctl reload apparmor)"
+	}
+	if _, err := os.Stat("/.dockerenv"); err == nil {
+		return "in a container, allow user namespaces or Landlock (for example docker run --security-opt seccomp=unconfined, or a seccomp profile that permits unshare and landlock_*)"
+	}
+	return "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0), or boot a kernel with Landlock (Linux 5.13+, lsm= including landlock)"
+}
+
+// unavailableProvider stands in when no backend can run: every sandbox it
+// is asked for is refused with the reason.
+type unavailableProvider struct{ why error }
+
+func (unavailableProvider) Name() string { return "none" }
+
+func (u unavailableProvider) Create(context.Context, CreateOptions) (Backend, error) {
+	return nil, u.why
+}
+
+func (unavailableProvider) Destroy(b Backend) error { return b.Dispose() }
+
+// Backend names the backend commands run under: BackendBwrap or
+// BackendLandlock on Linux, "seatbelt" on macOS, "" when the sandbox is
+// off or cannot run. A sub-agent's manager takes it as its own (no probe).
+func (m *Manager) Backend() string {
+	if !m.enabled {
+		return ""
+	}
+	switch p := m.provider.(type) {
+	case LocalProvider:
+		if m.opts.GOOS == "darwin" {
+			return "seatbelt"
+		}
+		if p.Backend == "" {
+			return BackendBwrap
+		}
+		return p.Backend
+	case unavailableProvider:
+		return ""
+	}
+	return m.provider.Name()
+}
+
+// landlock reports whether commands run under the Landlock backend.
+func (m *Manager) landlock() bool { return m.Backend() == BackendLandlock }
+
+// WrapArgv is WrapArgv with this manager's backend: an extension process
+// or `synapse sandbox exec` runs under the same kind of sandbox as the
+// shell, and is refused when none can run.
+func (m *Manager) WrapArgv(p Policy, argv []string, opts WrapOptions) ([]string, error) {
+	if u, ok := m.provider.(unavailableProvider); ok && m.enabled {
+		return nil, u.why
+	}
+	if opts.GOOS == "" {
+		opts.GOOS = m.opts.GOOS
+	}
+	if opts.LookPath == nil {
+		opts.LookPath = m.opts.LookPath
+	}
+	if m.landlock() {
+		opts.Backend, opts.Launcher = BackendLandlock, m.opts.Launcher
+	}
+	return WrapArgv(p, argv, opts)
+}
