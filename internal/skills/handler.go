@@ -100,7 +100,7 @@ func (h *Handler) userTyped(ctx context.Context) bool {
 // noOneToAsk is the refusal of a model's import when nobody can approve
 // what it would do.
 func noOneToAsk(what, flag, src string) error {
-	return fmt.Errorf("skill:import %s would %s, which needs the user's approval, and there is no one to ask here; nothing was imported. "+
+	return fmt.Errorf("skill:import %s would %s; that needs the user's approval, and there is no one to ask here, so nothing was imported. "+
 		"The user can allow it with `synapse run %s`, approve it when the REPL asks, or run `synapse exec 'skill:import %s'` themselves. "+
 		"A skill needed only in this project can be copied into the project's .synapse/skills/ folder instead",
 		src, what, flag, src)
