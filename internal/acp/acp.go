@@ -199,7 +199,7 @@ func (s *Server) open(ctx context.Context, cwd string, servers []sdk.McpServer, 
 		Approver: sess,
 		Extensions: app.ExtensionOptions{ClientVersion: s.opts.Version, ExtraMCP: extra,
 			// A clone the model asks for is put to the person, as in the REPL.
-			Clone: skills.ClonePolicy{Approve: sess.confirmClone}},
+			Import: skills.ImportPolicy{ApproveClone: sess.confirmClone, ApproveInstall: sess.confirmInstall}},
 	})
 	if err != nil {
 		return nil, sdk.NewInternalError(map[string]any{"message": err.Error()})

@@ -3,10 +3,12 @@ package acp
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/synapse-agent/synapse/internal/skills"
 	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
@@ -179,15 +181,7 @@ func (s *session) BeforeRun(ctx context.Context, req tool.RunRequest) (bool, str
 // agent, keys or git credential helpers, as in the REPL.
 func (s *session) confirmClone(ctx context.Context, url string) bool {
 	url = textutil.Sanitize(url)
-	s.mu.Lock()
-	id := s.current
-	for cid, c := range s.calls {
-		if strings.HasPrefix(strings.TrimSpace(c), "skill:import") && strings.Contains(c, url) {
-			id = cid
-		}
-	}
-	s.mu.Unlock()
-	answer := s.ask(ctx, id, "Clone "+url+"?",
+	answer := s.ask(ctx, s.importCall(url), "Clone "+url+"?",
 		"The agent asks to clone "+url+" on this machine (skill:import), without your SSH agent, keys or git credentials.",
 		map[string]any{"url": url}, nil,
 		[]sdk.PermissionOption{
@@ -195,6 +189,36 @@ func (s *session) confirmClone(ctx context.Context, url string) bool {
 			{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Deny", OptionId: optDeny},
 		})
 	return answer == optOnce
+}
+
+// confirmInstall asks the client before a skill:import the model ran
+// changes the user skill store, which the sessions of every project read.
+func (s *session) confirmInstall(ctx context.Context, req skills.InstallRequest) bool {
+	var names []string
+	for _, sk := range req.Skills {
+		names = append(names, sk.Name)
+	}
+	answer := s.ask(ctx, s.importCall(filepath.Base(req.Source)), "Install skill "+strings.Join(names, ", ")+"?",
+		"The agent asks to "+req.String()+" (skill:import).",
+		map[string]any{"source": textutil.Sanitize(req.Source), "skills": names}, nil,
+		[]sdk.PermissionOption{
+			{Kind: sdk.PermissionOptionKindAllowOnce, Name: "Allow once", OptionId: optOnce},
+			{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Deny", OptionId: optDeny},
+		})
+	return answer == optOnce
+}
+
+// importCall is the skill:import call naming src, or the current call.
+func (s *session) importCall(src string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.current
+	for cid, c := range s.calls {
+		if strings.HasPrefix(strings.TrimSpace(c), "skill:import") && strings.Contains(c, src) {
+			id = cid
+		}
+	}
+	return id
 }
 
 // permissionMode is the session's mode.

@@ -24,7 +24,8 @@ func (c *client) askedNow() []sdk.RequestPermissionRequest {
 }
 
 // A clone the model asks for is put to the client: denied, nothing is
-// installed; allowed once, the skill is.
+// installed; allowed once, the install into the user store is asked too,
+// and allowed, the skill is installed.
 func TestModelCloneAsks(t *testing.T) {
 	testutil.RequireBwrap(t)
 	testutil.RequireTool(t, "git")
@@ -60,8 +61,12 @@ func TestModelCloneAsks(t *testing.T) {
 
 	w.cl.answer = optOnce
 	w.prompt(t, id, "again")
-	if n := len(w.cl.askedNow()); n != 2 {
-		t.Fatalf("%d permission requests, want a second one", n)
+	asked = w.cl.askedNow()
+	if len(asked) != 3 {
+		t.Fatalf("%d permission requests, want the clone and then the install asked", len(asked))
+	}
+	if tl := asked[2].ToolCall.Title; tl == nil || *tl != "Install skill greet?" || string(asked[2].ToolCall.ToolCallId) != "b-1" {
+		t.Errorf("install question = %+v", asked[2].ToolCall)
 	}
 	if _, err := os.Stat(installed); err != nil {
 		t.Errorf("not installed after the client allowed the clone: %v", err)

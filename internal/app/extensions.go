@@ -57,9 +57,10 @@ type ExtensionOptions struct {
 	// ExtraMCP are servers beyond the configuration files (an editor's,
 	// passed over ACP); they replace a configured server of the same name.
 	ExtraMCP []mcp.ServerConfig
-	// Clone governs skill:import of git URLs (zero: refused; see
-	// skills.ClonePolicy).
-	Clone skills.ClonePolicy
+	// Import governs the model's skill:import: clones of git URLs and
+	// installs into the user store (zero: both refused; see
+	// skills.ImportPolicy).
+	Import skills.ImportPolicy
 }
 
 // Extensions are the skill, MCP and command:search handlers of one session.
@@ -166,7 +167,7 @@ func (a *App) Extensions(ctx context.Context, cwd string, opts ExtensionOptions)
 		Timeout: a.Config.CommandTimeout,
 		Scripts: skills.RunOptions{Wrap: e.wrapScript, Env: env, After: e.settle},
 		Paths:   e,
-		Clone:   opts.Clone,
+		Import:  opts.Import,
 	}
 
 	// The project's MCP files are used once the user approved their content

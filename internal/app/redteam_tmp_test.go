@@ -29,7 +29,7 @@ func TestRedTeamSkillImportPrivateTmp(t *testing.T) {
 	if !mgr.Enabled() {
 		testutil.SkipOrFail(t, "the sandbox is off on this machine: %v", mgr.Status())
 	}
-	ext, err := a.Extensions(context.Background(), cwd, ExtensionOptions{Sandbox: mgr, DeferMCP: true})
+	ext, err := a.Extensions(context.Background(), cwd, ExtensionOptions{Sandbox: mgr, DeferMCP: true, Import: approveInstalls})
 	if err != nil {
 		t.Fatal(err)
 	}

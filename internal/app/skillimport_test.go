@@ -11,19 +11,23 @@ import (
 	"time"
 
 	"github.com/synapse-agent/synapse/internal/router"
+	"github.com/synapse-agent/synapse/internal/skills"
 )
 
 // TestSkillImportHonoursTheSandboxBlacklist: skill:import copies in the
 // agent's process into $SYNAPSE_HOME/skills, which commands may read; the
 // extensions give it the sandbox's read policy, so a project's .env does not
 // end up readable there.
+// approveInstalls is a user who approves every install the model asks for.
+var approveInstalls = skills.ImportPolicy{ApproveInstall: func(context.Context, skills.InstallRequest) bool { return true }}
+
 func TestSkillImportHonoursTheSandboxBlacklist(t *testing.T) {
 	home, cwd := t.TempDir(), t.TempDir()
 	writeTestFile(t, filepath.Join(home, "sandbox.json"), `{"enabled": true}`)
 	writeTestFile(t, filepath.Join(cwd, "proj", "SKILL.md"), "---\nname: laundry\ndescription: d\n---\n")
 	writeTestFile(t, filepath.Join(cwd, "proj", ".env"), "TOKEN=SECRET\n")
 	a := testApp(t, home)
-	ext, err := a.Extensions(context.Background(), cwd, ExtensionOptions{DeferMCP: true})
+	ext, err := a.Extensions(context.Background(), cwd, ExtensionOptions{DeferMCP: true, Import: approveInstalls})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -202,10 +202,14 @@ func newChat(ctx context.Context, a *app.App, s chatSetup) (*chat, error) {
 		Persist: true, ResumeID: s.ResumeID,
 		OnEvent: v.Handle, Warn: warn, Approver: perm,
 		Extensions: app.ExtensionOptions{StartTimeout: app.ChatMCPStartTimeout, ClientVersion: s.Version,
-			Clone: skills.ClonePolicy{Approve: func(ctx context.Context, url string) bool {
-				return perm.Confirm(ctx, "The agent asks to clone "+textutil.Sanitize(url)+
-					" on this machine (skill:import; without your SSH agent, keys or git credentials). Allow?")
-			}}},
+			Import: skills.ImportPolicy{
+				ApproveClone: func(ctx context.Context, url string) bool {
+					return perm.Confirm(ctx, "The agent asks to clone "+textutil.Sanitize(url)+
+						" on this machine (skill:import; without your SSH agent, keys or git credentials). Allow?")
+				},
+				ApproveInstall: func(ctx context.Context, req skills.InstallRequest) bool {
+					return perm.Confirm(ctx, "The agent asks to "+req.String()+" (skill:import). Allow?")
+				}}},
 	})
 	if err != nil {
 		return nil, err

@@ -72,7 +72,7 @@ The exit status is the last command's (1 for a tool error without an exit code).
 				NoModel: true, Cwd: cwd, AllowPaths: allowPaths,
 				// The commands are the user's own: a clone they ask for needs
 				// no approval and may use their credentials.
-				Extensions: app.ExtensionOptions{DeferMCP: true, ClientVersion: Version, Clone: skills.ClonePolicy{UserTyped: true}},
+				Extensions: app.ExtensionOptions{DeferMCP: true, ClientVersion: Version, Import: skills.ImportPolicy{UserTyped: true}},
 			})
 			if err != nil {
 				return exitCode(1, err)

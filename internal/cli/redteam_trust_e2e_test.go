@@ -106,8 +106,10 @@ func TestRedTeamProjectMCPNeedsApproval(t *testing.T) {
 
 // TestRedTeamModelClone: the model asks for skill:import of a git URL, which
 // makes the host clone from a place the model chose (the sandbox does not
-// cover the host's own requests). synapse run refuses unless the user passed
-// --allow-clone; the real git clone happens only then.
+// cover the host's own requests), then installs into the user store.
+// synapse run refuses unless the user passed --allow-clone and
+// --allow-skill-import; the real git clone happens only then. The REPL asks
+// about each.
 func TestRedTeamModelClone(t *testing.T) {
 	testutil.RequireTool(t, "git")
 	// Outside /tmp: the host's /tmp is out of the sandbox's reach, for
@@ -142,6 +144,9 @@ func TestRedTeamModelClone(t *testing.T) {
 		p.send("again\r")
 		p.expect("[2] no")
 		p.send("1")
+		p.expect(`asks to install the skill "evil"`)
+		p.expect("[2] no")
+		p.send("1")
 		p.expect("installed")
 		p.expect(prompt)
 		p.send("/exit\r")
@@ -154,9 +159,11 @@ func TestRedTeamModelClone(t *testing.T) {
 		name    string
 		flags   []string
 		install bool
+		why     string // the refusal names the flag that allows it
 	}{
-		{"without --allow-clone", nil, false},
-		{"with --allow-clone", []string{"--allow-clone"}, true},
+		{"without --allow-clone", []string{"--allow-skill-import"}, false, "--allow-clone"},
+		{"without --allow-skill-import", []string{"--allow-clone"}, false, "--allow-skill-import"},
+		{"with both", []string{"--allow-clone", "--allow-skill-import"}, true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmtest.New(t, llmtest.BashTurn("c", importCmd), llmtest.TextTurn("done"))
@@ -176,7 +183,7 @@ func TestRedTeamModelClone(t *testing.T) {
 						res = tr
 					}
 				}
-				if !strings.Contains(res.Content, "--allow-clone") {
+				if !strings.Contains(res.Content, tc.why) {
 					t.Errorf("the model was not told why: %+v", res)
 				}
 			}

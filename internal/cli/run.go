@@ -36,7 +36,7 @@ type runFlags struct {
 	model, provider, format, resume string
 	inputFormat, permissionMode     string
 	partial                         bool
-	cont, allowClone                bool
+	cont, allowClone, allowImport   bool
 	allowPaths                      []string
 }
 
@@ -72,6 +72,7 @@ func newRunCmd(stdio IO) *cobra.Command {
 	fl.StringArrayVar(&f.allowPaths, "allow-path", nil, "also allow the sandbox to write this path (repeatable)")
 	fl.StringVar(&f.permissionMode, "permission-mode", string(tool.ModeDefault), permissionModeHelp)
 	fl.BoolVar(&f.allowClone, "allow-clone", false, "let skill:import clone git repositories on the host (without your SSH agent, keys or credential helpers)")
+	fl.BoolVar(&f.allowImport, "allow-skill-import", false, "let the model's skill:import install or replace skills in your skill store ($SYNAPSE_HOME/skills), which every project uses")
 	return badUsageExits2(cmd)
 }
 
@@ -148,7 +149,7 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 		AllowPaths: f.allowPaths,
 		OnEvent:    out.event,
 		Warn:       out.warn,
-		Extensions: app.ExtensionOptions{ClientVersion: Version, Clone: runClonePolicy(f.allowClone)},
+		Extensions: app.ExtensionOptions{ClientVersion: Version, Import: runImportPolicy(f.allowClone, f.allowImport)},
 		// No one to ask: the mode answers (plan refuses and says why,
 		// accept-edits grants inside the project, the rest is denied).
 		Approver: tool.ModeApprover{Mode: mode, Project: tool.ProjectRoot(cwd)},
@@ -461,11 +462,16 @@ func (o *runOutput) startTurn() {
 	}
 }
 
-// runClonePolicy: with no one to ask, a clone the model asks for happens
-// only when the user passed --allow-clone.
-func runClonePolicy(allow bool) skills.ClonePolicy {
-	if !allow {
-		return skills.ClonePolicy{}
+// runImportPolicy: with no one to ask, a clone the model asks for happens
+// only when the user passed --allow-clone, an install into the skill store
+// only with --allow-skill-import.
+func runImportPolicy(allowClone, allowImport bool) skills.ImportPolicy {
+	var p skills.ImportPolicy
+	if allowClone {
+		p.ApproveClone = func(context.Context, string) bool { return true }
 	}
-	return skills.ClonePolicy{Approve: func(context.Context, string) bool { return true }}
+	if allowImport {
+		p.ApproveInstall = func(context.Context, skills.InstallRequest) bool { return true }
+	}
+	return p
 }

@@ -134,7 +134,10 @@ func TestAutoEnhanceCreatesASkillTheNextRunLoads(t *testing.T) {
 func (w *world) newAgent(t *testing.T) *agentUnderTest {
 	t.Helper()
 	ev := &events{}
-	g, err := w.app.NewAgent(context.Background(), app.AgentSetup{Cwd: w.proj, Persist: true, OnEvent: ev.add})
+	// As a user who approves every skill:import the model asks for.
+	approve := skills.ImportPolicy{ApproveInstall: func(context.Context, skills.InstallRequest) bool { return true }}
+	g, err := w.app.NewAgent(context.Background(), app.AgentSetup{Cwd: w.proj, Persist: true, OnEvent: ev.add,
+		Extensions: app.ExtensionOptions{Import: approve}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,14 @@ import (
 //go:embed all:metaskills
 var bundledFS embed.FS
 
-// BundledNames are the meta-skills installed into the user store.
-var BundledNames = []string{"skill-creator", "skill-enhance"}
+// BundledNames are the meta-skills installed into the user store. They
+// start with skills.BundledPrefix, which no import may take: a public skill
+// of the same name (anthropics/skills has a skill-creator) cannot replace
+// the one auto-enhance follows.
+var BundledNames = []string{"synapse-skill-creator", "synapse-skill-enhance"}
+
+// renamed pairs each meta-skill's earlier name with its current one.
+var renamed = [][2]string{{"skill-creator", "synapse-skill-creator"}, {"skill-enhance", "synapse-skill-enhance"}}
 
 // bundledRecord is the file in the store that remembers the content hash
 // of each meta-skill as installed, to tell an unchanged copy (upgraded)
@@ -32,7 +38,7 @@ const bundledRecord = ".bundled.json"
 // upgrades each one only while the user has not changed it (nor deleted
 // it: a deleted meta-skill stays deleted). Every change goes through the
 // store, with a snapshot. It returns what it did, one line each.
-func InstallBundled(st *skills.Store) ([]string, error) {
+func InstallBundled(st *skills.Store) (did []string, err error) {
 	rec := map[string]string{}
 	recPath := filepath.Join(st.Dir, bundledRecord)
 	if data, err := os.ReadFile(recPath); err == nil {
@@ -48,8 +54,20 @@ func InstallBundled(st *skills.Store) ([]string, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	var did []string
 	changed := false
+	defer func() {
+		// Saved whatever failed later: a rename done and not recorded would
+		// read as a meta-skill the user deleted.
+		if changed {
+			data, _ := json.MarshalIndent(rec, "", "  ")
+			if werr := fsutil.WriteFileAtomic(recPath, append(data, '\n'), 0o600); werr != nil && err == nil {
+				err = werr
+			}
+		}
+	}()
+	if did, changed, err = migrate(st, rec); err != nil {
+		return did, err
+	}
 	for _, name := range BundledNames {
 		src := filepath.Join(tmp, name)
 		if err := extract(name, src); err != nil {
@@ -89,13 +107,41 @@ func InstallBundled(st *skills.Store) ([]string, error) {
 		}
 		rec[name], changed = want, true
 	}
-	if changed {
-		data, _ := json.MarshalIndent(rec, "", "  ")
-		if err := fsutil.WriteFileAtomic(recPath, append(data, '\n'), 0o600); err != nil {
-			return did, err
+	return did, nil
+}
+
+// migrate handles the meta-skills installed under their earlier names
+// (rec holds their hashes as installed): a copy the user has not changed is
+// deleted (kept as a snapshot) and its successor installed by the caller; a
+// changed copy is left to the user as a skill of their own; a deleted one
+// keeps its successor deleted too.
+func migrate(st *skills.Store, rec map[string]string) (did []string, changed bool, err error) {
+	for _, r := range renamed {
+		old, name := r[0], r[1]
+		installed, seen := rec[old]
+		if !seen {
+			continue // a skill of that name is the user's own
+		}
+		delete(rec, old)
+		changed = true
+		if _, err := os.Stat(filepath.Join(st.Dir, old, skills.SkillFile)); err != nil {
+			if _, ok := rec[name]; !ok {
+				rec[name] = installed // deleted by the user: so stays its successor
+			}
+			continue
+		}
+		have, err := skills.ContentHash(filepath.Join(st.Dir, old))
+		if err != nil {
+			return did, changed, err
+		}
+		if have == installed {
+			if _, err := st.Delete(old); err != nil {
+				return did, changed, fmt.Errorf("remove the bundled skill %s (renamed %s): %w", old, name, err)
+			}
+			did = append(did, fmt.Sprintf("renamed the bundled skill %s to %s (the old copy is kept as a snapshot)", old, name))
 		}
 	}
-	return did, nil
+	return did, changed, nil
 }
 
 // extract writes the embedded meta-skill name into dst (scripts executable).

@@ -38,8 +38,8 @@ func TestBundledMetaSkillsInstallAndUpgrade(t *testing.T) {
 
 	// An unchanged older copy is upgraded: make the store hold "old" content
 	// that the record says we installed.
-	creator := filepath.Join(st.Dir, "skill-creator", "SKILL.md")
-	old := "---\nname: skill-creator\ndescription: old bundled text\n---\nold\n"
+	creator := filepath.Join(st.Dir, "synapse-skill-creator", "SKILL.md")
+	old := "---\nname: synapse-skill-creator\ndescription: old bundled text\n---\nold\n"
 	if err := os.WriteFile(creator, []byte(old), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -47,10 +47,10 @@ func TestBundledMetaSkillsInstallAndUpgrade(t *testing.T) {
 	rec := map[string]string{}
 	data, _ := os.ReadFile(filepath.Join(st.Dir, bundledRecord))
 	_ = json.Unmarshal(data, &rec)
-	rec["skill-creator"] = h
+	rec["synapse-skill-creator"] = h
 	data, _ = json.Marshal(rec)
 	os.WriteFile(filepath.Join(st.Dir, bundledRecord), data, 0o600)
-	if did, err := InstallBundled(st); err != nil || len(did) != 1 || !strings.Contains(did[0], "upgraded the bundled skill skill-creator") {
+	if did, err := InstallBundled(st); err != nil || len(did) != 1 || !strings.Contains(did[0], "upgraded the bundled skill synapse-skill-creator") {
 		t.Fatalf("upgrade: %v %v", did, err)
 	}
 	if d := desc(t, filepath.Dir(creator)); d == "old bundled text" {
@@ -58,13 +58,13 @@ func TestBundledMetaSkillsInstallAndUpgrade(t *testing.T) {
 	}
 
 	// A copy the user changed is left alone.
-	mine := "---\nname: skill-creator\ndescription: my own rules\n---\nmine\n"
+	mine := "---\nname: synapse-skill-creator\ndescription: my own rules\n---\nmine\n"
 	os.WriteFile(creator, []byte(mine), 0o644)
 	if did, _ := InstallBundled(st); len(did) != 0 || desc(t, filepath.Dir(creator)) != "my own rules" {
 		t.Errorf("the user's change was replaced: %v", did)
 	}
 	// A deleted one stays deleted.
-	if _, err := st.Delete("skill-enhance"); err != nil {
+	if _, err := st.Delete("synapse-skill-enhance"); err != nil {
 		t.Fatal(err)
 	}
 	if did, _ := InstallBundled(st); len(did) != 0 {
@@ -80,7 +80,7 @@ func TestCreatorScriptsScaffoldAndValidate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	scripts := filepath.Join(dir, "skill-creator", "scripts")
+	scripts := filepath.Join(dir, "synapse-skill-creator", "scripts")
 	sh := func(args ...string) (string, int) {
 		out, err := exec.Command("bash", args...).CombinedOutput()
 		code := 0

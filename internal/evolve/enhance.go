@@ -137,7 +137,7 @@ func MergePrompt(incoming, target, stage string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Merge the skill in %s (being imported) into the installed skill %s.\n\n", incoming, target)
 	b.WriteString("# How\n\n")
-	b.WriteString("1. Run `skill:load skill-enhance` (section Merging) and `skill:load skill-creator`, and follow them.\n")
+	b.WriteString("1. Run `skill:load synapse-skill-enhance` (section Merging) and `skill:load synapse-skill-creator`, and follow them.\n")
 	fmt.Fprintf(&b, "2. The installed skills are copied in %s (your writable skills directory). Change only %s there: keep its name and folder, take over what the imported skill adds, drop duplicates.\n", stage, filepath.Join(stage, target))
 	b.WriteString("3. Write only inside that directory. Nothing you write elsewhere is kept.\n\n")
 	fmt.Fprintf(&b, "# Answer contract\n\nThe very last line of your answer must be exactly one of:\n[Skill] Enhanced: %s\n[Skill] No enhancement needed: <reason>\n", target)
@@ -209,6 +209,9 @@ func (e *Enhancer) commit(stage string, out Outcome) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("[Skill] the sub-agent reported %s: %s, but the skill cannot be installed: %w", out.Kind, out.Name, err)
 	}
+	if skills.Reserved(out.Name) {
+		return "", fmt.Errorf("[Skill] the sub-agent changed %s: %s; nothing was installed", out.Name, reservedNote)
+	}
 	if s.Name != out.Name {
 		return "", fmt.Errorf("[Skill] the sub-agent wrote %s with name %q in its frontmatter; the folder and the name must match. Nothing was installed", out.Name, s.Name)
 	}
@@ -228,6 +231,9 @@ func (e *Enhancer) commit(stage string, out Outcome) (string, error) {
 	}
 	return fmt.Sprintf("[Skill] %s: %s (snapshot %d; skill:rollback %s lists its versions)", verb, out.Name, snap.Number, out.Name), nil
 }
+
+// reservedNote says why a sub-agent's change to a bundled skill is not kept.
+const reservedNote = "names starting with " + skills.BundledPrefix + " belong to the skills bundled with Synapse, which only Synapse's own updates change"
 
 // stageStore copies the installed user skills into stage.
 func (e *Enhancer) stageStore(stage string) error { return StageStore(e.Store, stage) }
@@ -329,6 +335,12 @@ func CommitChanged(st *skills.Store, stage, reason string) []string {
 			continue // links and files are not skills
 		}
 		have, err := skills.ContentHash(src)
+		if err == nil && skills.Reserved(name) {
+			if cur, cerr := skills.ContentHash(filepath.Join(st.Dir, name)); cerr != nil || cur != have {
+				out = append(out, fmt.Sprintf("[Skill] %s left out: %s", name, reservedNote))
+			}
+			continue
+		}
 		if err != nil {
 			out = append(out, fmt.Sprintf("[Skill] %s left out: %v", name, err))
 			continue
@@ -368,7 +380,7 @@ func Prompt(transcript string, sig Signals, stage string) string {
 	b.WriteString("A session just finished that looks worth learning from (" + sig.String() + ").\n")
 	b.WriteString("Decide whether it holds a reusable procedure, and if so capture it as a skill.\n\n")
 	b.WriteString("# How\n\n")
-	b.WriteString("1. Run `skill:load skill-enhance` and `skill:load skill-creator` and follow them.\n")
+	b.WriteString("1. Run `skill:load synapse-skill-enhance` and `skill:load synapse-skill-creator` and follow them.\n")
 	fmt.Fprintf(&b, "2. The installed skills are copied in %s (your writable skills directory). Prefer improving one that covers this kind of task over creating a new one; a new skill goes in a new folder there named like its frontmatter name.\n", stage)
 	b.WriteString("3. Write only inside that directory. Nothing you write elsewhere is kept.\n\n")
 	b.WriteString("# Answer contract\n\nThe very last line of your answer must be exactly one of:\n")

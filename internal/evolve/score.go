@@ -1,7 +1,7 @@
 // Package evolve is skill self-evolution: the auto-enhance stop hook that,
 // after a turn worth learning from, runs the skill:enhance sub-agent over a
 // compact transcript and installs what it wrote through the skill store, and
-// the bundled meta-skills (skill-creator, skill-enhance) that teach it how.
+// the bundled meta-skills (synapse-skill-creator, synapse-skill-enhance) that teach it how.
 package evolve
 
 import (

@@ -36,36 +36,74 @@ type Handler struct {
 	// (skill:import --merge; the skill-enhance sub-agent in production) and
 	// says what happened; nil makes --merge unavailable.
 	Merge func(ctx context.Context, dir, target string) (string, error)
-	// Clone says whether skill:import may clone a repository on the host,
-	// and with whose credentials. The zero value refuses every clone.
-	Clone ClonePolicy
+	// Import says whether skill:import may clone a repository on the host
+	// and install into the store when the model asks for it. The zero value
+	// refuses both.
+	Import ImportPolicy
 }
 
-// ClonePolicy governs host-side clones for skill:import <git-url>. The
-// command may come from the model, and a clone is a network request from
-// the host (which the sandbox does not cover) to a place the model chose.
-type ClonePolicy struct {
-	// Approve is asked before each clone (the REPL's prompt; synapse run
-	// --allow-clone approves all); nil refuses.
-	Approve func(ctx context.Context, url string) bool
-	// UserTyped: the commands are the user's own (synapse exec): clones need
-	// no approval and may use the user's SSH agent, keys and git credential
-	// helpers. Otherwise a clone runs with none of them.
+// ImportPolicy governs skill:import commands the model runs. A clone is a
+// network request from the host (which the sandbox does not cover) to a
+// place the model chose; an install writes the user store, which the
+// sessions of every project read, so a skill a hostile repository talks
+// the model into importing would outlive that repository.
+type ImportPolicy struct {
+	// ApproveClone is asked before each clone (the REPL's and ACP's prompt;
+	// synapse run --allow-clone approves all); nil refuses.
+	ApproveClone func(ctx context.Context, url string) bool
+	// ApproveInstall is asked before an import changes the store (the
+	// REPL's and ACP's prompt; synapse run --allow-skill-import approves
+	// all); nil refuses.
+	ApproveInstall func(ctx context.Context, req InstallRequest) bool
+	// UserTyped: the commands are the user's own (synapse exec): nothing
+	// is asked, and clones may use the user's SSH agent, keys and git
+	// credential helpers. Otherwise a clone runs with none of them.
 	UserTyped bool
+}
+
+// InstallRequest is what a skill:import the model ran is about to install,
+// put to the user before the store changes.
+type InstallRequest struct {
+	Source string // as the model wrote it
+	Store  string // the user store's folder
+	Skills []PlannedSkill
+}
+
+// String says what the import would do, for a question to the user.
+func (r InstallRequest) String() string {
+	var names []string
+	for _, s := range r.Skills {
+		n := strconv.Quote(s.Name)
+		if s.Replaces {
+			n += " (replacing the installed one; it is kept as a snapshot)"
+		}
+		names = append(names, n)
+	}
+	return fmt.Sprintf("install the skill%s %s from %s into %s, where the sessions of every project find them",
+		plural(len(names)), strings.Join(names, ", "), textutil.Sanitize(r.Source), textutil.Sanitize(r.Store))
 }
 
 // userTypedKey marks a context whose command the user typed.
 type userTypedKey struct{}
 
 // UserTyped marks ctx as carrying a command the user typed themselves (the
-// REPL's /skill:… commands): it is treated as ClonePolicy.UserTyped.
+// REPL's /skill:… commands): it is treated as ImportPolicy.UserTyped.
 func UserTyped(ctx context.Context) context.Context {
 	return context.WithValue(ctx, userTypedKey{}, true)
 }
 
 func (h *Handler) userTyped(ctx context.Context) bool {
 	typed, _ := ctx.Value(userTypedKey{}).(bool)
-	return h.Clone.UserTyped || typed
+	return h.Import.UserTyped || typed
+}
+
+// noOneToAsk is the refusal of a model's import when nobody can approve
+// what it would do.
+func noOneToAsk(what, flag, src string) error {
+	return fmt.Errorf("skill:import %s would %s; that needs the user's approval, and there is no one to ask here, so nothing was imported. "+
+		"The user can allow it with `synapse run %s`, approve it when the REPL asks, or run `synapse exec 'skill:import %s'` themselves. "+
+		"A skill needed only in this project can be copied into the project's .synapse/skills/ folder instead",
+		src, what, flag, src)
 }
 
 // allowClone reports whether url may be cloned now, or why not.
@@ -73,15 +111,36 @@ func (h *Handler) allowClone(ctx context.Context, url string) error {
 	if h.userTyped(ctx) {
 		return nil
 	}
-	if h.Clone.Approve == nil {
-		return fmt.Errorf("skill:import %s would clone a repository on the host, which needs the user's approval, and there is no one to ask here: "+
-			"the user can allow it with `synapse run --allow-clone`, approve it when the REPL asks, or run `synapse exec 'skill:import %s'` themselves; "+
-			"a local folder imports without approval", url, url)
+	if h.Import.ApproveClone == nil {
+		return noOneToAsk("clone a repository on the host", "--allow-clone", url)
 	}
-	if !h.Clone.Approve(ctx, url) {
+	if !h.Import.ApproveClone(ctx, url) {
 		return fmt.Errorf("the user did not allow cloning %s on the host; nothing was imported", url)
 	}
 	return nil
+}
+
+// installRefusal is the refusal of a model's import when nobody can approve it.
+func (h *Handler) installRefusal(src string) error {
+	return noOneToAsk("install skills into the user store "+h.Store.Dir+", which the sessions of every project use", "--allow-skill-import", src)
+}
+
+// approveInstall is Import's approval of what a model's import installs
+// (nil for the user's own command: nothing to ask).
+func (h *Handler) approveInstall(ctx context.Context, src string) func([]PlannedSkill) error {
+	if h.userTyped(ctx) {
+		return nil
+	}
+	return func(plan []PlannedSkill) error {
+		req := InstallRequest{Source: src, Store: h.Store.Dir, Skills: plan}
+		if h.Import.ApproveInstall == nil {
+			return h.installRefusal(src)
+		}
+		if !h.Import.ApproveInstall(ctx, req) {
+			return fmt.Errorf("the user refused to let skill:import %s; nothing was imported", req)
+		}
+		return nil
+	}
 }
 
 // PathChecker applies the sandbox policy to a path (the agent's sandbox
@@ -449,6 +508,10 @@ func (h *Handler) importCmd(ctx context.Context, args []string) command.Result {
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
 	}
+	if !h.userTyped(ctx) && h.Import.ApproveInstall == nil {
+		// Refused before any clone: nobody could approve the install.
+		return command.Fail(h.installRefusal(named).Error())
+	}
 	if IsGitURL(src) {
 		if err := h.allowClone(ctx, src); err != nil {
 			return command.Fail(err.Error())
@@ -456,7 +519,8 @@ func (h *Handler) importCmd(ctx context.Context, args []string) command.Result {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	results, err := h.Store.Import(ctx, src, sub, ImportOptions{Force: force, Allow: h.readFilter(), Check: h.similarCheck(ctx, mode), UserCredentials: h.userTyped(ctx)})
+	results, err := h.Store.Import(ctx, src, sub, ImportOptions{Force: force, Allow: h.readFilter(), Check: h.similarCheck(ctx, mode),
+		UserCredentials: h.userTyped(ctx), Approve: h.approveInstall(ctx, named)})
 	h.Index.Invalidate()
 	var b strings.Builder
 	for _, r := range results {
@@ -644,7 +708,9 @@ func (h *Handler) similarCheck(ctx context.Context, mode string) ImportCheck {
 	return func(in *Skill, dir string) (bool, string, error) {
 		var sim *Skill
 		for _, s := range h.Index.Skills() {
-			if s.Name != in.Name && Similar(in, s) {
+			// A bundled skill is never merged into: a public skill like it
+			// (anthropics/skills' skill-creator) is a separate skill.
+			if s.Name != in.Name && !Reserved(s.Name) && Similar(in, s) {
 				sim = s
 				break
 			}

@@ -22,6 +22,8 @@ func newTestHandler(t *testing.T) (*Handler, string) {
 		Store: &Store{Dir: dir, MaxVersions: 3},
 		Cwd:   func() string { return cwd },
 		Home:  t.TempDir(),
+		// As a user who says yes to every install the model asks for.
+		Import: ImportPolicy{ApproveInstall: func(context.Context, InstallRequest) bool { return true }},
 	}, cwd
 }
 

@@ -147,6 +147,10 @@ func (ix *Index) refreshLocked() {
 				ix.problems = append(ix.problems, err.Error())
 				continue
 			}
+			if r.Source == SourceProject && Reserved(s.Name) {
+				ix.problems = append(ix.problems, fmt.Sprintf("skill %q in %s is not used: names starting with %q belong to the skills bundled with Synapse; rename it", s.Name, d, BundledPrefix))
+				continue
+			}
 			if prev, dup := ix.byName[s.Name]; dup {
 				ix.problems = append(ix.problems, fmt.Sprintf("skill %q in %s is shadowed by %s", s.Name, d, prev.Dir))
 				continue

@@ -107,18 +107,18 @@ func TestRedTeamCloneSSHCredentials(t *testing.T) {
 
 	for _, tc := range []struct {
 		name      string
-		policy    ClonePolicy
+		policy    ImportPolicy
 		typed     bool // the context says the user typed it (REPL /skill:…)
 		wantAgent bool
 	}{
-		{"model asked, user approved", ClonePolicy{Approve: func(context.Context, string) bool { return true }}, false, false},
-		{"user typed it", ClonePolicy{UserTyped: true}, false, true},
-		{"user typed /skill:import in the REPL", ClonePolicy{}, true, true},
+		{"model asked, user approved", ImportPolicy{ApproveClone: func(context.Context, string) bool { return true }, ApproveInstall: func(context.Context, InstallRequest) bool { return true }}, false, false},
+		{"user typed it", ImportPolicy{UserTyped: true}, false, true},
+		{"user typed /skill:import in the REPL", ImportPolicy{}, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_ = os.Remove(rec)
 			h, _ := newTestHandler(t)
-			h.Clone = tc.policy
+			h.Import = tc.policy
 			ctx := context.Background()
 			if tc.typed {
 				ctx = UserTyped(ctx)

@@ -168,6 +168,13 @@ func (st *Store) Import(ctx context.Context, src, sub string, o ImportOptions) (
 		}
 		return nil, fmt.Errorf("no %s found in %s (searched three levels down)", SkillFile, src)
 	}
+	if o.Approve != nil {
+		if plan := st.plan(staged, force); len(plan) > 0 {
+			if err := o.Approve(plan); err != nil {
+				return nil, err
+			}
+		}
+	}
 	errs := []error{err}
 	var results []ImportResult
 	for _, one := range staged {
@@ -198,6 +205,42 @@ func (st *Store) Import(ctx context.Context, src, sub string, o ImportOptions) (
 	return results, errors.Join(errs...)
 }
 
+// PlannedSkill is one skill an import is about to install.
+type PlannedSkill struct {
+	Name     string
+	Replaces bool // an installed skill of that name is replaced (--force; snapshotted)
+}
+
+// plan lists the staged skills the import would install: those it would
+// refuse anyway (a reserved name, an installed name without --force) are
+// left out.
+func (st *Store) plan(staged []stagedSkill, force bool) []PlannedSkill {
+	var out []PlannedSkill
+	for _, one := range staged {
+		in, err := Load(one.Dir, SourceUser)
+		if err != nil || Reserved(in.Name) {
+			continue
+		}
+		exists := isDir(st.skillDir(in.Name))
+		if exists && !force {
+			continue
+		}
+		out = append(out, PlannedSkill{Name: in.Name, Replaces: exists})
+	}
+	return out
+}
+
+// BundledPrefix starts the names of the skills bundled with Synapse (the
+// meta-skills of internal/evolve) and of no other skill: an import never
+// takes such a name, even with --force, so a public skill cannot replace a
+// bundled one in the store every project reads.
+const BundledPrefix = "synapse-"
+
+// Reserved reports whether name is kept for the bundled skills.
+func Reserved(name string) bool {
+	return strings.HasPrefix(strings.ToLower(name), BundledPrefix)
+}
+
 // ImportOptions tune Store.Import.
 type ImportOptions struct {
 	Force bool       // replace an installed skill of the same name (snapshotted)
@@ -207,6 +250,10 @@ type ImportOptions struct {
 	// UserCredentials lets a clone use the user's SSH agent, keys and git
 	// credential helpers: only for a command the user typed.
 	UserCredentials bool
+	// Approve is asked, once the source is read, about the skills the
+	// import would install (not asked when there are none); an error
+	// stops the import before the store changes. nil: nothing is asked.
+	Approve func([]PlannedSkill) error
 }
 
 // noCredentialsSSH is the ssh a clone the user did not type runs: no agent,
@@ -269,6 +316,10 @@ func (st *Store) importOne(one stagedSkill, force bool) (ImportResult, error) {
 	}
 	if strings.TrimSpace(in.Description) == "" {
 		return ImportResult{}, fmt.Errorf("cannot import %s: %s has no description: add `description:` to its frontmatter", srcDir, SkillFile)
+	}
+	if Reserved(in.Name) {
+		return ImportResult{}, fmt.Errorf("cannot import %s: the name %q is reserved: names starting with %q belong to the skills bundled with Synapse, which no import replaces; "+
+			"nothing was changed. To import it, rename the skill (the name: of its %s and its folder)", srcDir, in.Name, BundledPrefix, SkillFile)
 	}
 	unlock, err := st.lock()
 	if err != nil {

@@ -185,7 +185,7 @@ func TestImportFromGitURL(t *testing.T) {
 	}
 	var asked []string
 	answer := false
-	h.Clone = ClonePolicy{Approve: func(_ context.Context, url string) bool { asked = append(asked, url); return answer }}
+	h.Import.ApproveClone = func(_ context.Context, url string) bool { asked = append(asked, url); return answer }
 	if out := run(t, h, "skill:import file://"+repo, 1); !strings.Contains(out, "did not allow") {
 		t.Errorf("denied clone: %s", out)
 	}
