@@ -458,7 +458,9 @@ func TestOversizedAndMalformedMessages(t *testing.T) {
 	w := newWorld(t, llmtest.TextTurn("still here"))
 	id := w.newSession(t)
 	big := strings.Repeat("x", 11<<20)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Generous: under -race on a loaded 2-core machine encoding 11 MB takes
+	// ~30 s; the deadline only keeps a hang from lasting the whole run.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	_, err := w.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{
 		sdk.TextBlock("read this"),

@@ -190,7 +190,7 @@ func TestHostileHTTPEndlessBody(t *testing.T) {
 		hs.Close()
 	})
 	_, h := newManager(t, Options{}, ServerConfig{Name: "web", Type: KindHTTP, URL: hs.URL})
-	h.Timeout = 4 * time.Second
+	h.Timeout = time.Minute // the 32 MB bound, not the clock, must end it (it takes ~0.5 s; far longer under -race on a loaded machine)
 	r := h.Run(context.Background(), "mcp:web:echo hi")
 	if r.ExitCode == 0 || r.ExitCode == 124 || !strings.Contains(r.Stderr, "MB") {
 		t.Errorf("endless answer: exit %d, stderr %.300q", r.ExitCode, r.Stderr)
