@@ -44,11 +44,12 @@ func TestFailureClassification(t *testing.T) {
 		// command: the hint names it whole and says to run it on its own.
 		{"extension inside a compound line", "cd . && skill:demo:run x", FailureCommandNotFound, "`skill:demo:run` is a Synapse command"},
 		{"agent command after a pipe", "echo x | command:search pdf", FailureCommandNotFound, "as a command of its own"},
-		// Ordinary failures of Synapse's own commands point at their help; a
-		// native program's failure is its own business.
-		{"agent execution error", "read missing.txt", FailureExecution, "[Self-description] `read` failed; the error above says why. Bash(command=\"read --help\") describes how it works."},
+		// Seed 003: an execution error of any layer gets no self-description
+		// segment; the error itself says what went wrong.
+		{"agent execution error", "read missing.txt", FailureExecution, ""},
+		{"agent missing absolute path", "read /nonexistent/zz", FailureExecution, ""},
 		{"native execution error", "cat missing.txt", FailureExecution, ""},
-		{"edit text absent", "edit f.txt nothere x", FailureExecution, "[Self-description] `edit` failed; the error above says why. Bash(command=\"edit --help\")"},
+		{"edit text absent", "edit f.txt nothere x", FailureExecution, ""},
 		{"false", "false", FailureExecution, ""},
 	}
 	for _, tt := range tests {
@@ -86,7 +87,7 @@ func TestFailureFromRoutedResults(t *testing.T) {
 	}{
 		{"invalid usage", command.Result{Stderr: "Usage: read <file_path> [--offset N]", ExitCode: 1}, true, FailureInvalidUsage, `Bash(command="read --help")`},
 		{"command not found", command.Result{Stderr: "bash: line 1: read: command not found", ExitCode: 1}, true, FailureCommandNotFound, "[Self-description]"},
-		{"execution error", command.Result{Stderr: "read: /x: no such file", ExitCode: 1}, true, FailureExecution, "no such file\n[exit code: 1]\n[Self-description] `read` failed"},
+		{"execution error", command.Result{Stderr: "read: /x: no such file", ExitCode: 1}, true, FailureExecution, "no such file\n[exit code: 1]"},
 		{"empty success", command.Result{}, false, "", NoOutput},
 	}
 	for _, tt := range tests {
@@ -97,6 +98,9 @@ func TestFailureFromRoutedResults(t *testing.T) {
 				t.Fatalf("got %+v", r)
 			}
 			mustContain(t, "output", r.Output, tt.contains)
+			if tt.category == FailureExecution && strings.Contains(r.Output, hintTag) {
+				t.Errorf("execution error carries a self-description hint: %q", r.Output)
+			}
 			if tt.isError && !strings.HasPrefix(r.Message, "`read` failed with exit code 1") {
 				t.Errorf("the short error line does not name the command: %q", r.Message)
 			}
@@ -443,22 +447,23 @@ func TestToolCallAsCommand(t *testing.T) {
 	}
 }
 
-// An ordinary failure of an extension command points at that command's help
-// (and, for skill scripts, the skill's list of scripts); the short line names it.
-func TestExtensionFailureHints(t *testing.T) {
+// Seed 003: an ordinary failure of an extension command is an execution
+// error like any other, so it gets no self-description segment; the short
+// line still names the command.
+func TestExtensionFailureHasNoHint(t *testing.T) {
 	fail := handlerFunc(func(context.Context, string) command.Result {
 		return command.Result{Stderr: "it broke", ExitCode: 2}
 	})
 	b := New(Options{Handlers: map[router.Family]command.Handler{router.FamilySkillScript: fail, router.FamilyMCP: fail, router.FamilyTask: fail}})
-	tests := []struct{ cmd, hint, msg string }{
-		{"skill:demo:run --x 1", "[Self-description] `skill:demo:run` failed; the error above says why. Bash(command=\"skill:demo:run --help\") shows the script's usage, Bash(command=\"skill:info demo\") the skill's scripts.", "`skill:demo:run` failed with exit code 2 (execution_error)"},
-		{"mcp:docs:search q", "Bash(command=\"mcp:\") lists the MCP servers", "`mcp:docs:search` failed with exit code 2 (execution_error)"},
-		{"task:explore --prompt x", "Bash(command=\"task:explore --help\")", "`task:explore` failed with exit code 2 (execution_error)"},
+	tests := []struct{ cmd, msg string }{
+		{"skill:demo:run --x 1", "`skill:demo:run` failed with exit code 2 (execution_error)"},
+		{"mcp:docs:search q", "`mcp:docs:search` failed with exit code 2 (execution_error)"},
+		{"task:explore --prompt x", "`task:explore` failed with exit code 2 (execution_error)"},
 	}
 	for _, tt := range tests {
 		r := call(t, b, tt.cmd)
-		if !r.IsError || category(r) != FailureExecution || !strings.Contains(r.Output, "it broke\n[exit code: 2]\n"+hintTag) || !strings.Contains(r.Output, tt.hint) || r.Message != tt.msg {
-			t.Errorf("%s = %+v\nwant hint %q and message %q", tt.cmd, r, tt.hint, tt.msg)
+		if !r.IsError || category(r) != FailureExecution || r.Output != "[stderr]\nit broke\n[exit code: 2]" || r.Message != tt.msg {
+			t.Errorf("%s = %+v\nwant no hint and message %q", tt.cmd, r, tt.msg)
 		}
 	}
 }

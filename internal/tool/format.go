@@ -182,7 +182,10 @@ var (
 )
 
 // classify names the kind of failure and gives the self-repair hint for the
-// model's own mistakes (invalid usage, unknown command).
+// model's own mistakes (invalid usage, unknown command). An execution error
+// of any layer gets none (seed 003): its own message says what went wrong,
+// and a pointer to --help would send the model to re-read the usage of a
+// command it called correctly.
 func classify(route router.Route, cmd string, res command.Result) (category, hint string) {
 	if res.ExitCode == 127 || strings.Contains(res.Stderr, "command not found") {
 		name := route.Name
@@ -195,25 +198,7 @@ func classify(route router.Route, cmd string, res command.Result) (category, hin
 		base := usageBase(route, cmd, res.Stderr+"\n"+res.Stdout)
 		return FailureInvalidUsage, fmt.Sprintf("%s `%s` was called with invalid arguments. Every command describes itself: run Bash(command=\"%s --help\") to see its usage, then retry.", hintTag, base, base)
 	}
-	if route.Layer != router.Native {
-		return FailureExecution, failureHint(route)
-	}
 	return FailureExecution, ""
-}
-
-// failureHint is the hint for an ordinary failure of an Agent Shell or
-// extension command: these are Synapse's own, so it can say where to look.
-// A native command's failure is the program's business and gets none.
-func failureHint(route router.Route) string {
-	name := route.Name
-	switch route.Family {
-	case router.FamilyMCP:
-		return fmt.Sprintf("%s `%s` failed; the error above says why. Bash(command=\"mcp:\") lists the MCP servers, Bash(command=\"mcp:<server>\") a server's tools, Bash(command=\"%s --help\") this tool's arguments.", hintTag, name, name)
-	case router.FamilySkillScript:
-		skill := strings.Split(strings.TrimPrefix(name, "skill:"), ":")[0]
-		return fmt.Sprintf("%s `%s` failed; the error above says why. Bash(command=\"%s --help\") shows the script's usage, Bash(command=\"skill:info %s\") the skill's scripts.", hintTag, name, name, skill)
-	}
-	return fmt.Sprintf("%s `%s` failed; the error above says why. Bash(command=\"%s --help\") describes how it works.", hintTag, name, name)
 }
 
 // usageBase is the command whose usage went wrong: the Agent Shell or
