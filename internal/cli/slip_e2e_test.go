@@ -130,6 +130,23 @@ func TestModelSlipsGetRepairHints(t *testing.T) {
 			next:     "read notes.txt",
 		},
 		{
+			name:  "Claude Code's Read tool",
+			first: llmtest.ToolCall{ID: "c1", Name: "Read", Input: map[string]any{"file_path": "notes.txt"}},
+			want: `Unknown tool "Read": the only tool is Bash, and every capability is a command line for it. ` +
+				`Call it as Bash(command="read notes.txt").`,
+			category: "command_not_found",
+			message:  `unknown tool "Read": the only tool is Bash`,
+			next:     "read notes.txt",
+		},
+		{
+			name:     "Claude Code's Read as a command",
+			first:    llmtest.BashCall("c1", "Read notes.txt"),
+			wantHas:  []string{"Read: command not found\n[exit code: 127]\n[Self-description] `Read` is another agent's tool, not a command here. The Synapse command for it: Bash(command=\"read notes.txt\")."},
+			category: "command_not_found",
+			message:  "`Read` failed with exit code 127 (command_not_found)",
+			next:     "read notes.txt",
+		},
+		{
 			name:     "arguments that are not JSON",
 			first:    llmtest.ToolCall{ID: "c1", Name: "Bash", RawInput: `{"command": "echo hi`},
 			fallback: "echo hi",

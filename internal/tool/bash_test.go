@@ -39,7 +39,13 @@ func TestFailureClassification(t *testing.T) {
 		{"native bad option", "ls --no-such-option", FailureInvalidUsage, `Bash(command="ls --help")`},
 		{"native usage in pipeline", "echo x | grep --no-such-option", FailureInvalidUsage, `Bash(command="grep --help")`},
 		{"native not found", "nosuchcommand_xyz --flag", FailureCommandNotFound, "`nosuchcommand_xyz` is not a command here"},
-		{"case typo", "Read f.txt", FailureCommandNotFound, "Did you mean `read`"},
+		// Claude Code's tool names as command text get the Synapse command.
+		{"foreign Read", "Read f.txt", FailureCommandNotFound, `Bash(command="read f.txt")`},
+		{"foreign Glob", "Glob '**/*.txt'", FailureCommandNotFound, `Bash(command="find . -name '*.txt'")`},
+		{"foreign Grep", "Grep x .", FailureCommandNotFound, `Bash(command="grep -rn x .")`},
+		{"foreign LS", "LS", FailureCommandNotFound, `Bash(command="ls")`},
+		{"case typo", "TodoWrite2 x", FailureCommandNotFound, "`TodoWrite2` is not a command here"},
+		{"case typo in a list", "true && Write f.txt x", FailureCommandNotFound, "Did you mean `write`"},
 		// Inside a compound line the shell, not the router, meets a Synapse
 		// command: the hint names it whole and says to run it on its own.
 		{"extension inside a compound line", "cd . && skill:demo:run x", FailureCommandNotFound, "`skill:demo:run` is a Synapse command"},
@@ -431,6 +437,11 @@ func TestToolCallAsCommand(t *testing.T) {
 		{"  Bash   git status ", hint + ": `git status`"},
 		{"Bash", hint + ` as "command", for example {"command": "ls -la"}`},
 		{"Bash(oops", hint + ` as "command", for example {"command": "ls -la"}`},
+		// The lower-case slip is the same slip.
+		{`bash(command="ls")`, hint + ": `ls`"},
+		{`bash("pwd")`, hint + ": `pwd`"},
+		{`bash({"command": "ls"})`, hint + ": `ls`"},
+		{"bash(oops", hint + ` as "command", for example {"command": "ls -la"}`},
 	}
 	for _, tt := range tests {
 		r := call(t, b, tt.cmd)
@@ -492,5 +503,57 @@ func TestUserOutput(t *testing.T) {
 				t.Errorf("UserOutput = %q, want %q (model saw %q)", got, tt.want, r.Output)
 			}
 		})
+	}
+}
+
+// A timeout's short line names the command that was stopped.
+func TestTimeoutNamesTheCommand(t *testing.T) {
+	fx := &fakeExec{cwd: "/w", answer: func(string) command.Result {
+		return command.Result{Stderr: "Command timed out after 2m0s and was stopped; run long jobs in the background or split them up.", ExitCode: 124, TimedOut: true}
+	}}
+	r := call(t, New(Options{Exec: fx}), "sleep 300")
+	if !r.IsError || r.Message != "`sleep 300` timed out and was stopped (exit code 124)" || category(r) != FailureExecution {
+		t.Fatalf("got %+v", r)
+	}
+	if strings.Contains(r.Output, hintTag) {
+		t.Errorf("a timeout carries a self-description hint: %q", r.Output)
+	}
+}
+
+// A command that wants a terminal fails at once (the shell has none: opening
+// /dev/tty gives ENXIO), and the result says why and what to do instead.
+func TestTerminalWaitGetsANote(t *testing.T) {
+	b, _ := newTool(t, nil)
+	r := call(t, b, "cat /dev/tty")
+	if !r.IsError || category(r) != FailureExecution {
+		t.Fatalf("got %+v", r)
+	}
+	mustContain(t, "output", r.Output, "/dev/tty: No such device or address")
+	mustContain(t, "output", r.Output, "[no terminal] Commands here run without a terminal")
+	mustContain(t, "output", r.Output, "git commit -m")
+	if strings.Contains(r.Output, hintTag) {
+		t.Errorf("the note is a self-description hint: %q", r.Output)
+	}
+	if r := call(t, b, "cat missing-file"); strings.Contains(r.Output, "[no terminal]") {
+		t.Errorf("an ordinary failure got the terminal note: %q", r.Output)
+	}
+}
+
+// A hint never suggests the very line that failed: running it again would
+// fail the same way.
+func TestHintDoesNotSuggestTheFailedCommand(t *testing.T) {
+	usage := handlerFunc(func(context.Context, string) command.Result {
+		return command.Result{Stderr: "Usage: read <file_path>", ExitCode: 1}
+	})
+	b := New(Options{Agent: usage})
+	if r := call(t, b, "read  --help"); !r.IsError || strings.Contains(r.Output, `Bash(command="read --help")`) {
+		t.Errorf("read --help failing: %+v", r)
+	}
+	if r := call(t, b, "read"); !strings.Contains(r.Output, `Bash(command="read --help")`) {
+		t.Errorf("read failing lost its hint: %+v", r)
+	}
+	// synapse exec has no sub-agents: task:general --help fails there.
+	if r := call(t, New(Options{}), "task:general --help"); !r.IsError || strings.Contains(r.Output, `Bash(command="task:general --help")`) {
+		t.Errorf("task:general --help failing: %+v", r)
 	}
 }
