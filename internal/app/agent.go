@@ -352,6 +352,9 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 		Profile:    se.TriggerProfile,
 		Timeout:    a.Config.SkillSubagentTimeout,
 		Invalidate: g.Extensions.Index.Invalidate,
+		// SYNAPSE_MAX_ENHANCE_CONTEXT_CHARS, SYNAPSE_TOOL_RESULT_SUMMARY_LIMIT
+		MaxTranscript: a.Config.MaxEnhanceContextChars,
+		MaxResult:     a.Config.ToolResultSummaryLimit,
 	}
 	g.Hooks.AddStop(evolve.HookName, enh.Hook)
 	g.Extensions.Skills.Merge = func(ctx context.Context, dir, target string) (string, error) {
