@@ -792,6 +792,14 @@ func TestSystemPromptParts(t *testing.T) {
 	}
 }
 
+// The model is told to clean up after itself: scratch files it made do not
+// outlive the task.
+func TestSystemPromptAsksToRemoveTemporaryFiles(t *testing.T) {
+	if sp := SystemPrompt("/w"); !strings.Contains(sp, "Remove the temporary files and directories you created") || !strings.Contains(sp, "before you finish") {
+		t.Errorf("system prompt does not ask to remove temporary files:\n%s", sp)
+	}
+}
+
 // A session that cannot be written (a full disk, a sessions "directory" that
 // is a file) costs the persistence, not the conversation: the run finishes,
 // the user gets one warning, the in-memory history is whole and the next run
