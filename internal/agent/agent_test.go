@@ -792,6 +792,14 @@ func TestSystemPromptParts(t *testing.T) {
 	}
 }
 
+// The model is told to clean up after itself: scratch files it made do not
+// outlive the task.
+func TestSystemPromptAsksToRemoveTemporaryFiles(t *testing.T) {
+	if sp := SystemPrompt("/w"); !strings.Contains(sp, "Remove the temporary files and directories you created") || !strings.Contains(sp, "before you finish") {
+		t.Errorf("system prompt does not ask to remove temporary files:\n%s", sp)
+	}
+}
+
 // A session that cannot be written (a full disk, a sessions "directory" that
 // is a file) costs the persistence, not the conversation: the run finishes,
 // the user gets one warning, the in-memory history is whole and the next run
@@ -1038,6 +1046,17 @@ func TestAttemptedCommandOfAnUnknownTool(t *testing.T) {
 		{"str_replace_editor", `{"command": "view", "path": "/x"}`, "str_replace_editor view /x"},
 		{"ls", `{}`, "ls"},
 		{"ls", `[1]`, "ls"},
+		// Claude Code's file tools map to the Synapse command doing the same.
+		{"Read", `{"file_path": "a.txt"}`, "read a.txt"},
+		{"Read", `{"file_path": "a.txt", "offset": 11, "limit": 5}`, "read a.txt --offset 10 --limit 5"},
+		{"Write", `{"file_path": "a.txt", "content": "hi there"}`, "write a.txt 'hi there'"},
+		{"Edit", `{"file_path": "a.go", "old_string": "x", "new_string": "y", "replace_all": true}`, "edit a.go x y --all"},
+		{"Glob", `{"pattern": "**/*.go"}`, "find . -name '*.go'"},
+		{"Glob", `{"pattern": "src/**/*.ts", "path": "web"}`, "find web -path 'web/src/*.ts'"},
+		{"Grep", `{"pattern": "func main", "path": "cmd", "-i": true}`, "grep -rni 'func main' cmd"},
+		{"Grep", `{"pattern": "TODO", "glob": "*.go", "output_mode": "files_with_matches"}`, "grep -rl --include='*.go' TODO"},
+		{"LS", `{"path": "/tmp/x"}`, "ls /tmp/x"},
+		{"LS", `{}`, "ls"},
 	}
 	for _, tt := range tests {
 		if got := attempted(llm.ToolCall{Name: tt.name, Input: json.RawMessage(tt.input)}); got != tt.want {

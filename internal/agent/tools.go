@@ -285,10 +285,14 @@ func (r *Runner) callTool(ctx context.Context, c llm.ToolCall) (res tool.Result)
 }
 
 // attempted is the command line a call of an unknown tool seems to have
-// meant: its "command" argument when the others only qualify it (a shell
+// meant: the Synapse command for another agent's file tool (Read → read,
+// Glob → find, …), its "command" argument when the others only qualify it (a shell
 // tool of another agent), else the tool name followed by the values of its
 // arguments in the order sent (read {"path":"a.txt"} → read a.txt).
 func attempted(c llm.ToolCall) string {
+	if line, ok := tool.ForeignCommand(c.Name, c.Input); ok {
+		return line // Claude Code's Read, Grep, …: the Synapse command doing the same
+	}
 	var in map[string]any
 	if json.Unmarshal(c.Input, &in) == nil {
 		if cmd, ok := in["command"].(string); ok && strings.TrimSpace(cmd) != "" {

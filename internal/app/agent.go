@@ -282,6 +282,11 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 		g.notices = append(g.notices, fmt.Sprintf("warning: skills: removing a stale enhance folder failed: %v", err))
 	}
 	if !s.NoModel {
+		// A first run writes settings.json with the defaults, so the user
+		// sees what there is to change; an existing file is never touched.
+		if _, err := config.WriteDefaultSettings(a.Config.SettingsPath()); err != nil {
+			g.notices = append(g.notices, "warning: "+err.Error())
+		}
 		// The meta-skills the enhance sub-agent follows, installed on first
 		// run (before the index is built, so this session sees them).
 		did, err := evolve.InstallBundled(skillStore)
@@ -352,6 +357,9 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 		Profile:    se.TriggerProfile,
 		Timeout:    a.Config.SkillSubagentTimeout,
 		Invalidate: g.Extensions.Index.Invalidate,
+		// SYNAPSE_MAX_ENHANCE_CONTEXT_CHARS, SYNAPSE_TOOL_RESULT_SUMMARY_LIMIT
+		MaxTranscript: a.Config.MaxEnhanceContextChars,
+		MaxResult:     a.Config.ToolResultSummaryLimit,
 	}
 	g.Hooks.AddStop(evolve.HookName, enh.Hook)
 	g.Extensions.Skills.Merge = func(ctx context.Context, dir, target string) (string, error) {

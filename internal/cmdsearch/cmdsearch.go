@@ -8,6 +8,8 @@ package cmdsearch
 import (
 	"context"
 	"fmt"
+	"path"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -68,7 +70,7 @@ type Handler struct {
 	Sources []Source
 }
 
-const usage = "Usage: command:search [--type=agent|mcp|skill] [keyword …]"
+const usage = "Usage: command:search [--type=agent|mcp|skill] [keyword|pattern …]"
 
 const help = usage + `
 
@@ -77,13 +79,16 @@ their scripts (skill:<skill>:<script>), and MCP tools (mcp:<server>:<tool>) —
 for the keywords, case-insensitively, in names, descriptions and tags.
 Results are ranked (more keywords matched first, name matches before
 description matches) and show the command to run with a one-line description.
-Without keywords every command is listed. --type keeps one kind only.
+A word with * ? or [ is a glob pattern over command names: mcp:github:*
+lists that server's tools, *pdf* any command with pdf in a part of its
+name. Without keywords every command is listed. --type keeps one kind only.
 Every command found explains its own arguments with --help.
 
 Examples:
   command:search pdf
   command:search --type=mcp github issue
   command:search --type skill
+  command:search 'mcp:github:*'
 `
 
 // Run implements command.Handler.
@@ -102,7 +107,7 @@ func (h *Handler) Run(ctx context.Context, line string) command.Result {
 		return command.OK(help)
 	}
 	var typ Type
-	var keywords []string
+	var keywords, patterns []string
 	for i := 0; i < len(words); i++ {
 		w := words[i]
 		switch {
@@ -116,6 +121,11 @@ func (h *Handler) Run(ctx context.Context, line string) command.Result {
 			typ = Type(strings.ToLower(strings.TrimPrefix(w, "--type=")))
 		case strings.HasPrefix(w, "-") && len(w) > 1:
 			return command.Usage(fmt.Sprintf("unknown option %s\n%s", w, usage))
+		case strings.ContainsAny(w, "*?["):
+			if _, err := path.Match(w, ""); err != nil {
+				return command.Usage(fmt.Sprintf("bad pattern %q: %v\n%s", w, err, usage))
+			}
+			patterns = append(patterns, strings.ToLower(w))
 		default:
 			keywords = append(keywords, Keywords(w)...)
 		}
@@ -129,22 +139,55 @@ func (h *Handler) Run(ctx context.Context, line string) command.Result {
 			entries = append(entries, src()...)
 		}
 	}
-	if len(keywords) == 0 {
+	if len(patterns) > 0 {
+		entries = slices.DeleteFunc(entries, func(e Entry) bool { return !matchesAll(e.Command, patterns) })
+	}
+	if len(keywords) == 0 && len(patterns) == 0 {
 		return command.OK(listAll(entries, typ))
 	}
-	found := Search(entries, keywords, typ)
+	query := strings.Join(append(slices.Clone(patterns), keywords...), " ")
+	var found []Result
+	if len(keywords) == 0 {
+		for _, e := range entries {
+			if typ == "" || e.Type == typ {
+				found = append(found, Result{Entry: e})
+			}
+		}
+		sort.SliceStable(found, func(i, j int) bool { return found[i].Command < found[j].Command })
+	} else {
+		found = Search(entries, keywords, typ)
+	}
 	if len(found) == 0 {
-		msg := fmt.Sprintf("No command matches %s", strings.Join(keywords, " "))
+		msg := fmt.Sprintf("No command matches %s", query)
 		if typ != "" {
 			msg += fmt.Sprintf(" (type %s)", typ)
 		}
 		return command.OK(msg + ". Try other words, or command:search with no keywords to list everything.\n")
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d command(s) match %q:\n", len(found), strings.Join(keywords, " "))
+	fmt.Fprintf(&b, "%d command(s) match %q:\n", len(found), query)
 	writeRows(&b, found)
 	b.WriteString("Run a command with --help for its usage.\n")
 	return command.OK(b.String())
+}
+
+// matchesAll reports whether cmd matches every glob pattern (lower-case).
+// A pattern matches the whole command name (mcp:test:* is that server's
+// tools, not mcp:test-server's), or, when it has no ':' or space, one word
+// of it (pdf* finds mcp:docs:pdf_to_text and skill:load pdf-tools).
+func matchesAll(cmd string, patterns []string) bool {
+	cmd = strings.ToLower(cmd)
+	words := strings.FieldsFunc(cmd, func(r rune) bool { return r == ':' || r == ' ' })
+	for _, p := range patterns {
+		ok, _ := path.Match(p, cmd)
+		if !ok && !strings.ContainsAny(p, ": ") {
+			ok = slices.ContainsFunc(words, func(w string) bool { m, _ := path.Match(p, w); return m })
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // Result is one ranked match.

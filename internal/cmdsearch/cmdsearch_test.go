@@ -36,7 +36,7 @@ func TestRun(t *testing.T) {
 		{"command:search --type=robots x", 1, []string{`unknown type "robots"`, "Usage: command:search"}, nil},
 		{"command:search --bogus", 1, []string{"unknown option --bogus"}, nil},
 		{"command:search --type", 1, []string{"--type needs a value"}, nil},
-		{"command:search -h", 0, []string{"Usage: command:search [--type=agent|mcp|skill] [keyword …]"}, []string{"Examples"}},
+		{"command:search -h", 0, []string{"Usage: command:search [--type=agent|mcp|skill] [keyword|pattern …]"}, []string{"Examples"}},
 		{"command:search --help", 0, []string{"Usage: command:search", "ranked", "Examples:", "command:search pdf"}, nil},
 		{"command:search 'unclosed", 1, []string{"Unclosed quote"}, nil},
 	}
@@ -87,5 +87,50 @@ func TestSearchRanking(t *testing.T) {
 			}
 			t.Errorf("Search(%v) = %v, want %s first", tt.keywords, cmds, tt.first)
 		}
+	}
+}
+
+// A word with glob characters is a pattern over command names:
+// mcp:test:* is that server's tools and not mcp:test-server's.
+func TestGlobPatterns(t *testing.T) {
+	src := func() []Entry {
+		return []Entry{
+			{"mcp:test:echo", MCP, "Echo.", nil},
+			{"mcp:test:add", MCP, "Add numbers.", nil},
+			{"mcp:test-server:echo", MCP, "Echo too.", nil},
+			{"skill:load pdf-tools", Skill, "PDF work.", nil},
+		}
+	}
+	h := &Handler{Sources: []Source{src}}
+	tests := []struct {
+		line    string
+		want    []string
+		notWant []string
+	}{
+		{"command:search mcp:test:*", []string{`2 command(s) match "mcp:test:*"`, "mcp:test:add", "mcp:test:echo"}, []string{"test-server"}},
+		{"command:search MCP:Test-*:*", []string{"mcp:test-server:echo"}, []string{"mcp:test:add"}},
+		{"command:search mcp:test:* add", []string{"1 command(s)", "mcp:test:add"}, []string{"mcp:test:echo", "test-server"}},
+		{"command:search pdf*", []string{"skill:load pdf-tools"}, []string{"mcp:"}},
+		{"command:search mcp:nothing:*", []string{"No command matches mcp:nothing:*"}, nil},
+	}
+	for _, tt := range tests {
+		r := h.Run(context.Background(), tt.line)
+		out := r.Stdout + r.Stderr
+		if r.ExitCode != 0 {
+			t.Errorf("%s: exit %d:\n%s", tt.line, r.ExitCode, out)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: output lacks %q:\n%s", tt.line, w, out)
+			}
+		}
+		for _, w := range tt.notWant {
+			if strings.Contains(out, w) {
+				t.Errorf("%s: output has %q:\n%s", tt.line, w, out)
+			}
+		}
+	}
+	if r := h.Run(context.Background(), "command:search mcp:[x"); r.ExitCode == 0 || !strings.Contains(r.Stderr+r.Stdout, "bad pattern") {
+		t.Errorf("a malformed pattern: %+v", r)
 	}
 }

@@ -18,6 +18,10 @@ type Result struct {
 	BlockedReason   string `json:"blockedReason,omitempty"`
 	BlockedResource string `json:"blockedResource,omitempty"`
 
+	// TimedOut is set when the shell's per-command timeout stopped the
+	// command (ExitCode is then 124), so the tool can say so by name.
+	TimedOut bool `json:"timedOut,omitempty"`
+
 	// Cwd is the shell's working directory after the command, when known.
 	Cwd string `json:"cwd,omitempty"`
 

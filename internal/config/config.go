@@ -38,6 +38,10 @@ const (
 	// DefaultMaxSessions is how many sessions retention keeps: a few weeks
 	// of daily use, a bounded directory.
 	DefaultMaxSessions = 100
+	// DefaultMaxEnhanceContextChars bounds the transcript the skill-enhance
+	// sub-agent reads; DefaultToolResultSummaryLimit each tool result in it.
+	DefaultMaxEnhanceContextChars = 16000
+	DefaultToolResultSummaryLimit = 600
 )
 
 // Getenv looks up one environment variable; tests pass a map-backed one.
@@ -84,6 +88,11 @@ type Config struct {
 	CompactModel string
 	// MaxSessions (SYNAPSE_MAX_SESSIONS) is how many sessions are kept.
 	MaxSessions int
+	// MaxEnhanceContextChars (SYNAPSE_MAX_ENHANCE_CONTEXT_CHARS) bounds the
+	// transcript given to the skill-enhance sub-agent, and
+	// ToolResultSummaryLimit (SYNAPSE_TOOL_RESULT_SUMMARY_LIMIT) each tool
+	// result in it, in characters.
+	MaxEnhanceContextChars, ToolResultSummaryLimit int
 
 	// Warnings name settings that were set but unusable, with the default
 	// used instead; shown once at start-up.
@@ -162,6 +171,8 @@ func Load(getenv Getenv) (Config, error) {
 	c.CompactThreshold = c.positive(getenv, "SYNAPSE_COMPACT_THRESHOLD", 0, "tokens", "80% of the context window")
 	c.CompactModel = strings.TrimSpace(getenv("SYNAPSE_COMPACT_MODEL"))
 	c.MaxSessions = c.positive(getenv, "SYNAPSE_MAX_SESSIONS", DefaultMaxSessions, "sessions", "")
+	c.MaxEnhanceContextChars = c.positive(getenv, "SYNAPSE_MAX_ENHANCE_CONTEXT_CHARS", DefaultMaxEnhanceContextChars, "characters", "")
+	c.ToolResultSummaryLimit = c.positive(getenv, "SYNAPSE_TOOL_RESULT_SUMMARY_LIMIT", DefaultToolResultSummaryLimit, "characters", "")
 	return c, nil
 }
 

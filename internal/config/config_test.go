@@ -3,6 +3,7 @@ package config
 import (
 	"github.com/synapse-agent/synapse/internal/testutil"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -61,5 +62,23 @@ func TestSkillKnobs(t *testing.T) {
 	c, _ = Load(testutil.MapEnv(map[string]string{"HOME": "/h", "SYNAPSE_SKILL_MAX_VERSIONS": "7", "SYNAPSE_SKILL_SUBAGENT_TIMEOUT": "2500"}))
 	if c.SkillMaxVersions != 7 || c.SkillSubagentTimeout != 2500*time.Millisecond {
 		t.Errorf("overrides: %d %v", c.SkillMaxVersions, c.SkillSubagentTimeout)
+	}
+}
+
+// The skill-enhance transcript's bounds: defaults, overrides, and a bad value
+// falls back to the default with a warning naming it.
+func TestEnhanceTranscriptKnobs(t *testing.T) {
+	c, _ := Load(testutil.MapEnv(map[string]string{"HOME": "/h"}))
+	if c.MaxEnhanceContextChars != 16000 || c.ToolResultSummaryLimit != 600 || len(c.Warnings) != 0 {
+		t.Errorf("defaults: %d %d %q", c.MaxEnhanceContextChars, c.ToolResultSummaryLimit, c.Warnings)
+	}
+	c, _ = Load(testutil.MapEnv(map[string]string{"HOME": "/h", "SYNAPSE_MAX_ENHANCE_CONTEXT_CHARS": "8000", "SYNAPSE_TOOL_RESULT_SUMMARY_LIMIT": "300"}))
+	if c.MaxEnhanceContextChars != 8000 || c.ToolResultSummaryLimit != 300 {
+		t.Errorf("overrides: %d %d", c.MaxEnhanceContextChars, c.ToolResultSummaryLimit)
+	}
+	c, _ = Load(testutil.MapEnv(map[string]string{"HOME": "/h", "SYNAPSE_MAX_ENHANCE_CONTEXT_CHARS": "lots", "SYNAPSE_TOOL_RESULT_SUMMARY_LIMIT": "0"}))
+	if c.MaxEnhanceContextChars != 16000 || c.ToolResultSummaryLimit != 600 || len(c.Warnings) != 2 ||
+		!strings.Contains(c.Warnings[0], `SYNAPSE_MAX_ENHANCE_CONTEXT_CHARS="lots"`) || !strings.Contains(c.Warnings[1], "using the default, 600") {
+		t.Errorf("bad values: %d %d %q", c.MaxEnhanceContextChars, c.ToolResultSummaryLimit, c.Warnings)
 	}
 }

@@ -401,3 +401,55 @@ func SetAutoEnhance(path string, on bool) error {
 	s.SkillEnhance = data
 	return SaveSettings(path, s)
 }
+
+// defaultSettings is what a first run writes to settings.json: the settings
+// a user is most likely to change, at their default values, so the file
+// shows where they go. Never a key: keys stay in the environment (or are
+// added by the user).
+const defaultSettings = `{
+  "enableSkillSearchInstruction": true,
+  "skillEnhance": {"autoEnhance": false, "triggerProfile": "conservative"},
+  "permissions": {"scratch": []},
+  "shareEnv": []
+}
+`
+
+// WriteDefaultSettings writes the default settings to path when no file is
+// there, and reports whether it did. The file appears whole or not at all
+// (written aside, then linked into place), and one that appeared meanwhile,
+// from another first run or the user, is left as it is.
+func WriteDefaultSettings(path string) (bool, error) {
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+		return false, nil // there, or not ours to judge: loading reports a problem
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return false, fmt.Errorf("cannot create %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".settings.json.tmp-*")
+	if err != nil {
+		return false, fmt.Errorf("cannot write the default %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	_, err = f.WriteString(defaultSettings)
+	if err == nil {
+		err = f.Chmod(0o600)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Link(tmp, path) // fails if the file appeared meanwhile
+	}
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("cannot write the default %s: %w", path, err)
+	}
+	return true, nil
+}

@@ -311,3 +311,46 @@ func TestScratchPaths(t *testing.T) {
 		t.Errorf("no key: %q %q", paths, warns)
 	}
 }
+
+// A first run writes the defaults once, where the user can see and change
+// them: a file that loads cleanly, holds no key, and is never overwritten.
+func TestWriteDefaultSettings(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "home", "settings.json")
+	did, err := WriteDefaultSettings(path)
+	if err != nil || !did {
+		t.Fatalf("first write: %v %v", did, err)
+	}
+	s, err := LoadSettings(path)
+	if err != nil {
+		t.Fatalf("the defaults do not load: %v", err)
+	}
+	if !s.SkillSearchInstruction() || len(s.Env) != 0 || s.Provider != "" || s.Model != "" || len(s.Extra) != 0 {
+		t.Errorf("defaults = %+v", s)
+	}
+	if se, warns := s.SkillEnhanceConfig(); se.AutoEnhance || len(warns) != 0 {
+		t.Errorf("skillEnhance = %+v %v", se, warns)
+	}
+	if paths, warns := s.ScratchPaths("/h", func(string) (string, bool) { return "", false }); len(paths) != 0 || len(warns) != 0 {
+		t.Errorf("scratch = %v %v", paths, warns)
+	}
+	data, _ := os.ReadFile(path)
+	if strings.Contains(strings.ToLower(string(data)), "key") {
+		t.Errorf("the defaults mention a key:\n%s", data)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode: %v %v", fi.Mode(), err)
+	}
+	if err := os.WriteFile(path, []byte(`{"model": "mine"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if did, err := WriteDefaultSettings(path); did || err != nil {
+		t.Errorf("second write: %v %v", did, err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != `{"model": "mine"}` {
+		t.Errorf("the user's file was replaced: %s", data)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("left behind: %v", entries)
+	}
+}

@@ -26,6 +26,6 @@ func BenchmarkScore(b *testing.B) {
 func BenchmarkTranscript(b *testing.B) {
 	conv := longSession()
 	for b.Loop() {
-		Transcript(conv, DefaultTranscriptChars)
+		Transcript(conv, DefaultTranscriptChars, 0)
 	}
 }

@@ -12,8 +12,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/config"
 	"github.com/synapse-agent/synapse/internal/hooks"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/skills"
@@ -25,8 +27,12 @@ func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
 // HookName is the auto-enhance stop hook's name in the hooks block.
 const HookName = "skill-enhance"
 
-// DefaultTranscriptChars bounds the transcript given to the sub-agent.
-const DefaultTranscriptChars = 16000
+// DefaultTranscriptChars bounds the transcript given to the sub-agent;
+// DefaultResultChars each tool result in it (config's defaults).
+const (
+	DefaultTranscriptChars = config.DefaultMaxEnhanceContextChars
+	DefaultResultChars     = config.DefaultToolResultSummaryLimit
+)
 
 // RunFunc runs the skill:enhance sub-agent with prompt, its writable skills
 // directory being skillsDir, and returns its final answer.
@@ -45,8 +51,12 @@ type Enhancer struct {
 	Profile string
 	// Timeout bounds one enhancement, retry included (SYNAPSE_SKILL_SUBAGENT_TIMEOUT).
 	Timeout time.Duration
-	// MaxTranscript bounds the transcript (0: DefaultTranscriptChars).
+	// MaxTranscript bounds the transcript (0: DefaultTranscriptChars;
+	// SYNAPSE_MAX_ENHANCE_CONTEXT_CHARS).
 	MaxTranscript int
+	// MaxResult bounds each tool result in it (0: DefaultResultChars;
+	// SYNAPSE_TOOL_RESULT_SUMMARY_LIMIT).
+	MaxResult int
 	// Invalidate is called after the store changed (the skill index).
 	Invalidate func()
 }
@@ -66,7 +76,7 @@ func (e *Enhancer) Hook(ctx context.Context, in hooks.StopInput) (string, error)
 		ctx, cancel = context.WithTimeout(ctx, e.Timeout)
 		defer cancel()
 	}
-	line, err := e.enhance(ctx, Transcript(in.Conversation, e.maxTranscript()), sig)
+	line, err := e.enhance(ctx, Transcript(in.Conversation, e.maxTranscript(), e.MaxResult), sig)
 	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return "", fmt.Errorf("[Skill] enhancement timed out after %s; raise SYNAPSE_SKILL_SUBAGENT_TIMEOUT (milliseconds) or turn it off with /skill enhance --off", e.Timeout)
 	}
@@ -392,10 +402,13 @@ func Prompt(transcript string, sig Signals, stage string) string {
 
 // Transcript renders conv compactly within max characters, keeping the
 // newest part: the end of a session is where the solution is.
-func Transcript(conv []llm.Message, max int) string {
+func Transcript(conv []llm.Message, max, maxResult int) string {
+	if maxResult <= 0 {
+		maxResult = DefaultResultChars
+	}
 	var parts []string
 	for _, m := range conv {
-		parts = append(parts, renderMessage(m)...)
+		parts = append(parts, renderMessage(m, maxResult)...)
 	}
 	total := 0
 	keep := len(parts)
@@ -413,7 +426,7 @@ func Transcript(conv []llm.Message, max int) string {
 	return out
 }
 
-func renderMessage(m llm.Message) []string {
+func renderMessage(m llm.Message, maxResult int) []string {
 	var out []string
 	switch m.Role {
 	case llm.RoleUser:
@@ -433,9 +446,42 @@ func renderMessage(m llm.Message) []string {
 		if m.IsError {
 			tag = "ERROR"
 		}
-		out = append(out, tag+": "+textutil.Clip(strings.TrimSpace(m.Text), 600))
+		out = append(out, tag+": "+clipLines(strings.TrimSpace(m.Text), maxResult))
 	}
 	return out
+}
+
+// clipLines keeps the whole lines of s that fit in n characters and counts
+// the rest: a line cut in the middle reads as a different line (a path, a
+// number). Only a first line longer than n is cut.
+func clipLines(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	lines := strings.SplitAfter(s, "\n")
+	used := 0
+	for i, l := range lines {
+		if c := utf8.RuneCountInString(l); used+c <= n {
+			used += c
+			continue
+		}
+		if i == 0 {
+			first := textutil.Clip(strings.TrimSuffix(l, "\n"), n)
+			if len(lines) == 1 {
+				return first
+			}
+			return first + "\n" + moreLines(len(lines)-1)
+		}
+		return strings.Join(lines[:i], "") + moreLines(len(lines)-i)
+	}
+	return s
+}
+
+func moreLines(n int) string {
+	if n == 1 {
+		return "[… 1 more line]"
+	}
+	return fmt.Sprintf("[… %d more lines]", n)
 }
 
 func lastLine(s string) string {

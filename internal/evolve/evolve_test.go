@@ -89,9 +89,28 @@ func TestTranscriptKeepsTheNewest(t *testing.T) {
 		conv = append(conv, calls("echo step-"+strings.Repeat("x", 50)+string(rune('a'+i%26))), result(false))
 	}
 	conv = append(conv, answer("FINAL ANSWER"))
-	tr := Transcript(conv, 2000)
+	tr := Transcript(conv, 2000, 0)
 	if len(tr) > 2100 || !strings.HasSuffix(tr, "ASSISTANT: FINAL ANSWER") || !strings.HasPrefix(tr, "[") {
 		t.Errorf("transcript (%d chars): %q…", len(tr), tr[:100])
+	}
+}
+
+// A long tool result is cut at a line boundary to SYNAPSE_TOOL_RESULT_SUMMARY_LIMIT
+// characters, and says how many lines it left out.
+func TestTranscriptCutsResultsAtLines(t *testing.T) {
+	text := "alpha line one\nbeta line two\ngamma line three\ndelta line four"
+	conv := []llm.Message{calls("make"), {Role: llm.RoleTool, Text: text}}
+	tr := Transcript(conv, 16000, 35)
+	if !strings.Contains(tr, "OUTPUT: alpha line one\nbeta line two\n[… 2 more lines]") || strings.Contains(tr, "gamma") {
+		t.Errorf("transcript:\n%s", tr)
+	}
+	// A first line longer than the limit is the one thing cut mid-line.
+	tr = Transcript([]llm.Message{calls("cat"), {Role: llm.RoleTool, Text: strings.Repeat("x", 50) + "\nnext"}}, 16000, 10)
+	if !strings.Contains(tr, "OUTPUT: xxxxxxxxxx…\n[… 1 more line]") {
+		t.Errorf("transcript:\n%s", tr)
+	}
+	if tr := Transcript(conv, 16000, 0); !strings.Contains(tr, text) {
+		t.Errorf("default limit cut a short result:\n%s", tr)
 	}
 }
 

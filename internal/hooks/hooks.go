@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -102,14 +103,20 @@ func (s *Set) ForSubagents() *Set {
 func NewSet(r *Runner) *Set { return &Set{user: r} }
 
 // AddStop registers a stop hook. Stop hooks run in reverse order of
-// registration: the last registered runs first.
+// registration: the last registered runs first. A hook registered under a
+// name already taken replaces that one in its place: a component set up
+// again (a new session's enhancer) must not run twice.
 func (s *Set) AddStop(name string, fn StopFunc) {
 	if s.toolOnly {
 		return
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i := slices.IndexFunc(s.stops, func(h namedStop) bool { return h.name == name }); i >= 0 {
+		s.stops[i].fn = fn
+		return
+	}
 	s.stops = append(s.stops, namedStop{name: name, fn: fn})
-	s.mu.Unlock()
 }
 
 // Stop runs every stop hook, last registered first, each isolated: an error

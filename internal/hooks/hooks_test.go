@@ -287,3 +287,49 @@ func TestHooksSettleFirst(t *testing.T) {
 		t.Errorf("the hooks saw %q, want each to run after its own Settle", b)
 	}
 }
+
+// A stop hook registered under a name already taken replaces the first one
+// in its place; it does not run twice.
+func TestAddStopReplacesByName(t *testing.T) {
+	set := NewSet(nil)
+	var ran []string
+	add := func(name, tag string) {
+		set.AddStop(name, func(context.Context, StopInput) (string, error) { ran = append(ran, tag); return tag, nil })
+	}
+	add("skill-enhance", "old enhancer")
+	add("notes", "notes")
+	add("skill-enhance", "new enhancer")
+	outs := set.Stop(context.Background(), StopInput{})
+	if got := strings.Join(ran, ","); got != "notes,new enhancer" || len(outs) != 2 {
+		t.Errorf("ran %q (%d outputs), want notes then the new enhancer, once each", got, len(outs))
+	}
+}
+
+// The user's Stop entries run before the registered hooks, in the order
+// settings.json lists them (README, Hooks).
+func TestUserStopEntriesRunInFileOrder(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := ParseConfig([]byte(`{"Stop": [
+		{"hooks": [{"type": "command", "command": "echo first >> order.log"}, {"type": "command", "command": "echo second >> order.log"}]},
+		{"hooks": [{"type": "command", "command": "echo third >> order.log"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := NewSet(&Runner{Config: cfg})
+	set.AddStop("code", func(context.Context, StopInput) (string, error) {
+		return "", os.WriteFile(filepath.Join(dir, "code-saw.log"), mustRead(t, filepath.Join(dir, "order.log")), 0o644)
+	})
+	set.Stop(context.Background(), StopInput{Cwd: dir})
+	if got := string(mustRead(t, filepath.Join(dir, "code-saw.log"))); got != "first\nsecond\nthird\n" {
+		t.Errorf("when the registered hook ran, the user's entries had written %q", got)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

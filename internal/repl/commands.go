@@ -119,11 +119,14 @@ func (r *REPL) cmdClear(context.Context, string) error {
 func (r *REPL) cmdCost(context.Context, string) error {
 	u := r.o.Agent.SessionUsage()
 	if u == nil {
-		r.println("No usage yet in this session.")
-		return nil
+		// Nothing sent yet: the same figures, all zero, not a different shape.
+		u = &session.Usage{Priced: true}
 	}
+	// Input counts every prompt token the model read, cached or not (the
+	// providers report the cache apart); the cache line says how many.
+	in := u.InputTokens + u.CacheReadTokens + u.CacheCreationTokens
 	lines := []string{
-		fmt.Sprintf("Tokens: %s in, %s out", count(u.InputTokens), count(u.OutputTokens)),
+		fmt.Sprintf("Tokens: %s in, %s out", count(in), count(u.OutputTokens)),
 		fmt.Sprintf("Cache: %s read, %s written, hit rate %s", count(u.CacheReadTokens), count(u.CacheCreationTokens),
 			hitRate(u.CacheReadTokens, u.InputTokens+u.CacheReadTokens+u.CacheCreationTokens)),
 		fmt.Sprintf("Requests: %d", u.RoundCount),
@@ -131,6 +134,8 @@ func (r *REPL) cmdCost(context.Context, string) error {
 	switch {
 	case u.Priced && u.UnpricedRounds > 0:
 		lines = append(lines, fmt.Sprintf("Cost: $%.4f (%d requests had no price; add the model to pricing.json)", u.CostUSD, u.UnpricedRounds))
+	case u.Priced && u.CostUSD == 0:
+		lines = append(lines, "Cost: $0.00")
 	case u.Priced:
 		lines = append(lines, fmt.Sprintf("Cost: $%.4f", u.CostUSD))
 	default:

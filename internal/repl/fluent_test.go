@@ -117,7 +117,7 @@ func TestSlashCaseAliasesSuggestions(t *testing.T) {
 		{"/HELP\n", "Commands:", 0},
 		{"/h\n", "Commands:", 0},
 		{"/?\n", "Commands:", 0},
-		{"/Cost\n", "No usage yet", 0},
+		{"/Cost\n", "Tokens: 0 in, 0 out", 0},
 		{"/resum\n", "unknown command /resum: did you mean /resume?", 0},
 		{"/hlep\n", "did you mean /help?", 0},
 		{"/zzzzzz\n", "unknown command /zzzzzz: type /help", 0},
@@ -221,4 +221,19 @@ func TestPTYNarrowQuestionAndPrompt(t *testing.T) {
 	p.waitScreen("typing after it", func(s *screen) bool { return s.cursorLine() == "› abc" })
 	p.repl.SetSize(80, 24)
 	p.waitScreen("the mode's prompt back when wide enough", func(s *screen) bool { return s.cursorLine() == "accept-edits › abc" })
+}
+
+// /cost before any request shows the same figures, all zero, and $0.00;
+// input counts cache reads and writes too.
+func TestCostEmptySessionAndCachedInput(t *testing.T) {
+	out, _ := runPiped(t, &fakeAgent{model: "m"}, "/cost\n", nil)
+	for _, w := range []string{"Tokens: 0 in, 0 out", "Cache: 0 read, 0 written, hit rate n/a", "Requests: 0", "Cost: $0.00"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("empty session: output lacks %q:\n%s", w, out)
+		}
+	}
+	fa := &fakeAgent{model: "m", usage: &session.Usage{InputTokens: 10, CacheReadTokens: 900, CacheCreationTokens: 90, OutputTokens: 5, RoundCount: 1}}
+	if out, _ := runPiped(t, fa, "/cost\n", nil); !strings.Contains(out, "Tokens: 1,000 in, 5 out") {
+		t.Errorf("cached input left out:\n%s", out)
+	}
 }

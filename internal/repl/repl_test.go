@@ -212,7 +212,7 @@ func TestClearCostContextResume(t *testing.T) {
 	}
 	s := out.String()
 	for _, w := range []string{
-		"Tokens: 1,000 in, 250 out",
+		"Tokens: 5,000 in, 250 out", // 1,000 new + 3,000 read from the cache + 1,000 written to it
 		"Cache: 3,000 read, 1,000 written, hit rate 60%",
 		"Cost: $0.0123",
 		"Context: 50,000 of 200,000 tokens (25.0%) for claude-x",

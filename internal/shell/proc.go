@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -433,17 +434,24 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 
 const interruptedNote = "Command interrupted."
 
+// killedJobRe matches bash's report of a foreground job ended by a signal,
+// with the continuation lines of a pipeline's other members ("   1235  | cat").
+var killedJobRe = regexp.MustCompile(`(?m)^(?:[^\s:]+: )?(?:line \d+: )? *\d+ +(?:Killed|Terminated|Interrupt|Hangup)(?:[ \t].*)?(?:\n|$)(?:[ \t]+\d+[ \t]+\|.*(?:\n|$))*`)
+
 func applyReason(res *command.Result, reason string, timeout time.Duration) {
 	note := ""
 	switch reason {
 	case "cancel":
 		res.ExitCode, note = command.Interrupted, interruptedNote
 	case "timeout":
-		res.ExitCode = TimedOut
+		res.ExitCode, res.TimedOut = TimedOut, true
 		note = fmt.Sprintf("Command timed out after %s and was stopped; run long jobs in the background or split them up.", timeout)
 	default:
 		return
 	}
+	// bash reports the job we killed ("bash: line 1: 1234 Killed  sleep 30");
+	// that is our doing, not the command's output, and the note says it.
+	res.Stderr = killedJobRe.ReplaceAllString(res.Stderr, "")
 	if res.Stderr != "" && !strings.HasSuffix(res.Stderr, "\n") {
 		res.Stderr += "\n"
 	}

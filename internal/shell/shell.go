@@ -23,6 +23,8 @@
 //     and environment, and background jobs started by earlier commands.
 //     Background jobs are in their own process groups (job control is on),
 //     so `cmd &` outlives the command that started it until Close/Restart.
+//   - The shell has no terminal, and its environment sets non-interactive
+//     editors and pagers (GIT_EDITOR=true, PAGER=cat, …: nonInteractive).
 //   - Errors are for the shell itself: ErrBusy, ErrNotReady, and errors
 //     matching ErrCrashed when the process died on its own (when noticed
 //     before a command starts, the error matches ErrNotReady too).
@@ -33,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -138,8 +141,35 @@ type Session struct {
 	closed bool
 }
 
+// nonInteractive are the variables every shell gets on top of its
+// environment: it has no terminal, so an editor or pager a command starts
+// (git commit, git rebase -i, git log, man) would wait until the timeout.
+// `true` as the editor accepts the file as it is; cat pages by printing.
+var nonInteractive = []string{
+	"GIT_EDITOR=true", "EDITOR=true", "VISUAL=true",
+	"PAGER=cat", "GIT_PAGER=cat", "MANPAGER=cat",
+	"GIT_TERMINAL_PROMPT=0", // git fails at once instead of asking for a password
+}
+
+// withNonInteractive is env with the nonInteractive settings replacing any
+// the user had (an EDITOR=vim from the user's shell would block every turn).
+func withNonInteractive(env []string) []string {
+	out := make([]string, 0, len(env)+len(nonInteractive))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.ContainsFunc(nonInteractive, func(s string) bool { return strings.HasPrefix(s, name+"=") }) {
+			out = append(out, kv)
+		}
+	}
+	return append(out, nonInteractive...)
+}
+
 // Start spawns the shell and waits until it is ready for commands.
 func Start(ctx context.Context, opts Options) (*Session, error) {
+	if opts.Env == nil {
+		opts.Env = os.Environ()
+	}
+	opts.Env = withNonInteractive(opts.Env)
 	program, args, err := opts.argv()
 	if err != nil {
 		return nil, err

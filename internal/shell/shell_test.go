@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -447,6 +448,24 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
+// A timed-out command's stderr keeps what the command wrote and the note,
+// not bash's report of the job we killed ("bash: line 1: 1234 Killed ...").
+func TestTimeoutDropsKilledJobNoise(t *testing.T) {
+	s := startT(t, Options{Timeout: 300 * time.Millisecond})
+	for _, cmd := range []string{"echo started >&2; sleep 30", "echo started >&2; sleep 30 | cat"} {
+		r := execT(t, s, cmd)
+		if !r.TimedOut || r.ExitCode != TimedOut {
+			t.Fatalf("%q: %+v, want a timeout", cmd, r)
+		}
+		if !strings.HasPrefix(r.Stderr, "started\nCommand timed out after 300ms") || strings.Contains(r.Stderr, "Killed") || strings.Contains(r.Stderr, "| cat") {
+			t.Errorf("%q: stderr = %q, want the command's own line then the note", cmd, r.Stderr)
+		}
+	}
+	if r := execT(t, s, "echo fine"); r.TimedOut {
+		t.Errorf("a command that finished is marked timed out: %+v", r)
+	}
+}
+
 func TestCancelledBeforeStart(t *testing.T) {
 	s := startT(t, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -597,5 +616,24 @@ func TestInheritedCDPATHIsDropped(t *testing.T) {
 	r := execT(t, s, `echo "[$CDPATH]"; cd build`)
 	if r.Stdout != "[]\n" || r.ExitCode == 0 || s.Cwd() != base {
 		t.Fatalf("got %+v (cwd %q): CDPATH was used", r, s.Cwd())
+	}
+}
+
+// The shell has no terminal, so its editors and pagers are non-interactive,
+// whatever the user's environment says: an editor git starts accepts the
+// file as it is instead of waiting for keys until the timeout.
+func TestNonInteractiveEditorsAndPagers(t *testing.T) {
+	s := startT(t, Options{Env: append(os.Environ(), "EDITOR=vim", "PAGER=less", "GIT_EDITOR=vi"), Timeout: time.Minute})
+	r := execT(t, s, `echo "$GIT_EDITOR $EDITOR $VISUAL $PAGER $GIT_PAGER"`)
+	if r.Stdout != "true true true cat cat\n" {
+		t.Fatalf("editors and pagers: %q", r.Stdout)
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	r = execT(t, s, "cd "+dir+" && git init -q && git -c user.name=t -c user.email=t@t commit --allow-empty")
+	if r.TimedOut || r.ExitCode == 0 || !strings.Contains(r.Stderr, "empty commit message") {
+		t.Fatalf("git commit without -m: %+v, want it to stop at once on the empty message", r)
 	}
 }

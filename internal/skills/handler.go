@@ -346,7 +346,10 @@ func (h *Handler) list(args []string) command.Result {
 			} else if n := h.versionCount(s.Name); n > 0 {
 				fmt.Fprintf(&b, " [%d saved version%s]", n, plural(n))
 			}
-			fmt.Fprintf(&b, " — %s\n", textutil.OneLine(s.Description, 160))
+			if d := textutil.OneLine(s.Description, 160); d != "" {
+				b.WriteString(" — " + d) // no dangling dash for a skill without one
+			}
+			b.WriteString("\n")
 			if cmds := s.ScriptCommands(); len(cmds) > 0 {
 				fmt.Fprintf(&b, "  scripts: %s\n", strings.Join(cmds, ", "))
 			}

@@ -283,3 +283,14 @@ func TestTabsAndOddCommandWords(t *testing.T) {
 		}
 	}
 }
+
+// A skill without a description is listed by name alone, not "name — ".
+func TestListSkillWithoutDescription(t *testing.T) {
+	dir := t.TempDir()
+	writeSkill(t, filepath.Join(dir, "nodesc"), "nodesc", "", "")
+	h := &Handler{Index: NewIndex(Root{Dir: dir, Source: SourceUser}), Store: &Store{Dir: dir, MaxVersions: 3}, Home: t.TempDir()}
+	r := h.Run(context.Background(), "skill:list")
+	if r.ExitCode != 0 || !strings.Contains(r.Stdout, "\nnodesc\n") || strings.Contains(r.Stdout, "—") {
+		t.Errorf("skill:list = %+v", r)
+	}
+}

@@ -253,8 +253,9 @@ func absPath(path, cwd, home string) (string, error) {
 }
 
 // bashCallRe matches a whole tool call written as the command:
-// Bash(command="ls -la"), Bash(command: 'ls'), Bash("ls").
-var bashCallRe = regexp.MustCompile(`(?s)^\s*` + Name + `\s*\(\s*(?:command\s*[=:]\s*)?(?:"((?:[^"\\]|\\.)*)"|'([^']*)')\s*(?:,[^()]*)?\)\s*;?\s*$`)
+// Bash(command="ls -la"), Bash(command: 'ls'), Bash("ls"), in any case
+// (bash(command="ls") is the same slip; `bash ls` is the wrapper command).
+var bashCallRe = regexp.MustCompile(`(?si)^\s*` + Name + `\s*\(\s*(?:command\s*[=:]\s*)?(?:"((?:[^"\\]|\\.)*)"|'([^']*)')\s*(?:,[^()]*)?\)\s*;?\s*$`)
 
 // toolCallAsCommand answers a command line that is the tool call itself
 // (Bash(command="ls -la"), Bash ls, Bash) without running it: bash would
@@ -274,14 +275,14 @@ func toolCallAsCommand(cmd string) (Result, bool) {
 				inner = m[1]
 			}
 		}
-	case strings.HasPrefix(strings.TrimSpace(cmd), Name+"({") && strings.HasSuffix(strings.TrimSpace(cmd), "})"):
+	case hasPrefixFold(strings.TrimSpace(cmd), Name+"({") && strings.HasSuffix(strings.TrimSpace(cmd), "})"):
 		t := strings.TrimSpace(cmd)
 		if in, err := DecodeInput(json.RawMessage(t[len(Name)+1 : len(t)-1])); err == nil {
 			inner = in.Command
 		}
 	case word == Name:
 		inner = router.Rest(cmd)
-	case strings.HasPrefix(word, Name+"("):
+	case hasPrefixFold(word, Name+"("):
 	default:
 		return Result{}, false
 	}
@@ -294,4 +295,8 @@ func toolCallAsCommand(cmd string) (Result, bool) {
 	}
 	return Result{Output: msg, IsError: true, Message: Name + " is the tool; pass only the inner command",
 		Facts: Facts{FailureCategory: FailureInvalidUsage}}, true
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/fsutil"
 	"github.com/synapse-agent/synapse/internal/router"
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 // NoOutput is the output of a successful command that printed nothing.
@@ -48,6 +49,10 @@ func (b *Bash) shape(ctx context.Context, route router.Route, cmd string, res co
 	}
 	category, hint := classify(route, cmd, res)
 	facts.FailureCategory = category
+	if suggestsItself(hint, cmd) {
+		// Running the same line again would fail the same way.
+		hint = ""
+	}
 	var o strings.Builder
 	if out != "" {
 		o.WriteString(out)
@@ -57,11 +62,43 @@ func (b *Bash) shape(ctx context.Context, route router.Route, cmd string, res co
 	if hint != "" {
 		o.WriteString("\n" + hint)
 	}
+	if note := terminalNote(res); note != "" {
+		o.WriteString("\n" + note)
+	}
+	if res.TimedOut {
+		msg := fmt.Sprintf("`%s` timed out and was stopped (exit code %d)", textutil.OneLine(cmd, 60), res.ExitCode)
+		return Result{Output: o.String(), IsError: true, Message: msg, Facts: facts}
+	}
 	what := "Command"
 	if name := failedName(route, cmd, res); name != "" {
 		what = "`" + name + "`"
 	}
 	return Result{Output: o.String(), IsError: true, Message: fmt.Sprintf("%s failed with exit code %d (%s)", what, res.ExitCode, category), Facts: facts}
+}
+
+// suggestsItself reports whether hint tells the model to run cmd itself
+// (`task:general --help` failing must not suggest `task:general --help`).
+func suggestsItself(hint, cmd string) bool {
+	line := strings.Join(strings.Fields(cmd), " ")
+	return hint != "" && line != "" && strings.Contains(hint, `Bash(command="`+line+`")`)
+}
+
+// ttyRe matches what programs print when they need a terminal: the shell
+// runs in a session of its own with no controlling terminal, so opening
+// /dev/tty fails at once (ENXIO) and a prompt cannot be answered.
+var ttyRe = regexp.MustCompile(`(?i)/dev/tty\b|not a terminal|not a tty|a terminal is required|no tty present|inappropriate ioctl for device`)
+
+// terminalNote explains a failure of a command that wanted a terminal and
+// names the non-interactive way; it is not a self-description of a command.
+func terminalNote(res command.Result) string {
+	if !ttyRe.MatchString(res.Stderr) {
+		return ""
+	}
+	return "[no terminal] Commands here run without a terminal, so nothing can be typed into them: an editor, a pager, " +
+		"a password or confirmation prompt (or anything reading /dev/tty) fails or waits until the timeout. " +
+		"Use the non-interactive way: give the text as arguments or flags (git commit -m \"…\", --yes, --no-pager), " +
+		"feed answers on stdin (printf 'y\\n' | cmd), and change files with edit or write. " +
+		"EDITOR, VISUAL and GIT_EDITOR are `true` (an editor accepts the file unchanged, so `git rebase -i` runs its plan as is) and PAGER is cat."
 }
 
 // UserOutput is a result's output as a person reads it: nothing for a
@@ -182,12 +219,20 @@ var (
 )
 
 // classify names the kind of failure and gives the self-repair hint for the
-// model's own mistakes (invalid usage, unknown command).
+// model's own mistakes (invalid usage, unknown command). An execution error
+// of any layer gets none (seed 003): its own message says what went wrong,
+// and a pointer to --help would send the model to re-read the usage of a
+// command it called correctly.
 func classify(route router.Route, cmd string, res command.Result) (category, hint string) {
 	if res.ExitCode == 127 || strings.Contains(res.Stderr, "command not found") {
 		name := route.Name
 		if m := notFoundRe.FindStringSubmatch(res.Stderr); m != nil {
 			name = m[1]
+		}
+		if name == router.FirstWord(cmd) {
+			if line, ok := foreignLine(cmd); ok {
+				return FailureCommandNotFound, fmt.Sprintf("%s `%s` is another agent's tool, not a command here. The Synapse command for it: Bash(command=%s).", hintTag, name, strconv.Quote(line))
+			}
 		}
 		return FailureCommandNotFound, notFoundHint(name)
 	}
@@ -195,25 +240,7 @@ func classify(route router.Route, cmd string, res command.Result) (category, hin
 		base := usageBase(route, cmd, res.Stderr+"\n"+res.Stdout)
 		return FailureInvalidUsage, fmt.Sprintf("%s `%s` was called with invalid arguments. Every command describes itself: run Bash(command=\"%s --help\") to see its usage, then retry.", hintTag, base, base)
 	}
-	if route.Layer != router.Native {
-		return FailureExecution, failureHint(route)
-	}
 	return FailureExecution, ""
-}
-
-// failureHint is the hint for an ordinary failure of an Agent Shell or
-// extension command: these are Synapse's own, so it can say where to look.
-// A native command's failure is the program's business and gets none.
-func failureHint(route router.Route) string {
-	name := route.Name
-	switch route.Family {
-	case router.FamilyMCP:
-		return fmt.Sprintf("%s `%s` failed; the error above says why. Bash(command=\"mcp:\") lists the MCP servers, Bash(command=\"mcp:<server>\") a server's tools, Bash(command=\"%s --help\") this tool's arguments.", hintTag, name, name)
-	case router.FamilySkillScript:
-		skill := strings.Split(strings.TrimPrefix(name, "skill:"), ":")[0]
-		return fmt.Sprintf("%s `%s` failed; the error above says why. Bash(command=\"%s --help\") shows the script's usage, Bash(command=\"skill:info %s\") the skill's scripts.", hintTag, name, name, skill)
-	}
-	return fmt.Sprintf("%s `%s` failed; the error above says why. Bash(command=\"%s --help\") describes how it works.", hintTag, name, name)
 }
 
 // usageBase is the command whose usage went wrong: the Agent Shell or

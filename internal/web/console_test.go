@@ -887,3 +887,18 @@ func TestAgentHomeEntriesLeftByAnEngine(t *testing.T) {
 		})
 	}
 }
+
+// A probe message that is a sentence of its own (bwrap's stderr ends in a
+// period) makes a warning with one period, not two.
+func TestProbeWarningHasOnePeriod(t *testing.T) {
+	e := newTestEnv(t, withProbe(SandboxUnsupported, "the sandbox cannot start here: bwrap: No permissions to create a new namespace."))
+	code, body := e.do("POST", "/api/sessions", map[string]any{"engine": "codex-tui"})
+	if code != http.StatusCreated {
+		t.Fatalf("start: HTTP %d %v", code, body)
+	}
+	warning, _ := body["warning"].(string)
+	if want := "sandbox unsupported: the sandbox cannot start here: bwrap: No permissions to create a new namespace. The session runs without the write boundary."; warning != want {
+		t.Errorf("warning = %q\nwant %q", warning, want)
+	}
+	e.stop(decodeState(t, body["session"]).ID)
+}

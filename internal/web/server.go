@@ -273,7 +273,8 @@ func (s *Server) handleStart(w http.ResponseWriter, r *http.Request) {
 	}
 	resp := map[string]any{"session": sess.State(), "sandbox": probe}
 	if probe.Status != SandboxSupported {
-		resp["warning"] = fmt.Sprintf("sandbox %s: %s. The session runs without the write boundary.", probe.Status, probe.Message)
+		// The message may be a sentence of its own ("… namespace."): one period.
+		resp["warning"] = fmt.Sprintf("sandbox %s: %s. The session runs without the write boundary.", probe.Status, strings.TrimRight(probe.Message, ". "))
 	}
 	writeJSON(w, http.StatusCreated, resp)
 }
