@@ -39,6 +39,7 @@ func (r *Runner) RunImages(ctx context.Context, input string, images []llm.Image
 	r.mu.Lock()
 	res.Usage = res.Usage.Add(r.runSub)
 	r.running = false
+	r.cw.prompt = -1
 	if err != nil && historyUnfinished(r.history) {
 		// Only when the run left its prompt unanswered: one refused before
 		// it was added (a hook, a cancel before the start) left nothing.
@@ -91,6 +92,9 @@ func (r *Runner) run(ctx context.Context, input string, images []llm.Image) (Res
 		r.commit(sess, llm.Message{Role: llm.RoleUser, Text: note})
 	}
 	r.commit(sess, llm.Message{Role: llm.RoleUser, Text: text, Images: images})
+	r.mu.Lock()
+	r.cw.prompt = len(r.history) - 1 // compaction keeps it verbatim
+	r.mu.Unlock()
 
 	failures, reminders := 0, 0
 	tooLong := false // a "prompt too long" was answered with a compaction
@@ -100,7 +104,11 @@ func (r *Runner) run(ctx context.Context, input string, images []llm.Image) (Res
 	stopContinued := 0 // how often the user's Stop hooks made this turn go on
 	for res.Turns < r.limits.maxTurns {
 		res.Turns++
-		r.manageContext(ctx, sess)
+		if err := r.manageContext(ctx, sess); err != nil {
+			res.StopReason = StopContextFull
+			r.Emit(Event{Kind: Error, Err: err})
+			return res, err
+		}
 		t0 := time.Now()
 		resp, err := r.stream(ctx)
 		if err != nil && ctx.Err() == nil && llm.IsPromptTooLong(err) && !tooLong {
