@@ -86,7 +86,8 @@ const (
 	StopConsecutiveFailures = "consecutive_failures"
 	StopInterrupted         = "interrupted"
 	StopError               = "error"
-	StopBlocked             = "blocked" // a UserPromptSubmit hook refused the prompt
+	StopBlocked             = "blocked"      // a UserPromptSubmit hook refused the prompt
+	StopContextFull         = "context_full" // the next request would not fit the window (*ContextFullError)
 )
 
 // ErrInterrupted is returned (wrapped) when the run's context was cancelled.
@@ -181,7 +182,7 @@ func New(opts Options) (*Runner, error) {
 		onEvent:  opts.OnEvent,
 		hooks:    opts.Hooks,
 		cw: contextState{settings: opts.Context, compactModel: opts.CompactModel, compactVia: opts.CompactProvider,
-			maxSessions: opts.MaxSessions},
+			maxSessions: opts.MaxSessions, prompt: -1},
 		limits: limits{
 			maxTurns:     orDefault(opts.MaxTurns, config.DefaultMaxToolIterations),
 			maxFailures:  orDefault(opts.MaxConsecutiveFailures, config.DefaultMaxConsecutiveFailures),

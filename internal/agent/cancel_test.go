@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/llm/anthropic"
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
@@ -153,7 +154,7 @@ func cancelOnePhase(t *testing.T, format string, ph cancelPhase) {
 		}
 	}
 	joined := strings.Join(users, "\n")
-	if i, j := strings.Index(joined, InterruptedNote), strings.LastIndex(joined, "again"); i < 0 || j < i {
+	if i, j := strings.Index(joined, interruptedLead), strings.LastIndex(joined, "again"); i < 0 || j < i {
 		t.Errorf("%s: the next request's user texts lack the interrupted note before the prompt:\n%s", ph.name, joined)
 	}
 	if err := r.Close(); err != nil {
@@ -184,5 +185,70 @@ func TestNoCallStartsAfterCancel(t *testing.T) {
 		if got := rec.kinds(ToolStart); len(got) != 1 {
 			t.Fatalf("round %d: %d calls started, want only the one running at the cancel", i, len(got))
 		}
+	}
+}
+
+// Issue 27: Ctrl+C drops the interrupted step whole (seed 004), the calls
+// of it that had finished included, so the note before the next prompt is
+// where the model learns what already happened: each finished call with
+// its exit status and the files it changed, the cancelled one, and the one
+// that never started.
+func TestInterruptNoteNamesWhatTheStepDid(t *testing.T) {
+	for _, format := range []string{llmtest.FormatAnthropic, llmtest.FormatOpenAI} {
+		t.Run(format, func(t *testing.T) {
+			exit := func(n int) *int { return &n }
+			tt := newTestTool(func(ctx context.Context, cmd string) tool.Result {
+				switch {
+				case strings.HasPrefix(cmd, "echo"):
+					return tool.Result{Output: "(no output)", Facts: tool.Facts{Layer: "native", ExitCode: exit(0)}}
+				case strings.HasPrefix(cmd, "write"):
+					return tool.Result{Output: "wrote notes.md", Facts: tool.Facts{Layer: "agent", ExitCode: exit(0)},
+						Change: &command.FileChange{Path: "notes.md", New: "draft", Created: true}}
+				case strings.HasPrefix(cmd, "grep"):
+					return tool.Result{Output: "", IsError: true, Facts: tool.Facts{Layer: "native", ExitCode: exit(1)}}
+				}
+				<-ctx.Done()
+				return tool.Result{Output: "interrupted", IsError: true, Facts: tool.Facts{Interrupted: true, ExitCode: exit(130)}}
+			})
+			srv := llmtest.New(t, llmtest.BashTurn("a", "echo hi > a.txt", "write notes.md <<'EOF'\ndraft\nEOF", "grep -r TODO .", "sleep 100", "ls"),
+				llmtest.TextTurn("noted"))
+			r, rec := newRunner(t, wire(t, format, srv), tt, func(o *Options) { o.SessionsDir = t.TempDir() })
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			rec.hook = func(e Event) {
+				if e.Kind == ToolStart && e.Command == "sleep 100" {
+					cancel()
+				}
+			}
+			if _, err := r.Run(ctx, "start"); !errors.Is(err, ErrInterrupted) {
+				t.Fatalf("err = %v, want ErrInterrupted", err)
+			}
+			if h := r.History(); len(h) != 1 || len(danglingCalls(h)) != 0 {
+				t.Fatalf("the step was not dropped whole: %+v", h)
+			}
+			if _, err := r.Run(context.Background(), "what now?"); err != nil {
+				t.Fatal(err)
+			}
+			last, _ := srv.LastRequest()
+			var note string
+			for _, m := range last.Messages {
+				for _, s := range m.Texts {
+					if strings.HasPrefix(s, interruptedLead) {
+						note = s
+					}
+				}
+			}
+			finished, cancelled, _ := strings.Cut(note, "were cancelled")
+			cancelled, never, _ := strings.Cut(cancelled, "never started")
+			for _, want := range []string{"`echo hi > a.txt`: exit 0 (a shell command: the files it changed are not tracked",
+				"`write notes.md <<'EOF' …`: exit 0, created notes.md", "`grep -r TODO .`: exit 1"} {
+				if !strings.Contains(finished, want) {
+					t.Errorf("the note does not say %q among the finished calls:\n%s", want, note)
+				}
+			}
+			if !strings.Contains(cancelled, "`sleep 100`") || !strings.Contains(never, "`ls`") || strings.Contains(note, "draft") {
+				t.Errorf("the note does not name the cancelled and the unstarted call, or quotes a write's content:\n%s", note)
+			}
+		})
 	}
 }

@@ -29,13 +29,18 @@ type contextState struct {
 	// toolTokens is the estimate of the tool specs (they never change).
 	toolTokens int
 	warned     bool // the settings' warning was shown
-	// offloadTold: this run already said that results are being offloaded.
-	offloadTold bool
+	// offloadTold, shrinkTold: this run already said that results are
+	// being offloaded, or cut.
+	offloadTold, shrinkTold bool
+	// prompt is the index in the history of the running turn's prompt,
+	// which compaction never summarises; -1 when no turn runs.
+	prompt int
 }
 
 func (c *contextState) reset(h []llm.Message) {
 	c.tracker.Reset(h)
 	c.attempted = false
+	c.prompt = -1
 }
 
 // settingsLocked resolves the thresholds for the current model (r.mu held).
@@ -44,13 +49,23 @@ func (r *Runner) settingsLocked() (contextmgr.Settings, string) {
 }
 
 // estimateLocked is the estimated size of the next request (r.mu held).
-func (r *Runner) estimateLocked() int {
+func (r *Runner) estimateLocked() int { return r.cw.tracker.Total() + r.baseLocked() }
+
+// baseLocked is the estimate of what every request carries besides the
+// history: the system prompt and the tool specs (r.mu held).
+func (r *Runner) baseLocked() int {
 	if r.cw.toolTokens == 0 {
 		for _, t := range r.tools {
 			r.cw.toolTokens += contextmgr.EstimateText(t.Description) + contextmgr.EstimateText(string(t.InputSchema)) + 8
 		}
 	}
-	return r.cw.tracker.Total() + contextmgr.EstimateText(r.system) + r.cw.toolTokens
+	return contextmgr.EstimateText(r.system) + r.cw.toolTokens
+}
+
+func (r *Runner) estimate() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.estimateLocked()
 }
 
 // ContextStats is what /context shows.
@@ -77,11 +92,35 @@ func (r *Runner) ContextStats() ContextStats {
 	return s
 }
 
-// manageContext runs before each model request: past the offload
-// threshold, large older tool results go to files; past the compaction
-// threshold (and the cooldown), the older history is summarised. Neither
-// failing stops the run: the request goes out as the history stands.
-func (r *Runner) manageContext(ctx context.Context, sess *session.Session) {
+// ContextFullError is a request that would not fit the context window
+// even after offloading, cutting and compacting: it is not sent (a real
+// server refuses it, and a local one may cut the prompt silently).
+type ContextFullError struct {
+	Used, Limit, Window int // tokens (Used is estimated)
+}
+
+func (e *ContextFullError) Error() string {
+	return fmt.Sprintf("the next request would be about %d tokens, more than the %d that fit the context window of %d tokens "+
+		"even after offloading and compacting, so it was not sent: use /compact (with instructions on what to keep) or /clear to start over, "+
+		"or use a model with a larger window and set SYNAPSE_MAX_CONTEXT_WINDOW to it", e.Used, e.Limit, e.Window)
+}
+
+// manageContext runs before each model request and keeps the request
+// within the window, the cheapest and least lossy step first:
+//
+//  1. past the offload threshold, large older tool results go to files;
+//  2. when the newest messages alone are past it (a few large outputs in a
+//     row), their largest results are cut to start and end, the whole text
+//     in a file, the newest step's last;
+//  3. past the compaction threshold (after the cooldown, or at once when
+//     the request would not fit), the older history is summarised, never
+//     the running turn's prompt, and only when that saves MinSaving;
+//  4. a request still over the limit has any large result cut, and one
+//     that cannot fit is not sent: a *ContextFullError says what to do.
+//
+// A failed offload or compaction is a warning: the request goes out if it
+// fits.
+func (r *Runner) manageContext(ctx context.Context, sess *session.Session) error {
 	r.mu.Lock()
 	st, warn := r.settingsLocked()
 	if warn != "" && !r.cw.warned {
@@ -91,17 +130,21 @@ func (r *Runner) manageContext(ctx context.Context, sess *session.Session) {
 		r.mu.Lock()
 	}
 	r.cw.requests++
+	cooled := !r.cw.attempted || r.cw.requests-r.cw.lastCompact > st.CooldownSteps
 	used := r.estimateLocked()
-	// Nothing older than the kept messages: there is nothing to summarise.
-	cooled := (!r.cw.attempted || r.cw.requests-r.cw.lastCompact > st.CooldownSteps) && contextmgr.Cut(r.history, st.KeepRecent) > 0
 	r.mu.Unlock()
 	if used > st.OffloadAt && sess != nil {
 		r.offload(sess, st)
-		r.mu.Lock()
-		used = r.estimateLocked()
-		r.mu.Unlock()
+		used = r.estimate()
 	}
-	if used > st.CompactAt && cooled {
+	r.mu.Lock()
+	from := len(r.history) - st.KeepRecent
+	recent := r.cw.tracker.Since(from)
+	r.mu.Unlock()
+	if recent > st.OffloadAt {
+		used = r.shrink(sess, st, from, recent-st.OffloadAt)
+	}
+	if used > st.CompactAt && (cooled || used > st.Limit) && r.worthCompacting(st) {
 		r.mu.Lock()
 		r.cw.attempted, r.cw.lastCompact = true, r.cw.requests
 		r.mu.Unlock()
@@ -111,7 +154,28 @@ func (r *Runner) manageContext(ctx context.Context, sess *session.Session) {
 			r.Emit(Event{Kind: Warning, Err: fmt.Errorf("the context is %d of %d tokens and compacting it failed, so the history is unchanged: %w; "+
 				"it is tried again in a few steps, or use /compact, or /clear to start over", used, st.Window, err)})
 		}
+		used = r.estimate()
 	}
+	if used > st.Limit {
+		used = r.shrink(sess, st, 0, used-st.Limit)
+	}
+	if used > st.Limit {
+		return &ContextFullError{Used: used, Limit: st.Limit, Window: st.Window}
+	}
+	return nil
+}
+
+// worthCompacting reports whether summarising the older history would save
+// at least st.MinSaving tokens even with the longest summary allowed.
+func (r *Runner) worthCompacting(st contextmgr.Settings) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cut := contextmgr.Cut(r.history, st.KeepRecent)
+	older := r.cw.tracker.Total() - r.cw.tracker.Since(cut)
+	if p := r.cw.prompt; p >= 0 && p < cut {
+		older -= r.cw.tracker.Size(p)
+	}
+	return older-contextmgr.SummaryMaxTokens(st.Window) >= st.MinSaving
 }
 
 // offload moves large tool results of the older history to files in the
@@ -125,15 +189,7 @@ func (r *Runner) offload(sess *session.Session, st contextmgr.Settings) {
 		if _, rerr := sess.Rewrite(h, nil, nil); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
-		r.mu.Lock()
-		r.history = h
-		for _, o := range moved {
-			r.cw.tracker.Set(o.Index, h[o.Index])
-		}
-		told := r.cw.offloadTold
-		r.cw.offloadTold = true
-		r.mu.Unlock()
-		if !told {
+		if r.replaced(h, moved, &r.cw.offloadTold) {
 			// Once per run: later steps usually move one result each.
 			r.Emit(Event{Kind: ContextNotice, Text: fmt.Sprintf("context past %d tokens: large older tool results are moved to %s (the model can read them back)",
 				st.OffloadAt, sess.OffloadDir())})
@@ -142,6 +198,51 @@ func (r *Runner) offload(sess *session.Session, st contextmgr.Settings) {
 	if err != nil {
 		r.saveFailed(sess, err)
 	}
+}
+
+// shrink cuts large tool results of history[from:] to their start and end
+// until need tokens are saved (contextmgr.Shrink), the whole texts in the
+// session's offload directory and the session file rewritten to match. It
+// returns the new estimate.
+func (r *Runner) shrink(sess *session.Session, st contextmgr.Settings, from, need int) int {
+	r.mu.Lock()
+	h := slices.Clone(r.history)
+	r.mu.Unlock()
+	dir, where := "", "the rest is not kept: there is no session to keep it in"
+	if sess != nil {
+		dir = sess.OffloadDir()
+		where = "the whole texts are in " + dir
+	}
+	moved, _, err := contextmgr.Shrink(h, from, dir, st.OffloadMinChars, need)
+	if len(moved) > 0 {
+		if sess != nil {
+			if _, rerr := sess.Rewrite(h, nil, nil); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}
+		if r.replaced(h, moved, &r.cw.shrinkTold) {
+			r.Emit(Event{Kind: ContextNotice, Text: fmt.Sprintf("context: the newest tool results are too large for the window of %d tokens, "+
+				"so the largest are cut to their start and end (%s; the model can read them back)", st.Window, where)})
+		}
+	}
+	if err != nil && sess != nil {
+		r.saveFailed(sess, err)
+	}
+	return r.estimate()
+}
+
+// replaced makes h, in which the moved messages changed, the history, and
+// reports whether *told was false (the run has not said so yet), setting it.
+func (r *Runner) replaced(h []llm.Message, moved []contextmgr.Offloaded, told *bool) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.history = h
+	for _, o := range moved {
+		r.cw.tracker.Set(o.Index, h[o.Index])
+	}
+	first := !*told
+	*told = true
+	return first
 }
 
 // CompactResult is what a compaction did.
@@ -166,15 +267,18 @@ func (r *Runner) Compact(ctx context.Context, instructions string) (CompactResul
 }
 
 // compact replaces the older history with a summary written by one model
-// request. On any failure the history, in memory and on disk, is unchanged.
+// request; the running turn's prompt stays verbatim. On any failure the
+// history, in memory and on disk, is unchanged.
 func (r *Runner) compact(ctx context.Context, sess *session.Session, instructions string, st contextmgr.Settings) (CompactResult, error) {
 	r.mu.Lock()
 	h := r.history[:len(r.history):len(r.history)]
-	before := r.estimateLocked()
+	before, base := r.estimateLocked(), r.baseLocked()
 	model, provider := r.model, r.provider
+	prompt := r.cw.prompt
 	r.mu.Unlock()
 	cut := contextmgr.Cut(h, st.KeepRecent)
-	if cut <= 0 {
+	older := contextmgr.Summarised(h, cut, prompt)
+	if cut <= 0 || len(older) == 0 {
 		return CompactResult{}, ErrNothingToCompact
 	}
 	if r.cw.compactModel != "" {
@@ -183,8 +287,16 @@ func (r *Runner) compact(ctx context.Context, sess *session.Session, instruction
 			provider = r.cw.compactVia
 		}
 	}
-	budget := min(st.Window, llm.ContextWindow(model)) * 70 / 100
-	resp, err := provider.Stream(ctx, contextmgr.SummaryRequest(model, h[:cut], instructions, budget), nil)
+	window := min(st.Window, llm.ContextWindow(model))
+	sum := contextmgr.Summary{Model: model, Older: h[:cut], Prompt: -1, Instructions: instructions,
+		Budget: window * 70 / 100, MaxTokens: contextmgr.SummaryMaxTokens(window)}
+	if prompt < cut {
+		sum.Prompt = prompt
+	}
+	if sess != nil {
+		sum.Expand = contextmgr.Expand(sess.OffloadDir())
+	}
+	resp, err := provider.Stream(ctx, sum.Request(), nil)
 	if err != nil {
 		return CompactResult{}, fmt.Errorf("summary request: %w", err)
 	}
@@ -194,14 +306,19 @@ func (r *Runner) compact(ctx context.Context, sess *session.Session, instruction
 	if sess != nil {
 		sess.AddUsage(resp.Usage, cmpOr(resp.Model, model))
 	}
-	newH, err := contextmgr.Compacted(resp.Message.Text, h[cut:])
+	newH, newPrompt, err := contextmgr.Compacted(resp.Message.Text, h, cut, prompt)
 	if err != nil {
 		return CompactResult{}, err
 	}
 	if !contextmgr.ValidPairs(newH) {
 		return CompactResult{}, errors.New("the compacted history would break a tool call's pairing with its result")
 	}
-	res := CompactResult{Before: before, Summarised: cut}
+	var tr contextmgr.Tracker
+	tr.Reset(newH)
+	if after := tr.Total() + base; after >= before {
+		return CompactResult{}, fmt.Errorf("the summary would not make the history shorter (%d → %d tokens)", before, after)
+	}
+	res := CompactResult{Before: before, Summarised: len(older)}
 	var dir string
 	if sess != nil {
 		dir = sess.OffloadDir()
@@ -213,7 +330,8 @@ func (r *Runner) compact(ctx context.Context, sess *session.Session, instruction
 	}
 	r.mu.Lock()
 	r.history = newH
-	r.cw.tracker.Reset(newH)
+	r.cw.tracker = tr
+	r.cw.prompt = newPrompt
 	r.cw.compactions++
 	res.After = r.estimateLocked()
 	r.mu.Unlock()

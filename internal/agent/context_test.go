@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,7 +51,11 @@ func newContextServer(t *testing.T, summary string, summaryStatus int) (*context
 			return llmtest.ErrorTurn(400, "prompt is too long: 250000 tokens > 200000 maximum")
 		}
 		if stepsSincePrompt(r) < 12 {
-			return llmtest.BashTurn("s"+strconv.Itoa(r.Index), "step "+strconv.Itoa(r.Index))
+			// Each step says what it does, at some length, as models do:
+			// the older history is then worth summarising.
+			t := llmtest.BashTurn("s"+strconv.Itoa(r.Index), "step "+strconv.Itoa(r.Index))
+			t.Text = strings.Repeat("Looking at the output of the previous step. ", 45)
+			return t
 		}
 		return llmtest.TextTurn("finished")
 	})
@@ -149,7 +154,7 @@ func TestCompactionPastThreshold(t *testing.T) {
 			dir := t.TempDir()
 			r, rec := newRunner(t, wire(t, format, srv), bigTool(3000), func(o *Options) {
 				o.SessionsDir = dir
-				o.Context = contextmgr.Settings{Window: 100_000, OffloadAt: 2_500, CompactAt: 3_000, KeepRecent: 10, OffloadMinChars: 1000, CooldownSteps: 100}
+				o.Context = contextmgr.Settings{Window: 16_384, OffloadAt: 2_500, CompactAt: 3_000, KeepRecent: 10, OffloadMinChars: 1000, CooldownSteps: 100, MinSaving: 1}
 			})
 			if _, err := r.Run(context.Background(), "go"); err != nil {
 				t.Fatal(err)
@@ -157,19 +162,23 @@ func TestCompactionPastThreshold(t *testing.T) {
 			if cs.summaries != 1 {
 				t.Fatalf("%d summary requests, want 1 (the cooldown holds the rest)", cs.summaries)
 			}
+			// The running turn's prompt stays first and verbatim; the summary
+			// of the work on it follows.
 			h := r.History()
-			if !strings.HasPrefix(h[0].Text, contextmgr.SummaryPrefix+"## Technical context") || !contextmgr.ValidPairs(h) {
-				t.Fatalf("history after compaction starts %q; pairs valid %v", h[0].Text, contextmgr.ValidPairs(h))
+			if first := srv.Requests()[0].Messages[0].Text; h[0].Text != first ||
+				!strings.HasPrefix(h[1].Text, contextmgr.SummaryPrefix+"## Technical context") || !contextmgr.ValidPairs(h[1:]) {
+				t.Fatalf("history after compaction starts %q, %q; pairs valid %v", h[0].Text, h[1].Text, contextmgr.ValidPairs(h[1:]))
 			}
 			var next llmtest.Request
 			for _, q := range srv.Requests() {
-				if !isSummaryRequest(&q) && strings.HasPrefix(firstText(&q), "[Summary of") {
+				if !isSummaryRequest(&q) && len(q.Messages) > 0 && slices.ContainsFunc(q.Messages[0].Texts, func(s string) bool { return strings.HasPrefix(s, "[Summary of") }) ||
+					len(q.Messages) > 1 && strings.HasPrefix(q.Messages[1].Text, "[Summary of") {
 					next = q
 					break
 				}
 			}
 			if next.Messages == nil {
-				t.Fatal("no request after the compaction started with the summary")
+				t.Fatal("no request after the compaction carried the summary")
 			}
 			if next.Messages[0].Role != "user" {
 				t.Errorf("first message role %q", next.Messages[0].Role)
@@ -202,7 +211,7 @@ func TestFailedSummaryLeavesHistory(t *testing.T) {
 			dir := t.TempDir()
 			r, rec := newRunner(t, wire(t, format, srv), bigTool(500), func(o *Options) {
 				o.SessionsDir = dir
-				o.Context = contextmgr.Settings{Window: 100_000, OffloadAt: 2_000, CompactAt: 2_500, KeepRecent: 4, OffloadMinChars: 10_000, CooldownSteps: 4}
+				o.Context = contextmgr.Settings{Window: 16_384, OffloadAt: 2_000, CompactAt: 2_500, KeepRecent: 4, OffloadMinChars: 10_000, CooldownSteps: 4, MinSaving: 1}
 			})
 			res, err := r.Run(context.Background(), "go")
 			if err != nil || res.Text != "finished" {
@@ -245,7 +254,9 @@ func TestPromptTooLongCompactsAndRetries(t *testing.T) {
 			if cs.summaries != 1 {
 				t.Errorf("%d summaries, want 1", cs.summaries)
 			}
-			if h := r.History(); !strings.HasPrefix(h[0].Text, contextmgr.SummaryPrefix) || !contextmgr.ValidPairs(h) {
+			h := r.History()
+			kept := slices.ContainsFunc(h, func(m llm.Message) bool { return strings.Contains(m.Text, "prompt-too-long please") })
+			if !strings.HasPrefix(h[0].Text, contextmgr.SummaryPrefix) || !kept || !contextmgr.ValidPairs(h) {
 				t.Errorf("history after the retry: first %q", h[0].Text)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/session"
+	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
@@ -39,6 +40,7 @@ func (r *Runner) RunImages(ctx context.Context, input string, images []llm.Image
 	r.mu.Lock()
 	res.Usage = res.Usage.Add(r.runSub)
 	r.running = false
+	r.cw.prompt = -1
 	if err != nil && historyUnfinished(r.history) {
 		// Only when the run left its prompt unanswered: one refused before
 		// it was added (a hook, a cancel before the start) left nothing.
@@ -91,6 +93,9 @@ func (r *Runner) run(ctx context.Context, input string, images []llm.Image) (Res
 		r.commit(sess, llm.Message{Role: llm.RoleUser, Text: note})
 	}
 	r.commit(sess, llm.Message{Role: llm.RoleUser, Text: text, Images: images})
+	r.mu.Lock()
+	r.cw.prompt = len(r.history) - 1 // compaction keeps it verbatim
+	r.mu.Unlock()
 
 	failures, reminders := 0, 0
 	tooLong := false // a "prompt too long" was answered with a compaction
@@ -100,7 +105,11 @@ func (r *Runner) run(ctx context.Context, input string, images []llm.Image) (Res
 	stopContinued := 0 // how often the user's Stop hooks made this turn go on
 	for res.Turns < r.limits.maxTurns {
 		res.Turns++
-		r.manageContext(ctx, sess)
+		if err := r.manageContext(ctx, sess); err != nil {
+			res.StopReason = StopContextFull
+			r.Emit(Event{Kind: Error, Err: err})
+			return res, err
+		}
 		t0 := time.Now()
 		resp, err := r.stream(ctx)
 		if err != nil && ctx.Err() == nil && llm.IsPromptTooLong(err) && !tooLong {
@@ -170,11 +179,12 @@ func (r *Runner) run(ctx context.Context, input string, images []llm.Image) (Res
 			continue
 		}
 
-		results, complete := r.runTools(ctx, msg.ToolCalls)
+		results, states, complete := r.runTools(ctx, msg.ToolCalls)
 		if !complete || ctx.Err() != nil {
-			// The step is dropped whole: no dangling tool calls, in memory or on disk.
+			// The step is dropped whole: no dangling tool calls, in memory or
+			// on disk. The note before the next prompt says what of it happened.
 			res.StopReason = StopInterrupted
-			return res, fmt.Errorf("tool execution: %w", ErrInterrupted)
+			return res, &droppedStepError{note: droppedStepNote(msg.ToolCalls, results, states)}
 		}
 		deniedPerm = deniedPerm || denied(results)
 		step := make([]llm.Message, 0, 1+len(results))
@@ -395,17 +405,96 @@ func reminderText(items []todo.Item) string {
 // run the user interrupted: its unfinished step was dropped (never kept
 // half-done in the history), and the model should know that rather than
 // see an unanswered request.
-const InterruptedNote = "[The user interrupted the previous request before it finished. Its unfinished step was dropped: " +
+const InterruptedNote = interruptedLead + " Its unfinished step was dropped: " +
 	"tool calls that were running did not complete. Do not resume that work unless the next message asks for it.]"
+
+// interruptedLead starts every note about an interrupted request.
+const interruptedLead = "[The user interrupted the previous request before it finished."
 
 // resumedUnfinishedNote is the note after a resumed history that ends
 // without an answer: whether it was interrupted or failed is not recorded.
 const resumedUnfinishedNote = "[The previous request ended before it finished (it was interrupted or failed). Its unfinished step was dropped. " +
 	"Do not resume that work unless the next message asks for it.]"
 
+// droppedStepError is the interrupt of a run whose step was dropped while
+// its tool calls ran; note tells the model what of the step happened.
+type droppedStepError struct{ note string }
+
+func (e *droppedStepError) Error() string { return "tool execution: " + ErrInterrupted.Error() }
+func (e *droppedStepError) Unwrap() error { return ErrInterrupted }
+
+// droppedStepNote is the interruption note for a step dropped while its
+// calls ran: calls that finished did what they did (a file written stays
+// written) though their results are gone, so the model is told each one,
+// with its exit status and the files it changed, and which were cancelled
+// or never started, rather than left to redo or to assume.
+func droppedStepNote(calls []llm.ToolCall, results []tool.Result, states []callState) string {
+	var done, cancelled, skipped []string
+	for i, c := range calls {
+		line := "- " + briefCommand(shownCommand(c, commandOf(c.Input)))
+		switch states[i] {
+		case callFinished:
+			done = append(done, line+": "+callOutcomeText(results[i]))
+		case callCancelled:
+			cancelled = append(cancelled, line)
+		default:
+			skipped = append(skipped, line)
+		}
+	}
+	var b strings.Builder
+	b.WriteString(interruptedLead + " Its unfinished step was dropped from the history, with the results of all its tool calls.")
+	if len(done) > 0 {
+		b.WriteString("\nThese calls of that step had finished, and what they did stands:\n")
+		b.WriteString(strings.Join(done, "\n"))
+	}
+	if len(cancelled) > 0 {
+		b.WriteString("\nThese were running and were cancelled; they may have done part of their work:\n")
+		b.WriteString(strings.Join(cancelled, "\n"))
+	}
+	if len(skipped) > 0 {
+		b.WriteString("\nThese never started:\n")
+		b.WriteString(strings.Join(skipped, "\n"))
+	}
+	b.WriteString("\nDo not resume that work unless the next message asks for it.]")
+	return b.String()
+}
+
+// briefCommand is a command's first line, at most 160 characters: a
+// write's whole content does not belong in the note.
+func briefCommand(cmd string) string {
+	first, _, more := strings.Cut(cmd, "\n")
+	first = textutil.Truncate(first, 160)
+	if more {
+		first += " …"
+	}
+	return "`" + first + "`"
+}
+
+// callOutcomeText is a finished call's exit status and the files it changed.
+func callOutcomeText(res tool.Result) string {
+	out := "finished"
+	if code, ok := res.Facts.Exit(); ok {
+		out = "exit " + strconv.Itoa(code)
+	} else if res.IsError {
+		out = "failed"
+	}
+	switch {
+	case res.Change != nil && res.Change.Created:
+		out += ", created " + res.Change.Path
+	case res.Change != nil:
+		out += ", changed " + res.Change.Path
+	case res.Facts.Layer == "native":
+		out += " (a shell command: the files it changed are not tracked; check them if it matters)"
+	}
+	return out
+}
+
 // unfinishedNote is the note for a run that ended with err: interrupted,
 // stopped by a limit, or failed.
 func unfinishedNote(err error) string {
+	if d := (*droppedStepError)(nil); errors.As(err, &d) {
+		return d.note
+	}
 	if errors.Is(err, ErrInterrupted) {
 		return InterruptedNote
 	}

@@ -90,10 +90,20 @@ type callOutcome struct {
 	skipped bool
 }
 
+// callState is what became of one call of a step.
+type callState int
+
+const (
+	callNotStarted callState = iota
+	callFinished             // it returned before any cancel: its result is in results
+	callCancelled            // it started and the cancel stopped it (or it returned after)
+)
+
 // runTools runs one turn's calls group by group and returns one result per
-// call, in call order. complete is false when ctx was cancelled before every
-// call returned.
-func (r *Runner) runTools(ctx context.Context, calls []llm.ToolCall) ([]tool.Result, bool) {
+// call, in call order, and each call's state. complete is false when ctx
+// was cancelled before every call returned; the results of the calls that
+// finished are there all the same.
+func (r *Runner) runTools(ctx context.Context, calls []llm.ToolCall) ([]tool.Result, []callState, bool) {
 	commands := make([]string, len(calls))
 	shown := make([]string, len(calls))
 	for i, c := range calls {
@@ -101,25 +111,26 @@ func (r *Runner) runTools(ctx context.Context, calls []llm.ToolCall) ([]tool.Res
 		shown[i] = shownCommand(c, commands[i])
 	}
 	results := make([]tool.Result, len(calls))
+	states := make([]callState, len(calls))
 	for _, g := range groupCalls(commands) {
 		if ctx.Err() != nil {
-			return nil, false
+			return results, states, false
 		}
 		width := 1
 		if g.parallel {
 			width = r.limits.maxParallel
 		}
-		if !r.runGroup(ctx, calls, shown, results, g, width) {
-			return nil, false
+		if !r.runGroup(ctx, calls, shown, results, states, g, width) {
+			return results, states, false
 		}
 	}
-	return results, true
+	return results, states, true
 }
 
 // runGroup runs calls[g.start:g.end] with at most width running at once; the
 // rest queue and start as running ones finish. ToolEnd events are emitted in
 // completion order, so fast calls report first.
-func (r *Runner) runGroup(ctx context.Context, calls []llm.ToolCall, commands []string, results []tool.Result, g group, width int) bool {
+func (r *Runner) runGroup(ctx context.Context, calls []llm.ToolCall, commands []string, results []tool.Result, states []callState, g group, width int) bool {
 	n := g.end - g.start
 	done := make(chan callOutcome, n) // buffered: an abandoned call never blocks
 	sem := make(chan struct{}, width)
@@ -169,6 +180,7 @@ func (r *Runner) runGroup(ctx context.Context, calls []llm.ToolCall, commands []
 		// Every call that was shown starting is shown ending, as cancelled.
 		for _, i := range st.close() {
 			if !ended[i] {
+				states[i] = callCancelled
 				res := cancelledResult()
 				r.Emit(Event{Kind: ToolEnd, CallID: calls[i].ID, Command: commands[i], Route: router.Classify(commands[i]), Result: &res})
 			}
@@ -188,6 +200,7 @@ func (r *Runner) runGroup(ctx context.Context, calls []llm.ToolCall, commands []
 			return cancelled(n - got - 1)
 		}
 		results[o.index] = o.res
+		states[o.index] = callFinished
 		res := o.res
 		ended[o.index] = true
 		r.Emit(Event{Kind: ToolEnd, CallID: calls[o.index].ID, Command: commands[o.index], Route: router.Classify(commands[o.index]),

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -75,5 +77,47 @@ func TestSessionsPerProject(t *testing.T) {
 	out, err = run(empty, "", "sessions")
 	if err != nil || !strings.Contains(out, "No saved sessions for "+empty) {
 		t.Errorf("sessions in a new project (err %v):\n%s", err, out)
+	}
+}
+
+// Issue 27: a project is the repository. A session started at the top of a
+// repository is continued from src/ (`cd src && synapse -c`), listed there
+// by `synapse sessions`, and a session started in src/ is the top's latest.
+func TestSessionsFollowTheRepository(t *testing.T) {
+	srv := llmtest.New(t,
+		llmtest.TextTurn("Answer at the top."),
+		llmtest.TextTurn("Continued from src."),
+	)
+	env := chatEnv(t, srv)
+	repo := t.TempDir()
+	src := filepath.Join(repo, "src")
+	for _, d := range []string{filepath.Join(repo, ".git"), src} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(dir, stdin string, args ...string) (string, error) {
+		t.Helper()
+		c := exec.Command(synapseBin, args...)
+		c.Dir, c.Env = dir, env
+		c.Stdin = strings.NewReader(stdin)
+		var out, errb bytes.Buffer
+		c.Stdout, c.Stderr = &out, &errb
+		err := c.Run()
+		return out.String() + errb.String(), err
+	}
+	if out, err := run(repo, "prompt at the top\n"); err != nil {
+		t.Fatalf("chat at the top: %v\n%s", err, out)
+	}
+	out, err := run(src, "", "sessions")
+	if err != nil || !strings.Contains(out, "prompt at the top") {
+		t.Errorf("sessions in src (err %v) should list the repository's session:\n%s", err, out)
+	}
+	out, err = run(src, "and from src\n", "-c")
+	if err != nil || !strings.Contains(out, "› prompt at the top") || !strings.Contains(out, "Continued from src.") {
+		t.Fatalf("-c in src (err %v) should continue the session started at the top:\n%s", err, out)
+	}
+	if got := srv.Requests()[1].FirstUserText(); !strings.Contains(got, "prompt at the top") {
+		t.Errorf("the continued request starts with %q", got)
 	}
 }

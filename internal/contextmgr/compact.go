@@ -9,8 +9,11 @@ import (
 )
 
 // SummaryPrefix starts the user message that holds a compaction's summary.
-const SummaryPrefix = "[Summary of the earlier conversation, written when it was compacted to fit the context window. " +
-	"The messages after this one are verbatim.]\n\n"
+// It stands before the kept messages, or right after the user's current
+// request when the work on that request is what was summarised: that
+// request is never summarised, it stays verbatim where the model reads it.
+const SummaryPrefix = "[Summary of the conversation up to here, written when it was compacted to fit the context window. " +
+	"It replaces the earlier messages except the user's current request, which is kept verbatim. The messages after this one are verbatim.]\n\n"
 
 // SummarySystem is the summariser's system prompt (a test tells a summary
 // request from the agent's own by it).
@@ -36,8 +39,12 @@ Write plain text with exactly these sections, each a heading line followed by sh
 Be specific: keep file paths, function names, commands, error messages and numbers exactly. Do not invent anything. Do not address the user. Output only the summary.`
 
 // maxResultChars bounds each tool result in the transcript sent to the
-// summariser: the gist of a result is at its start and end.
-const maxResultChars = 3000
+// summariser: the gist of a result is at its start and end. With many
+// results each gets less, down to minResultChars.
+const (
+	maxResultChars = 3000
+	minResultChars = 300
+)
 
 // Cut returns where the kept part of h starts when the newest keep messages
 // stay verbatim: never at a tool result, so every tool call and its result
@@ -57,35 +64,100 @@ func Cut(h []llm.Message, keep int) int {
 	return max(cut, 0)
 }
 
-// SummaryRequest is the one model request that summarises older (the part
-// of the history that goes), steered by the user's instructions (may be
-// empty). The transcript is bounded to fit budget tokens, newest kept.
-func SummaryRequest(model string, older []llm.Message, instructions string, budget int) llm.Request {
+// Summarised is what a compaction at cut summarises: h[:cut] without the
+// user's current request (index prompt; -1 when no turn is running).
+func Summarised(h []llm.Message, cut, prompt int) []llm.Message {
+	cut = min(cut, len(h))
+	if prompt < 0 || prompt >= cut {
+		return h[:cut:cut]
+	}
+	out := make([]llm.Message, 0, cut-1)
+	out = append(out, h[:prompt]...)
+	return append(out, h[prompt+1:cut]...)
+}
+
+// SummaryMaxTokens is the longest summary asked for with a window: a
+// sixteenth of it, between 1024 and 8192 tokens, so that a small window
+// keeps most of its room for the work.
+func SummaryMaxTokens(window int) int { return min(max(window/16, 1024), 8192) }
+
+// Summary is what the summariser is given.
+type Summary struct {
+	Model string
+	// Older is the part of the history that goes: h[:cut].
+	Older []llm.Message
+	// Prompt is the index in Older of the user's current request (-1:
+	// none); it is shown to the summariser, marked as kept verbatim.
+	Prompt       int
+	Instructions string // the user's steering (may be empty)
+	Budget       int    // tokens for the transcript; the newest part is kept
+	MaxTokens    int    // the summary's length
+	// Expand gives an offloaded result's text back (nil: the pointers only),
+	// so the summary can say what the results were, not only where.
+	Expand func(llm.Message) llm.Message
+}
+
+// Request is the one model request that writes the summary.
+func (s Summary) Request() llm.Request {
 	var b strings.Builder
 	b.WriteString("Summarise this conversation between a user and a coding agent (tool results may be shortened):\n\n")
-	t := transcript(older, budget*charsPerToken)
-	b.WriteString(t)
-	if s := strings.TrimSpace(instructions); s != "" {
+	msgs := s.Older
+	if s.Expand != nil {
+		msgs = make([]llm.Message, len(s.Older))
+		for i, m := range s.Older {
+			if m.Role == llm.RoleTool {
+				if x := s.Expand(m); x.Text != m.Text {
+					x.Text = "(offloaded to " + PointerFile(m.Text) + ") " + x.Text
+					m = x
+				}
+			}
+			msgs[i] = m
+		}
+	}
+	b.WriteString(transcript(msgs, s.Prompt, s.Budget*charsPerToken))
+	if in := strings.TrimSpace(s.Instructions); in != "" {
 		b.WriteString("\n\nThe user's instructions for this summary: ")
-		b.WriteString(s)
+		b.WriteString(in)
 	}
 	return llm.Request{
-		Model:     model,
+		Model:     s.Model,
 		System:    SummarySystem,
 		Messages:  []llm.Message{{Role: llm.RoleUser, Text: b.String()}},
-		MaxTokens: 8192,
+		MaxTokens: s.MaxTokens,
 	}
 }
 
-// transcript renders messages as text, each tool result shortened, and
-// keeps only the newest part when it exceeds maxChars.
-func transcript(msgs []llm.Message, maxChars int) string {
-	parts := make([]string, 0, len(msgs))
+// transcript renders messages as text, each tool result shortened (more
+// when there are many, so that all of them fit), and keeps only the newest
+// part when it exceeds maxChars. The message at prompt is marked as the
+// request that is kept verbatim.
+func transcript(msgs []llm.Message, prompt, maxChars int) string {
+	other, results := 0, 0
 	for _, m := range msgs {
+		if m.Role == llm.RoleTool {
+			results++
+		} else {
+			other += len(m.Text) + 16
+			for _, c := range m.ToolCalls {
+				other += len(c.Input) + 16
+			}
+		}
+	}
+	perResult := maxResultChars
+	if results > 0 {
+		// 200: a result's label, offload path and cut marker.
+		perResult = min(max((maxChars-other)/results-200, minResultChars), maxResultChars)
+	}
+	parts := make([]string, 0, len(msgs))
+	for i, m := range msgs {
 		var s strings.Builder
 		switch m.Role {
 		case llm.RoleUser:
-			s.WriteString("USER: ")
+			if i == prompt {
+				s.WriteString("USER (the current request; it is kept verbatim after your summary, so do not restate it, but say how far the work on it got): ")
+			} else {
+				s.WriteString("USER: ")
+			}
 			s.WriteString(m.Text)
 		case llm.RoleAssistant:
 			s.WriteString("AGENT: ")
@@ -100,7 +172,7 @@ func transcript(msgs []llm.Message, maxChars int) string {
 				s.WriteString(" (error)")
 			}
 			s.WriteString(": ")
-			s.WriteString(shorten(m.Text, maxResultChars))
+			s.WriteString(shorten(m.Text, perResult))
 		}
 		parts = append(parts, s.String())
 	}
@@ -121,23 +193,37 @@ func shorten(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	head, tail := s[:n*2/3], s[len(s)-n/3:]
+	head := cutHead(s, n*2/3)
+	tail := cutTail(s[len(head):], n-len(head))
 	return head + "\n…(" + strconv.Itoa(len(s)-len(head)-len(tail)) + " characters left out)…\n" + tail
 }
 
 // ErrEmptySummary is a summary request that returned no text.
 var ErrEmptySummary = errors.New("the model returned an empty summary")
 
-// Compacted is the history after a compaction: the summary as the first
-// (user) message, then the kept messages unchanged.
-func Compacted(summary string, kept []llm.Message) ([]llm.Message, error) {
+// Compacted is the history after a compaction at cut: the summary as a
+// user message, then h[cut:] unchanged. When the user's current request
+// (index prompt) is before cut, it goes first, verbatim, and the summary
+// (which covers the work done on it) right after it. It returns the
+// request's new index (-1 when prompt is -1).
+func Compacted(summary string, h []llm.Message, cut, prompt int) ([]llm.Message, int, error) {
 	summary = strings.TrimSpace(summary)
 	if summary == "" {
-		return nil, ErrEmptySummary
+		return nil, -1, ErrEmptySummary
 	}
-	out := make([]llm.Message, 0, 1+len(kept))
-	out = append(out, llm.Message{Role: llm.RoleUser, Text: SummaryPrefix + summary})
-	return append(out, kept...), nil
+	cut = min(cut, len(h))
+	sum := llm.Message{Role: llm.RoleUser, Text: SummaryPrefix + summary}
+	out := make([]llm.Message, 0, 2+len(h)-cut)
+	newPrompt := -1
+	switch {
+	case prompt >= cut:
+		newPrompt = prompt - cut + 1
+	case prompt >= 0:
+		out = append(out, h[prompt])
+		newPrompt = 0
+	}
+	out = append(out, sum)
+	return append(out, h[cut:]...), newPrompt, nil
 }
 
 // ValidPairs reports whether every tool call in h has exactly one result

@@ -20,6 +20,13 @@ type Settings struct {
 	Window    int // the model's context window
 	OffloadAt int // offload large older tool results past this estimate
 	CompactAt int // summarise the older history past this estimate
+	// Limit is the largest request sent: the rest of the window is the
+	// reply's, and the margin for the estimate being off.
+	Limit int
+	// MinSaving: an automatic compaction that would save fewer tokens than
+	// this (with the longest summary allowed) is not done: it would
+	// paraphrase the conversation for nothing.
+	MinSaving int
 	// KeepRecent is how many of the newest messages offload and compaction
 	// never touch (the current step and a few before it stay whole).
 	KeepRecent int
@@ -30,15 +37,17 @@ type Settings struct {
 	CooldownSteps int
 }
 
-// Defaults for a window: offload at 60% of it, compact at 80%, leaving room
-// for the reply (up to 32k tokens of output on a 200k window) and for the
-// estimate being off by a few percent.
+// Defaults for a window: offload at 60% of it, compact at 80%, never send
+// more than 90% (the rest for the reply and for the estimate being off by a
+// few percent), and compact only to save at least 10% of it.
 const (
-	DefaultOffloadPercent  = 60
-	DefaultCompactPercent  = 80
-	DefaultKeepRecent      = 8
-	DefaultOffloadMinChars = 2000
-	DefaultCooldownSteps   = 3
+	DefaultOffloadPercent   = 60
+	DefaultCompactPercent   = 80
+	DefaultLimitPercent     = 90
+	DefaultMinSavingPercent = 10
+	DefaultKeepRecent       = 8
+	DefaultOffloadMinChars  = 2000
+	DefaultCooldownSteps    = 3
 )
 
 // Defaults returns the settings for a window of the given size.
@@ -47,6 +56,8 @@ func Defaults(window int) Settings {
 		Window:          window,
 		OffloadAt:       window * DefaultOffloadPercent / 100,
 		CompactAt:       window * DefaultCompactPercent / 100,
+		Limit:           window * DefaultLimitPercent / 100,
+		MinSaving:       window * DefaultMinSavingPercent / 100,
 		KeepRecent:      DefaultKeepRecent,
 		OffloadMinChars: DefaultOffloadMinChars,
 		CooldownSteps:   DefaultCooldownSteps,
@@ -68,6 +79,12 @@ func (s Settings) Resolve(window int) (Settings, string) {
 	if s.CompactAt > 0 {
 		out.CompactAt = s.CompactAt
 	}
+	if s.Limit > 0 {
+		out.Limit = min(s.Limit, out.Window)
+	}
+	if s.MinSaving > 0 {
+		out.MinSaving = s.MinSaving
+	}
 	if s.KeepRecent > 0 {
 		out.KeepRecent = s.KeepRecent
 	}
@@ -81,6 +98,11 @@ func (s Settings) Resolve(window int) (Settings, string) {
 	if out.CompactAt > out.Window {
 		warn = append(warn, fmt.Sprintf("the compaction threshold %d is above the context window %d: using %d", out.CompactAt, out.Window, d.CompactAt))
 		out.CompactAt = d.CompactAt
+	}
+	if out.CompactAt > out.Limit {
+		// A threshold the user set between the limit and the window: the
+		// request must still fit, so the limit follows it.
+		out.Limit = out.CompactAt
 	}
 	if out.OffloadAt > out.CompactAt {
 		warn = append(warn, fmt.Sprintf("the offload threshold %d is above the compaction threshold %d: using %d", out.OffloadAt, out.CompactAt, out.CompactAt*DefaultOffloadPercent/DefaultCompactPercent))
@@ -153,3 +175,20 @@ func (t *Tracker) Total() int { return t.total }
 
 // Len is the number of messages accounted for.
 func (t *Tracker) Len() int { return len(t.sizes) }
+
+// Size is the estimate of message i (0 when there is none).
+func (t *Tracker) Size(i int) int {
+	if i < 0 || i >= len(t.sizes) {
+		return 0
+	}
+	return t.sizes[i]
+}
+
+// Since is the estimate of the messages from index i on.
+func (t *Tracker) Since(i int) int {
+	n := 0
+	for _, s := range t.sizes[min(max(i, 0), len(t.sizes)):] {
+		n += s
+	}
+	return n
+}

@@ -2,10 +2,12 @@ package contextmgr
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/synapse-agent/synapse/internal/llm"
 )
@@ -44,7 +46,7 @@ func TestCutKeepsToolPairsTogether(t *testing.T) {
 			t.Errorf("Cut(keep %d) = %d, want %d", tt.keep, got, tt.want)
 		}
 		if got > 0 {
-			c, err := Compacted("summary", h[got:])
+			c, _, err := Compacted("summary", h, got, -1)
 			if err != nil || !ValidPairs(c) {
 				t.Errorf("keep %d: compacted history invalid: %v %+v", tt.keep, err, c)
 			}
@@ -146,6 +148,9 @@ func TestResolve(t *testing.T) {
 		if (tt.wantWarn == "") != (warn == "") || !strings.Contains(warn, tt.wantWarn) {
 			t.Errorf("%s: warning %q, want one containing %q", tt.name, warn, tt.wantWarn)
 		}
+		if got.Limit < got.CompactAt || got.Limit > got.Window || got.MinSaving != got.Window/10 {
+			t.Errorf("%s: limit %d, minimum saving %d for %+v", tt.name, got.Limit, got.MinSaving, got)
+		}
 		if got.KeepRecent == 0 || got.CooldownSteps == 0 || got.OffloadMinChars == 0 {
 			t.Errorf("%s: unset fields not defaulted: %+v", tt.name, got)
 		}
@@ -180,7 +185,7 @@ func TestSummaryRequestBounded(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		h = append(h, calls("c"), result("c", strings.Repeat("y", 10_000)))
 	}
-	req := SummaryRequest("m", append([]llm.Message{user("first request")}, h...), "keep the file names", 20_000)
+	req := Summary{Model: "m", Older: append([]llm.Message{user("first request")}, h...), Prompt: -1, Instructions: "keep the file names", Budget: 20_000}.Request()
 	text := req.Messages[0].Text
 	if len(text) > 20_000*charsPerToken+2000 {
 		t.Errorf("transcript is %d characters for a budget of 20000 tokens", len(text))
@@ -192,5 +197,99 @@ func TestSummaryRequestBounded(t *testing.T) {
 		if !strings.Contains(req.System, s) {
 			t.Errorf("summary prompt lacks %q", s)
 		}
+	}
+}
+
+// The user's current request is never summarised: before the cut it goes
+// first, byte for byte, with the summary after it; after the cut it stays
+// where it is. Either way tool pairs stay whole and its new index is known.
+func TestCompactedKeepsTheCurrentRequest(t *testing.T) {
+	prompt := "  Fix the build — keep “quotes”\n\ttabs and trailing spaces  "
+	h := []llm.Message{user("old request"), answer("old answer"), user(prompt), calls("a"), result("a", "1"), calls("b"), result("b", "2"), calls("c"), result("c", "3")}
+	if got := Summarised(h, 5, 2); len(got) != 4 || got[1].Text != "old answer" || got[2].ToolCalls[0].ID != "a" {
+		t.Errorf("Summarised = %+v, want the cut part without the request", got)
+	}
+	c, p, err := Compacted("sum", h, 5, 2)
+	if err != nil || p != 0 || c[0].Text != prompt || !strings.HasPrefix(c[1].Text, SummaryPrefix) || len(c) != 2+4 || !ValidPairs(c[2:]) {
+		t.Fatalf("cut after the request: prompt at %d, %+v, %v", p, c, err)
+	}
+	c, p, err = Compacted("sum", h, 2, 2)
+	if err != nil || p != 1 || c[1].Text != prompt || !strings.HasPrefix(c[0].Text, SummaryPrefix) || len(c) != 1+7 {
+		t.Fatalf("cut before the request: prompt at %d, %+v, %v", p, c, err)
+	}
+	if _, _, err := Compacted("  ", h, 2, 2); err != ErrEmptySummary {
+		t.Errorf("empty summary: %v", err)
+	}
+	req := Summary{Older: h[:5], Prompt: 2, Budget: 10_000}.Request()
+	if !strings.Contains(req.Messages[0].Text, "USER (the current request; it is kept verbatim") {
+		t.Error("the summariser is not told which request stays verbatim")
+	}
+}
+
+// Shrink cuts the newest results, the largest first and the newest step's
+// last, only as far as needed; each keeps its start and end and points at
+// the file holding the whole text, which Expand and Unreferenced know.
+func TestShrinkRecentResults(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "offloaded")
+	lines := func(n int, tag string) string {
+		var b strings.Builder
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(&b, "%s line %d ✓\n", tag, i)
+		}
+		return b.String()
+	}
+	small, large, newest := lines(300, "small"), lines(900, "large"), lines(1500, "newest")
+	h := []llm.Message{user("u"), calls("a", "b"), result("a", small), result("b", large), calls("c"), result("c", newest)}
+	moved, saved, err := Shrink(h, 1, dir, 2000, 1)
+	if err != nil || len(moved) != 1 || moved[0].Index != 3 || saved < Estimate(result("b", large))/2 {
+		t.Fatalf("a small need: moved %+v saving %d, %v; want only the largest older one", moved, saved, err)
+	}
+	if h[2].Text != small || h[5].Text != newest {
+		t.Error("Shrink cut more than it needed")
+	}
+	b := h[3].Text
+	if PointerFile(b) != moved[0].Path || !strings.Contains(b, "large line 1 ✓\n") || !strings.HasSuffix(b, "large line 900 ✓\n") || !utf8.ValidString(b) {
+		t.Errorf("cut result does not point at its file or lost its start or end:\n%s", b)
+	}
+	if data, _ := os.ReadFile(moved[0].Path); string(data) != large {
+		t.Error("the file does not hold the whole result")
+	}
+	if Expand(dir)(h[3]).Text != large || len(Unreferenced(h, dir)) != 0 {
+		t.Error("Expand or Unreferenced does not know a cut result")
+	}
+	// A need only the newest can meet: every other one goes first.
+	moved, _, err = Shrink(h, 1, dir, 2000, 1_000_000)
+	if err != nil || len(moved) != 2 || moved[0].Index != 2 || moved[1].Index != 5 {
+		t.Fatalf("moved %+v, %v; want the small older one, then the newest", moved, err)
+	}
+	// Without a directory the result is cut and says the rest is gone.
+	h2 := []llm.Message{user("u"), calls("c"), result("c", newest)}
+	if moved, _, _ := Shrink(h2, 0, "", 2000, 1); len(moved) != 1 || !strings.Contains(h2[2].Text, "only its start and end are kept") || PointerFile(h2[2].Text) != "" {
+		t.Errorf("cut without a directory: %q", h2[2].Text)
+	}
+}
+
+// The summariser reads what offloaded results said, bounded so that every
+// result fits the budget, not only the pointers.
+func TestSummaryReadsOffloadedResults(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "offloaded")
+	var h []llm.Message
+	h = append(h, user("go"))
+	for i := 0; i < 50; i++ {
+		id := fmt.Sprintf("c%d", i)
+		h = append(h, calls(id), result(id, fmt.Sprintf("result %d says FINDING-%d\n", i, i)+strings.Repeat("z", 20_000)))
+	}
+	if _, err := Offload(h, len(h), dir, 1000); err != nil {
+		t.Fatal(err)
+	}
+	req := Summary{Older: h, Prompt: 0, Budget: 20_000, Expand: Expand(dir)}.Request()
+	text := req.Messages[0].Text
+	for _, want := range []string{"FINDING-0", "FINDING-49", "offloaded to " + dir} {
+		if !strings.Contains(text, want) {
+			t.Errorf("transcript lacks %q", want)
+		}
+	}
+	if len(text) > 20_000*charsPerToken+2000 || strings.Contains(text, "left out: it did not fit") {
+		t.Errorf("transcript is %d characters (budget 80000) or dropped results", len(text))
 	}
 }

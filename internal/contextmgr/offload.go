@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/synapse-agent/synapse/internal/fsutil"
 	"github.com/synapse-agent/synapse/internal/llm"
@@ -149,4 +151,116 @@ func Count(h []llm.Message) int {
 		}
 	}
 	return n
+}
+
+// Shrink cuts large tool results of h[from:] to their start and end, in
+// place, the whole text saved in dir (dir "": in no file, and the cut says
+// so), until the estimate has dropped by need tokens. It is for the newest
+// messages, which Offload leaves alone because the model is working with
+// them: the largest go first, and the newest step's results (what the model
+// is about to read) last. A result keeps minChars/2 characters of its start
+// and end, so the model still sees what it is about. It returns what it cut
+// and how many tokens that saved; on a write error it stops there.
+func Shrink(h []llm.Message, from int, dir string, minChars, need int) ([]Offloaded, int, error) {
+	newest := len(h)
+	for newest > 0 && h[newest-1].Role == llm.RoleTool {
+		newest--
+	}
+	var cand []int
+	for i := max(from, 0); i < len(h); i++ {
+		m := h[i]
+		if m.Role == llm.RoleTool && len(m.Text) >= minChars && len(m.Images) == 0 && !strings.HasPrefix(m.Text, OffloadPrefix) {
+			cand = append(cand, i)
+		}
+	}
+	slices.SortStableFunc(cand, func(a, b int) int {
+		if an, bn := a >= newest, b >= newest; an != bn {
+			if an {
+				return 1
+			}
+			return -1
+		}
+		return len(h[b].Text) - len(h[a].Text)
+	})
+	var out []Offloaded
+	saved := 0
+	for _, i := range cand {
+		if saved >= need {
+			break
+		}
+		m := h[i]
+		path := ""
+		if dir != "" {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return out, saved, fmt.Errorf("create the offload directory %s: %w", dir, err)
+			}
+			path = filepath.Join(dir, strconv.Itoa(i)+"-"+safeName(m.ToolCallID)+".txt")
+			if err := fsutil.WriteFileAtomic(path, []byte(m.Text), 0o600); err != nil {
+				return out, saved, fmt.Errorf("offload a tool result: %w", err)
+			}
+		}
+		before := Estimate(m)
+		h[i].Text = Excerpt(path, m.Text, minChars/2)
+		saved += before - Estimate(h[i])
+		out = append(out, Offloaded{Index: i, Path: path})
+	}
+	return out, saved, nil
+}
+
+// Excerpt is text cut to about keep characters of its start and end (two
+// thirds start, one third end, at line ends where there are any) after a
+// Pointer to path, or, with no path, after a line saying the middle is gone.
+func Excerpt(path, text string, keep int) string {
+	head := cutHead(text, keep*2/3)
+	tail := cutTail(text[len(head):], keep-len(head))
+	lines := strings.Count(text, "\n") + 1
+	var b strings.Builder
+	if path != "" {
+		b.WriteString(Pointer(path, text))
+		fmt.Fprintf(&b, " Its start and end follow; the middle is in the file: read %s --offset %d --limit 200 reads from line %d on.\n",
+			path, strings.Count(head, "\n"), strings.Count(head, "\n")+1)
+	} else {
+		fmt.Fprintf(&b, "[Output cut to fit the context window: %d characters, %d lines; only its start and end are kept. Run the command again, filtered, if you need the rest.]\n",
+			len(text), lines)
+	}
+	b.WriteString(head)
+	fmt.Fprintf(&b, "\n…(%d characters left out)…\n", len(text)-len(head)-len(tail))
+	b.WriteString(tail)
+	return b.String()
+}
+
+// cutHead is text's start of at most n bytes, ended at its last line end
+// when it has one, never inside a UTF-8 sequence.
+func cutHead(text string, n int) string {
+	if n >= len(text) {
+		return text
+	}
+	for n > 0 && !utf8.RuneStart(text[n]) {
+		n--
+	}
+	head := text[:n]
+	if i := strings.LastIndexByte(head, '\n'); i > 0 {
+		head = head[:i+1]
+	}
+	return head
+}
+
+// cutTail is text's end of at most n bytes, started after a line end when
+// it has one, never inside a UTF-8 sequence.
+func cutTail(text string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if n >= len(text) {
+		return text
+	}
+	start := len(text) - n
+	for start < len(text) && !utf8.RuneStart(text[start]) {
+		start++
+	}
+	tail := text[start:]
+	if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)-1 {
+		tail = tail[i+1:]
+	}
+	return tail
 }

@@ -112,3 +112,23 @@ func randomName() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// ProjectRoot is the project dir belongs to: the nearest directory at or
+// above it holding a .git entry (a repository's directory, or the file of a
+// worktree or submodule), else dir itself, cleaned. It walks dir's own
+// ancestors by name and only looks at .git with Lstat, so a symbolic link
+// is never followed somewhere else, and it runs no git: a repository's
+// configuration cannot make finding the project run anything.
+func ProjectRoot(dir string) string {
+	dir = filepath.Clean(dir)
+	for d := dir; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return dir
+		}
+		d = parent
+	}
+}

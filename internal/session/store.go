@@ -76,8 +76,11 @@ type Entry struct {
 	CreatedAt    time.Time `json:"createdAt"`
 	UpdatedAt    time.Time `json:"updatedAt"`
 	Cwd          string    `json:"cwd,omitempty"`
-	Model        string    `json:"model,omitempty"`
-	Usage        Usage     `json:"usage"` // totals only; rounds live in the usage file
+	// Project is the repository Cwd is in (fsutil.ProjectRoot): sessions
+	// are the project's, whichever of its directories they ran in.
+	Project string `json:"project,omitempty"`
+	Model   string `json:"model,omitempty"`
+	Usage   Usage  `json:"usage"` // totals only; rounds live in the usage file
 
 	indexed bool // read from the index (not rebuilt from a history file)
 }
@@ -109,7 +112,11 @@ const FlushInterval = time.Second
 func (s *Store) Create(cwd string) *Session {
 	now := s.clock()
 	id := IDPrefix + now.Format("20060102-150405") + "-" + randomHex(3)
-	return &Session{store: s, entry: Entry{ID: id, CreatedAt: now, UpdatedAt: now, Cwd: cwd}, usage: &Usage{}}
+	e := Entry{ID: id, CreatedAt: now, UpdatedAt: now, Cwd: cwd}
+	if cwd != "" {
+		e.Project = fsutil.ProjectRoot(cwd)
+	}
+	return &Session{store: s, entry: e, usage: &Usage{}}
 }
 
 func randomHex(n int) string {
@@ -499,22 +506,35 @@ func (s *Store) List() ([]Entry, error) {
 	return entries, nil
 }
 
-// InProject reports whether a session ran in dir (the project a REPL or a
-// command was started in). Entries rebuilt from a history file alone carry
-// no directory and belong to no project; `--all` still lists them.
+// InProject reports whether a session belongs to the project of dir: the
+// repository dir is in (fsutil.ProjectRoot), so a session started at its
+// top is found from any of its subdirectories. Entries written before
+// projects were recorded are placed by their directory. Entries rebuilt
+// from a history file alone carry no directory and belong to no project;
+// `--all` still lists them.
 func (e Entry) InProject(dir string) bool {
-	return e.Cwd != "" && dir != "" && filepath.Clean(e.Cwd) == filepath.Clean(dir)
+	return dir != "" && e.inProject(fsutil.ProjectRoot(dir))
 }
 
-// ListProject is List narrowed to the sessions that ran in dir.
+// inProject is InProject for the project root itself.
+func (e Entry) inProject(root string) bool {
+	p := e.Project
+	if p == "" && e.Cwd != "" {
+		p = fsutil.ProjectRoot(e.Cwd)
+	}
+	return p != "" && filepath.Clean(p) == root
+}
+
+// ListProject is List narrowed to the sessions of dir's project.
 func (s *Store) ListProject(dir string) ([]Entry, error) {
 	all, err := s.List()
 	if err != nil {
 		return nil, err
 	}
+	root := fsutil.ProjectRoot(dir)
 	var out []Entry
 	for _, e := range all {
-		if e.InProject(dir) {
+		if dir != "" && e.inProject(root) {
 			out = append(out, e)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -430,14 +431,17 @@ func TestNoNesting(t *testing.T) {
 // compaction threshold its older history is summarised by one request and
 // its next request starts with the summary, tool pairs intact.
 func TestSubagentContextIsCompacted(t *testing.T) {
-	f := newFixture(t, Options{Context: contextmgr.Settings{Window: 100_000, OffloadAt: 1_000, CompactAt: 1_500, KeepRecent: 2, CooldownSteps: 100}})
+	f := newFixture(t, Options{Context: contextmgr.Settings{Window: 16_384, OffloadAt: 1_000, CompactAt: 1_500, KeepRecent: 2, CooldownSteps: 100, MinSaving: 1}})
+	summarised := func(req *llmtest.Request) bool {
+		return slices.ContainsFunc(req.Messages, func(m llmtest.Message) bool { return strings.Contains(m.Text, contextmgr.SummaryPrefix) })
+	}
 	var summaries atomic.Int64
 	f.srv.Handle(func(req *llmtest.Request) llmtest.Turn {
 		if strings.HasPrefix(req.System, "You summarise") {
 			summaries.Add(1)
 			return llmtest.TextTurn("## Current state\n- printed the lines")
 		}
-		if len(req.ToolResults()) < 8 && !strings.HasPrefix(req.Messages[0].Text, contextmgr.SummaryPrefix) {
+		if len(req.ToolResults()) < 8 && !summarised(req) {
 			return llmtest.BashTurn(fmt.Sprintf("c%d", req.Index), "seq 1 400")
 		}
 		return llmtest.TextTurn("found it")
@@ -450,7 +454,7 @@ func TestSubagentContextIsCompacted(t *testing.T) {
 		t.Fatalf("%d summary requests, want 1", summaries.Load())
 	}
 	last, _ := f.srv.LastRequest()
-	if !strings.HasPrefix(last.Messages[0].Text, contextmgr.SummaryPrefix) {
-		t.Errorf("the sub-agent's last request starts with %q, not the summary", last.Messages[0].Text)
+	if !summarised(&last) || !strings.Contains(last.Messages[0].Text, "print lines") {
+		t.Errorf("the sub-agent's last request starts with %q, not its prompt, then the summary", last.Messages[0].Text)
 	}
 }

@@ -3,11 +3,11 @@ package tool
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/synapse-agent/synapse/internal/fsutil"
 	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/writecheck"
 )
@@ -88,20 +88,10 @@ func InProject(path, project string) bool {
 }
 
 // ProjectRoot is the project cwd belongs to: the nearest directory at or
-// above it holding .git, else cwd itself. accept-edits grants within it
-// (a command run in a subdirectory may write elsewhere in the repository).
-func ProjectRoot(cwd string) string {
-	for dir := filepath.Clean(cwd); ; {
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return filepath.Clean(cwd)
-		}
-		dir = parent
-	}
-}
+// above it holding .git, else cwd itself (fsutil.ProjectRoot). accept-edits
+// grants within it (a command run in a subdirectory may write elsewhere in
+// the repository).
+func ProjectRoot(cwd string) string { return fsutil.ProjectRoot(cwd) }
 
 // PlanPrompt wraps a prompt given in plan mode, so that the model knows to
 // answer with a plan; UnwrapPlanPrompt gives the user's text back.

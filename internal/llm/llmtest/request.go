@@ -35,7 +35,8 @@ type Request struct {
 // in user messages; OpenAI ones as role "tool" messages (one result each).
 type Message struct {
 	Role        string
-	Text        string // text blocks joined with "\n"
+	Text        string   // text blocks joined with "\n"
+	Texts       []string // the text blocks (parts) one by one, as sent
 	Thinking    []Thinking
 	ToolCalls   []ReceivedCall
 	ToolResults []ToolResult
@@ -151,22 +152,25 @@ func (r *Request) ToolNames() []string {
 
 // textOf decodes a content that is either a string or an array of blocks
 // with "text" fields.
-func textOf(raw json.RawMessage) string {
+func textOf(raw json.RawMessage) string { return strings.Join(textsOf(raw), "\n") }
+
+// textsOf is textOf's blocks one by one.
+func textsOf(raw json.RawMessage) []string {
 	switch firstByte(raw) {
 	case '"':
 		var s string
 		_ = json.Unmarshal(raw, &s)
-		return s
+		return []string{s}
 	case '[':
 	default:
-		return ""
+		return nil
 	}
 	var blocks []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}
 	if json.Unmarshal(raw, &blocks) != nil {
-		return ""
+		return nil
 	}
 	var parts []string
 	for _, b := range blocks {
@@ -174,7 +178,7 @@ func textOf(raw json.RawMessage) string {
 			parts = append(parts, b.Text)
 		}
 	}
-	return strings.Join(parts, "\n")
+	return parts
 }
 
 func decodeAnthropic(body []byte) (Request, error) {
@@ -203,6 +207,7 @@ func decodeAnthropic(body []byte) (Request, error) {
 	for _, m := range in.Messages {
 		msg := Message{Role: m.Role}
 		if firstByte(m.Content) != '[' {
+			msg.Texts = textsOf(m.Content)
 			msg.Text = textOf(m.Content)
 			r.Messages = append(r.Messages, msg)
 			continue
@@ -247,7 +252,7 @@ func decodeAnthropic(body []byte) (Request, error) {
 				msg.ToolResults = append(msg.ToolResults, ToolResult{ToolCallID: b.ToolUseID, Content: textOf(b.Content), IsError: b.IsError, Images: imgs})
 			}
 		}
-		msg.Text = strings.Join(texts, "\n")
+		msg.Text, msg.Texts = strings.Join(texts, "\n"), texts
 		r.Messages = append(r.Messages, msg)
 	}
 	return r, nil
@@ -300,7 +305,7 @@ func decodeOpenAI(body []byte) (Request, error) {
 			r.Messages = append(r.Messages, Message{Role: "tool", ToolResults: []ToolResult{{ToolCallID: m.ToolCallID, Content: textOf(m.Content)}}})
 			continue
 		}
-		msg := Message{Role: m.Role, Text: textOf(m.Content)}
+		msg := Message{Role: m.Role, Text: textOf(m.Content), Texts: textsOf(m.Content)}
 		imgs, err := openAIImages(m.Content)
 		if err != nil {
 			return Request{}, err

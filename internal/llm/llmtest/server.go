@@ -44,6 +44,8 @@ type Server struct {
 	unexpected  []string
 	inFlight    int
 	maxInFlight int
+	tokenLimit  int   // LimitTokens
+	refused     []int // requests refused as too long
 }
 
 // New starts a server with the given script; it is closed when the test ends,
@@ -266,6 +268,13 @@ func (s *Server) begin(req *Request) (Turn, bool) {
 	s.requests = append(s.requests, rec)
 	s.inFlight++
 	s.maxInFlight = max(s.maxInFlight, s.inFlight)
+	if s.tokenLimit > 0 {
+		full := rec.full()
+		if n := EstimateTokens(&full); full.DecodeError == "" && n > s.tokenLimit {
+			s.refused = append(s.refused, req.Index)
+			return tooLong(req.Format, n, s.tokenLimit), true
+		}
+	}
 	if len(s.script) > 0 {
 		t := s.script[0]
 		s.script = s.script[1:]

@@ -337,3 +337,30 @@ func TestDecodeRequests(t *testing.T) {
 		t.Error("want error for bad JSON")
 	}
 }
+
+// LimitTokens refuses a request over the limit as the real APIs do, keeps
+// the script for the next one, and counts a request at least as the agent's
+// estimate does (four bytes a token, plus an overhead per block).
+func TestLimitTokensRefusesLongPrompts(t *testing.T) {
+	s := New(t, TextTurn("fits"))
+	s.LimitTokens(100)
+	long := strings.Repeat("x", 400)
+	resp := post(t, s.URL()+"/v1/messages", `{"model":"m","messages":[{"role":"user","content":"`+long+`"}]}`)
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !strings.Contains(string(b), `prompt is too long: 116 tokens \u003e 100 maximum`) {
+		t.Errorf("anthropic: %d %s", resp.StatusCode, b)
+	}
+	resp = post(t, s.OpenAIBaseURL()+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"`+long+`"}]}`)
+	b, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !strings.Contains(string(b), "maximum context length is 100 tokens") {
+		t.Errorf("openai: %d %s", resp.StatusCode, b)
+	}
+	resp = post(t, s.URL()+"/v1/messages", `{"model":"m","messages":[{"role":"user","content":"short"}]}`)
+	b, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "fits") {
+		t.Errorf("a request under the limit: %d %s", resp.StatusCode, b)
+	}
+	if got := s.Refused(); len(got) != 2 || got[0] != 0 || got[1] != 1 {
+		t.Errorf("Refused() = %v, want [0 1]", got)
+	}
+}
