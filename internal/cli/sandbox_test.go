@@ -101,15 +101,20 @@ func TestSandboxExecAndStatusBinary(t *testing.T) {
 		t.Fatalf("sandbox.json rewritten: %s", b)
 	}
 
-	// No bwrap on PATH: exec refuses, nothing runs.
-	cmd := exec.Command(bin, "sandbox", "exec", "--", "/bin/sh", "-c", "touch ran")
+	// No bwrap on PATH: the Landlock backend takes over (issue 24); the
+	// command runs, confined to the workspace.
+	cmd := exec.Command(bin, "sandbox", "exec", "--", "/bin/sh", "-c", "echo in > ran; echo out > /etc/synapse-landlock-test")
 	cmd.Dir = ws
 	cmd.Env = []string{"SYNAPSE_HOME=" + home, "HOME=" + home, "PATH=" + t.TempDir()}
 	b, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(b), "bwrap is required") {
-		t.Fatalf("err=%v out=%s", err, b)
+	if err == nil || !strings.Contains(string(b), "/etc/synapse-landlock-test") {
+		t.Fatalf("the write to /etc was not refused: err=%v out=%s", err, b)
 	}
-	if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
-		t.Fatal("the command ran without bwrap")
+	if got, _ := os.ReadFile(filepath.Join(ws, "ran")); string(got) != "in\n" {
+		t.Fatalf("the workspace write under Landlock: %q (out %s)", got, b)
+	}
+	if _, err := os.Stat("/etc/synapse-landlock-test"); err == nil {
+		_ = os.Remove("/etc/synapse-landlock-test")
+		t.Fatal("a command wrote /etc without bwrap")
 	}
 }
