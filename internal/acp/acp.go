@@ -26,7 +26,6 @@ import (
 	"github.com/synapse-agent/synapse/internal/app"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/mcp"
-	saved "github.com/synapse-agent/synapse/internal/session" // saved sessions; "session" is ours
 	sessions "github.com/synapse-agent/synapse/internal/session"
 	"github.com/synapse-agent/synapse/internal/skills"
 	"github.com/synapse-agent/synapse/internal/tool"
@@ -211,7 +210,7 @@ func (s *Server) open(ctx context.Context, cwd string, servers []sdk.McpServer, 
 			// A clone the model asks for is put to the person, as in the REPL.
 			Clone: skills.ClonePolicy{Approve: sess.confirmClone}},
 	})
-	var locked *saved.LockedError
+	var locked *sessions.LockedError
 	if errors.As(err, &locked) {
 		return nil, sdk.NewInvalidRequest(err.Error() + "; close it there first, or start a new session")
 	}
