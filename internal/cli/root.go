@@ -152,7 +152,8 @@ func resumeID(cont bool, id string, fork bool) (string, error) {
 // forkBusy says whether --continue forks: when the session it would
 // continue is open in another process, it returns that *LockedError and
 // the caller forks (the user asked for "the latest", not that one). An
-// explicit --resume ID is refused instead (lockedHint).
+// explicit --resume ID is refused instead (lockedHint), as is a session
+// another process takes between this check and the open.
 func forkBusy(a *app.App, id string, cont bool) error {
 	var locked *session.LockedError
 	if cont && errors.As(a.SessionStore(nil).InUse(id), &locked) {
