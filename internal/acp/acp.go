@@ -182,6 +182,15 @@ func (s *Server) open(ctx context.Context, cwd string, servers []sdk.McpServer, 
 		if err != nil || got != resume {
 			return nil, sdk.NewInvalidParams(fmt.Sprintf("no saved session has the id %s: pass an id session/new or session/list gave", quoteClip(resume)))
 		}
+		// A second load of a session replaces the first; that one is
+		// closed first, since it holds the session's writer lock.
+		s.mu.Lock()
+		old := s.sessions[resume]
+		delete(s.sessions, resume)
+		s.mu.Unlock()
+		if old != nil {
+			old.close()
+		}
 	}
 	extra, err := mcpServers(servers)
 	if err != nil {
@@ -201,6 +210,10 @@ func (s *Server) open(ctx context.Context, cwd string, servers []sdk.McpServer, 
 			// A clone the model asks for is put to the person, as in the REPL.
 			Import: skills.ImportPolicy{ApproveClone: sess.confirmClone, ApproveInstall: sess.confirmInstall}},
 	})
+	var locked *sessions.LockedError
+	if errors.As(err, &locked) {
+		return nil, sdk.NewInvalidRequest(err.Error() + "; close it there first, or start a new session")
+	}
 	if err != nil {
 		return nil, sdk.NewInternalError(map[string]any{"message": err.Error()})
 	}
@@ -222,7 +235,7 @@ func (s *Server) open(ctx context.Context, cwd string, servers []sdk.McpServer, 
 	}
 	s.mu.Lock()
 	if old := s.sessions[sess.id]; old != nil {
-		// A second load of the same session replaces the first.
+		// Ids are unique and loads close the old one first; kept as a guard.
 		defer old.close()
 	}
 	s.sessions[sess.id] = sess

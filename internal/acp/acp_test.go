@@ -141,9 +141,14 @@ func newWorldIn(t *testing.T, base string, turns ...llmtest.Turn) *world {
 }
 
 // connect starts a server (a fresh process would do the same) and
-// initializes the protocol.
+// initializes the protocol. The previous server, if any, ends first, as an
+// editor's restart ends its agent: it holds the sessions it loaded.
 func (w *world) connect(t *testing.T) {
 	t.Helper()
+	if w.hangUp != nil {
+		w.hangUp()
+		<-w.served
+	}
 	a, err := app.New(testutil.MapEnv(w.env))
 	if err != nil {
 		t.Fatal(err)

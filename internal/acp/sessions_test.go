@@ -131,3 +131,24 @@ func TestTypedText(t *testing.T) {
 		}
 	}
 }
+
+// A session loaded by one agent (an editor) is refused to another, with
+// the holder's pid and what to do, until the first goes away (issue 23).
+func TestLoadOfASessionOpenElsewhereIsRefused(t *testing.T) {
+	testutil.RequireBwrap(t)
+	w := newWorld(t, llmtest.TextTurn("Noted."))
+	id := w.newSession(t)
+	w.prompt(t, id, "remember this")
+
+	other := &world{srv: w.srv, proj: w.proj, base: w.base, cl: &client{}, env: w.env}
+	other.connect(t)
+	_, err := other.conn.LoadSession(context.Background(), sdk.LoadSessionRequest{SessionId: id, Cwd: w.proj, McpServers: []sdk.McpServer{}})
+	if err == nil || !strings.Contains(err.Error(), "is open in another Synapse process (pid") || !strings.Contains(err.Error(), "close it there") {
+		t.Fatalf("load while open elsewhere: %v", err)
+	}
+	w.hangUp()
+	<-w.served
+	if _, err := other.conn.LoadSession(context.Background(), sdk.LoadSessionRequest{SessionId: id, Cwd: w.proj, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatalf("load after the first agent ended: %v", err)
+	}
+}

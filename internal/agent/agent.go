@@ -43,6 +43,9 @@ type Options struct {
 	SessionsDir string
 	// ResumeID resumes a session by id, unique prefix or "latest".
 	ResumeID string
+	// Fork continues ResumeID in a new session with a copy of its history
+	// (that one may be open in another process).
+	Fork bool
 
 	MaxTurns               int // model turns per run; 0 → config.DefaultMaxToolIterations
 	MaxConsecutiveFailures int // 0 → config.DefaultMaxConsecutiveFailures
@@ -206,7 +209,11 @@ func New(opts Options) (*Runner, error) {
 		})
 	}
 	if opts.ResumeID != "" {
-		if err := r.Resume(opts.ResumeID); err != nil {
+		resume := r.Resume
+		if opts.Fork {
+			resume = r.Fork
+		}
+		if err := resume(opts.ResumeID); err != nil {
 			return nil, err
 		}
 	}
@@ -362,15 +369,49 @@ func (r *Runner) Reset() {
 	r.todos.Clear()
 }
 
-// Resume loads a saved session (id, unique prefix or "latest") and continues it.
+// Resume loads a saved session (id, unique prefix or "latest") and continues
+// it. A session open in another process is refused (*session.LockedError)
+// and the current one kept.
 func (r *Runner) Resume(idOrPrefix string) error {
 	if r.store == nil {
 		return errors.New("cannot resume a session: sessions are not enabled (no sessions directory)")
 	}
-	sess, msgs, err := r.store.Open(idOrPrefix)
+	id, err := r.store.Resolve(idOrPrefix)
 	if err != nil {
 		return err
 	}
+	r.mu.Lock()
+	cur := r.sess
+	r.mu.Unlock()
+	if cur != nil && cur.ID() == id {
+		// Our own writer lock would refuse us: reload from disk. Should the
+		// open fail, the next append reopens (and relocks) this session.
+		_ = cur.Close()
+	}
+	sess, msgs, err := r.store.Open(id)
+	if err != nil {
+		return err
+	}
+	r.load(sess, msgs)
+	return nil
+}
+
+// Fork continues a saved session (id, unique prefix or "latest") in a new
+// session with a copy of its history, leaving that one as it is.
+func (r *Runner) Fork(idOrPrefix string) error {
+	if r.store == nil {
+		return errors.New("cannot fork a session: sessions are not enabled (no sessions directory)")
+	}
+	sess, msgs, err := r.store.Fork(idOrPrefix, r.cwd)
+	if err != nil {
+		return err
+	}
+	r.load(sess, msgs)
+	return nil
+}
+
+// load makes sess, with history msgs, the current session.
+func (r *Runner) load(sess *session.Session, msgs []llm.Message) {
 	r.mu.Lock()
 	old := r.sess
 	r.sess = sess
@@ -382,10 +423,9 @@ func (r *Runner) Resume(idOrPrefix string) error {
 		r.unfinished = resumedUnfinishedNote
 	}
 	r.mu.Unlock()
-	if old != nil {
+	if old != nil && old != sess {
 		_ = old.Close()
 	}
-	return nil
 }
 
 // Close flushes and closes the session files.

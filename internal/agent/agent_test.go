@@ -589,12 +589,9 @@ func TestRecordUsageRollsUpIntoSession(t *testing.T) {
 		if len(after.Rounds) != len(before.Rounds)+1 || after.RoundCount != before.RoundCount+1 {
 			t.Errorf("rounds %d → %d", len(before.Rounds), len(after.Rounds))
 		}
-		// The roll-up is on disk too.
-		s, _, err := session.NewStore(dir, nil, nil).Open(r.SessionID())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := s.Usage(); got.InputTokens != after.InputTokens || got.RoundCount != after.RoundCount {
+		// The roll-up is on disk too (read from the index: the runner still
+		// holds the session open).
+		if got := savedUsage(t, dir, r.SessionID()); got.InputTokens != after.InputTokens || got.RoundCount != after.RoundCount {
 			t.Errorf("persisted usage = %+v, want %+v", got, after)
 		}
 	})
@@ -776,6 +773,20 @@ func TestResetAndResume(t *testing.T) {
 	if h := loadSession(t, dir, first); len(h) != 4 {
 		t.Errorf("resumed session on disk = %+v", h)
 	}
+	// Resuming the session it has open reloads it (its own lock does not refuse it).
+	if err := r.Resume(first); err != nil || len(r.History()) != 4 {
+		t.Fatalf("resume of the current session: %v, %d messages", err, len(r.History()))
+	}
+	// Another runner (another process) is refused that session, and may fork it.
+	r2, _ := newRunner(t, p, tt, func(o *Options) { o.SessionsDir = dir })
+	var locked *session.LockedError
+	if err := r2.Resume(first); !errors.As(err, &locked) {
+		t.Fatalf("second writer: %v, want a *session.LockedError", err)
+	}
+	if err := r2.Fork(first); err != nil || r2.SessionID() == first || len(r2.History()) != 4 {
+		t.Fatalf("fork: %v, session %s, %d messages", err, r2.SessionID(), len(r2.History()))
+	}
+	r2.Close()
 }
 
 func TestSystemPromptParts(t *testing.T) {
@@ -992,13 +1003,25 @@ func TestConcurrentRecordUsageIsPersistedByTheRun(t *testing.T) {
 	if want := 2 + tasks*perTask; mem.RoundCount != want {
 		t.Errorf("rounds in memory = %d, want %d", mem.RoundCount, want)
 	}
-	s, _, err := session.NewStore(dir, nil, nil).Open(r.SessionID())
+	if disk := savedUsage(t, dir, r.SessionID()); disk.Totals() != mem.Totals() || disk.RoundCount != mem.RoundCount {
+		t.Errorf("on disk %+v, in memory %+v", disk.Totals(), mem.Totals())
+	}
+}
+
+// savedUsage is session id's usage as its index entry on disk has it.
+func savedUsage(t *testing.T, dir, id string) session.Usage {
+	t.Helper()
+	list, err := session.NewStore(dir, nil, nil).List()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if disk := s.Usage(); disk.Totals() != mem.Totals() || disk.RoundCount != mem.RoundCount {
-		t.Errorf("on disk %+v, in memory %+v", disk.Totals(), mem.Totals())
+	for _, e := range list {
+		if e.ID == id {
+			return e.Usage
+		}
 	}
+	t.Fatalf("session %s is not listed in %s", id, dir)
+	return session.Usage{}
 }
 
 // An answer cut at the output limit, or a turn that ends with no text at

@@ -84,6 +84,8 @@ type AgentSetup struct {
 	// Persist keeps the conversation in the sessions directory.
 	Persist  bool
 	ResumeID string // id, unique prefix or "latest"
+	// Fork continues ResumeID in a new session with a copy of its history.
+	Fork bool
 	// AllowPaths are extra writable paths for the sandbox (--allow-path).
 	AllowPaths []string
 	OnEvent    func(agent.Event)
@@ -373,7 +375,7 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 	opts.Hooks = g.Hooks
 	opts.Provider, opts.Model, opts.Cwd = provider, model, cwd
 	opts.Tool, opts.Todos, opts.OnEvent = g.Tool, todos, logEvents(a.debugLog(), s.OnEvent)
-	opts.ResumeID = s.ResumeID
+	opts.ResumeID, opts.Fork = s.ResumeID, s.Fork
 	opts.DisableSkillSearchInstruction = s.DisableSkillSearchInstruction || !settings.SkillSearchInstruction()
 	opts.MaxTokens, opts.ThinkingBudget = settings.MaxTokens, settings.ThinkingBudget
 	if opts.CompactModel != "" {

@@ -28,7 +28,7 @@ import (
 
 type chatFlags struct {
 	model, provider, resume, mode string
-	cont                          bool
+	cont, fork                    bool
 }
 
 const permissionModeHelp = "permission mode: default (sandboxed, asks about escapes), accept-edits (grants inside the project without asking), plan (read-only; the model proposes a plan) or ask (whatever may write outside the scratch list, the session's /tmp, asks first)"
@@ -49,12 +49,13 @@ func newChatCmd(stdio IO) *cobra.Command {
 	fl.StringVar(&f.provider, "provider", "", "provider: anthropic or openai (default: SYNAPSE_PROVIDER or settings.json)")
 	fl.StringVarP(&f.resume, "resume", "r", "", "resume the session with this id (or unique id prefix)")
 	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the most recent session of this directory (the project)")
+	fl.BoolVar(&f.fork, "fork-session", false, forkSessionHelp)
 	fl.StringVar(&f.mode, "permission-mode", string(tool.ModeDefault), permissionModeHelp+"; Shift+Tab cycles in the REPL")
 	return badUsageExits2(cmd)
 }
 
 func runChat(ctx context.Context, stdio IO, f chatFlags) error {
-	resume, err := resumeID(f.cont, f.resume)
+	resume, err := resumeID(f.cont, f.resume, f.fork)
 	if err != nil {
 		return err
 	}
@@ -70,6 +71,7 @@ func runChat(ctx context.Context, stdio IO, f chatFlags) error {
 	if resume, err = inProject(a, cwd, resume, nil); err != nil {
 		return err
 	}
+	busy := forkBusy(a, resume, f.cont && !f.fork)
 
 	in, inTTY := stdio.In.(*os.File)
 	inTTY = inTTY && term.IsTerminal(int(in.Fd()))
@@ -97,13 +99,16 @@ func runChat(ctx context.Context, stdio IO, f chatFlags) error {
 	// Everything that can fail (a missing key, a broken settings.json, an
 	// unknown session) fails here, before the terminal changes mode.
 	chat, err := newChat(ctx, a, chatSetup{
-		Provider: f.provider, Model: f.model, ResumeID: resume, Cwd: cwd,
+		Provider: f.provider, Model: f.model, ResumeID: resume, Fork: f.fork || busy != nil, Cwd: cwd,
 		In: stdio.In, Out: stdio.Out, TTY: tty, RenderTTY: outTTY,
 		Color: outTTY && getenv("NO_COLOR") == "", Width: width, Height: height,
 		Version: Version, Mode: mode, InTmux: getenv("TMUX") != "",
 	})
 	if err != nil {
-		return exitCode(1, err)
+		return exitCode(1, lockedHint(err))
+	}
+	if busy != nil {
+		forkNotice(stdio.Err, busy, chat.Runner.SessionID())
 	}
 
 	if tty {
@@ -135,6 +140,7 @@ func runChat(ctx context.Context, stdio IO, f chatFlags) error {
 type chatSetup struct {
 	Provider, Model string // --provider, --model ("" defers to env and settings)
 	ResumeID        string // --resume ID, or "latest" for --continue
+	Fork            bool   // continue ResumeID in a new session with a copy of its history
 	Cwd             string
 
 	In  io.Reader
@@ -199,7 +205,7 @@ func newChat(ctx context.Context, a *app.App, s chatSetup) (*chat, error) {
 	perm := repl.NewPermissions(rend)
 	g, err := a.NewAgent(ctx, app.AgentSetup{
 		Provider: s.Provider, Model: s.Model, Cwd: cwd,
-		Persist: true, ResumeID: s.ResumeID,
+		Persist: true, ResumeID: s.ResumeID, Fork: s.Fork,
 		OnEvent: v.Handle, Warn: warn, Approver: perm,
 		Extensions: app.ExtensionOptions{StartTimeout: app.ChatMCPStartTimeout, ClientVersion: s.Version,
 			Import: skills.ImportPolicy{

@@ -138,16 +138,48 @@ func newVersionCmd(stdio IO) *cobra.Command {
 	}
 }
 
+// forkSessionHelp is the --fork-session flag's help.
+const forkSessionHelp = "with --resume or --continue: continue in a new session with a copy of that session's history, leaving it as it is"
+
 // resumeID turns --continue/--resume into the session to resume ("" for a
 // new one, "latest" for --continue).
-func resumeID(cont bool, id string) (string, error) {
+func resumeID(cont bool, id string, fork bool) (string, error) {
 	switch {
 	case cont && id != "":
 		return "", exitCode(2, errors.New("--continue and --resume cannot be used together: pick one"))
+	case fork && !cont && id == "":
+		return "", exitCode(2, errors.New("--fork-session forks the session of --resume ID or --continue: add one"))
 	case cont:
 		return "latest", nil
 	}
 	return id, nil
+}
+
+// forkBusy says whether --continue forks: when the session it would
+// continue is open in another process, it returns that *LockedError and
+// the caller forks (the user asked for "the latest", not that one). An
+// explicit --resume ID is refused instead (lockedHint), as is a session
+// another process takes between this check and the open.
+func forkBusy(a *app.App, id string, cont bool) error {
+	var locked *session.LockedError
+	if cont && errors.As(a.SessionStore(nil).InUse(id), &locked) {
+		return locked
+	}
+	return nil
+}
+
+// lockedHint adds what to do to the error of a session open elsewhere.
+func lockedHint(err error) error {
+	var locked *session.LockedError
+	if errors.As(err, &locked) {
+		return fmt.Errorf("%w; close it there, or add --fork-session to continue in a new session with a copy of its history", err)
+	}
+	return err
+}
+
+// forkNotice tells stderr that --continue forked, and into which session.
+func forkNotice(w io.Writer, busy error, newID string) {
+	fmt.Fprintf(w, "synapse: %s; continuing in new session %s with a copy of its history\n", textutil.Sanitize(busy.Error()), newID)
 }
 
 // inProject turns "latest" (--continue) into the most recent session of

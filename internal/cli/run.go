@@ -37,6 +37,7 @@ type runFlags struct {
 	inputFormat, permissionMode     string
 	partial                         bool
 	cont, allowClone, allowImport   bool
+	fork                            bool
 	allowPaths                      []string
 }
 
@@ -69,6 +70,7 @@ func newRunCmd(stdio IO) *cobra.Command {
 	fl.BoolVar(&f.partial, "include-partial-messages", false, "stream-json: also stream text and thinking deltas as stream_event lines")
 	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the most recent session of this directory (the project)")
 	fl.StringVarP(&f.resume, "resume", "r", "", "resume the session with this id (or unique id prefix)")
+	fl.BoolVar(&f.fork, "fork-session", false, forkSessionHelp)
 	fl.StringArrayVar(&f.allowPaths, "allow-path", nil, "also allow the sandbox to write this path (repeatable)")
 	fl.StringVar(&f.permissionMode, "permission-mode", string(tool.ModeDefault), permissionModeHelp)
 	fl.BoolVar(&f.allowClone, "allow-clone", false, "let skill:import clone git repositories on the host (without your SSH agent, keys or credential helpers)")
@@ -117,7 +119,7 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	if f.partial && f.format != formatStreamJSON {
 		return exitCode(2, errors.New("--include-partial-messages needs --output-format stream-json"))
 	}
-	resume, err := resumeID(f.cont, f.resume)
+	resume, err := resumeID(f.cont, f.resume, f.fork)
 	if err != nil {
 		return err
 	}
@@ -138,6 +140,7 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	if resume, err = inProject(a, cwd, resume, nil); err != nil {
 		return err
 	}
+	busy := forkBusy(a, resume, f.cont && !f.fork)
 
 	out := newRunOutput(stdio, f.format, f.partial, getenvOr(stdio.Getenv))
 	g, err := a.NewAgent(cmd.Context(), app.AgentSetup{
@@ -146,6 +149,7 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 		Cwd:        cwd,
 		Persist:    true,
 		ResumeID:   resume,
+		Fork:       f.fork || busy != nil,
 		AllowPaths: f.allowPaths,
 		OnEvent:    out.event,
 		Warn:       out.warn,
@@ -155,7 +159,10 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 		Approver: tool.ModeApprover{Mode: mode, Project: tool.ProjectRoot(cwd)},
 	})
 	if err != nil {
-		return exitCode(1, err)
+		return exitCode(1, lockedHint(err))
+	}
+	if busy != nil {
+		forkNotice(stdio.Err, busy, g.Runner.SessionID())
 	}
 	if mode == tool.ModePlan {
 		if err := g.Sandbox.SetReadOnly(true); err != nil {

@@ -420,6 +420,12 @@ func (r *REPL) cmdResume(_ context.Context, args string) error {
 		}
 	}
 	if err := r.o.Agent.Resume(id); err != nil {
+		var locked *session.LockedError
+		if errors.As(err, &locked) {
+			// Two writers would interleave one history file.
+			r.r.Error("resume: " + err.Error() + "; close it there to resume it here (you stay in this session)")
+			return nil
+		}
 		r.r.Error("resume: " + err.Error())
 		return nil
 	}

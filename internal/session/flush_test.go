@@ -21,10 +21,7 @@ func TestFlushIfDueWritesAtMostOnceAnInterval(t *testing.T) {
 	}
 	onDisk := func() int {
 		t.Helper()
-		got, _, err := s.Open(ss.ID())
-		if err != nil {
-			t.Fatal(err)
-		}
+		got, _ := peek(t, s, ss.ID())
 		return got.Usage().RoundCount
 	}
 	steps := []struct {
@@ -101,9 +98,9 @@ func TestManyCorruptLinesAreSummarised(t *testing.T) {
 	if err := os.WriteFile(idx, append(bytes.Repeat([]byte("{broken\n"), 300), data...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, msgs, err := s.Open(ss.ID())
-	if err != nil || len(msgs) != 1 {
-		t.Fatalf("msgs = %+v, %v", msgs, err)
+	_, msgs := peek(t, s, ss.ID())
+	if len(msgs) != 1 {
+		t.Fatalf("msgs = %+v", msgs)
 	}
 	all := w.all()
 	if len(all) > 10 {

@@ -118,8 +118,14 @@ func (s *Store) upsert(e Entry) error {
 	return s.writeIndex(entries)
 }
 
-// Delete removes a session's files and its index entry.
+// Delete removes a session's files and its index entry; a session open in
+// another process is refused with a *LockedError.
 func (s *Store) Delete(id string) error {
+	lock, err := s.lockSession(id)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	entries, unlock, err := s.lockIndex()
 	if err != nil {
 		return err
@@ -129,7 +135,7 @@ func (s *Store) Delete(id string) error {
 	if err := s.writeIndex(kept); err != nil {
 		return err
 	}
-	for _, p := range []string{s.historyPath(id), s.usagePath(id)} {
+	for _, p := range []string{s.historyPath(id), s.usagePath(id), s.lockPath(id)} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("delete session file: %w", err)
 		}

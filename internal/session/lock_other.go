@@ -2,7 +2,10 @@
 
 package session
 
-import "sync"
+import (
+	"os"
+	"sync"
+)
 
 // Platforms without flock serialise index writes within the process only.
 var fallbackLock sync.Mutex
@@ -11,3 +14,11 @@ func lockFile(string) (func(), error) {
 	fallbackLock.Lock()
 	return fallbackLock.Unlock, nil
 }
+
+func openLockFile(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+}
+
+// tryLock cannot tell another process's hold here: one writer per session
+// is not enforced on these platforms.
+func tryLock(*os.File) (bool, error) { return false, nil }

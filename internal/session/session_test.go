@@ -37,6 +37,21 @@ func newStore(t *testing.T) (*Store, *warnings) {
 	return NewStore(t.TempDir(), nil, w.add), w
 }
 
+// peek reads a session as Open does, without its writer lock, for a
+// test to look at what its writer has put on disk.
+func peek(t *testing.T, s *Store, id string) (*Session, []llm.Message) {
+	t.Helper()
+	e, err := s.resolve(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, msgs, err := s.load(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ss, msgs
+}
+
 func user(s string) llm.Message      { return llm.Message{Role: llm.RoleUser, Text: s} }
 func assistant(s string) llm.Message { return llm.Message{Role: llm.RoleAssistant, Text: s} }
 
@@ -99,6 +114,7 @@ func TestHistoryLinesAndResume(t *testing.T) {
 		if got.ID() != ss.ID() || len(msgs) != 4 || msgs[1].ToolCalls[0].ID != "c1" || msgs[2].Text != "a\nb" {
 			t.Errorf("open %q: %+v", id, msgs)
 		}
+		got.Close()
 		e := got.Entry()
 		if !strings.HasSuffix(e.Title, "…") || len([]rune(e.Title)) != 60 || e.MessageCount != 4 {
 			t.Errorf("entry = %+v", e)
@@ -168,7 +184,7 @@ func TestCorruptLinesAreSkippedAndReported(t *testing.T) {
 	if err := got.Append(assistant("four")); err != nil {
 		t.Fatal(err)
 	}
-	_, msgs, _ = s.Open(ss.ID())
+	_, msgs = peek(t, s, ss.ID())
 	if len(msgs) != 4 || msgs[3].Text != "four" {
 		t.Fatalf("after append: %+v", msgs)
 	}
@@ -278,10 +294,7 @@ func TestUsageRoundsBoundedAndPriced(t *testing.T) {
 		t.Errorf("model = %q", u.Model)
 	}
 	// Reloaded from disk.
-	got, _, err := s.Open(ss.ID())
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, _ := peek(t, s, ss.ID())
 	if g := got.Usage(); g.RoundCount != u.RoundCount || len(g.Rounds) != MaxRounds || abs(g.CostUSD-u.CostUSD) > 1e-9 {
 		t.Errorf("reloaded usage = %+v", g)
 	}

@@ -95,7 +95,8 @@ type Session struct {
 	usage       *Usage
 	dirty       bool // usage changed since the last flush
 	file        *os.File
-	needNewline bool // the history file ends without '\n' (a torn last line)
+	lock        *os.File // the writer lock, held from open (or first write) to Close
+	needNewline bool     // the history file ends without '\n' (a torn last line)
 	buf         bytes.Buffer
 	indexed     bool      // the index has an entry for this session
 	lastFlush   time.Time // when usage and index were last written
@@ -265,8 +266,8 @@ func (ss *Session) openLocked() error {
 	if ss.file != nil {
 		return nil
 	}
-	if err := os.MkdirAll(ss.store.Dir, 0o700); err != nil {
-		return fmt.Errorf("create sessions directory %s: %w", ss.store.Dir, err)
+	if err := ss.lockLocked(); err != nil {
+		return err
 	}
 	path := ss.store.historyPath(ss.entry.ID)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
@@ -293,7 +294,8 @@ func endsWithNewline(path string, size int64) bool {
 	return b[0] == '\n'
 }
 
-// Close flushes pending usage and closes the history file.
+// Close flushes pending usage, closes the history file and releases the
+// session for another process.
 func (ss *Session) Close() error {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -304,16 +306,38 @@ func (ss *Session) Close() error {
 		}
 		ss.file = nil
 	}
+	if ss.lock != nil {
+		_ = ss.lock.Close() // releases the flock
+		ss.lock = nil
+	}
 	return err
 }
 
 // Open resolves idOrPrefix (an id, a unique prefix of one, or "latest") and
-// loads that session: its sanitised history and its usage.
+// loads that session for writing: its sanitised history and its usage. The
+// session's writer lock is held until Close; a session another process has
+// open is refused with a *LockedError.
 func (s *Store) Open(idOrPrefix string) (*Session, []llm.Message, error) {
 	entry, err := s.resolve(idOrPrefix)
 	if err != nil {
 		return nil, nil, err
 	}
+	lock, err := s.lockSession(entry.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Read under the lock: the history is whole, and one deleted meanwhile fails here.
+	ss, msgs, err := s.load(entry)
+	if err != nil {
+		lock.Close()
+		return nil, nil, err
+	}
+	ss.lock = lock
+	return ss, msgs, nil
+}
+
+// load reads the session of a listed entry: its history and its usage.
+func (s *Store) load(entry Entry) (*Session, []llm.Message, error) {
 	id := entry.ID
 	msgs, first, count, err := s.readHistory(id)
 	if err != nil {
@@ -619,8 +643,8 @@ func (ss *Session) Rewrite(msgs, archive []llm.Message, expand func(llm.Message)
 			return nil
 		}
 	}
-	if err := os.MkdirAll(ss.store.Dir, 0o700); err != nil {
-		return "", fmt.Errorf("create sessions directory %s: %w", ss.store.Dir, err)
+	if err := ss.lockLocked(); err != nil {
+		return "", err
 	}
 	archivePath := ""
 	if archive != nil {
@@ -648,8 +672,8 @@ func (ss *Session) Rewrite(msgs, archive []llm.Message, expand func(llm.Message)
 }
 
 // Prune deletes the oldest sessions (by last update) so that at most keep
-// remain, never the one named current, with their files. It returns the
-// ids it removed.
+// remain, never the one named current nor one open in another process, with
+// their files. It returns the ids it removed.
 func (s *Store) Prune(keep int, current string) ([]string, error) {
 	if keep <= 0 {
 		return nil, nil
@@ -673,7 +697,10 @@ func (s *Store) Prune(keep int, current string) ([]string, error) {
 			continue
 		}
 		if err := s.Delete(e.ID); err != nil {
-			errs = append(errs, err)
+			var locked *LockedError
+			if !errors.As(err, &locked) {
+				errs = append(errs, err)
+			}
 			continue
 		}
 		removed = append(removed, e.ID)
