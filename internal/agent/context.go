@@ -74,6 +74,8 @@ type ContextStats struct {
 	Messages, ToolCalls, Offloaded     int
 	Compactions                        int
 	OffloadDir                         string // "" without a session
+	// Compactable: there is older history for /compact to summarise.
+	Compactable bool
 }
 
 // ContextStats reports the context's size against the window and thresholds.
@@ -89,6 +91,8 @@ func (r *Runner) ContextStats() ContextStats {
 	if r.sess != nil {
 		s.OffloadDir = r.sess.OffloadDir()
 	}
+	cut := contextmgr.Cut(r.history, st.KeepRecent)
+	s.Compactable = cut > 0 && len(contextmgr.Summarised(r.history, cut, r.cw.prompt)) > 0
 	return s
 }
 

@@ -272,11 +272,17 @@ func TestCompactNowWithInstructions(t *testing.T) {
 		o.Context = contextmgr.Settings{KeepRecent: 2}
 		o.CompactModel = "claude-3-5-haiku-latest"
 	})
+	if r.ContextStats().Compactable {
+		t.Error("an empty history is compactable")
+	}
 	if _, err := r.Compact(context.Background(), ""); !errors.Is(err, ErrNothingToCompact) {
 		t.Fatalf("compacting an empty history: %v", err)
 	}
 	if _, err := r.Run(context.Background(), "go"); err != nil {
 		t.Fatal(err)
+	}
+	if !r.ContextStats().Compactable {
+		t.Error("ContextStats says there is nothing to compact, Compact disagrees")
 	}
 	res, err := r.Compact(context.Background(), "keep every file name")
 	if err != nil {

@@ -30,7 +30,9 @@ import (
 
 // SessionStore is the sessions directory of this configuration.
 func (a *App) SessionStore(warn func(error)) *session.Store {
-	return session.NewStore(a.Config.SessionsDir, a.pricing(warn), warn)
+	s := session.NewStore(a.Config.SessionsDir, a.pricing(warn), warn)
+	s.MaxRounds = a.Config.MaxRoundsKept
+	return s
 }
 
 // pricing is the built-in price list with $SYNAPSE_HOME/pricing.json's

@@ -96,6 +96,14 @@ func runChat(ctx context.Context, stdio IO, f chatFlags) error {
 		}
 	}
 
+	if tty {
+		// Restored at exit with the raw mode below (or here on failure).
+		if state, err := term.GetState(int(in.Fd())); err == nil {
+			defer func() { _ = term.Restore(int(in.Fd()), state) }()
+		}
+		keepEnterKey(int(in.Fd()))
+	}
+
 	// Everything that can fail (a missing key, a broken settings.json, an
 	// unknown session) fails here, before the terminal changes mode.
 	chat, err := newChat(ctx, a, chatSetup{

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -735,5 +736,37 @@ func BenchmarkVersion(b *testing.B) {
 		if out, err := exec.Command(synapseBin, "--version").CombinedOutput(); err != nil {
 			b.Fatalf("%v\n%s", err, out)
 		}
+	}
+}
+
+// TestChatPTYEnterDuringStartSubmits: a prompt typed with Enter while
+// Synapse is still starting (here: an MCP server that takes its time) is
+// sent when the REPL is up, not left in the editor as a line break.
+func TestChatPTYEnterDuringStartSubmits(t *testing.T) {
+	testutil.RequireBwrap(t)
+	srv := llmtest.New(t, llmtest.TextTurn("Got it."))
+	env := chatEnv(t, srv)
+	dir := testutil.OutsideTmp(t) // the server runs sandboxed: it can write here, not in the host /tmp
+	started, release := filepath.Join(dir, "started"), filepath.Join(dir, "release")
+	testutil.WriteFile(t, filepath.Join(envValue(env, "SYNAPSE_HOME"), "mcp", "mcp_servers.json"), fmt.Sprintf(
+		`{"mcpServers": {"slow": {"command": "sh", "args": ["-c", %q]}}}`,
+		"touch "+started+"; while [ ! -e "+release+" ]; do sleep 0.05; done; exit 1"))
+	p := startPTY(t, dir, env)
+	for { // the server runs: Synapse is starting, the REPL not yet up
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	p.send("hello from the start\r")
+	testutil.WriteFile(t, release, "")
+	p.expect("Got it.")
+	p.expect(prompt)
+	if req, ok := srv.LastRequest(); !ok || !strings.HasSuffix(req.LastUserText(), "\n\nhello from the start") {
+		t.Errorf("the model got %q", req.LastUserText())
+	}
+	p.send("/exit\r")
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit %d", code)
 	}
 }

@@ -42,6 +42,8 @@ const (
 	// sub-agent reads; DefaultToolResultSummaryLimit each tool result in it.
 	DefaultMaxEnhanceContextChars = 16000
 	DefaultToolResultSummaryLimit = 600
+	// DefaultMaxRoundsKept is how many per-round usage entries a session keeps.
+	DefaultMaxRoundsKept = 100
 )
 
 // Getenv looks up one environment variable; tests pass a map-backed one.
@@ -93,6 +95,9 @@ type Config struct {
 	// ToolResultSummaryLimit (SYNAPSE_TOOL_RESULT_SUMMARY_LIMIT) each tool
 	// result in it, in characters.
 	MaxEnhanceContextChars, ToolResultSummaryLimit int
+	// MaxRoundsKept (SYNAPSE_MAX_ROUNDS_KEPT) is how many per-round usage
+	// entries a session keeps (the totals count every round).
+	MaxRoundsKept int
 
 	// Warnings name settings that were set but unusable, with the default
 	// used instead; shown once at start-up.
@@ -173,6 +178,7 @@ func Load(getenv Getenv) (Config, error) {
 	c.MaxSessions = c.positive(getenv, "SYNAPSE_MAX_SESSIONS", DefaultMaxSessions, "sessions", "")
 	c.MaxEnhanceContextChars = c.positive(getenv, "SYNAPSE_MAX_ENHANCE_CONTEXT_CHARS", DefaultMaxEnhanceContextChars, "characters", "")
 	c.ToolResultSummaryLimit = c.positive(getenv, "SYNAPSE_TOOL_RESULT_SUMMARY_LIMIT", DefaultToolResultSummaryLimit, "characters", "")
+	c.MaxRoundsKept = c.positive(getenv, "SYNAPSE_MAX_ROUNDS_KEPT", DefaultMaxRoundsKept, "rounds", "")
 	return c, nil
 }
 

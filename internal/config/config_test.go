@@ -82,3 +82,20 @@ func TestEnhanceTranscriptKnobs(t *testing.T) {
 		t.Errorf("bad values: %d %d %q", c.MaxEnhanceContextChars, c.ToolResultSummaryLimit, c.Warnings)
 	}
 }
+
+func TestMaxRoundsKept(t *testing.T) {
+	for _, tc := range []struct {
+		val      string
+		want     int
+		warnings int
+	}{{"", 100, 0}, {"7", 7, 0}, {"none", 100, 1}, {"-3", 100, 1}} {
+		env := map[string]string{"HOME": "/h"}
+		if tc.val != "" {
+			env["SYNAPSE_MAX_ROUNDS_KEPT"] = tc.val
+		}
+		c, _ := Load(testutil.MapEnv(env))
+		if c.MaxRoundsKept != tc.want || len(c.Warnings) != tc.warnings {
+			t.Errorf("SYNAPSE_MAX_ROUNDS_KEPT=%q: %d, warnings %q", tc.val, c.MaxRoundsKept, c.Warnings)
+		}
+	}
+}

@@ -236,10 +236,16 @@ type ContextManager interface {
 	Compact(ctx context.Context, instructions string) (agent.CompactResult, error)
 }
 
+const nothingToCompact = "Nothing to compact yet: the conversation is no longer than the recent messages kept as they are."
+
 func (r *REPL) cmdCompact(ctx context.Context, args string) error {
 	cm, ok := r.o.Agent.(ContextManager)
 	if !ok {
 		r.r.Error("this agent cannot compact its context")
+		return nil
+	}
+	if !cm.ContextStats().Compactable { // say so without announcing a request that is not made
+		r.println(nothingToCompact)
 		return nil
 	}
 	r.println("Compacting: one model request writes the summary… (Ctrl+C cancels)")
@@ -251,7 +257,7 @@ func (r *REPL) cmdCompact(ctx context.Context, args string) error {
 		return nil
 	}
 	if errors.Is(err, agent.ErrNothingToCompact) { // not a failure: there is nothing old enough yet
-		r.println("Nothing to compact yet: the conversation is no longer than the recent messages kept as they are.")
+		r.println(nothingToCompact)
 		return nil
 	}
 	if err != nil {

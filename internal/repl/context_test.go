@@ -107,7 +107,8 @@ func TestCompactNothingYetIsNotAFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Run(context.Background())
-	if got := out.String(); !strings.Contains(got, "Nothing to compact yet") || strings.Contains(got, "failed") || strings.Contains(got, "✗") {
+	if got := out.String(); !strings.Contains(got, "Nothing to compact yet") || strings.Contains(got, "failed") || strings.Contains(got, "✗") ||
+		strings.Contains(got, "Compacting") || strings.Contains(got, "model request") {
 		t.Errorf("/compact on a short conversation:\n%s", got)
 	}
 }
@@ -115,7 +116,9 @@ func TestCompactNothingYetIsNotAFailure(t *testing.T) {
 // slowCompactAgent's compaction runs until it is cancelled.
 type slowCompactAgent struct{ *fakeAgent }
 
-func (slowCompactAgent) ContextStats() agent.ContextStats { return agent.ContextStats{Window: 1000} }
+func (slowCompactAgent) ContextStats() agent.ContextStats {
+	return agent.ContextStats{Window: 1000, Compactable: true}
+}
 func (slowCompactAgent) Compact(ctx context.Context, _ string) (agent.CompactResult, error) {
 	<-ctx.Done()
 	return agent.CompactResult{}, ctx.Err()

@@ -486,3 +486,23 @@ func TestResumeNormalisesStringToolInput(t *testing.T) {
 		}
 	}
 }
+
+// Store.MaxRounds (SYNAPSE_MAX_ROUNDS_KEPT) bounds the kept rounds; the
+// totals still count every round.
+func TestUsageRoundsKept(t *testing.T) {
+	for _, keep := range []int{1, 3, 250} {
+		s, _ := newStore(t)
+		s.MaxRounds = keep
+		ss := s.Create("/")
+		if err := ss.Append(user("x")); err != nil {
+			t.Fatal(err)
+		}
+		for range 120 {
+			ss.AddUsage(llm.Usage{InputTokens: 1}, "m")
+		}
+		u := ss.Usage()
+		if want := min(keep, 120); len(u.Rounds) != want || u.RoundCount != 120 || u.InputTokens != 120 {
+			t.Errorf("keep %d: rounds=%d count=%d input=%d", keep, len(u.Rounds), u.RoundCount, u.InputTokens)
+		}
+	}
+}

@@ -6,6 +6,7 @@ package session
 
 import (
 	"bufio"
+	"cmp"
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
@@ -39,6 +40,9 @@ type Store struct {
 	// Warn receives non-fatal problems (a corrupt index line, a corrupt
 	// history line); nil discards them.
 	Warn func(error)
+	// MaxRounds bounds the per-round usage entries kept for a session
+	// (SYNAPSE_MAX_ROUNDS_KEPT); 0 means MaxRounds.
+	MaxRounds int
 	// now is the clock; tests replace it.
 	now func() time.Time
 }
@@ -160,7 +164,7 @@ func (ss *Session) SetTitle(text string) {
 func (ss *Session) AddUsage(u llm.Usage, model string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	ss.usage.add(ss.store.clock(), u, model, ss.store.Pricing)
+	ss.usage.add(ss.store.clock(), u, model, ss.store.Pricing, cmp.Or(ss.store.MaxRounds, MaxRounds))
 	if model != "" {
 		ss.entry.Model = model
 	}

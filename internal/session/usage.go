@@ -12,7 +12,8 @@ import (
 	"github.com/synapse-agent/synapse/internal/llm"
 )
 
-// MaxRounds bounds the per-round usage entries kept for one session; totals keep
+// MaxRounds is the default bound on the per-round usage entries kept for one
+// session (Store.MaxRounds overrides it); totals keep
 // counting past it. A long session must not grow its usage file without bound.
 const MaxRounds = 100
 
@@ -52,8 +53,8 @@ func (u *Usage) Totals() llm.Usage {
 	}
 }
 
-// add records one round, keeping at most MaxRounds entries.
-func (u *Usage) add(at time.Time, x llm.Usage, model string, p Pricing) {
+// add records one round, keeping at most keep entries.
+func (u *Usage) add(at time.Time, x llm.Usage, model string, p Pricing, keep int) {
 	u.InputTokens += x.InputTokens
 	u.OutputTokens += x.OutputTokens
 	u.CacheReadTokens += x.CacheReadTokens
@@ -70,10 +71,10 @@ func (u *Usage) add(at time.Time, x llm.Usage, model string, p Pricing) {
 		u.UnpricedRounds++
 	}
 	u.RoundCount++
-	if len(u.Rounds) >= MaxRounds {
-		// Shift in place: the slice never reallocates past MaxRounds.
-		copy(u.Rounds, u.Rounds[1:])
-		u.Rounds = u.Rounds[:len(u.Rounds)-1]
+	if over := len(u.Rounds) + 1 - keep; over > 0 {
+		// Shift in place: the slice never reallocates past keep.
+		n := copy(u.Rounds, u.Rounds[over:])
+		u.Rounds = u.Rounds[:n]
 	}
 	u.Rounds = append(u.Rounds, r)
 }
