@@ -65,8 +65,8 @@ func platformFix(bwErr error) string {
 	if b, err := os.ReadFile("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); err == nil && strings.TrimSpace(string(b)) == "1" {
 		return "AppArmor restricts unprivileged user namespaces (Ubuntu 23.10+): install the profile Ubuntu ships for bwrap (sudo apt install apparmor-profiles && sudo cp /usr/share/apparmor/extra-profiles/bwrap-userns-restrict /etc/apparmor.d/ && sudo systemctl reload apparmor)"
 	}
-	if _, err := os.Stat("/.dockerenv"); err == nil {
-		return "in a container, allow user namespaces or Landlock (for example docker run --security-opt seccomp=unconfined, or a seccomp profile that permits unshare and landlock_*)"
+	if inContainer() {
+		return "in a container, give it a seccomp profile that permits the landlock_* system calls (the default profiles of current Docker and Podman do; Kubernetes: securityContext.seccompProfile RuntimeDefault on a recent runtime), or one that permits unshare for bubblewrap"
 	}
 	return "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0), or boot a kernel with Landlock (Linux 5.13+, lsm= including landlock)"
 }
@@ -125,4 +125,25 @@ func (m *Manager) WrapArgv(p Policy, argv []string, opts WrapOptions) ([]string,
 		opts.Backend, opts.Launcher = BackendLandlock, m.opts.Launcher
 	}
 	return WrapArgv(p, argv, opts)
+}
+
+// inContainer reports the usual marks of a container: Docker's and Podman's
+// files, the "container" variable systemd and Podman set, Kubernetes'
+// service variable, a container runtime in PID 1's cgroup.
+func inContainer() bool {
+	for _, f := range []string{"/.dockerenv", "/run/.containerenv"} {
+		if _, err := os.Stat(f); err == nil {
+			return true
+		}
+	}
+	if os.Getenv("container") != "" || os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
+		return true
+	}
+	b, _ := os.ReadFile("/proc/1/cgroup")
+	for _, mark := range []string{"docker", "kubepods", "containerd", "libpod"} {
+		if strings.Contains(string(b), mark) {
+			return true
+		}
+	}
+	return false
 }

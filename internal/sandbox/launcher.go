@@ -100,9 +100,12 @@ func kindAccess(kind string, abi int) (uint64, error) {
 // landlockABI is the kernel's Landlock ABI version, or why there is none.
 func landlockABI() (int, error) {
 	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
-	if errno != 0 {
-		err := error(errno)
-		return 0, fmt.Errorf("the kernel has no Landlock (%w): it needs Linux 5.13 or newer with landlock in the lsm= boot list", err)
+	switch {
+	case errno == unix.EPERM || errno == unix.EACCES:
+		// A seccomp filter (a container's) refuses the call: the kernel may well have Landlock.
+		return 0, fmt.Errorf("a seccomp filter refuses the Landlock system calls (%w)", errno)
+	case errno != 0:
+		return 0, fmt.Errorf("the kernel has no Landlock (%w): it needs Linux 5.13 or newer with landlock in the lsm= boot list", errno)
 	}
 	return int(v), nil
 }
