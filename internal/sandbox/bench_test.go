@@ -14,11 +14,7 @@ func realShell(ctx context.Context, o SessionOptions) (Session, error) {
 	return shell.Start(ctx, shell.Options{Argv: o.Argv, Dir: o.Dir, Env: o.Env, Timeout: o.Timeout})
 }
 
-func benchManager(b *testing.B, enabled bool) *Manager {
-	return benchManagerOn(b, enabled, BackendBwrap)
-}
-
-// benchManagerOn is benchManager with the given backend.
+// benchManagerOn is a manager over a temp workspace with the given backend.
 func benchManagerOn(b *testing.B, enabled bool, backend string) *Manager {
 	b.Helper()
 	if backend == BackendLandlock {

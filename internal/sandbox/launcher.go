@@ -114,11 +114,9 @@ func landlockABI() (int, error) {
 // process and execve's ARGV, so it returns only on failure (exit 126, as a
 // shell does for a command it cannot run), after saying why on stderr.
 func Launch(args []string) int {
-	if err := launch(args); err != nil {
-		fmt.Fprintf(os.Stderr, "synapse sandbox (landlock): %v; the command was not run\n", err)
-		return 126
-	}
-	return 0 // not reached: launch execs
+	err := launch(args) // returns only on failure: it execs
+	fmt.Fprintf(os.Stderr, "synapse sandbox (landlock): %v; the command was not run\n", err)
+	return 126
 }
 
 func launch(args []string) error {
@@ -171,9 +169,7 @@ func launch(args []string) error {
 		}
 	}
 	env := os.Environ()
-	for _, kv := range spec.Setenv {
-		env = append(env, kv) // later entries win in execve's environment for bash and getenv
-	}
+	env = append(env, spec.Setenv...) // later entries win (dedupEnv keeps the last)
 	return fmt.Errorf("run %s: %w", prog, syscall.Exec(prog, argv, dedupEnv(env)))
 }
 
