@@ -685,16 +685,27 @@ func (p *proc) kill() {
 // killTree kills the process we started and every process of its session or
 // below it.
 func (p *proc) killTree() {
+	KillTree(p.root)
+	_ = p.cmd.Process.Kill()
+}
+
+// KillTree sends SIGKILL to root, a process started as the leader of a
+// session of its own, and to every process of that session or below root
+// (with their process groups), but never to the caller or its group.
+func KillTree(root int) {
 	self, selfGroup := os.Getpid(), syscall.Getpgrp()
-	_ = syscall.Kill(-p.root, syscall.SIGKILL)
-	t, err := readPtable()
-	if err != nil {
-		_ = p.cmd.Process.Kill()
+	if root <= 1 || root == self {
 		return
 	}
-	victims := t.descendants(p.root)
+	_ = syscall.Kill(-root, syscall.SIGKILL)
+	t, err := readPtable()
+	if err != nil {
+		_ = syscall.Kill(root, syscall.SIGKILL)
+		return
+	}
+	victims := t.descendants(root)
 	for pid, pi := range t {
-		if pi.sid == p.root {
+		if pi.sid == root {
 			victims[pid] = true
 		}
 	}
@@ -707,5 +718,5 @@ func (p *proc) killTree() {
 		}
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	_ = p.cmd.Process.Kill()
+	_ = syscall.Kill(root, syscall.SIGKILL)
 }
