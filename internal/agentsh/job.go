@@ -29,7 +29,7 @@ func (s *Shell) jobsOf(cmd string) (*jobs.Table, command.Result, bool) {
 
 // jobStart runs `job:start <command>`: the command, in a sandboxed bash of
 // its own, in the background.
-func (s *Shell) jobStart(_ context.Context, rest string) command.Result {
+func (s *Shell) jobStart(ctx context.Context, rest string) command.Result {
 	t, res, ok := s.jobsOf("job:start")
 	if !ok {
 		return res
@@ -38,7 +38,7 @@ func (s *Shell) jobStart(_ context.Context, rest string) command.Result {
 	if cmdline == "" {
 		return usageError("job:start", "missing command")
 	}
-	info, err := t.Start(cmdline)
+	info, err := t.Start(ctx, cmdline)
 	if err != nil {
 		return failf("job:start", err.Error())
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/jobs"
 )
 
@@ -13,7 +14,9 @@ func newJobShell(t *testing.T) (*Shell, string) {
 	t.Helper()
 	logs := t.TempDir()
 	sh, ex := newTestShell(t, nil)
-	tb := jobs.New(jobs.Options{Dir: logs, Cwd: ex.Cwd})
+	tb := jobs.New(jobs.Options{Dir: logs, Exec: func(ctx context.Context, cmd string) (command.Result, error) {
+		return ex.Execute(ctx, cmd, ex.Cwd())
+	}})
 	t.Cleanup(func() { _ = tb.Close() })
 	sh.opts.Jobs = tb
 	return sh, ex.dir

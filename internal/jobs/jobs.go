@@ -1,7 +1,7 @@
 // Package jobs keeps one agent's background jobs: commands the model starts
-// with job:start (each a `bash -c` of its own, wrapped in the agent's
-// sandbox under the same policy) and commands the user moves out of the
-// shell with Ctrl+B (they keep running as jobs of the agent's shell). Each
+// with job:start and commands the user moves out of the shell with Ctrl+B.
+// Both are jobs of the agent's one shell, so they run in its sandbox under
+// its policy, see its directory and environment, and end with it. Each
 // job's output, stdout and stderr interleaved, goes to a capped log file in
 // the agent's scratch directory; the model reads what is new since its last
 // read, waits for a pattern or the end, lists jobs and stops them. Close
@@ -15,16 +15,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/synapse-agent/synapse/internal/shell"
+	"github.com/synapse-agent/synapse/internal/command"
 )
 
 // Defaults for Options' zero fields.
@@ -53,13 +53,13 @@ const (
 type Options struct {
 	// Dir receives the log files: the agent's private scratch directory.
 	Dir string
-	// Wrap wraps a job's argv in the agent's sandbox under its active
-	// policy, starting in cwd (nil: run as is, the sandbox being off).
-	Wrap func(argv []string, cwd string) ([]string, error)
-	// Env is a job's environment (nil: the process's).
-	Env func() []string
-	// Cwd is where a job starts: the agent shell's current directory.
-	Cwd func() string
+	// Exec runs a command line in the agent's shell (the sandbox manager's
+	// Execute in the shell's directory): jobs are started through it.
+	Exec func(ctx context.Context, cmd string) (command.Result, error)
+	// FifoDir is where the jobs' output pipes are made for a moment: a
+	// directory at the same path for the host and the sandbox that the
+	// sandbox may open a FIFO in ("": Dir).
+	FifoDir string
 	// Detach moves the command running in the agent's shell to the
 	// background (sandbox.Manager.Detach); nil: Ctrl+B is unavailable.
 	Detach func(note string, sink func([]byte)) ([]int, error)
@@ -68,8 +68,8 @@ type Options struct {
 	// MaxRead is the most bytes one read returns; beyond it the head and
 	// tail are kept and the log file named (0: DefaultMaxRead).
 	MaxRead int
-	// MaxLog caps a log file: past it the file starts over and a read says
-	// how much older output was dropped (0: DefaultMaxLog).
+	// MaxLog caps a log file: past it only its newest half is kept and a
+	// read says how much older output was dropped (0: DefaultMaxLog).
 	MaxLog int64
 }
 
@@ -125,9 +125,9 @@ type job struct {
 	stopping bool          // Stop was called: the end is a stop, whatever status it had
 	changed  chan struct{} // closed and replaced when output or state change
 
-	cmd    *exec.Cmd // started jobs
+	pgid   int // started jobs: the process group as the shell sees it
 	done   chan struct{}
-	groups []int // moved jobs: their process groups
+	groups []int // moved jobs: their process groups (host pids)
 }
 
 // New returns an empty table.
@@ -160,58 +160,75 @@ func (t *Table) newJob(command string, moved bool) (*job, error) {
 	return j, nil
 }
 
-// Start runs cmdline with `bash -c` in the sandbox, in the agent shell's
-// directory, and returns at once.
-func (t *Table) Start(cmdline string) (Info, error) {
-	argv := []string{"/bin/bash", "-c", cmdline}
-	cwd := ""
-	if t.o.Cwd != nil {
-		cwd = t.o.Cwd()
+// Start runs cmdline in the background of the agent's shell, as `( cmdline
+// ) &` would, and returns at once: the job is in the same sandbox (its
+// network namespace and /tmp too, so a server it starts answers the next
+// command), starts in the shell's directory with the shell's environment,
+// and is a job of the shell (a later command's interrupt spares it; the
+// shell's end kills it). Its output comes back through a FIFO the shell
+// opens before it forks the job.
+func (t *Table) Start(ctx context.Context, cmdline string) (Info, error) {
+	if t.o.Exec == nil {
+		return Info{}, errors.New("no shell to run jobs in")
 	}
-	if t.o.Wrap != nil {
-		w, err := t.o.Wrap(argv, cwd)
-		if err != nil {
-			return Info{}, fmt.Errorf("sandbox the job: %w", err)
-		}
-		argv = w
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return Info{}, fmt.Errorf("create the job's output pipe: %w", err)
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = cwd
-	if t.o.Env != nil {
-		cmd.Env = t.o.Env()
-	}
-	cmd.Stdout, cmd.Stderr = w, w
-	// A session of its own, like the agent's shell: no terminal, and every
-	// process of the job can be found by its session when it is stopped.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-
 	t.mu.Lock()
 	j, err := t.newJob(cmdline, false)
+	t.mu.Unlock()
 	if err != nil {
-		t.mu.Unlock()
-		_, _ = r.Close(), w.Close()
 		return Info{}, err
 	}
-	if err := cmd.Start(); err != nil {
+	fail := func(err error) (Info, error) {
+		t.mu.Lock()
 		delete(t.jobs, j.id)
 		t.mu.Unlock()
-		_, _ = r.Close(), w.Close()
 		_ = j.f.Close()
 		_ = os.Remove(j.log)
-		return Info{}, fmt.Errorf("start the job: %w", err)
+		return Info{}, err
 	}
-	j.cmd = cmd
+	dir := t.o.FifoDir
+	if dir == "" {
+		dir = t.o.Dir
+	}
+	fifo := filepath.Join(dir, fmt.Sprintf(".job-%d-%d.fifo", j.id, time.Now().UnixNano()))
+	status := strings.TrimSuffix(fifo, ".fifo") + ".status"
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		return fail(fmt.Errorf("create the job's output pipe: %w", err))
+	}
+	defer os.Remove(fifo) // the open ends keep it working
+	// Non-blocking, so that opening needs no writer yet; never a planted link.
+	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return fail(fmt.Errorf("open the job's output pipe: %w", err))
+	}
+	if st, err := r.Stat(); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		_ = r.Close()
+		return fail(fmt.Errorf("the job's output pipe %s was replaced", fifo))
+	}
+	// The shell opens the FIFO itself (a reader exists, so it does not
+	// block) and the forked job inherits it: by the time Exec returns the
+	// pipe has its writer, and its end-of-file means the job let go of it.
+	line := "if exec {__syn_job}>" + quote(fifo) + "; then { (\n" + strings.TrimRight(cmdline, "\n") + "\n); echo $? >" + quote(status) +
+		"; } </dev/null >&$__syn_job 2>&1 & echo $!; exec {__syn_job}>&-; fi; unset __syn_job"
+	res, err := t.o.Exec(ctx, line)
+	pid, perr := strconv.Atoi(strings.TrimSpace(lastLine(res.Stdout)))
+	if err != nil || res.ExitCode != 0 || perr != nil {
+		_ = r.Close()
+		why := strings.TrimSpace(res.Stderr)
+		if err != nil {
+			why = err.Error()
+		}
+		if why == "" {
+			why = fmt.Sprintf("the shell answered %q (exit %d)", res.Stdout, res.ExitCode)
+		}
+		return fail(fmt.Errorf("start the job in the shell: %s", why))
+	}
+	t.mu.Lock()
+	j.pgid = pid
 	info := t.infoLocked(j)
 	t.mu.Unlock()
-	_ = w.Close()
 
-	copied := make(chan struct{})
 	go func() { // the output, until every process of the job let go of it
-		defer close(copied)
+		defer r.Close()
 		b := make([]byte, 32<<10)
 		for {
 			n, err := r.Read(b)
@@ -219,30 +236,59 @@ func (t *Table) Start(cmdline string) (Info, error) {
 				t.write(j, b[:n])
 			}
 			if err != nil {
-				_ = r.Close()
-				return
+				break
 			}
 		}
-	}()
-	go func() {
-		err := cmd.Wait()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				code = 128 + int(ws.Signal())
+		code := -1
+		if b, err := readSmall(status); err == nil {
+			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				code = n
 			}
 		}
-		// What the job printed last is in the log before it reads as ended;
-		// a grandchild still holding the pipe does not keep it running.
-		select {
-		case <-copied:
-		case <-time.After(200 * time.Millisecond):
-		}
+		_ = os.Remove(status)
 		t.end(j, Exited, code)
 	}()
 	return info, nil
+}
+
+// killTree is a shell command that sends sig to process group pgid and to
+// every process below its members (a child that made a group of its own
+// included), as the sandbox sees them (its /proc is the shell's), plus the
+// pids in also; it prints the pids it found. It runs in a subshell,
+// leaving nothing defined in the user's shell.
+func killTree(pgid int, sig, also string) string {
+	return `(g=` + strconv.Itoa(pgid) + `; declare -A up in; all=(` + also + `)
+for f in /proc/[0-9]*/stat; do
+	read -r l 2>/dev/null <"$f" || continue
+	p=${f#/proc/}; p=${p%/stat}; set -- ${l##*) }
+	up[$p]=$2; [[ $3 == "$g" ]] && all+=("$p")
+done
+for p in "${all[@]}"; do in[$p]=1; done
+for ((n = 0; n < ${#all[@]}; n++)); do
+	for p in "${!up[@]}"; do [[ ${up[$p]} == "${all[n]}" && -z ${in[$p]} ]] && in[$p]=1 && all+=("$p"); done
+done
+kill -` + sig + ` -- -"$g" "${all[@]}" 2>/dev/null; echo "${all[*]}")`
+}
+
+// quote single-quotes s for bash.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// readSmall reads a status file a job wrote, never through a link.
+func readSmall(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 64))
 }
 
 // Background moves the command running in the agent's shell to the
@@ -333,13 +379,19 @@ func (t *Table) write(j *job, b []byte) {
 	if j.f == nil {
 		return
 	}
-	if j.size-j.base+int64(len(b)) > t.o.MaxLog {
-		if err := j.f.Truncate(0); err == nil {
-			j.base = j.size
-		}
-	}
 	n, _ := j.f.Write(b) // a full disk loses output, not the job
 	j.size += int64(n)
+	if j.size-j.base > t.o.MaxLog {
+		// Keep the newest half: copying it to the front now and then costs
+		// less per byte than the output itself.
+		keep := make([]byte, t.o.MaxLog/2)
+		if _, err := j.f.ReadAt(keep, j.size-j.base-int64(len(keep))); err == nil && j.f.Truncate(0) == nil {
+			j.base = j.size // all dropped, unless the newest half is back
+			if _, err := j.f.Write(keep); err == nil {
+				j.base = j.size - int64(len(keep))
+			}
+		}
+	}
 	j.notifyLocked()
 }
 
@@ -550,15 +602,27 @@ func (t *Table) stop(j *job) {
 	if !running {
 		return
 	}
-	if j.cmd != nil {
-		root := j.cmd.Process.Pid
-		_ = syscall.Kill(-root, syscall.SIGTERM)
+	if j.groups == nil {
+		// The shell's own job: the shell signals it, since its pids are the
+		// sandbox's (a PID namespace). After the grace, whatever is left.
+		ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
+		defer cancel()
+		// The tree is taken before SIGTERM breaks it (orphans move to init);
+		// SIGKILL gets those pids again.
+		res, _ := t.o.Exec(ctx, killTree(j.pgid, "TERM", "")+"; kill -CONT -- -"+strconv.Itoa(j.pgid)+" 2>/dev/null; :")
+		var seen []string
+		for _, f := range strings.Fields(res.Stdout) {
+			if _, err := strconv.Atoi(f); err == nil {
+				seen = append(seen, f)
+			}
+		}
 		select {
 		case <-j.done:
 		case <-time.After(stopGrace):
 		}
-		// Also what left the group or outlived the job's main process.
-		shell.KillTree(root)
+		kctx, kcancel := context.WithTimeout(context.Background(), stopGrace)
+		_, _ = t.o.Exec(kctx, killTree(j.pgid, "KILL", strings.Join(seen, " "))+" >/dev/null; :")
+		kcancel()
 	} else {
 		for _, g := range j.groups {
 			_ = syscall.Kill(-g, syscall.SIGTERM)
@@ -593,7 +657,11 @@ func (t *Table) Close() error {
 	t.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, j := range all {
-		wg.Go(func() { t.stop(j) })
+		if j.groups != nil {
+			wg.Go(func() { t.stop(j) })
+		} else {
+			t.stop(j) // through the shell, which runs one command at a time
+		}
 	}
 	wg.Wait()
 	t.mu.Lock()

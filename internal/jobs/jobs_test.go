@@ -9,13 +9,32 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/synapse-agent/synapse/internal/shell"
 )
 
+var ctx = context.Background()
+
+// newT is a table over a real shell session in a fresh directory.
 func newT(t *testing.T) *Table {
 	t.Helper()
+	return newTOpts(t, Options{})
+}
+
+func newTOpts(t *testing.T, o Options) *Table {
+	t.Helper()
 	dir := t.TempDir()
-	tb := New(Options{Dir: dir, Cwd: func() string { return dir }})
-	t.Cleanup(func() { _ = tb.Close() })
+	sh, err := shell.Start(context.Background(), shell.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Dir = dir
+	o.Exec = sh.Execute
+	tb := New(o)
+	t.Cleanup(func() {
+		_ = tb.Close()
+		_ = sh.Close()
+	})
 	return tb
 }
 
@@ -65,7 +84,7 @@ func waitCond(t *testing.T, what string, cond func() bool) {
 func TestStartReadWaitEnd(t *testing.T) {
 	tb := newT(t)
 	gate := t.TempDir() + "/go"
-	info, err := tb.Start("echo one; echo two >&2; until [ -e " + gate + " ]; do sleep 0.01; done; echo three; exit 3")
+	info, err := tb.Start(ctx, "echo one; echo two >&2; until [ -e "+gate+" ]; do sleep 0.01; done; echo three; exit 3")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +115,7 @@ func TestStartReadWaitEnd(t *testing.T) {
 
 func TestWaitTimesOut(t *testing.T) {
 	tb := newT(t)
-	if _, err := tb.Start("echo hi; exec sleep 300"); err != nil {
+	if _, err := tb.Start(ctx, "echo hi; exec sleep 300"); err != nil {
 		t.Fatal(err)
 	}
 	out, why, err := tb.Wait(context.Background(), 1, regexp.MustCompile(`never`), 50*time.Millisecond)
@@ -111,9 +130,9 @@ func TestStopKillsTree(t *testing.T) {
 	pidFile := dir + "/pids"
 	// A child in a group of its own and one that ignores SIGTERM: Stop must
 	// still leave nothing behind.
-	info, err := tb.Start(`set -m; sleep 300 & echo $! >> ` + pidFile + `; set +m
-bash -c 'trap "" TERM; echo $$ >> ` + pidFile + `; echo ready; while :; do sleep 1; done' &
-echo $$ >> ` + pidFile + `; wait`)
+	info, err := tb.Start(ctx, `set -m; sleep 300 & echo $! >> `+pidFile+`; set +m
+bash -c 'trap "" TERM; echo $BASHPID >> `+pidFile+`; echo ready; while :; do sleep 1; done' &
+echo $BASHPID >> `+pidFile+`; wait`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,11 +154,10 @@ echo $$ >> ` + pidFile + `; wait`)
 }
 
 func TestCloseKillsEveryJob(t *testing.T) {
-	dir := t.TempDir()
-	tb := New(Options{Dir: dir})
-	pidFile := dir + "/pids"
+	tb := newT(t)
+	pidFile := t.TempDir() + "/pids"
 	for range 2 {
-		if _, err := tb.Start(`sleep 300 & echo $! >> ` + pidFile + `; echo $$ >> ` + pidFile + `; wait`); err != nil {
+		if _, err := tb.Start(ctx, `sleep 300 & echo $! >> `+pidFile+`; echo $BASHPID >> `+pidFile+`; wait`); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -149,16 +167,14 @@ func TestCloseKillsEveryJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitCond(t, "every process to end", func() bool { return gone(pids) })
-	if _, err := tb.Start("true"); err == nil {
+	if _, err := tb.Start(ctx, "true"); err == nil {
 		t.Fatal("Start after Close succeeded")
 	}
 }
 
 func TestReadCapsAndLogRestarts(t *testing.T) {
-	dir := t.TempDir()
-	tb := New(Options{Dir: dir, MaxRead: 100, MaxLog: 1000})
-	t.Cleanup(func() { _ = tb.Close() })
-	if _, err := tb.Start(`for i in $(seq 1 300); do echo "line $i"; done`); err != nil {
+	tb := newTOpts(t, Options{MaxRead: 100, MaxLog: 1000})
+	if _, err := tb.Start(ctx, `for i in $(seq 1 300); do echo "line $i"; done`); err != nil {
 		t.Fatal(err)
 	}
 	out, _, err := tb.Wait(context.Background(), 1, nil, 20*time.Second)

@@ -685,14 +685,14 @@ func (p *proc) kill() {
 // killTree kills the process we started and every process of its session or
 // below it.
 func (p *proc) killTree() {
-	KillTree(p.root)
+	killRoot(p.root)
 	_ = p.cmd.Process.Kill()
 }
 
-// KillTree sends SIGKILL to root, a process started as the leader of a
+// killRoot sends SIGKILL to root, a process started as the leader of a
 // session of its own, and to every process of that session or below root
 // (with their process groups), but never to the caller or its group.
-func KillTree(root int) {
+func killRoot(root int) {
 	self, selfGroup := os.Getpid(), syscall.Getpgrp()
 	if root <= 1 || root == self {
 		return
