@@ -38,6 +38,11 @@ func (s *Shell) jobStart(ctx context.Context, rest string) command.Result {
 	if cmdline == "" {
 		return usageError("job:start", "missing command")
 	}
+	// job:start 'a && b' is the quoted command a && b, not a program of
+	// that name.
+	if toks, err := tokenize(cmdline); err == nil && len(toks) == 1 && toks[0].Quoted && strings.ContainsAny(cmdline[:1], `'"`) {
+		cmdline = toks[0].Value
+	}
 	info, err := t.Start(ctx, cmdline)
 	if err != nil {
 		return failf("job:start", err.Error())

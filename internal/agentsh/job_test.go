@@ -106,3 +106,15 @@ func TestJobCommandsWithoutTable(t *testing.T) {
 		t.Fatalf("job:start --help = %+v", r)
 	}
 }
+
+// A command quoted as a whole is the command, not a program of that name.
+func TestJobStartQuotedWhole(t *testing.T) {
+	sh, _ := newJobShell(t)
+	ctx := context.Background()
+	if r := sh.Run(ctx, `job:start 'echo a && echo "b c"'`); r.ExitCode != 0 {
+		t.Fatalf("job:start = %+v", r)
+	}
+	if r := sh.Run(ctx, "job:wait 1"); !strings.HasPrefix(r.Stdout, "a\nb c\n[job 1 exited (status 0)") {
+		t.Fatalf("job:wait = %+v", r)
+	}
+}

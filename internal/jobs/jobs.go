@@ -207,7 +207,9 @@ func (t *Table) Start(ctx context.Context, cmdline string) (Info, error) {
 	// The shell opens the FIFO itself (a reader exists, so it does not
 	// block) and the forked job inherits it: by the time Exec returns the
 	// pipe has its writer, and its end-of-file means the job let go of it.
-	line := "if exec {__syn_job}>" + quote(fifo) + "; then { (\n" + strings.TrimRight(cmdline, "\n") + "\n); echo $? >" + quote(status) +
+	// PYTHONUNBUFFERED: a Python program's prints reach the log as they
+	// happen, not when a block of them filled up (the pipe is no terminal).
+	line := "if exec {__syn_job}>" + quote(fifo) + "; then { (\nexport PYTHONUNBUFFERED=1\n" + strings.TrimRight(cmdline, "\n") + "\n); echo $? >" + quote(status) +
 		"; } </dev/null >&$__syn_job 2>&1 & echo $!; exec {__syn_job}>&-; fi; unset __syn_job"
 	res, err := t.o.Exec(ctx, line)
 	pid, perr := strconv.Atoi(strings.TrimSpace(lastLine(res.Stdout)))
