@@ -143,6 +143,7 @@ func TestJobsPTYCtrlBMovesCommand(t *testing.T) {
 	p.send("Run the long one\r")
 	p.expect("sleep " + tag)
 	waitForFile(t, filepath.Join(dir, "moved.started"))
+	waitUntil(t, "the sleep to run", func() bool { return len(liveCmdlines("sleep "+tag)) > 0 })
 	start := time.Now()
 	p.send("\x02") // Ctrl+B
 	p.expect("moved to the background as job 1")

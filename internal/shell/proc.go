@@ -434,7 +434,7 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 			}
 			groups := p.foregroundGroups()
 			if len(groups) == 0 {
-				req.reply <- detachReply{err: errors.New("the command runs in the shell itself (no process of its own), so it cannot be moved to the background")}
+				req.reply <- detachReply{err: errNothingToMove}
 				break
 			}
 			// Like Ctrl+Z then bg: the trap makes the shell drop the rest of
@@ -514,6 +514,9 @@ type detachReply struct {
 	groups []int // the process groups left running (host pids)
 	err    error
 }
+
+// errNothingToMove: no process of the command runs now.
+var errNothingToMove = errors.New("the command runs in the shell itself (no process of its own), so it cannot be moved to the background")
 
 // refuseDetach answers a request no running command will take.
 func (p *proc) refuseDetach() {

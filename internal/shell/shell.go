@@ -242,19 +242,27 @@ func (s *Session) Detach(note string, sink func([]byte)) ([]int, error) {
 	if p == nil || !s.busy.Load() {
 		return nil, ErrNoCommand
 	}
-	req := detachReq{note: note, sink: sink, reply: make(chan detachReply, 1)}
-	select {
-	case p.detachReq <- req:
-	default:
-		return nil, errors.New("a move to the background is already under way")
-	}
-	select {
-	case r := <-req.reply:
-		return r.groups, r.err
-	case <-p.waitDone:
-		return nil, errors.New("the shell exited while the command was being moved to the background")
-	case <-time.After(interruptGrace + 2*time.Second):
-		return nil, errors.New("the shell did not answer the move to the background")
+	// Between two commands of a list (`make && ./server`) nothing may run
+	// for a moment: ask again a few times before saying so.
+	for try := 0; ; try++ {
+		req := detachReq{note: note, sink: sink, reply: make(chan detachReply, 1)}
+		select {
+		case p.detachReq <- req:
+		default:
+			return nil, errors.New("a move to the background is already under way")
+		}
+		select {
+		case r := <-req.reply:
+			if errors.Is(r.err, errNothingToMove) && try < 10 && s.busy.Load() {
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			return r.groups, r.err
+		case <-p.waitDone:
+			return nil, errors.New("the shell exited while the command was being moved to the background")
+		case <-time.After(interruptGrace + 2*time.Second):
+			return nil, errors.New("the shell did not answer the move to the background")
+		}
 	}
 }
 
