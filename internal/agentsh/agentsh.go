@@ -10,9 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/config"
+	"github.com/synapse-agent/synapse/internal/jobs"
 	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/todo"
 )
@@ -55,6 +57,8 @@ type Options struct {
 	// TodoMaxContent caps each item's content and activeForm, in characters
 	// (config.Config.TodoMaxContent).
 	TodoMaxContent int
+	// Jobs are the agent's background jobs (job:*); nil: none (sub-agents).
+	Jobs *jobs.Table
 }
 
 // Shell runs Agent Shell commands. It holds no state of its own besides its
@@ -90,7 +94,7 @@ func (s *Shell) Run(ctx context.Context, line string) command.Result {
 	rest := router.Rest(line)
 	cmd, ok := commands[name]
 	if !ok {
-		return command.Fail(name + ": not an Agent Shell command (available: read, write, edit, bash, TodoWrite)")
+		return command.Fail(name + ": not an Agent Shell command (available: read, write, edit, bash, TodoWrite, job:start|read|wait|list|stop)")
 	}
 	if err := ctx.Err(); err != nil {
 		return interrupted(name)
@@ -118,6 +122,11 @@ var usages = map[string]string{
 	"edit":      "Usage: edit <file_path> <old_text> <new_text> [--all]",
 	"bash":      "Usage: bash <command>",
 	"TodoWrite": `Usage: TodoWrite '{"todos":[{"content":"...","activeForm":"...","status":"pending|in_progress|completed"}]}'`,
+	"job:start": "Usage: job:start <command>",
+	"job:read":  "Usage: job:read <id>",
+	"job:wait":  "Usage: job:wait <id> [--for REGEX] [--timeout 30s]",
+	"job:list":  "Usage: job:list",
+	"job:stop":  "Usage: job:stop <id>",
 }
 
 var commands = map[string]*spec{
@@ -126,11 +135,17 @@ var commands = map[string]*spec{
 	"edit":      {name: "edit", run: (*Shell).edit},
 	"bash":      {name: "bash", run: (*Shell).bash},
 	"TodoWrite": {name: "TodoWrite", run: (*Shell).todoWrite},
+	"job:start": {name: "job:start", run: (*Shell).jobStart},
+	"job:read":  {name: "job:read", helpAnywhere: true, run: (*Shell).jobRead},
+	"job:wait":  {name: "job:wait", run: (*Shell).jobWait},
+	"job:list":  {name: "job:list", helpAnywhere: true, run: (*Shell).jobList},
+	"job:stop":  {name: "job:stop", helpAnywhere: true, run: (*Shell).jobStop},
 }
 
 // Help returns the detailed Markdown help of an Agent Shell command ("" if unknown).
 func Help(name string) string {
-	b, err := helpFS.ReadFile("help/" + name + ".md")
+	// job:start's page is job-start.md: no colon in a file name of the module.
+	b, err := helpFS.ReadFile("help/" + strings.ReplaceAll(name, ":", "-") + ".md")
 	if err != nil {
 		return ""
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/evolve"
 	"github.com/synapse-agent/synapse/internal/fsutil"
 	"github.com/synapse-agent/synapse/internal/hooks"
+	"github.com/synapse-agent/synapse/internal/jobs"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/sandbox"
@@ -121,6 +122,9 @@ type Agent struct {
 	Extensions *Extensions
 	// Tool is the agent's Bash tool.
 	Tool *Tool
+	// Jobs are the agent's background jobs (job:*, the REPL's Ctrl+B and
+	// /jobs); stopped with their process trees when the agent closes.
+	Jobs *jobs.Table
 	// Hooks are the runner's stop hooks and the user's command hooks (nil
 	// with NoModel).
 	Hooks *hooks.Set
@@ -276,6 +280,8 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 		return nil, err
 	}
 	g.closers = append(g.closers, g.Sandbox.Shutdown)
+	g.Jobs = a.newJobs(g.Sandbox, scratch.Dir())
+	g.closers = append(g.closers, g.Jobs.Close) // before the shell goes: jobs end with their trees
 	if log := a.debugLog(); log != nil {
 		log.Info("sandbox", "cwd", cwd, "status", g.Sandbox.Status().String(), "warnings", strings.Join(g.Sandbox.Warnings(), "; "))
 	}
@@ -339,7 +345,7 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 	for _, w := range scratchWarns {
 		g.notices = append(g.notices, "warning: "+w)
 	}
-	if g.Tool, err = a.NewTool(ctx, ToolSetup{Cwd: cwd, Exec: g.Sandbox, Todos: todos, Handlers: handlers, Approver: s.Approver, OutputDir: scratch.Dir(), Scratch: askScratch}); err != nil {
+	if g.Tool, err = a.NewTool(ctx, ToolSetup{Cwd: cwd, Exec: g.Sandbox, Todos: todos, Handlers: handlers, Approver: s.Approver, OutputDir: scratch.Dir(), Scratch: askScratch, Jobs: g.Jobs}); err != nil {
 		return nil, err
 	}
 	g.closers = append(g.closers, g.Tool.Close)
@@ -394,6 +400,27 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 	}
 	g.closers = append(g.closers, g.Runner.Close)
 	return g, nil
+}
+
+// newJobs is the agent's job table: jobs run in its shell; logs go to its
+// scratch directory. The output FIFOs are made where the sandbox may open
+// them for writing at the same path: the scratch directory (bwrap binds it
+// read-only, which a FIFO does not mind), or under Landlock, which checks
+// FIFOs like files, the private temp directory.
+func (a *App) newJobs(sb *sandbox.Manager, scratch string) *jobs.Table {
+	fifos := scratch
+	if sb.Enabled() && sb.Backend() == sandbox.BackendLandlock && sb.PrivateTmp() != "" {
+		fifos = sb.PrivateTmp()
+	}
+	return jobs.New(jobs.Options{
+		Dir:     scratch,
+		FifoDir: fifos,
+		Exec: func(ctx context.Context, cmd string) (command.Result, error) {
+			return sb.Execute(ctx, cmd, sb.Cwd())
+		},
+		Detach:  sb.Detach,
+		MaxRead: a.Config.OutputCap,
+	})
 }
 
 // askScratch is the ask permission mode's scratch list: the session's

@@ -65,6 +65,7 @@ func toolsText(m *sandbox.Manager, ext *Extensions, mcpFile string) string {
 	}
 	fmt.Fprintf(&b, "Native:      any shell command (ls, git, go test, pipelines) in one persistent bash, %s\n", state)
 	b.WriteString("Agent Shell: read, write, edit, bash <cmd>, TodoWrite, command:search <words>\n")
+	b.WriteString("             job:start|read|wait|list|stop (background jobs)\n")
 	b.WriteString("             skill:load|list|info|import|rollback|delete\n")
 	var kinds []string
 	for _, k := range subagent.Kinds() {

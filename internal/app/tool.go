@@ -6,6 +6,7 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/agentsh"
 	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/jobs"
 	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
@@ -35,6 +36,9 @@ type ToolSetup struct {
 	OutputDir string
 	// Scratch is what the ask permission mode lets run without asking.
 	Scratch writecheck.Checker
+	// Jobs are the agent's background jobs (nil: job:* says there are none,
+	// as for sub-agents).
+	Jobs *jobs.Table
 }
 
 // Tool is one agent's Bash tool and what it is built from.
@@ -68,6 +72,7 @@ func (a *App) NewTool(_ context.Context, s ToolSetup) (*Tool, error) {
 		ReadLimit:      a.Config.ReadDefaultLimit,
 		TodoMaxItems:   a.Config.TodoMaxItems,
 		TodoMaxContent: a.Config.TodoMaxContent,
+		Jobs:           s.Jobs,
 	})
 	t.Bash = tool.New(tool.Options{
 		Exec:      t.Exec,

@@ -15,8 +15,10 @@ import (
 	"golang.org/x/term"
 
 	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/agentsh"
 	"github.com/synapse-agent/synapse/internal/app"
 	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/jobs"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/repl"
@@ -260,6 +262,7 @@ func newChat(ctx context.Context, a *app.App, s chatSetup) (*chat, error) {
 			return strings.TrimPrefix(mgr.Status().String(), "Sandbox: ")
 		},
 		ToolsText: func() string { return a.ToolsText(g) },
+		Jobs:      replJobs{g.Jobs},
 		// /skill:… is typed by the user: a clone it asks for needs no
 		// approval and may use the user's credentials.
 		SkillCommand: func(ctx context.Context, line string) command.Result {
@@ -308,3 +311,15 @@ func liveInterval(tty bool) time.Duration {
 	}
 	return 100 * time.Millisecond
 }
+
+// replJobs shows the agent's job table to the REPL.
+type replJobs struct{ t *jobs.Table }
+
+func (j replJobs) Background() (int, error) {
+	info, err := j.t.Background()
+	return info.ID, err
+}
+
+func (j replJobs) Text() string { return agentsh.JobsText(j.t.List()) }
+
+func (j replJobs) Running() int { return j.t.Running() }

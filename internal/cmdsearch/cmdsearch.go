@@ -61,6 +61,11 @@ func AgentCommands() []Entry {
 		{"skill:import", Agent, "Install skill folders from a directory or a git URL (conflicts reported; --force snapshots first).", []string{"skill", "install", "add", "git", "clone"}},
 		{"skill:rollback", Agent, "Restore a previous snapshot of a skill.", []string{"skill", "undo", "restore", "version", "revert"}},
 		{"skill:delete", Agent, "Remove a skill (kept as a snapshot, restorable with skill:rollback).", []string{"skill", "remove", "uninstall"}},
+		{"job:start", Agent, "Run a command in the background (dev server, --watch, long build); returns a job id at once.", []string{"background", "server", "daemon", "watch", "long", "async", "job"}},
+		{"job:read", Agent, "Show a background job's new output (what it printed since you last looked).", []string{"background", "job", "output", "log", "tail"}},
+		{"job:wait", Agent, "Wait until a background job prints a line matching a pattern, ends, or a timeout passes.", []string{"background", "job", "wait", "until", "ready", "pattern"}},
+		{"job:list", Agent, "List the session's background jobs and their state.", []string{"background", "jobs", "list", "running"}},
+		{"job:stop", Agent, "Stop a background job with its whole process tree.", []string{"background", "job", "kill", "stop", "terminate"}},
 		{"command:search", Agent, "Search all commands (agent shell, skills, MCP tools) by keyword.", []string{"find", "help", "discover", "commands", "tools"}},
 	}
 }

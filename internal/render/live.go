@@ -61,6 +61,8 @@ type Status struct {
 	CostUSD        float64
 	Priced         bool
 	Sandbox        string // "on", "off", "degraded", …
+	// Jobs counts the background jobs still running.
+	Jobs int
 	// Mode is the permission mode when not the default ("plan", …).
 	Mode string
 	// Queued is what the user typed during the turn (shown under the
@@ -350,6 +352,11 @@ func (r *Renderer) footerLine() string {
 	}
 	if s.Sandbox != "" {
 		parts = append(parts, "sandbox "+clean(s.Sandbox, true))
+	}
+	if s.Jobs == 1 {
+		parts = append(parts, "1 job")
+	} else if s.Jobs > 1 {
+		parts = append(parts, itoa(s.Jobs)+" jobs")
 	}
 	if len(parts) == 0 {
 		return ""

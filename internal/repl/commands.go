@@ -40,6 +40,7 @@ func init() {
 		{"mode", "[default|accept-edits|plan|ask]", "show or switch the permission mode (Shift+Tab cycles)", (*REPL).cmdMode, nil},
 		{"approve", "", "in plan mode: approve the plan, switch to default mode and carry it out", (*REPL).cmdApprove, nil},
 		{"skills", "", "list the installed skills", (*REPL).cmdSkills, nil},
+		{"jobs", "", "list the background jobs (job:start, or Ctrl+B on a running command)", (*REPL).cmdJobs, nil},
 		{"skill", "enhance [--on|--off]", "skill auto-enhance after worthwhile turns: status, or switch it (saved)", (*REPL).cmdSkill, nil},
 		{"skill:<command>", "…", "run a skill command yourself: /skill:info <name>, /skill:rollback <name> [n], /skill:import <dir>, …", nil, nil},
 	}
@@ -85,6 +86,15 @@ func (r *REPL) slash(ctx context.Context, line string) error {
 	return nil
 }
 
+func (r *REPL) cmdJobs(context.Context, string) error {
+	if r.o.Jobs == nil {
+		r.println("No background jobs in this session.")
+		return nil
+	}
+	r.println(strings.Split(strings.TrimRight(textutil.Sanitize(r.o.Jobs.Text()), "\n"), "\n")...)
+	return nil
+}
+
 func (r *REPL) cmdHelp(context.Context, string) error {
 	lines := []string{"Commands:"}
 	for _, c := range slashCommands {
@@ -98,6 +108,7 @@ func (r *REPL) cmdHelp(context.Context, string) error {
 		"  Under tmux, Shift+Enter needs `set -g extended-keys on` in ~/.tmux.conf; Alt+Enter and Ctrl+J always work.",
 		"Shift+Tab (or /mode) cycles the permission mode: default, accept-edits, plan, ask.",
 		"Keys: Ctrl+C or Esc cancels a running turn (Ctrl+C clears the line; twice, or Ctrl+D, exits).",
+		"Ctrl+B during a running shell command moves it to the background as a job; the model is told its id (/jobs).",
 		"Ctrl+O at the prompt shows what the last turn folded, whole (thinking, long tool output, diffs); during a turn it",
 		"  switches verbose output: thinking streams whole and tool output is shown whole, until pressed again.",
 		"While a turn runs, what you type is queued and sent when it ends (Esc clears the queue); /exit leaves at once.")

@@ -304,6 +304,7 @@ type turnWatch struct {
 	onQueue  func(q Queue) // the typed-ahead text changed (the footer shows it)
 	shiftTab func()        // Shift+Tab: the next permission mode (nil: ignored)
 	ctrlO    func()        // Ctrl+O: verbose output on or off (nil: ignored)
+	ctrlB    func()        // Ctrl+B: the running command to the background (nil: ignored; guarded by mu)
 	answers  chan byte     // non-nil while a question waits
 	mu       sync.Mutex
 	q        Queue
@@ -358,6 +359,13 @@ func (k *keys) watchTurn(start Queue, cancel func(), onQueue func(Queue), shiftT
 	return w
 }
 
+// setCtrlB sets what Ctrl+B does during the turn.
+func (w *turnWatch) setCtrlB(fn func()) {
+	w.mu.Lock()
+	w.ctrlB = fn
+	w.mu.Unlock()
+}
+
 // feed handles decoded keys.
 func (w *turnWatch) feed(in []keyInput) {
 	changed := false
@@ -384,6 +392,14 @@ func (w *turnWatch) feed(in []keyInput) {
 		case !ki.isPaste && k.String() == "ctrl+o":
 			if w.ctrlO != nil {
 				w.ctrlO()
+			}
+			continue
+		case !ki.isPaste && k.String() == "ctrl+b":
+			w.mu.Lock()
+			fn := w.ctrlB
+			w.mu.Unlock()
+			if fn != nil {
+				go fn() // it waits for the shell; keys go on meanwhile
 			}
 			continue
 		}

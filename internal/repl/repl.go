@@ -94,6 +94,9 @@ type Options struct {
 	Notices []string
 	// ToolsText describes what the agent can call, by layer (/tools).
 	ToolsText func() string
+	// Jobs are the agent's background jobs: /jobs, the footer's count and
+	// Ctrl+B during a turn (nil: none).
+	Jobs Jobs
 	// SkillCommand runs a skill management command line (skill:list,
 	// skill:info …) for /skills and /skill:<command>; nil: unavailable.
 	SkillCommand func(ctx context.Context, line string) command.Result
@@ -144,6 +147,17 @@ type REPL struct {
 	exit    bool     // /exit was typed during a turn
 	qmu     sync.Mutex
 	queue   Queue // the typed-ahead text the footer shows
+}
+
+// Jobs is what the REPL needs of the agent's background jobs.
+type Jobs interface {
+	// Background moves the native command running now to the background
+	// and returns its job id; the command's result tells the model.
+	Background() (int, error)
+	// Text lists the jobs (/jobs).
+	Text() string
+	// Running counts the jobs still running (the footer).
+	Running() int
 }
 
 // New prepares a REPL.
@@ -460,6 +474,7 @@ func (r *REPL) cancellable(ctx context.Context, fn func(ctx context.Context)) (i
 			r.r.Notice(r.cycleMode())
 			r.r.SetStatus(r.status())
 		}, r.toggleVerbose)
+		w.setCtrlB(r.background)
 		r.perm.setWatch(w)
 		defer func() {
 			r.perm.setWatch(nil)
@@ -469,6 +484,20 @@ func (r *REPL) cancellable(ctx context.Context, fn func(ctx context.Context)) (i
 	}
 	fn(tctx)
 	return tctx.Err() != nil && ctx.Err() == nil
+}
+
+// background moves the running native command to the background (Ctrl+B).
+func (r *REPL) background() {
+	if r.o.Jobs == nil {
+		return
+	}
+	id, err := r.o.Jobs.Background()
+	if err != nil {
+		r.r.Notice("Ctrl+B: " + err.Error())
+		return
+	}
+	r.r.Notice(fmt.Sprintf("moved to the background as job %d (/jobs lists jobs)", id))
+	r.r.SetStatus(r.status())
 }
 
 // setQueue shows the typed-ahead text in the footer.
@@ -550,6 +579,9 @@ func (r *REPL) status() render.Status {
 	}
 	if m := r.perm.Mode(); m != tool.ModeDefault {
 		st.Mode = string(m)
+	}
+	if r.o.Jobs != nil {
+		st.Jobs = r.o.Jobs.Running()
 	}
 	r.qmu.Lock()
 	st.Queued, st.QueuedSends, st.QueuedAsking = r.queue.Text(), len(r.queue.Prompts) > 0, r.queue.Asking

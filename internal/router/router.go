@@ -42,7 +42,7 @@ type Family string
 // Families.
 const (
 	FamilyNative      Family = ""               // bash in the sandbox
-	FamilyBuiltin     Family = "builtin"        // read, write, edit, bash, TodoWrite
+	FamilyBuiltin     Family = "builtin"        // read, write, edit, bash, TodoWrite, job:*
 	FamilyTask        Family = "task:"          // task:<type> sub-agents
 	FamilySkill       Family = "skill:"         // skill:<action> skill management
 	FamilySearch      Family = "command:search" // capability search
@@ -80,6 +80,10 @@ func Classify(line string) Route {
 	word := FirstWord(line)
 	switch {
 	case IsBuiltin(word):
+		return Route{Layer: Agent, Family: FamilyBuiltin, Name: word}
+	case strings.HasPrefix(word, "job:") && len(word) > len("job:"):
+		// job:start|read|wait|list|stop: background jobs, served with the
+		// builtins (an unknown action gets their list).
 		return Route{Layer: Agent, Family: FamilyBuiltin, Name: word}
 	case strings.HasPrefix(word, "task:") && len(word) > len("task:"):
 		return Route{Layer: Agent, Family: FamilyTask, Name: word}

@@ -496,3 +496,15 @@ func newUnsandboxed(ctx context.Context, opts CreateOptions) (Backend, error) {
 	}
 	return &LocalBackend{policy: opts.Policy, sess: sess, wake: -1}, nil
 }
+
+// Detach moves the command running in the shell to the background (see
+// shell.Session.Detach); it does not wait for the command's lock.
+func (b *LocalBackend) Detach(note string, sink func([]byte)) ([]int, error) {
+	d, ok := b.sess.(interface {
+		Detach(string, func([]byte)) ([]int, error)
+	})
+	if !ok {
+		return nil, errors.New("this shell cannot move a command to the background")
+	}
+	return d.Detach(note, sink)
+}

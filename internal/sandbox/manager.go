@@ -613,6 +613,28 @@ func (m *Manager) Cwd() string {
 	return m.opts.Cwd
 }
 
+// Detach moves the native command running now to the background, where it
+// keeps running in the same shell and sandbox (the user's Ctrl+B): the
+// running Execute returns at once with note on stderr, what the command
+// writes later goes to sink, and its process groups (host pids) are
+// returned. It fails when no command is running.
+func (m *Manager) Detach(note string, sink func([]byte)) ([]int, error) {
+	m.mu.Lock()
+	b := m.backend
+	m.mu.Unlock()
+	d, ok := b.(interface {
+		Detach(string, func([]byte)) ([]int, error)
+	})
+	if !ok {
+		return nil, errors.New("no command is running")
+	}
+	groups, err := d.Detach(note, sink)
+	if err != nil {
+		return nil, fmt.Errorf("move the command to the background: %w", err)
+	}
+	return groups, nil
+}
+
 // Restart replaces the shell with a fresh one in the initial directory
 // (the Bash tool's restart=true): shell state is gone, the policy stays.
 func (m *Manager) Restart(ctx context.Context) error {

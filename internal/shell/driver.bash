@@ -40,6 +40,10 @@ while IFS=' ' builtin read -r __syn_id __syn_n; do
 	# unwinds the user's functions and then the sourced command itself, so
 	# nothing after the interrupted part runs. -T makes functions see it.
 	builtin trap 'if [[ -n ${__syn_busy-} ]]; then __syn_cancelled=1; [[ $- == *T* ]] || __syn_untrace=1; builtin set -T; builtin trap "builtin return 130 2>/dev/null" DEBUG; fi' USR1
+	# Move to the background (Ctrl+B): Go sends USR2, then stops the
+	# command's process groups; bash's wait returns, the same unwinding as a
+	# cancel ends the sourced command, and `bg` below resumes the stopped job.
+	builtin trap 'if [[ -n ${__syn_busy-} ]]; then __syn_detach=1 __syn_cancelled=1; [[ $- == *T* ]] || __syn_untrace=1; builtin set -T; builtin trap "builtin return 130 2>/dev/null" DEBUG; fi' USR2
 	builtin trap '__syn_st=$?; if [[ -n ${__syn_busy-} ]]; then __syn_busy=; builtin printf "%s:end\n" "$__syn_id" >&62; builtin printf "%s:end:%s:exit\n%s\n%s:jobs\n%s:fin\n" "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" >&61; fi' EXIT
 	# Keep a user's `set -x` for their commands only: restore it inside the
 	# command text (same line, so line numbers stay right).
@@ -66,6 +70,10 @@ while IFS=' ' builtin read -r __syn_id __syn_n; do
 		builtin trap - DEBUG
 		[[ -n ${__syn_untrace-} ]] && builtin set +T
 		__syn_cancelled= __syn_untrace=
+	fi
+	if [[ -n ${__syn_detach-} ]]; then
+		builtin bg >&59 2>&59
+		__syn_detach=
 	fi
 	builtin unset __syn_cmd
 	builtin printf '%s:end\n' "$__syn_id" >&2

@@ -5,10 +5,12 @@ import (
 	"crypto/rand"
 	_ "embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,6 +58,9 @@ type stream struct {
 	buf    []byte
 	active bool
 	eof    bool
+	// stray receives what arrives while no command is active: the output of
+	// a command moved to the background (nil: dropped, as from `cmd &`).
+	stray func([]byte)
 }
 
 func newStream(f *os.File) *stream {
@@ -70,13 +75,19 @@ func (s *stream) read() {
 	for {
 		n, err := s.f.Read(b)
 		s.mu.Lock()
+		var stray func([]byte)
 		if n > 0 && s.active {
 			s.buf = append(s.buf, b[:n]...)
+		} else if n > 0 {
+			stray = s.stray
 		}
 		if err != nil {
 			s.eof = true
 		}
 		s.mu.Unlock()
+		if stray != nil {
+			stray(b[:n]) // the sink copies what it keeps
+		}
 		select {
 		case s.notify <- struct{}{}:
 		default:
@@ -91,6 +102,12 @@ func (s *stream) read() {
 func (s *stream) setActive(on bool) {
 	s.mu.Lock()
 	s.active, s.buf = on, nil
+	s.mu.Unlock()
+}
+
+func (s *stream) setStray(fn func([]byte)) {
+	s.mu.Lock()
+	s.stray = fn
 	s.mu.Unlock()
 }
 
@@ -115,6 +132,8 @@ type proc struct {
 
 	waitDone chan struct{}
 	waitErr  error // valid after waitDone is closed
+
+	detachReq chan detachReq // Session.Detach asks the running command's loop
 
 	end        atomic.Int32
 	exitStatus atomic.Int32
@@ -158,13 +177,14 @@ func startProc(ctx context.Context, program string, args []string, opts Options)
 	}
 	closeAll(inR, outW, errW)
 	p := &proc{
-		cmd:      cmd,
-		stdin:    inW,
-		out:      newStream(outR),
-		err:      newStream(errR),
-		root:     cmd.Process.Pid,
-		limit:    opts.MaxOutputBytes,
-		waitDone: make(chan struct{}),
+		cmd:       cmd,
+		stdin:     inW,
+		out:       newStream(outR),
+		err:       newStream(errR),
+		root:      cmd.Process.Pid,
+		limit:     opts.MaxOutputBytes,
+		waitDone:  make(chan struct{}),
+		detachReq: make(chan detachReq, 1),
 	}
 	go func() {
 		p.waitErr = cmd.Wait()
@@ -328,6 +348,7 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 	if ctx.Err() != nil {
 		return command.Result{Stderr: interruptedNote, ExitCode: command.Interrupted}, nil
 	}
+	p.refuseDetach() // a request left from a command that had already ended
 	id := newID()
 	payload := text
 	if !strings.HasSuffix(payload, "\n") {
@@ -362,10 +383,15 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 		waitDone = p.waitDone
 	)
 	var ticker *time.Ticker
+	var detaching *detachReq // a move to the background under way
 	defer func() {
 		if ticker != nil {
 			ticker.Stop()
 		}
+		if detaching != nil {
+			detaching.reply <- detachReply{err: errors.New("the command ended or was interrupted before it could be moved to the background")}
+		}
+		p.refuseDetach()
 	}()
 	stop := func(why string) {
 		if reason != "" {
@@ -402,7 +428,37 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 			stop("timeout")
 		case <-tick:
 			p.interrupt()
+		case req := <-p.detachReq:
+			if reason != "" || detaching != nil {
+				req.reply <- detachReply{err: errors.New("the command is already stopping")}
+				break
+			}
+			groups := p.foregroundGroups()
+			if len(groups) == 0 {
+				req.reply <- detachReply{err: errNothingToMove}
+				break
+			}
+			// Like Ctrl+Z then bg: the trap makes the shell drop the rest of
+			// the command line once its wait returns for the stopped job.
+			_ = syscall.Kill(p.shell, syscall.SIGUSR2)
+			for _, g := range groups {
+				_ = syscall.Kill(-g, syscall.SIGSTOP)
+			}
+			req.groups = groups
+			detaching = &req
+			giveUp = time.After(interruptGrace)
 		case <-giveUp:
+			if d := detaching; d != nil && reason == "" {
+				// The shell still waits on something we did not stop (a
+				// command substitution): give up moving, interrupt instead.
+				for _, g := range d.groups {
+					_ = syscall.Kill(-g, syscall.SIGCONT)
+				}
+				d.reply <- detachReply{err: fmt.Errorf("the shell did not let go of the command within %s (it waits on a part running in the shell itself), so the command was interrupted instead", interruptGrace)}
+				detaching = nil
+				stop("cancel")
+				break
+			}
 			p.kill()
 			return finishLost(partial(), reason, timeout, &crashError{
 				detail: "it did not stop the command within " + interruptGrace.String() + " and was killed"})
@@ -429,7 +485,90 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 		p.end.CompareAndSwap(endNone, endExit)
 	}
 	applyReason(&res, reason, timeout)
+	if d := detaching; d != nil && reason == "" {
+		detaching = nil
+		p.out.setStray(d.sink)
+		p.err.setStray(d.sink)
+		var alive []int
+		for _, g := range d.groups {
+			if syscall.Kill(-g, 0) == nil {
+				alive = append(alive, g)
+			}
+		}
+		res.ExitCode = 0 // the 130 of the unwinding, not the command's
+		res.Stderr = addNote(res.Stderr, d.note)
+		d.reply <- detachReply{groups: alive}
+	}
 	return res, nil
+}
+
+// detachReq asks the loop of the running command to move it to the
+// background (Session.Detach).
+type detachReq struct {
+	note   string       // appended to the command's result
+	sink   func([]byte) // receives what the moved command writes later
+	groups []int        // the process groups stopped (host pids)
+	reply  chan detachReply
+}
+
+type detachReply struct {
+	groups []int // the process groups left running (host pids)
+	err    error
+}
+
+// errNothingToMove: no process of the command runs now.
+var errNothingToMove = errors.New("the command runs in the shell itself (no process of its own), so it cannot be moved to the background")
+
+// refuseDetach answers a request no running command will take.
+func (p *proc) refuseDetach() {
+	select {
+	case req := <-p.detachReq:
+		req.reply <- detachReply{err: ErrNoCommand}
+	default:
+	}
+}
+
+// foregroundGroups are the process groups of the running command: every
+// group below the shell but the shell's own and those of earlier jobs.
+func (p *proc) foregroundGroups() []int {
+	if p.shell <= 0 {
+		return nil
+	}
+	t, err := readPtable()
+	if err != nil {
+		return nil
+	}
+	sh, ok := t[p.shell]
+	if !ok {
+		return nil
+	}
+	seen := map[int]bool{}
+	var out []int
+	for pid := range t.descendants(p.shell) {
+		pi := t[pid]
+		jobID := pi.pgid
+		if p.nsShell != p.shell {
+			jobID = innerPgid(pid, pi.pgid)
+		}
+		if p.protected[jobID] || pi.pgid == sh.pgid || pi.pgid <= 1 || seen[pi.pgid] {
+			continue
+		}
+		seen[pi.pgid] = true
+		out = append(out, pi.pgid)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// addNote puts note on a line of its own after s.
+func addNote(s, note string) string {
+	if note == "" {
+		return s
+	}
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	return s + note
 }
 
 const interruptedNote = "Command interrupted."
@@ -557,16 +696,27 @@ func (p *proc) kill() {
 // killTree kills the process we started and every process of its session or
 // below it.
 func (p *proc) killTree() {
+	killRoot(p.root)
+	_ = p.cmd.Process.Kill()
+}
+
+// killRoot sends SIGKILL to root, a process started as the leader of a
+// session of its own, and to every process of that session or below root
+// (with their process groups), but never to the caller or its group.
+func killRoot(root int) {
 	self, selfGroup := os.Getpid(), syscall.Getpgrp()
-	_ = syscall.Kill(-p.root, syscall.SIGKILL)
-	t, err := readPtable()
-	if err != nil {
-		_ = p.cmd.Process.Kill()
+	if root <= 1 || root == self {
 		return
 	}
-	victims := t.descendants(p.root)
+	_ = syscall.Kill(-root, syscall.SIGKILL)
+	t, err := readPtable()
+	if err != nil {
+		_ = syscall.Kill(root, syscall.SIGKILL)
+		return
+	}
+	victims := t.descendants(root)
 	for pid, pi := range t {
-		if pi.sid == p.root {
+		if pi.sid == root {
 			victims[pid] = true
 		}
 	}
@@ -579,5 +729,5 @@ func (p *proc) killTree() {
 		}
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	_ = p.cmd.Process.Kill()
+	_ = syscall.Kill(root, syscall.SIGKILL)
 }

@@ -55,6 +55,8 @@ var (
 	// ErrCrashed is matched (errors.Is) by the error returned when the shell
 	// process died on its own; a caller may Restart and retry once.
 	ErrCrashed = errors.New("shell process exited")
+	// ErrNoCommand is returned by Detach when no command is running.
+	ErrNoCommand = errors.New("no command is running")
 )
 
 // TimedOut is the exit status reported when Options.Timeout stopped a command.
@@ -251,6 +253,47 @@ func (s *Session) Restart(ctx context.Context) error {
 	}
 	s.p, s.cwd = p, cwd
 	return nil
+}
+
+// Detach moves the running command to the background, as Ctrl+Z then `bg`
+// would in a terminal: its process groups are stopped, the shell drops what
+// is left of the command line, and resumes them as a job of its own, so the
+// shell is free for the next command and keeps its state. Execute returns at
+// once with the output so far, exit status 0 and note on stderr. What the
+// job writes from then on goes to sink (from a reader goroutine; it must
+// copy what it keeps), since it still writes to the shell's pipes; output
+// it writes while a later command runs is part of that command's output.
+// It returns the job's process groups (host pids). A command with no
+// process of its own (a loop of builtins) cannot be moved.
+func (s *Session) Detach(note string, sink func([]byte)) ([]int, error) {
+	s.mu.Lock()
+	p := s.p
+	s.mu.Unlock()
+	if p == nil || !s.busy.Load() {
+		return nil, ErrNoCommand
+	}
+	// Between two commands of a list (`make && ./server`) nothing may run
+	// for a moment: ask again a few times before saying so.
+	for try := 0; ; try++ {
+		req := detachReq{note: note, sink: sink, reply: make(chan detachReply, 1)}
+		select {
+		case p.detachReq <- req:
+		default:
+			return nil, errors.New("a move to the background is already under way")
+		}
+		select {
+		case r := <-req.reply:
+			if errors.Is(r.err, errNothingToMove) && try < 10 && s.busy.Load() {
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			return r.groups, r.err
+		case <-p.waitDone:
+			return nil, errors.New("the shell exited while the command was being moved to the background")
+		case <-time.After(interruptGrace + 2*time.Second):
+			return nil, errors.New("the shell did not answer the move to the background")
+		}
+	}
 }
 
 // Close kills the shell and every process it started and releases the

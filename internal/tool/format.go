@@ -277,7 +277,7 @@ func notFoundHint(name string) string {
 			fmt.Fprintf(&o, " Did you mean `%s` (names are case-sensitive)?", b)
 		}
 	}
-	o.WriteString(" Check the spelling, or use another tool. Agent Shell commands: read, write, edit, bash, TodoWrite, task:<type>, skill:<action>, command:search; extensions: mcp:<server>:<tool>, skill:<skill>:<script>. Each explains itself with --help, e.g. Bash(command=\"read --help\").")
+	o.WriteString(" Check the spelling, or use another tool. Agent Shell commands: read, write, edit, bash, TodoWrite, job:<action>, task:<type>, skill:<action>, command:search; extensions: mcp:<server>:<tool>, skill:<skill>:<script>. Each explains itself with --help, e.g. Bash(command=\"read --help\").")
 	return o.String()
 }
 
