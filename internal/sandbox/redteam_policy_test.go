@@ -190,7 +190,7 @@ func TestGrantRebuildStartsFresh(t *testing.T) {
 // workspace, the whitelist, a standing grant or the scratch directory
 // allows it.
 func TestRedTeamPolicyProperty(t *testing.T) {
-	requireBwrap(t)
+	requireBackend(t)
 	seeds := []uint64{1, 2, 3}
 	if testing.Short() {
 		seeds = seeds[:1]
@@ -277,7 +277,8 @@ func policyWalk(t *testing.T, seed uint64, steps int) {
 			// A sub-agent gets a manager of its own, built as app does,
 			// from the workspace: probe through it too.
 			step = "sub-agent starts"
-			sub, err := NewManager(ManagerOptions{ConfigPath: f.cfgPath, Cwd: f.ws, Env: f.m.Env(), TempDir: f.tmp, StartSession: realShell})
+			sub, err := NewManager(ManagerOptions{ConfigPath: f.cfgPath, Cwd: f.ws, Env: f.m.Env(), TempDir: f.tmp, StartSession: realShell,
+				Launcher: testLauncher(t), Backend: f.m.Backend()})
 			if err != nil {
 				t.Fatal(err)
 			}
