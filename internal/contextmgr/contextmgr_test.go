@@ -293,3 +293,48 @@ func TestSummaryReadsOffloadedResults(t *testing.T) {
 		t.Errorf("transcript is %d characters (budget 80000) or dropped results", len(text))
 	}
 }
+
+// A JSON result is offloaded as .json; a pointer whose file is gone expands
+// to "[Content unavailable: …]"; only tool results are expanded.
+func TestOffloadFilesAndExpansion(t *testing.T) {
+	dir := t.TempDir()
+	jsonText := `{"items": [` + strings.Repeat(`{"a": 1},`, 300) + `{"a": 2}]}`
+	plain := strings.Repeat("log line\n", 300)
+	h := []llm.Message{
+		{Role: llm.RoleUser, Text: "go"},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "j"}, {ID: "p"}}},
+		{Role: llm.RoleTool, ToolCallID: "j", Text: jsonText},
+		{Role: llm.RoleTool, ToolCallID: "p", Text: plain},
+		{Role: llm.RoleUser, Text: "next"},
+	}
+	moved, err := Offload(h, 4, dir, 1000)
+	if err != nil || len(moved) != 2 {
+		t.Fatalf("offload: %+v, %v", moved, err)
+	}
+	for _, c := range []struct {
+		i   int
+		ext string
+	}{{2, ".json"}, {3, ".txt"}} {
+		if p := PointerFile(h[c.i].Text); filepath.Ext(p) != c.ext {
+			t.Errorf("result %d offloaded to %q, want a %s file", c.i, p, c.ext)
+		}
+	}
+	expand := Expand(dir)
+	if got := expand(h[2]).Text; got != jsonText {
+		t.Errorf("expanded JSON result differs (%d bytes)", len(got))
+	}
+	if err := os.Remove(PointerFile(h[3].Text)); err != nil {
+		t.Fatal(err)
+	}
+	if got := expand(h[3]).Text; !strings.HasPrefix(got, "[Content unavailable: ") || !strings.Contains(got, PointerFile(h[3].Text)) {
+		t.Errorf("a pointer to a removed file expands to %q", got)
+	}
+	// The same pointer text typed by the user (or quoted by the model) is
+	// their words: never replaced.
+	for _, role := range []llm.Role{llm.RoleUser, llm.RoleAssistant} {
+		m := llm.Message{Role: role, Text: h[2].Text}
+		if got := expand(m).Text; got != h[2].Text {
+			t.Errorf("a %s message was expanded", role)
+		}
+	}
+}

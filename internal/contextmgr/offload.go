@@ -1,6 +1,7 @@
 package contextmgr
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -64,7 +65,7 @@ func Offload(h []llm.Message, keepFrom int, dir string, minChars int) ([]Offload
 				return nil, fmt.Errorf("create the offload directory %s: %w", dir, err)
 			}
 		}
-		path := filepath.Join(dir, strconv.Itoa(i)+"-"+safeName(m.ToolCallID)+".txt")
+		path := offloadPath(dir, i, m)
 		if err := fsutil.WriteFileAtomic(path, []byte(m.Text), 0o600); err != nil {
 			return out, fmt.Errorf("offload a tool result: %w", err)
 		}
@@ -72,6 +73,16 @@ func Offload(h []llm.Message, keepFrom int, dir string, minChars int) ([]Offload
 		out = append(out, Offloaded{Index: i, Path: path})
 	}
 	return out, nil
+}
+
+// offloadPath is the file for h[i]'s text: .json when the text is a JSON
+// object or array (so jq and editors treat it as such), .txt otherwise.
+func offloadPath(dir string, i int, m llm.Message) string {
+	ext := ".txt"
+	if t := strings.TrimSpace(m.Text); (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) && json.Valid([]byte(t)) {
+		ext = ".json"
+	}
+	return filepath.Join(dir, strconv.Itoa(i)+"-"+safeName(m.ToolCallID)+ext)
 }
 
 // safeName keeps a call id usable as part of a file name.
@@ -91,20 +102,26 @@ func safeName(id string) string {
 	return b.String()
 }
 
-// Expand returns a function that gives a message back with its offload
+// Expand returns a function that gives a tool result back with its offload
 // pointer replaced by the file's text, when the file is in dir (for the
 // archive kept at a compaction, so that nothing is lost when the files go).
-// Files elsewhere are not read; an unreadable one leaves the pointer.
+// Only tool results are expanded: a pointer-shaped text in a user's or the
+// model's message is their words. Files elsewhere are not read; one that is
+// gone or unreadable becomes a "[Content unavailable: …]" line, so nobody
+// takes the pointer for the content.
 func Expand(dir string) func(llm.Message) llm.Message {
 	dir = filepath.Clean(dir)
 	return func(m llm.Message) llm.Message {
 		p := PointerFile(m.Text)
-		if p == "" || filepath.Dir(p) != dir {
+		if m.Role != llm.RoleTool || p == "" || filepath.Dir(p) != dir {
 			return m
 		}
-		if data, err := readRegular(p); err == nil {
-			m.Text = string(data)
+		data, err := readRegular(p)
+		if err != nil {
+			m.Text = "[Content unavailable: the offloaded tool result " + p + " cannot be read (" + err.Error() + ")]"
+			return m
 		}
+		m.Text = string(data)
 		return m
 	}
 }
@@ -194,7 +211,7 @@ func Shrink(h []llm.Message, from int, dir string, minChars, need int) ([]Offloa
 			if err := os.MkdirAll(dir, 0o700); err != nil {
 				return out, saved, fmt.Errorf("create the offload directory %s: %w", dir, err)
 			}
-			path = filepath.Join(dir, strconv.Itoa(i)+"-"+safeName(m.ToolCallID)+".txt")
+			path = offloadPath(dir, i, m)
 			if err := fsutil.WriteFileAtomic(path, []byte(m.Text), 0o600); err != nil {
 				return out, saved, fmt.Errorf("offload a tool result: %w", err)
 			}
