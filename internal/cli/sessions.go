@@ -69,7 +69,12 @@ func newSessionsCmd(stdio IO) *cobra.Command {
 					cost = fmt.Sprintf("$%.4f", e.Usage.CostUSD)
 				}
 				tokens := e.Usage.InputTokens + e.Usage.OutputTokens + e.Usage.CacheReadTokens + e.Usage.CacheCreationTokens
-				row := fmt.Sprintf("%s\t%s\t%d\t%d\t%s\t%s", e.ID, e.UpdatedAt.Local().Format(time.DateTime), e.MessageCount, tokens, cost, session.Title(e.Title))
+				title := session.Title(e.Title)
+				if e.HistoryMissing {
+					// Listed so that it is not lost from sight; --resume ID starts it over empty.
+					title += " (history missing)"
+				}
+				row := fmt.Sprintf("%s\t%s\t%d\t%d\t%s\t%s", e.ID, e.UpdatedAt.Local().Format(time.DateTime), e.MessageCount, tokens, cost, title)
 				if all {
 					row += "\t" + textutil.Sanitize(e.Cwd)
 				}

@@ -418,7 +418,18 @@ func (r *REPL) cmdResume(_ context.Context, args string) error {
 			r.println("No other saved session in " + r.o.Cwd + "; /resume --all lists every project's sessions.")
 			return nil
 		case latest:
-			id = choices[0].ID
+			// The most recent one with something to resume: a session
+			// whose history file is gone would come back empty.
+			for _, e := range choices {
+				if !e.Empty() {
+					id = e.ID
+					break
+				}
+			}
+			if id == "" {
+				r.println("No other saved session has a history to resume; /resume lists them all.")
+				return nil
+			}
 		default:
 			if id = r.pickSession(choices[:min(len(choices), maxResumeChoices)], all); id == "" {
 				return nil
@@ -469,6 +480,9 @@ func (r *REPL) pickSession(choices []session.Entry, all bool) string {
 		}
 		// The whole id: it is what /resume <id> takes, and ids share
 		// their leading characters (session-<date>-…).
+		if e.HistoryMissing {
+			count = "history missing"
+		}
 		line := fmt.Sprintf("  %2d. %s  %s  (%s, %s)", i+1, e.ID, orUntitled(e.Title), age(r.now().Sub(e.UpdatedAt)), count)
 		if all && e.Cwd != "" {
 			line += "  " + textutil.Sanitize(e.Cwd)
