@@ -39,7 +39,7 @@ func TestSessionsPerProject(t *testing.T) {
 	}
 	// B has no session yet: --continue says so instead of taking A's.
 	out, err := run(projB, "", "chat", "--continue")
-	if err == nil || !strings.Contains(out, "no saved session in "+projB+" to continue") || !strings.Contains(out, "synapse sessions --all") {
+	if err == nil || !strings.Contains(out, "no saved session in project "+projB+" to continue") || !strings.Contains(out, "synapse sessions --all") {
 		t.Fatalf("--continue in a project without sessions: err %v\n%s", err, out)
 	}
 	if out, err := run(projB, "prompt in B\n"); err != nil {
@@ -75,7 +75,7 @@ func TestSessionsPerProject(t *testing.T) {
 	}
 	empty := t.TempDir()
 	out, err = run(empty, "", "sessions")
-	if err != nil || !strings.Contains(out, "No saved sessions for "+empty) {
+	if err != nil || !strings.Contains(out, "No saved sessions for project "+empty) {
 		t.Errorf("sessions in a new project (err %v):\n%s", err, out)
 	}
 }
@@ -106,10 +106,19 @@ func TestSessionsFollowTheRepository(t *testing.T) {
 		err := c.Run()
 		return out.String() + errb.String(), err
 	}
+	// Before any session, the messages name the project, not src/.
+	out, err := run(src, "", "sessions")
+	if err != nil || !strings.Contains(out, "No saved sessions for project "+repo+" yet") {
+		t.Errorf("sessions in src of a project without sessions (err %v):\n%s", err, out)
+	}
+	out, err = run(src, "", "-c")
+	if err == nil || !strings.Contains(out, "no saved session in project "+repo+" to continue") {
+		t.Errorf("-c in src of a project without sessions (err %v):\n%s", err, out)
+	}
 	if out, err := run(repo, "prompt at the top\n"); err != nil {
 		t.Fatalf("chat at the top: %v\n%s", err, out)
 	}
-	out, err := run(src, "", "sessions")
+	out, err = run(src, "", "sessions")
 	if err != nil || !strings.Contains(out, "prompt at the top") {
 		t.Errorf("sessions in src (err %v) should list the repository's session:\n%s", err, out)
 	}

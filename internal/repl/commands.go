@@ -353,6 +353,11 @@ func (r *REPL) cmdSandbox(context.Context, string) error {
 	return nil
 }
 
+// project names the project sessions are matched on (the repository the
+// REPL runs in, not its directory), cleaned: a cloned repository's name is
+// outside text.
+func (r *REPL) project() string { return textutil.Sanitize(tool.ProjectRoot(r.o.Cwd)) }
+
 // maxResumeChoices is how many recent sessions /resume offers.
 const maxResumeChoices = 10
 
@@ -415,7 +420,7 @@ func (r *REPL) cmdResume(_ context.Context, args string) error {
 			r.println("No saved sessions to resume.")
 			return nil
 		case len(choices) == 0:
-			r.println("No other saved session in " + r.o.Cwd + "; /resume --all lists every project's sessions.")
+			r.println("No other saved session in project " + r.project() + "; /resume --all lists every project's sessions.")
 			return nil
 		case latest:
 			// The most recent one with something to resume: a session
@@ -471,7 +476,7 @@ func (r *REPL) cmdResume(_ context.Context, args string) error {
 func (r *REPL) pickSession(choices []session.Entry, all bool) string {
 	lines := []string{"Recent sessions:"}
 	if !all && r.o.Cwd != "" {
-		lines = []string{"Recent sessions in " + r.o.Cwd + " (/resume --all for every project):"}
+		lines = []string{"Recent sessions in project " + r.project() + " (/resume --all for every project):"}
 	}
 	for i, e := range choices {
 		count := fmt.Sprintf("%d messages", e.MessageCount)

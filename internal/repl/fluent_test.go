@@ -32,7 +32,7 @@ func TestResumePerProject(t *testing.T) {
 		want, not   []string
 	}{
 		{"the list is this project's", "/resume\n\n", nil,
-			[]string{"Recent sessions in /work", "1. session-a-older", "2. session-a-oldest", "Cancelled."},
+			[]string{"Recent sessions in project /work", "1. session-a-older", "2. session-a-oldest", "Cancelled."},
 			[]string{"session-b-newest", "session-cur  current"}},
 		{"--all lists every project's", "/resume --all\n\n", nil,
 			[]string{"1. session-b-newest  other project", "/elsewhere", "2. session-a-older"}, nil},
@@ -95,6 +95,33 @@ func TestResumeLatestSkipsEmptySessions(t *testing.T) {
 	})
 	if len(fa.resumed) != 0 || !strings.Contains(out, "No other saved session has a history to resume") {
 		t.Errorf("--latest with only empty sessions resumed %q:\n%s", fa.resumed, out)
+	}
+}
+
+// Issue 27: /resume names the project sessions are matched on (the
+// repository), not the directory the REPL runs in.
+func TestResumeNamesTheProject(t *testing.T) {
+	repo := t.TempDir()
+	src := filepath.Join(repo, "src")
+	for _, d := range []string{filepath.Join(repo, ".git"), src} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fa := &fakeAgent{model: "m", sessID: "session-cur"}
+	out, _ := runPiped(t, fa, "/resume\n", func(o *Options) {
+		o.Cwd = src
+		o.Sessions = fakeSessions{{ID: "session-cur", Cwd: repo, MessageCount: 2}}
+	})
+	if !strings.Contains(out, "No other saved session in project "+repo+";") {
+		t.Errorf("/resume without other sessions does not name the project:\n%s", out)
+	}
+	out, _ = runPiped(t, fa, "/resume\n\n", func(o *Options) {
+		o.Cwd = src
+		o.Sessions = fakeSessions{{ID: "session-top", Cwd: repo, MessageCount: 2}}
+	})
+	if !strings.Contains(out, "Recent sessions in project "+repo+" (/resume --all") {
+		t.Errorf("the /resume list does not name the project:\n%s", out)
 	}
 }
 
