@@ -5,11 +5,12 @@
 //   node web/e2e.mjs URL_WITH_TOKEN SCREENSHOT.png
 //
 // It opens the page (the empty terminal box shows a hint; the not-installed
-// iFlow engine has a disabled Start button), starts the Codex engine, checks
+// iFlow engine's Start button stays clickable, says why in its title, and a
+// click shows the install line at once), starts the Codex engine, checks
 // that xterm.js rendered its drawing (text, colours, cursor moves: no raw
 // escape text), types and sees the echo, resizes the window and sees the new
-// size reach the program, checks that every Start button is disabled while
-// the session runs (and that the server still refuses a second start), stops
+// size reach the program, clicks another engine's Start while the session
+// runs and sees the busy error at once with the button still enabled, stops
 // the session and sees the end said in words, reloads and sees the ended
 // session's last screen, and fails if the page requested anything outside
 // the server. Prints one JSON line on success.
@@ -66,14 +67,30 @@ try {
   const hasXterm = await page.evaluate(() => typeof window.Terminal === 'function' && !!window.synapseConsole.term);
   if (!hasXterm) fail('xterm.js did not load from the server');
 
-  // Before Start: a hint in the empty terminal box; Start works only for installed engines.
+  // errorAfterClick clicks a Start button and waits for the error box (a
+  // click is answered, never blocked in advance: seed 002); the box is
+  // cleared first so that the answer must come from this click.
+  async function errorAfterClick(id) {
+    const sel = `button.start[data-engine="${id}"]`;
+    if (!(await page.isEnabled(sel))) fail('Start of ' + id + ' is disabled: a click must be answered, not prevented');
+    await page.evaluate(() => { const b = document.getElementById('error'); b.hidden = true; b.textContent = ''; });
+    await page.click(sel);
+    await page.waitForSelector('#error:not([hidden])', { timeout: 10000 });
+    if (!(await page.isVisible(sel)) || !(await page.isEnabled(sel))) fail('after the click, Start of ' + id + ' is hidden or disabled: no retry');
+    return page.textContent('#error');
+  }
+
+  // Before Start: a hint in the empty terminal box; every Start is clickable.
   if (!(await page.isVisible('#terminal-hint'))) fail('no hint in the empty terminal box before Start');
   const hint = await page.textContent('#terminal-hint');
   if (!/Start/.test(hint)) fail('terminal hint: ' + hint);
   if (!(await page.isEnabled('button.start[data-engine="codex-tui"]'))) fail('Start of the installed Codex engine is disabled');
-  if (await page.isEnabled('button.start[data-engine="iflow-tui"]')) fail('Start of the not-installed iFlow engine is enabled');
   const iflowWhy = await page.getAttribute('button.start[data-engine="iflow-tui"]', 'title');
-  if (!/not installed/.test(iflowWhy || '')) fail('disabled iFlow button does not say why: ' + iflowWhy);
+  if (!/not installed/.test(iflowWhy || '')) fail('the iFlow button does not say beforehand that it is not installed: ' + iflowWhy);
+  // The not-installed engine answers its click with the install line.
+  const missing = await errorAfterClick('iflow-tui');
+  if (!/not installed/.test(missing) || !missing.includes('install the iFlow CLI so that iflow is on PATH')) fail('clicking the not-installed iFlow says: ' + missing);
+  if (await page.isVisible('#session')) fail('a refused start shows a session');
 
   // Start: immediate feedback, then the running state.
   await page.click('button.start[data-engine="codex-tui"]');
@@ -141,13 +158,16 @@ try {
   })();
   await waitBuffer((t) => t.includes(`size=${after[0]}x${after[1]}`), `size=${after[0]}x${after[1]}`);
 
-  // While it runs no Start button can be clicked, and each says why; the
-  // server still refuses a second start (another tab, a script).
-  for (const id of ['codex-tui', 'gemini-tui', 'iflow-tui']) {
-    if (await page.isEnabled(`button.start[data-engine="${id}"]`)) fail('Start of ' + id + ' is enabled while a session runs');
-  }
+  // While it runs every Start stays clickable: the title says beforehand
+  // that a session runs, and a click shows the busy error at once, the
+  // running session untouched. The server refuses a second start by itself
+  // too (another tab, a script).
   const geminiWhy = await page.getAttribute('button.start[data-engine="gemini-tui"]', 'title');
-  if (!/running/.test(geminiWhy || '')) fail('disabled Gemini button does not say why: ' + geminiWhy);
+  if (!/running/.test(geminiWhy || '')) fail('the Gemini button does not say beforehand that a session runs: ' + geminiWhy);
+  const busyShown = await errorAfterClick('gemini-tui');
+  if (!/busy/.test(busyShown) || !/stop it/.test(busyShown)) fail('clicking Gemini Start while Codex runs says: ' + busyShown);
+  if ((await page.getAttribute('#session-status', 'data-status')) !== 'running') fail('the busy click disturbed the running session');
+  if (!(await page.textContent('#session-title')).startsWith('Codex TUI')) fail('the busy click replaced the running session on the page');
   const busy = await page.evaluate(async () => {
     const r = await fetch('/api/sessions', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ engine: 'gemini-tui' }) });
     return { status: r.status, body: await r.json() };
@@ -179,8 +199,9 @@ try {
   await page.screenshot({ path: shot, fullPage: true });
 
   if (outside.length) fail('requests outside the server: ' + outside.join(', '));
-  // The refused start above is an expected 409, which Chromium logs as a failed resource.
-  const fatal = consoleErrors.filter((e) => !/favicon|status of 409/.test(e));
+  // The refused starts above are an expected 422 (not installed) and 409s
+  // (busy), which Chromium logs as failed resources.
+  const fatal = consoleErrors.filter((e) => !/favicon|status of (409|422)/.test(e));
   if (fatal.length) fail('console errors: ' + fatal.join(' | '));
   console.log(JSON.stringify({ ok: true, requests: seen.length, sandbox, size: after, status: status.trim() }));
 } catch (e) {

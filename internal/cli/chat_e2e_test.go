@@ -225,7 +225,7 @@ func TestChatPTYTurnInterruptResumeExit(t *testing.T) {
 	p2.send("\x03") // clear the line (the prompt stays where it is, a hint under it)
 	p2.expect("press Ctrl+C again")
 	p2.send("/resume\r")
-	p2.expect("Recent sessions in " + dir)
+	p2.expect("Recent sessions in project " + dir)
 	p2.expect("What is the answer?") // the title
 	p2.expect("just now")            // its age
 	p2.expect("Resume which")

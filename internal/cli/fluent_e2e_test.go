@@ -145,7 +145,7 @@ func TestChatPTYEditorKeys(t *testing.T) {
 	p := startPTY(t, dir, chatEnv(t, srv))
 	p.expect(prompt)
 	p.send("/res\t\r")
-	p.expect("No other saved session in " + dir)
+	p.expect("No other saved session in project " + dir)
 	p.expect(prompt)
 	p.send("!cat notes-al\t\r")
 	p.expect("alpha-content")

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/synapse-agent/synapse/internal/app"
+	"github.com/synapse-agent/synapse/internal/fsutil"
 	"github.com/synapse-agent/synapse/internal/sandbox"
 	"github.com/synapse-agent/synapse/internal/session"
 	"github.com/synapse-agent/synapse/internal/textutil"
@@ -194,10 +195,13 @@ func inProject(a *app.App, cwd, id string, warn func(error)) (string, error) {
 	if err != nil {
 		return "", exitCode(1, err)
 	}
-	if len(entries) == 0 {
-		return "", exitCode(1, fmt.Errorf("no saved session in %s to continue: `synapse sessions --all` lists every project's sessions, `--resume ID` resumes one of them", cwd))
+	// An empty session (its history file gone) has nothing to continue.
+	for _, e := range entries {
+		if !e.Empty() {
+			return e.ID, nil
+		}
 	}
-	return entries[0].ID, nil
+	return "", exitCode(1, fmt.Errorf("no saved session in project %s to continue: `synapse sessions --all` lists every project's sessions, `--resume ID` resumes one of them", textutil.Sanitize(fsutil.ProjectRoot(cwd))))
 }
 
 // newApp resolves the configuration and the working directory once, for the

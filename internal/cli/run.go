@@ -68,7 +68,7 @@ func newRunCmd(stdio IO) *cobra.Command {
 	fl.StringVar(&f.format, "output-format", formatText, "output format: text, json or stream-json")
 	fl.StringVar(&f.inputFormat, "input-format", formatText, "input format: text, or stream-json (user messages on stdin; needs --output-format stream-json)")
 	fl.BoolVar(&f.partial, "include-partial-messages", false, "stream-json: also stream text and thinking deltas as stream_event lines")
-	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the most recent session of this directory (the project)")
+	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the most recent session of this project (the git repository you are in, else this directory)")
 	fl.StringVarP(&f.resume, "resume", "r", "", "resume the session with this id (or unique id prefix)")
 	fl.BoolVar(&f.fork, "fork-session", false, forkSessionHelp)
 	fl.StringArrayVar(&f.allowPaths, "allow-path", nil, "also allow the sandbox to write this path (repeatable)")

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/synapse-agent/synapse/internal/app"
+	"github.com/synapse-agent/synapse/internal/fsutil"
 	"github.com/synapse-agent/synapse/internal/session"
 	"github.com/synapse-agent/synapse/internal/textutil"
 )
@@ -18,7 +19,7 @@ func newSessionsCmd(stdio IO) *cobra.Command {
 	var asJSON, all bool
 	cmd := &cobra.Command{
 		Use:   "sessions",
-		Short: "List this directory's saved sessions, most recent first (--all: every project; resume one with --resume ID)",
+		Short: "List this project's saved sessions (the git repository you are in, else this directory), most recent first (--all: every project; resume one with --resume ID)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a, err := app.New(stdio.Getenv)
@@ -52,7 +53,7 @@ func newSessionsCmd(stdio IO) *cobra.Command {
 				fmt.Fprintf(stdio.Out, "No saved sessions in %s yet.\n", a.Config.SessionsDir)
 				return nil
 			case len(entries) == 0:
-				fmt.Fprintf(stdio.Out, "No saved sessions for %s yet; `synapse sessions --all` lists every project's.\n", cwd)
+				fmt.Fprintf(stdio.Out, "No saved sessions for project %s yet; `synapse sessions --all` lists every project's.\n", textutil.Sanitize(fsutil.ProjectRoot(cwd)))
 				return nil
 			}
 			tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
@@ -69,7 +70,12 @@ func newSessionsCmd(stdio IO) *cobra.Command {
 					cost = fmt.Sprintf("$%.4f", e.Usage.CostUSD)
 				}
 				tokens := e.Usage.InputTokens + e.Usage.OutputTokens + e.Usage.CacheReadTokens + e.Usage.CacheCreationTokens
-				row := fmt.Sprintf("%s\t%s\t%d\t%d\t%s\t%s", e.ID, e.UpdatedAt.Local().Format(time.DateTime), e.MessageCount, tokens, cost, session.Title(e.Title))
+				title := session.Title(e.Title)
+				if e.HistoryMissing {
+					// Listed so that it is not lost from sight; --resume ID starts it over empty.
+					title += " (history missing)"
+				}
+				row := fmt.Sprintf("%s\t%s\t%d\t%d\t%s\t%s", e.ID, e.UpdatedAt.Local().Format(time.DateTime), e.MessageCount, tokens, cost, title)
 				if all {
 					row += "\t" + textutil.Sanitize(e.Cwd)
 				}
@@ -79,6 +85,6 @@ func newSessionsCmd(stdio IO) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the index entries as JSON")
-	cmd.Flags().BoolVar(&all, "all", false, "list the sessions of every project, not only this directory's")
+	cmd.Flags().BoolVar(&all, "all", false, "list the sessions of every project, not only this one's")
 	return badUsageExits2(cmd)
 }

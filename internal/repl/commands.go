@@ -364,6 +364,11 @@ func (r *REPL) cmdSandbox(context.Context, string) error {
 	return nil
 }
 
+// project names the project sessions are matched on (the repository the
+// REPL runs in, not its directory), cleaned: a cloned repository's name is
+// outside text.
+func (r *REPL) project() string { return textutil.Sanitize(tool.ProjectRoot(r.o.Cwd)) }
+
 // maxResumeChoices is how many recent sessions /resume offers.
 const maxResumeChoices = 10
 
@@ -426,10 +431,21 @@ func (r *REPL) cmdResume(_ context.Context, args string) error {
 			r.println("No saved sessions to resume.")
 			return nil
 		case len(choices) == 0:
-			r.println("No other saved session in " + r.o.Cwd + "; /resume --all lists every project's sessions.")
+			r.println("No other saved session in project " + r.project() + "; /resume --all lists every project's sessions.")
 			return nil
 		case latest:
-			id = choices[0].ID
+			// The most recent one with something to resume: a session
+			// whose history file is gone would come back empty.
+			for _, e := range choices {
+				if !e.Empty() {
+					id = e.ID
+					break
+				}
+			}
+			if id == "" {
+				r.println("No other saved session has a history to resume; /resume lists them all.")
+				return nil
+			}
 		default:
 			if id = r.pickSession(choices[:min(len(choices), maxResumeChoices)], all); id == "" {
 				return nil
@@ -471,7 +487,7 @@ func (r *REPL) cmdResume(_ context.Context, args string) error {
 func (r *REPL) pickSession(choices []session.Entry, all bool) string {
 	lines := []string{"Recent sessions:"}
 	if !all && r.o.Cwd != "" {
-		lines = []string{"Recent sessions in " + r.o.Cwd + " (/resume --all for every project):"}
+		lines = []string{"Recent sessions in project " + r.project() + " (/resume --all for every project):"}
 	}
 	for i, e := range choices {
 		count := fmt.Sprintf("%d messages", e.MessageCount)
@@ -480,6 +496,9 @@ func (r *REPL) pickSession(choices []session.Entry, all bool) string {
 		}
 		// The whole id: it is what /resume <id> takes, and ids share
 		// their leading characters (session-<date>-…).
+		if e.HistoryMissing {
+			count = "history missing"
+		}
 		line := fmt.Sprintf("  %2d. %s  %s  (%s, %s)", i+1, e.ID, orUntitled(e.Title), age(r.now().Sub(e.UpdatedAt)), count)
 		if all && e.Cwd != "" {
 			line += "  " + textutil.Sanitize(e.Cwd)

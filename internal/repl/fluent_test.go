@@ -21,10 +21,10 @@ import (
 func TestResumePerProject(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	sessions := fakeSessions{
-		{ID: "session-b-newest", Title: "other project", Cwd: "/elsewhere", UpdatedAt: now},
-		{ID: "session-cur", Title: "current", Cwd: "/work", UpdatedAt: now.Add(-time.Minute)},
-		{ID: "session-a-older", Title: "this project, older", Cwd: "/work", UpdatedAt: now.Add(-time.Hour)},
-		{ID: "session-a-oldest", Title: "this project, oldest", Cwd: "/work/", UpdatedAt: now.Add(-2 * time.Hour)},
+		{ID: "session-b-newest", Title: "other project", Cwd: "/elsewhere", UpdatedAt: now, MessageCount: 2},
+		{ID: "session-cur", Title: "current", Cwd: "/work", UpdatedAt: now.Add(-time.Minute), MessageCount: 2},
+		{ID: "session-a-older", Title: "this project, older", Cwd: "/work", UpdatedAt: now.Add(-time.Hour), MessageCount: 2},
+		{ID: "session-a-oldest", Title: "this project, oldest", Cwd: "/work/", UpdatedAt: now.Add(-2 * time.Hour), MessageCount: 2},
 	}
 	tests := []struct {
 		name, input string
@@ -32,7 +32,7 @@ func TestResumePerProject(t *testing.T) {
 		want, not   []string
 	}{
 		{"the list is this project's", "/resume\n\n", nil,
-			[]string{"Recent sessions in /work", "1. session-a-older", "2. session-a-oldest", "Cancelled."},
+			[]string{"Recent sessions in project /work", "1. session-a-older", "2. session-a-oldest", "Cancelled."},
 			[]string{"session-b-newest", "session-cur  current"}},
 		{"--all lists every project's", "/resume --all\n\n", nil,
 			[]string{"1. session-b-newest  other project", "/elsewhere", "2. session-a-older"}, nil},
@@ -66,6 +66,65 @@ func TestResumePerProject(t *testing.T) {
 	}
 }
 
+// Issue 27: a session whose history file is gone is listed as such (it can
+// still be picked, and starts over empty), but /resume --latest passes over
+// it and over any session without messages: "latest" means a conversation.
+func TestResumeLatestSkipsEmptySessions(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	sessions := fakeSessions{
+		{ID: "session-gone", Title: "history deleted", Cwd: "/work", UpdatedAt: now, MessageCount: 4, HistoryMissing: true},
+		{ID: "session-none", Title: "no messages", Cwd: "/work", UpdatedAt: now.Add(-time.Minute)},
+		{ID: "session-kept", Title: "a conversation", Cwd: "/work", UpdatedAt: now.Add(-time.Hour), MessageCount: 2},
+	}
+	fa := &fakeAgent{model: "m", sessID: "session-cur"}
+	out, _ := runPiped(t, fa, "/resume --latest\n/resume\n\n", func(o *Options) {
+		o.Sessions = sessions
+		o.Now = func() time.Time { return now }
+	})
+	if fmt.Sprint(fa.resumed) != "[session-kept]" {
+		t.Errorf("--latest resumed %q, want session-kept\n%s", fa.resumed, out)
+	}
+	if !strings.Contains(out, "1. session-gone  history deleted  (just now, history missing)") {
+		t.Errorf("the picker does not mark the session without history:\n%s", out)
+	}
+
+	fa = &fakeAgent{model: "m", sessID: "session-cur"}
+	out, _ = runPiped(t, fa, "/resume --latest\n", func(o *Options) {
+		o.Sessions = sessions[:2]
+		o.Now = func() time.Time { return now }
+	})
+	if len(fa.resumed) != 0 || !strings.Contains(out, "No other saved session has a history to resume") {
+		t.Errorf("--latest with only empty sessions resumed %q:\n%s", fa.resumed, out)
+	}
+}
+
+// Issue 27: /resume names the project sessions are matched on (the
+// repository), not the directory the REPL runs in.
+func TestResumeNamesTheProject(t *testing.T) {
+	repo := t.TempDir()
+	src := filepath.Join(repo, "src")
+	for _, d := range []string{filepath.Join(repo, ".git"), src} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fa := &fakeAgent{model: "m", sessID: "session-cur"}
+	out, _ := runPiped(t, fa, "/resume\n", func(o *Options) {
+		o.Cwd = src
+		o.Sessions = fakeSessions{{ID: "session-cur", Cwd: repo, MessageCount: 2}}
+	})
+	if !strings.Contains(out, "No other saved session in project "+repo+";") {
+		t.Errorf("/resume without other sessions does not name the project:\n%s", out)
+	}
+	out, _ = runPiped(t, fa, "/resume\n\n", func(o *Options) {
+		o.Cwd = src
+		o.Sessions = fakeSessions{{ID: "session-top", Cwd: repo, MessageCount: 2}}
+	})
+	if !strings.Contains(out, "Recent sessions in project "+repo+" (/resume --all") {
+		t.Errorf("the /resume list does not name the project:\n%s", out)
+	}
+}
+
 func bash(id, cmd string) llm.ToolCall {
 	in, _ := json.Marshal(map[string]string{"command": cmd})
 	return llm.ToolCall{ID: id, Name: "Bash", Input: in}
@@ -89,7 +148,7 @@ func TestResumeReplaysTranscript(t *testing.T) {
 	}
 	fa := &fakeAgent{model: "m", sessID: "cur", history: hist}
 	out, _ := runPiped(t, fa, "/resume --latest\n", func(o *Options) {
-		o.Sessions = fakeSessions{{ID: "session-x", Cwd: "/work"}}
+		o.Sessions = fakeSessions{{ID: "session-x", Cwd: "/work", MessageCount: 10}}
 	})
 	// The banner replays too (the agent starts with this history), then /resume.
 	if n := strings.Count(out, "── last 3 turns of this session ──"); n != 2 {

@@ -193,7 +193,7 @@ func TestClearCostContextResume(t *testing.T) {
 		usage:   &session.Usage{InputTokens: 1000, OutputTokens: 250, CacheReadTokens: 3000, CacheCreationTokens: 1000, Priced: true, CostUSD: 0.0123, RoundCount: 2},
 	}
 	sessions := fakeSessions{
-		{ID: "cur", Title: "current", UpdatedAt: now},
+		{ID: "cur", Title: "current", UpdatedAt: now, MessageCount: 2},
 		{ID: "abcdef0123456789", Title: "fix the parser", UpdatedAt: now.Add(-3 * time.Hour), MessageCount: 7},
 		{ID: "older", Title: "", UpdatedAt: now.Add(-72 * time.Hour), MessageCount: 2},
 	}

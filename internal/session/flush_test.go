@@ -51,9 +51,11 @@ func TestFlushIfDueWritesAtMostOnceAnInterval(t *testing.T) {
 	}
 }
 
-// A session whose history file was deleted (to free space, by hand) is not
-// listed and not "latest": --continue must not fail on it forever.
-func TestSessionWithoutHistoryFileIsNotListed(t *testing.T) {
+// A session whose history file was deleted (to free space, by hand) stays
+// listed, marked as such, so that it is not lost from sight; it is not
+// "latest" (--continue must not land in an empty session), and resuming it
+// by id starts it over empty, in its project, under its title.
+func TestSessionWithoutHistoryFileIsListedAndOpensEmpty(t *testing.T) {
 	s, _ := newStore(t)
 	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	s.now = func() time.Time { return now }
@@ -66,15 +68,43 @@ func TestSessionWithoutHistoryFileIsNotListed(t *testing.T) {
 	if err := newer.Append(user("newer")); err != nil {
 		t.Fatal(err)
 	}
+	_ = older.Close()
+	_ = newer.Close()
 	if err := os.Remove(filepath.Join(s.Dir, newer.ID()+".jsonl")); err != nil {
 		t.Fatal(err)
 	}
 	list, err := s.List()
-	if err != nil || len(list) != 1 || list[0].ID != older.ID() {
+	if err != nil || len(list) != 2 || list[0].ID != newer.ID() || !list[0].HistoryMissing || list[1].HistoryMissing {
 		t.Fatalf("list = %+v, %v", list, err)
 	}
 	if id, err := s.Resolve(Latest); err != nil || id != older.ID() {
 		t.Errorf("latest = %q, %v; want %s", id, err, older.ID())
+	}
+	ss, msgs, err := s.Open(newer.ID())
+	if err != nil || len(msgs) != 0 {
+		t.Fatalf("open without history: %+v, %v", msgs, err)
+	}
+	if e := ss.Entry(); e.Title != "newer" || e.Project != "/w" || e.HistoryMissing {
+		t.Errorf("entry = %+v", e)
+	}
+	now = now.Add(time.Minute)
+	if err := ss.Append(user("again")); err != nil {
+		t.Fatal(err)
+	}
+	if err := ss.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if raw, _ := os.ReadFile(filepath.Join(s.Dir, IndexFile)); strings.Contains(string(raw), "historyMissing") {
+		t.Errorf("the index records a listing's fact:\n%s", raw)
+	}
+	// The history started over carries its origin: a lost index still
+	// puts the session in its project.
+	if err := os.WriteFile(filepath.Join(s.Dir, IndexFile), []byte("\x00lost\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	list, err = s.ListProject("/w")
+	if err != nil || len(list) != 2 || list[0].ID != newer.ID() || list[0].HistoryMissing || list[0].MessageCount != 1 {
+		t.Fatalf("after resuming and losing the index: %+v, %v", list, err)
 	}
 }
 

@@ -109,6 +109,7 @@ func (s *Store) upsert(e Entry) error {
 		return err
 	}
 	defer unlock()
+	e.HistoryMissing = false // a fact of the moment a listing is made, not of the index
 	i := slices.IndexFunc(entries, func(x Entry) bool { return x.ID == e.ID })
 	if i >= 0 {
 		entries[i] = e

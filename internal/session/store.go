@@ -85,9 +85,17 @@ type Entry struct {
 	Project string `json:"project,omitempty"`
 	Model   string `json:"model,omitempty"`
 	Usage   Usage  `json:"usage"` // totals only; rounds live in the usage file
+	// HistoryMissing marks an indexed session whose history file is gone
+	// (deleted by hand): it is still listed, so that it is not lost from
+	// sight, and opens empty. Never written to the index.
+	HistoryMissing bool `json:"historyMissing,omitempty"`
 
 	indexed bool // read from the index (not rebuilt from a history file)
 }
+
+// Empty reports whether the session has nothing to resume: "latest"
+// (--continue, /resume --latest) passes over such sessions.
+func (e Entry) Empty() bool { return e.HistoryMissing || e.MessageCount == 0 }
 
 // Session is one open conversation. Its methods are safe for concurrent use
 // (sub-agents report usage from their own goroutines).
@@ -101,6 +109,7 @@ type Session struct {
 	file        *os.File
 	lock        *os.File // the writer lock, held from open (or first write) to Close
 	needNewline bool     // the history file ends without '\n' (a torn last line)
+	needOrigin  bool     // the history file has no line yet: the next one carries the origin
 	buf         bytes.Buffer
 	indexed     bool      // the index has an entry for this session
 	lastFlush   time.Time // when usage and index were last written
@@ -171,10 +180,28 @@ func (ss *Session) AddUsage(u llm.Usage, model string) {
 	ss.dirty = true
 }
 
-// record is one history line: the message plus when it was written.
+// record is one history line: the message plus when it was written. The
+// first line also carries the session's origin.
 type record struct {
-	Time time.Time `json:"ts"`
+	Time   time.Time `json:"ts"`
+	Origin *origin   `json:"session,omitempty"`
 	llm.Message
+}
+
+// origin is where a session ran and when it began, kept on its history's
+// first line (and again on the first line of a rewritten history) so that
+// an index lost or corrupted is rebuilt with each session in its project:
+// without it a rebuilt session belongs to no project and vanishes from
+// `synapse sessions`, --continue and /resume.
+type origin struct {
+	Cwd       string    `json:"cwd,omitempty"`
+	Project   string    `json:"project,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// originLocked is the origin of the session's entry; the caller holds ss.mu.
+func (ss *Session) originLocked() *origin {
+	return &origin{Cwd: ss.entry.Cwd, Project: ss.entry.Project, CreatedAt: ss.entry.CreatedAt}
 }
 
 // Append writes msgs to the history file in one write (whole lines), then
@@ -195,20 +222,25 @@ func (ss *Session) Append(msgs ...llm.Message) error {
 	}
 	enc := json.NewEncoder(&ss.buf)
 	enc.SetEscapeHTML(false)
-	for _, m := range msgs {
-		if err := enc.Encode(record{Time: now, Message: m}); err != nil {
+	for i, m := range msgs {
+		rec := record{Time: now, Message: m}
+		if i == 0 && ss.needOrigin {
+			rec.Origin = ss.originLocked()
+		}
+		if err := enc.Encode(rec); err != nil {
 			return fmt.Errorf("encode session message: %w", err)
 		}
 	}
 	if n, err := ss.file.Write(ss.buf.Bytes()); err != nil {
 		// A write cut short (a full disk) leaves a torn line: the next
-		// append starts a line of its own so that it is not lost with it.
+		// append starts a line of its own so that it is not lost with it,
+		// and carries the origin again (the torn line is skipped on reading).
 		if n > 0 {
 			ss.needNewline = true
 		}
 		return fmt.Errorf("append to session history %s: %w", ss.file.Name(), err)
 	}
-	ss.needNewline = false
+	ss.needNewline, ss.needOrigin = false, false
 	if ss.entry.Title == "" {
 		for _, m := range msgs {
 			if m.Role == llm.RoleUser && m.Text != "" {
@@ -278,8 +310,9 @@ func (ss *Session) openLocked() error {
 	if err != nil {
 		return fmt.Errorf("open session history %s: %w", path, err)
 	}
-	if st, err := f.Stat(); err == nil && st.Size() > 0 {
-		ss.needNewline = !endsWithNewline(path, st.Size())
+	if st, err := f.Stat(); err == nil {
+		ss.needNewline = st.Size() > 0 && !endsWithNewline(path, st.Size())
+		ss.needOrigin = st.Size() == 0
 	}
 	ss.file = f
 	return nil
@@ -343,45 +376,64 @@ func (s *Store) Open(idOrPrefix string) (*Session, []llm.Message, error) {
 // load reads the session of a listed entry: its history and its usage.
 func (s *Store) load(entry Entry) (*Session, []llm.Message, error) {
 	id := entry.ID
-	msgs, first, count, err := s.readHistory(id)
+	h, err := s.readHistory(id)
+	if errors.Is(err, fs.ErrNotExist) && entry.indexed {
+		// The index knows it but its history is gone: it opens empty and
+		// keeps its place (project, title, usage); the next message
+		// starts a new history file.
+		h, err = history{}, nil
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	ok := entry.indexed
 	if !ok {
-		entry = s.rebuildEntry(id, msgs, first)
+		entry = s.rebuildEntry(id, h)
 	}
-	entry.MessageCount = count
+	entry.MessageCount = len(h.msgs)
+	entry.HistoryMissing = false
 	usage := s.readUsage(id, entry)
 	ss := &Session{store: s, entry: entry, usage: usage, indexed: ok}
-	return ss, Sanitize(msgs), nil
+	return ss, Sanitize(h.msgs), nil
 }
 
-// History reads a session's sanitised messages without opening it for writing.
+// History reads a session's sanitised messages without opening it for
+// writing; a listed session whose history file is gone has none.
 func (s *Store) History(id string) ([]llm.Message, error) {
-	msgs, _, _, err := s.readHistory(id)
+	h, err := s.readHistory(id)
+	if errors.Is(err, fs.ErrNotExist) {
+		if e, rerr := s.resolve(id); rerr == nil && e.ID == id && e.indexed {
+			return nil, nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	return Sanitize(msgs), nil
+	return Sanitize(h.msgs), nil
 }
 
-// readHistory returns the messages of the valid lines, the time of the first
-// one and their count; corrupt lines are reported and skipped.
-func (s *Store) readHistory(id string) ([]llm.Message, time.Time, int, error) {
+// history is what a history file holds: the messages of its valid lines,
+// the time of the first one and the session's origin (nil in a file
+// written before origins were recorded).
+type history struct {
+	msgs   []llm.Message
+	first  time.Time
+	origin *origin
+}
+
+// readHistory reads a session's history file; corrupt lines are reported
+// and skipped. A missing file is an error wrapping fs.ErrNotExist.
+func (s *Store) readHistory(id string) (history, error) {
+	var h history
 	path := s.historyPath(id)
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, time.Time{}, 0, fmt.Errorf("session %s has no history file %s; run `synapse sessions` to list the sessions", id, path)
+		return h, fmt.Errorf("session %s has no history file %s; run `synapse sessions` to list the sessions: %w", id, path, err)
 	}
 	if err != nil {
-		return nil, time.Time{}, 0, fmt.Errorf("open session history: %w", err)
+		return h, fmt.Errorf("open session history: %w", err)
 	}
 	defer f.Close()
-	var (
-		msgs  []llm.Message
-		first time.Time
-	)
 	r := bufio.NewReaderSize(f, 64<<10)
 	bad := corruptLines{warn: s.warn}
 	defer bad.done(fmt.Sprintf("session %s: %s", id, path))
@@ -397,20 +449,23 @@ func (s *Store) readHistory(id string) ([]llm.Message, time.Time, int, error) {
 					return fmt.Errorf("session %s: line %d of %s is corrupt and was skipped: %w", id, lineNo, path, jerr)
 				})
 			} else {
-				if len(msgs) == 0 {
-					first = rec.Time
+				if len(h.msgs) == 0 {
+					h.first = rec.Time
 				}
-				msgs = append(msgs, rec.Message)
+				if h.origin == nil {
+					h.origin = rec.Origin
+				}
+				h.msgs = append(h.msgs, rec.Message)
 			}
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, time.Time{}, 0, fmt.Errorf("read session history %s: %w", path, err)
+			return history{}, fmt.Errorf("read session history %s: %w", path, err)
 		}
 	}
-	return msgs, first, len(msgs), nil
+	return h, nil
 }
 
 func validRole(r llm.Role) bool {
@@ -432,21 +487,29 @@ func (s *Store) readUsage(id string, e Entry) *Usage {
 	return &u
 }
 
-func (s *Store) rebuildEntry(id string, msgs []llm.Message, first time.Time) Entry {
-	e := Entry{ID: id, CreatedAt: first, UpdatedAt: first}
+// rebuildEntry is the index entry of a session the index does not know,
+// from its history: the origin line puts it back in its project.
+func (s *Store) rebuildEntry(id string, h history) Entry {
+	e := Entry{ID: id, CreatedAt: h.first, UpdatedAt: h.first}
+	if o := h.origin; o != nil {
+		e.Cwd, e.Project = o.Cwd, o.Project
+		if !o.CreatedAt.IsZero() {
+			e.CreatedAt = o.CreatedAt
+		}
+	}
 	if st, err := os.Stat(s.historyPath(id)); err == nil {
 		e.UpdatedAt = st.ModTime()
 		if e.CreatedAt.IsZero() {
 			e.CreatedAt = st.ModTime()
 		}
 	}
-	for _, m := range msgs {
+	for _, m := range h.msgs {
 		if m.Role == llm.RoleUser && m.Text != "" {
 			e.Title = Title(m.Text)
 			break
 		}
 	}
-	e.MessageCount = len(msgs)
+	e.MessageCount = len(h.msgs)
 	return e
 }
 
@@ -464,10 +527,12 @@ func (s *Store) resolve(idOrPrefix string) (Entry, error) {
 		return Entry{}, err
 	}
 	if want == "" || want == Latest {
-		if len(entries) == 0 {
-			return Entry{}, fmt.Errorf("no saved sessions in %s yet; start one with `synapse run` or `synapse`", s.Dir)
+		for _, e := range entries {
+			if !e.Empty() {
+				return e, nil
+			}
 		}
-		return entries[0], nil
+		return Entry{}, fmt.Errorf("no saved sessions in %s yet; start one with `synapse run` or `synapse`", s.Dir)
 	}
 	var matches []Entry
 	for _, e := range entries {
@@ -496,20 +561,19 @@ func (s *Store) resolve(idOrPrefix string) (Entry, error) {
 }
 
 // List returns all sessions, most recently updated first. History files the
-// index does not know (a lost or corrupt index) are listed from their content.
+// index does not know (a lost or corrupt index) are listed from their
+// content; indexed sessions whose history file is gone are listed with
+// HistoryMissing.
 func (s *Store) List() ([]Entry, error) {
-	indexed, err := s.readIndex()
+	entries, err := s.readIndex()
 	if err != nil {
 		return nil, err
 	}
-	known := make(map[string]bool, len(indexed))
-	entries := indexed[:0]
-	for _, e := range indexed {
+	known := make(map[string]bool, len(entries))
+	for i, e := range entries {
 		known[e.ID] = true
-		// An entry whose history file is gone (deleted by hand) cannot be
-		// resumed; listing it would make it "latest" and --continue fail.
-		if _, err := os.Stat(s.historyPath(e.ID)); !errors.Is(err, fs.ErrNotExist) {
-			entries = append(entries, e)
+		if _, err := os.Stat(s.historyPath(e.ID)); errors.Is(err, fs.ErrNotExist) {
+			entries[i].HistoryMissing = true
 		}
 	}
 	files, err := filepath.Glob(filepath.Join(s.Dir, IDPrefix+"*.jsonl"))
@@ -521,11 +585,11 @@ func (s *Store) List() ([]Entry, error) {
 		if known[id] {
 			continue
 		}
-		msgs, first, _, err := s.readHistory(id)
-		if err != nil || len(msgs) == 0 {
+		h, err := s.readHistory(id)
+		if err != nil || len(h.msgs) == 0 {
 			continue
 		}
-		e := s.rebuildEntry(id, msgs, first)
+		e := s.rebuildEntry(id, h)
 		e.Usage = *s.readUsage(id, e)
 		e.Usage.Rounds = nil
 		entries = append(entries, e)
@@ -632,15 +696,19 @@ func (ss *Session) Rewrite(msgs, archive []llm.Message, expand func(llm.Message)
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	now := ss.store.clock()
-	encode := func(ms []llm.Message, expand func(llm.Message) llm.Message) func(io.Writer) error {
+	encode := func(ms []llm.Message, expand func(llm.Message) llm.Message, o *origin) func(io.Writer) error {
 		return func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetEscapeHTML(false)
-			for _, m := range ms {
+			for i, m := range ms {
 				if expand != nil {
 					m = expand(m)
 				}
-				if err := enc.Encode(record{Time: now, Message: m}); err != nil {
+				rec := record{Time: now, Message: m}
+				if i == 0 {
+					rec.Origin = o
+				}
+				if err := enc.Encode(rec); err != nil {
 					return fmt.Errorf("encode session message: %w", err)
 				}
 			}
@@ -657,7 +725,7 @@ func (ss *Session) Rewrite(msgs, archive []llm.Message, expand func(llm.Message)
 			return "", fmt.Errorf("create session directory %s: %w", dir, err)
 		}
 		archivePath = filepath.Join(dir, "archive-"+now.Format("20060102-150405.000000000")+".jsonl")
-		if err := fsutil.WriteAtomic(archivePath, 0o600, encode(archive, expand)); err != nil {
+		if err := fsutil.WriteAtomic(archivePath, 0o600, encode(archive, expand, nil)); err != nil {
 			return "", fmt.Errorf("archive the history before rewriting it: %w", err)
 		}
 	}
@@ -665,10 +733,12 @@ func (ss *Session) Rewrite(msgs, archive []llm.Message, expand func(llm.Message)
 		_ = ss.file.Close()
 		ss.file = nil
 	}
-	if err := fsutil.WriteAtomic(ss.store.historyPath(ss.entry.ID), 0o600, encode(msgs, nil)); err != nil {
+	// The rewritten history keeps its origin line, or a rebuilt index
+	// would lose the session's project.
+	if err := fsutil.WriteAtomic(ss.store.historyPath(ss.entry.ID), 0o600, encode(msgs, nil, ss.originLocked())); err != nil {
 		return "", fmt.Errorf("rewrite session history: %w", err)
 	}
-	ss.needNewline = false
+	ss.needNewline, ss.needOrigin = false, len(msgs) == 0
 	ss.entry.MessageCount = len(msgs)
 	ss.entry.UpdatedAt = now
 	ss.dirty = true

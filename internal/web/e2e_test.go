@@ -11,9 +11,10 @@ import (
 )
 
 // TestBrowserEndToEnd drives the page in headless Chromium with
-// web/e2e.mjs (playwright-core): the hint in the empty box, a disabled Start
-// for a missing engine, start an engine, see its drawing rendered by xterm.js,
-// type, resize, every Start disabled while it runs, stop, see the end in
+// web/e2e.mjs (playwright-core): the hint in the empty box, a missing
+// engine's Start clickable and answered with its install line, start an
+// engine, see its drawing rendered by xterm.js, type, resize, another
+// engine's Start answered with the busy error (still enabled) while it runs, stop, see the end in
 // words, reload and see its last screen, and no request outside the server. Set SYNAPSE_E2E_SCREENSHOT_DIR to keep the
 // screenshots. It skips when node, chromium or web/node_modules is missing,
 // except under CI.
@@ -37,7 +38,7 @@ func TestBrowserEndToEnd(t *testing.T) {
 			if tc.name == "sandbox" {
 				requireTool(t, "bwrap")
 			}
-			// iFlow is left off PATH: its Start button must be disabled.
+			// iFlow is left off PATH: its Start click must say how to install it.
 			bin := t.TempDir()
 			for _, name := range []string{"codex", "gemini", "standin.sh"} {
 				if err := os.Symlink(filepath.Join(standinBin(t), name), filepath.Join(bin, name)); err != nil {

@@ -13,7 +13,7 @@
     ws: null,
     session: null, // last known SessionState
     ended: false,
-    starting: false, // a start request is in flight
+    starting: false, // the label of the engine whose start request is in flight
     engines: [], // from /api/engines
     pendingAck: 0,
     ackTimer: null,
@@ -220,9 +220,10 @@
     $('stop').disabled = s.status === 'ended';
   }
 
-  // renderButtons enables a Start button only when a click can work: the
-  // engine is installed, no session runs and no start is in flight. The
-  // button's title says why it is disabled.
+  // renderButtons keeps every Start button clickable (seed 002: feedback
+  // after the click, never a button disabled in advance); its title says
+  // beforehand why a click would be refused. The server decides: what the
+  // page knows may be stale (another tab, an engine installed meanwhile).
   function renderButtons() {
     const running = ui.session && ui.session.status === 'running';
     for (const e of ui.engines) {
@@ -231,21 +232,23 @@
       let why = '';
       if (!e.installed) why = e.label + ' is not installed: ' + e.install;
       else if (running) why = 'A session is running: stop it before starting another';
-      else if (ui.starting) why = 'Starting…';
-      b.disabled = !!why;
+      b.disabled = false;
       b.title = why;
     }
   }
 
   async function start(engine, button) {
+    if (ui.starting) {
+      // Answered here: a second request would only race the first.
+      feedback('Still starting ' + ui.starting + '; wait for it, then try again.');
+      return;
+    }
     showError('');
     feedback('Starting ' + engine.label + '…');
-    ui.starting = true;
-    renderButtons();
+    ui.starting = engine.label;
     const { cols, rows } = termSize();
     const r = await api('POST', '/api/sessions', { engine: engine.id, cols, rows });
     ui.starting = false;
-    renderButtons();
     if (!r.ok) {
       feedback('');
       let msg = r.data.error || ('starting ' + engine.label + ' failed (HTTP ' + r.status + ')');
