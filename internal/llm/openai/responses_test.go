@@ -324,3 +324,38 @@ func TestResponsesStalledServer(t *testing.T) {
 		return New(Options{APIKey: "k", BaseURL: srv.OpenAIBaseURL(), Wire: WireResponses, IdleTimeout: idle, Retry: llmtest.RetryPolicy(maxRetries, &llmtest.Waits{})})
 	})
 }
+
+// Growing and rewriting the history through one cache gives, at every
+// step, the body of the whole request encoded afresh by a new provider.
+func TestResponsesCachedBodyMatchesFullConversion(t *testing.T) {
+	cached := New(Options{APIKey: "k", Wire: WireResponses, Images: "on"})
+	check := func(req llm.Request, what string) {
+		t.Helper()
+		fresh := New(Options{APIKey: "k", Wire: WireResponses, Images: "on"})
+		got, err := cached.responsesBody(cached.responsesParams(req), req.Messages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := fresh.responsesBody(fresh.responsesParams(req), req.Messages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) || !json.Valid(got) {
+			t.Errorf("%s:\n got  %s\n want %s", what, got, want)
+		}
+	}
+	h := history()
+	h[1].Thinking = append(h[1].Thinking, llm.Thinking{Text: "summary", Encrypted: "ENC"})
+	for n := 0; n <= len(h); n++ {
+		req := responsesRequest(h[:n]...)
+		check(req, "grow")
+		check(req, "again")
+	}
+	req := responsesRequest(h...)
+	req.Messages[3].Text = "[offloaded to sessions/x/offloaded/1.txt]"
+	check(req, "offload")
+	req.Messages[1].Thinking[1].Encrypted = "ENC2"
+	check(req, "reasoning replaced")
+	req.Messages = append([]llm.Message{{Role: llm.RoleUser, Text: "[Summary of the earlier conversation] ..."}}, req.Messages[8:]...)
+	check(req, "compacted")
+}

@@ -19,7 +19,6 @@ type respItem struct {
 	parts     int64 // summary parts seen, to separate them
 	encrypted string
 	call      call
-	done      bool
 }
 
 // respAssembler builds a response from Responses stream events. Deltas are
@@ -122,7 +121,7 @@ func (a *respAssembler) add(ev responses.ResponseStreamEventUnion) *failure {
 
 // itemDone completes an item from its final form, showing what no delta showed.
 func (a *respAssembler) itemDone(it *respItem, out responses.ResponseOutputItemUnion) {
-	it.typ, it.done = out.Type, true
+	it.typ = out.Type
 	switch out.Type {
 	case "message":
 		var full strings.Builder
