@@ -124,6 +124,7 @@ type providerChoice struct {
 	AuthToken string // anthropic only
 	BaseURL   string
 	Images    string // openai only: SYNAPSE_OPENAI_IMAGES (on, off, or "" for api.openai.com only)
+	Wire      string // openai only: SYNAPSE_OPENAI_WIRE (chat, responses, or "" to choose by model)
 	// IdleTimeout abandons a request whose server stays silent that long.
 	IdleTimeout time.Duration
 	// log, when set (SYNAPSE_DEBUG=1), records the requests and retries.
@@ -137,7 +138,7 @@ func (c providerChoice) build() llm.Provider {
 	}
 	var p llm.Provider
 	if c.Name == config.ProviderOpenAI {
-		p = openai.New(openai.Options{APIKey: c.APIKey, BaseURL: c.BaseURL, Images: c.Images, IdleTimeout: c.IdleTimeout, Retry: retry})
+		p = openai.New(openai.Options{APIKey: c.APIKey, BaseURL: c.BaseURL, Images: c.Images, Wire: c.Wire, IdleTimeout: c.IdleTimeout, Retry: retry})
 	} else {
 		p = anthropic.New(anthropic.Options{APIKey: c.APIKey, AuthToken: c.AuthToken, BaseURL: c.BaseURL, IdleTimeout: c.IdleTimeout, Retry: retry})
 	}
@@ -202,6 +203,13 @@ func resolveProvider(s config.Settings, getenv config.Getenv, settingsPath strin
 			c.Images = v
 		default:
 			return providerChoice{}, fmt.Errorf("SYNAPSE_OPENAI_IMAGES (%s) is %q: use on (send tool images to the model), off, or leave it unset (on for api.openai.com only)", where(from), v)
+		}
+		switch v, from := lookup("SYNAPSE_OPENAI_WIRE"); strings.ToLower(v) {
+		case "", "auto":
+		case openai.WireChat, openai.WireResponses:
+			c.Wire = strings.ToLower(v)
+		default:
+			return providerChoice{}, fmt.Errorf("SYNAPSE_OPENAI_WIRE (%s) is %q: use responses (the Responses API), chat (Chat Completions, which compatible servers speak), or leave it unset (responses for OpenAI's reasoning models on api.openai.com)", where(from), v)
 		}
 	}
 	base, baseFrom := lookup(urlVar)

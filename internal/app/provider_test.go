@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
@@ -28,7 +29,7 @@ func TestResolveProvider(t *testing.T) {
 			want: providerChoice{Name: "anthropic", Model: "claude-sonnet-4-5", APIKey: "ak"}},
 		{name: "only OpenAI configured infers openai",
 			env:  map[string]string{"OPENAI_API_KEY": "ok"},
-			want: providerChoice{Name: "openai", Model: "gpt-4o", APIKey: "ok"}},
+			want: providerChoice{Name: "openai", Model: "gpt-5", APIKey: "ok"}},
 		{name: "settings env supplies the key and base URL",
 			settings: config.Settings{Provider: "openai", Model: "qwen3:8b", Env: map[string]string{"OPENAI_API_KEY": "sk", "OPENAI_BASE_URL": "https://gw.example/v1"}},
 			want:     providerChoice{Name: "openai", Model: "qwen3:8b", APIKey: "sk", BaseURL: "https://gw.example/v1"}},
@@ -48,7 +49,7 @@ func TestResolveProvider(t *testing.T) {
 		{name: "SYNAPSE_PROVIDER beats settings provider",
 			settings: config.Settings{Provider: "anthropic", Model: "claude-opus-4-1"},
 			env:      map[string]string{"SYNAPSE_PROVIDER": "openai", "OPENAI_API_KEY": "o"},
-			want:     providerChoice{Name: "openai", Model: "gpt-4o", APIKey: "o"}}, // the settings model belongs to anthropic
+			want:     providerChoice{Name: "openai", Model: "gpt-5", APIKey: "o"}}, // the settings model belongs to anthropic
 		{name: "model name picks the provider",
 			env:  map[string]string{"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o"},
 			sel:  ProviderSelection{Model: "gpt-4o-mini"},
@@ -62,6 +63,15 @@ func TestResolveProvider(t *testing.T) {
 		{name: "SYNAPSE_OPENAI_IMAGES turns tool images on for a compatible server",
 			env:  map[string]string{"OPENAI_BASE_URL": "http://localhost:11434/v1", "SYNAPSE_MODEL": "llava", "SYNAPSE_OPENAI_IMAGES": "on"},
 			want: providerChoice{Name: "openai", Model: "llava", BaseURL: "http://localhost:11434/v1", Images: "on"}},
+		{name: "SYNAPSE_OPENAI_WIRE from settings env chooses the wire",
+			settings: config.Settings{Env: map[string]string{"OPENAI_API_KEY": "o", "SYNAPSE_OPENAI_WIRE": "Responses"}},
+			want:     providerChoice{Name: "openai", Model: "gpt-5", APIKey: "o", Wire: "responses"}},
+		{name: "SYNAPSE_OPENAI_WIRE auto is the default",
+			env:  map[string]string{"OPENAI_API_KEY": "o", "SYNAPSE_OPENAI_WIRE": "auto"},
+			want: providerChoice{Name: "openai", Model: "gpt-5", APIKey: "o"}},
+		{name: "bad SYNAPSE_OPENAI_WIRE",
+			env:     map[string]string{"OPENAI_API_KEY": "o", "SYNAPSE_OPENAI_WIRE": "completions"},
+			wantErr: []string{"SYNAPSE_OPENAI_WIRE", "from the environment", `"completions"`, "use responses", "chat"}},
 		{name: "bad SYNAPSE_OPENAI_IMAGES",
 			env:     map[string]string{"OPENAI_API_KEY": "o", "SYNAPSE_OPENAI_IMAGES": "yes"},
 			wantErr: []string{"SYNAPSE_OPENAI_IMAGES", `"yes"`, "use on"}},
@@ -107,7 +117,7 @@ func TestResolveProvider(t *testing.T) {
 // TestProviderTalksToServer builds each provider through App.Provider, from
 // settings.json and the environment, and streams one turn over the real wire.
 func TestProviderTalksToServer(t *testing.T) {
-	for _, format := range []string{llmtest.FormatAnthropic, llmtest.FormatOpenAI} {
+	for _, format := range []string{llmtest.FormatAnthropic, llmtest.FormatOpenAI, llmtest.FormatResponses} {
 		t.Run(format, func(t *testing.T) {
 			srv := llmtest.New(t, llmtest.TextTurn("hello from "+format))
 			home := t.TempDir()
@@ -115,6 +125,10 @@ func TestProviderTalksToServer(t *testing.T) {
 			env := map[string]string{"HOME": home, "SYNAPSE_HOME": home, "ANTHROPIC_BASE_URL": srv.URL()}
 			if format == llmtest.FormatOpenAI {
 				settings = `{"provider":"openai","model":"local-model","env":{"OPENAI_BASE_URL":"http://192.0.2.1/v1"}}`
+				env = map[string]string{"HOME": home, "SYNAPSE_HOME": home, "OPENAI_BASE_URL": srv.OpenAIBaseURL()}
+			}
+			if format == llmtest.FormatResponses {
+				settings = `{"provider":"openai","env":{"SYNAPSE_OPENAI_WIRE":"responses"}}`
 				env = map[string]string{"HOME": home, "SYNAPSE_HOME": home, "OPENAI_BASE_URL": srv.OpenAIBaseURL()}
 			}
 			if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte(settings), 0o600); err != nil {
@@ -128,8 +142,8 @@ func TestProviderTalksToServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.Name() != format {
-				t.Errorf("provider %q, want %q", p.Name(), format)
+			if want := map[string]string{llmtest.FormatResponses: "openai"}[format]; p.Name() != cmp.Or(want, format) {
+				t.Errorf("provider %q, want %q", p.Name(), cmp.Or(want, format))
 			}
 			resp, err := p.Stream(context.Background(), llm.Request{Model: model, Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}}, nil)
 			if err != nil {
@@ -147,6 +161,10 @@ func TestProviderTalksToServer(t *testing.T) {
 			case llmtest.FormatOpenAI:
 				if r.Header.Get("Authorization") != "" || r.Model != "local-model" {
 					t.Errorf("auth %q model %q", r.Header.Get("Authorization"), r.Model)
+				}
+			case llmtest.FormatResponses:
+				if r.Format != llmtest.FormatResponses || r.Model != "gpt-5" {
+					t.Errorf("format %q model %q: want the default model on the Responses wire", r.Format, r.Model)
 				}
 			}
 		})

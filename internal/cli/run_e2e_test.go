@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,10 +32,14 @@ func newRunEnv(t *testing.T, srv *llmtest.Server, format string) runEnv {
 	home := t.TempDir()
 	e := runEnv{dir: t.TempDir(), home: filepath.Join(home, ".synapse")}
 	e.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SYNAPSE_HOME=" + e.home, "LC_ALL=C", "SYNAPSE_MCP_START_TIMEOUT=60000"}
-	if format == llmtest.FormatOpenAI {
+	switch format {
+	case llmtest.FormatOpenAI:
 		e.env = append(e.env, srv.OpenAIEnv()...)
 		e.env = append(e.env, "SYNAPSE_PROVIDER=openai", "SYNAPSE_MODEL=gpt-4o")
-	} else {
+	case llmtest.FormatResponses:
+		e.env = append(e.env, srv.ResponsesEnv()...)
+		e.env = append(e.env, "SYNAPSE_PROVIDER=openai", "SYNAPSE_MODEL=gpt-5")
+	default:
 		e.env = append(e.env, srv.AnthropicEnv()...)
 		e.env = append(e.env, "SYNAPSE_MODEL=claude-sonnet-4-5")
 	}
@@ -78,7 +83,7 @@ func todoCmd(statuses ...string) string {
 	return `TodoWrite '{"todos":[` + strings.Join(items, ",") + `]}'`
 }
 
-var formats = []string{llmtest.FormatAnthropic, llmtest.FormatOpenAI}
+var formats = []string{llmtest.FormatAnthropic, llmtest.FormatOpenAI, llmtest.FormatResponses}
 
 // The bar of issue 4: the built binary completes a scripted task of several
 // tool calls (shell, read, write, TodoWrite) and leaves a correct session.
@@ -107,6 +112,11 @@ func TestRunCompletesScriptedTask(t *testing.T) {
 			reqs := srv.Requests()
 			if len(reqs) != 6 {
 				t.Fatalf("requests = %d", len(reqs))
+			}
+			for _, r := range reqs {
+				if r.Format != format {
+					t.Fatalf("request #%d came in format %q", r.Index, r.Format)
+				}
 			}
 			checks := map[string]string{"b-1": "one.txt", "c-1": "beta", "e-1": "copied: alpha beta"}
 			for id, want := range checks {
@@ -607,5 +617,40 @@ func TestRunStreamJSONInput(t *testing.T) {
 		if r := e.run(t, "", bad...); r.code != 2 || r.stderr == "" {
 			t.Errorf("%v: exit %d, stderr %q", bad, r.code, r.stderr)
 		}
+	}
+}
+
+// On the Responses wire the model's encrypted reasoning goes back with the
+// next request of the turn, is kept in the session, and goes back again
+// when the session is continued; the usage (cached input apart) is priced.
+func TestRunResponsesKeepsReasoning(t *testing.T) {
+	srv := llmtest.New(t,
+		llmtest.Turn{Thinking: "List the files first.", Signature: "ENC-1", ToolCalls: []llmtest.ToolCall{llmtest.BashCall("r1", "echo listed")},
+			Usage: llmtest.Usage{InputTokens: 1_000_000, CacheReadTokens: 1_000_000, OutputTokens: 100_000, Exact: true}},
+		llmtest.TextTurn("Listed."),
+		llmtest.TextTurn("Again."),
+	)
+	e := newRunEnv(t, srv, llmtest.FormatResponses)
+	if r := e.run(t, "", "run", "list"); r.code != 0 || !strings.Contains(r.stdout, "Listed.") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if r := e.run(t, "", "run", "--continue", "again"); r.code != 0 || !strings.Contains(r.stdout, "Again.") {
+		t.Fatalf("--continue: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	reqs := srv.Requests()
+	want := []llmtest.Thinking{{Text: "List the files first.", Encrypted: "ENC-1"}}
+	for _, i := range []int{1, 2} {
+		if got := reqs[i].Messages[1].Thinking; len(reqs[i].Messages) < 2 || !reflect.DeepEqual(got, want) {
+			t.Errorf("request #%d sent reasoning %+v, want %+v", i, got, want)
+		}
+	}
+	_, list := e.sessions(t)
+	if len(list) != 1 {
+		t.Fatalf("sessions = %+v", list)
+	}
+	// gpt-5: $1.25 a million input tokens, $0.125 cached, $10 output.
+	u := list[0].Usage
+	if u.CacheReadTokens != 1_000_000 || !u.Priced || u.CostUSD < 2.375 || u.CostUSD > 2.5 {
+		t.Errorf("usage %+v: want the first request priced at $2.375 plus a little for the others", u)
 	}
 }

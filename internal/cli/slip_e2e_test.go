@@ -289,9 +289,9 @@ func TestSmallContractsOverTheWire(t *testing.T) {
 }
 
 // A gateway that answers every streaming request with a plain JSON body is
-// still a working provider for synapse run, in both wire formats.
+// still a working provider for synapse run, in every wire format.
 func TestRunThroughPlainJSONGateway(t *testing.T) {
-	for _, format := range []string{llmtest.FormatAnthropic, llmtest.FormatOpenAI} {
+	for _, format := range formats {
 		t.Run(format, func(t *testing.T) {
 			call := llmtest.BashTurn("g", "echo through the gateway")
 			call.PlainJSON = true

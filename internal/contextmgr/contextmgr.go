@@ -122,7 +122,7 @@ const messageOverhead = 8
 func Estimate(m llm.Message) int {
 	n := len(m.Text)
 	for _, th := range m.Thinking {
-		n += len(th.Text) + len(th.Signature) + len(th.Redacted)
+		n += len(th.Text) + len(th.Signature) + len(th.Redacted) + len(th.Encrypted)
 	}
 	for _, c := range m.ToolCalls {
 		n += len(c.Input) + len(c.InvalidInput) + len(c.Name) + len(c.ID) + messageOverhead*charsPerToken

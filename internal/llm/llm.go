@@ -29,12 +29,17 @@ type ToolCall struct {
 	InvalidInput string          `json:"invalid_input,omitempty"`
 }
 
-// Thinking is an extended-thinking block; Signature must be sent back unchanged.
+// Thinking is a block of the model's reasoning. Its opaque parts must be sent
+// back unchanged, and only to the provider that made them: Signature and
+// Redacted are Anthropic's (a thinking block's signature, a
+// redacted_thinking block's data), Encrypted is an OpenAI Responses
+// reasoning item's encrypted_content. Text is what the user may see (the
+// thinking, or the reasoning summary).
 type Thinking struct {
 	Text      string `json:"text,omitempty"`
 	Signature string `json:"signature,omitempty"`
-	// Redacted holds the opaque data of a redacted_thinking block.
-	Redacted string `json:"redacted,omitempty"`
+	Redacted  string `json:"redacted,omitempty"`
+	Encrypted string `json:"encrypted,omitempty"`
 }
 
 // Message is one entry of the conversation history.

@@ -38,7 +38,11 @@ func writeError(w http.ResponseWriter, format string, status int, e APIError, re
 	if format == FormatAnthropic {
 		body = obj{"type": "error", "error": obj{"type": e.Type, "message": e.Message}}
 	} else {
-		body = obj{"error": obj{"type": e.Type, "message": e.Message, "param": nil, "code": nil}}
+		var code any
+		if e.Code != "" {
+			code = e.Code
+		}
+		body = obj{"error": obj{"type": e.Type, "message": e.Message, "param": nil, "code": code}}
 	}
 	_, _ = w.Write(mustJSON(body))
 }

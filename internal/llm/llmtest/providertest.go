@@ -117,7 +117,7 @@ func CheckStall(t *testing.T, urlVar string, newProvider func(srv *Server, idle 
 			maxRetries: 2, wantTries: 2, wantNotes: 1},
 		{name: "stalls before any text: retried", turns: []Turn{{Text: "never shown", StallAfter: 1}, {Text: "ok"}},
 			maxRetries: 2, wantTries: 2, wantNotes: 1},
-		{name: "stalls after text was shown: clear failure", turns: []Turn{{Text: "a partial answer that stops", Fragment: 4, StallAfter: 4}},
+		{name: "stalls after text was shown: clear failure", turns: []Turn{{Text: "a partial answer that stops", Fragment: 4, StallAfter: 6}},
 			maxRetries: 2, wantErr: "stalled: no data for 0.3s", wantTries: 1},
 		{name: "never answers: gives up", turns: []Turn{{Delay: time.Hour}, {Delay: time.Hour}},
 			maxRetries: 1, wantErr: "did not answer: no response within 0.3s", wantTries: 2, wantNotes: 1},

@@ -12,12 +12,14 @@ import (
 const (
 	FormatAnthropic = "anthropic"
 	FormatOpenAI    = "openai"
+	// FormatResponses is the OpenAI Responses API (POST /v1/responses).
+	FormatResponses = "responses"
 )
 
 // Request is one received request, decoded into a format-neutral shape.
 type Request struct {
 	Index     int    // 0-based order of arrival
-	Format    string // FormatAnthropic or FormatOpenAI
+	Format    string // FormatAnthropic, FormatOpenAI or FormatResponses
 	Model     string
 	System    string
 	Messages  []Message
@@ -49,11 +51,13 @@ type Image struct {
 	Data      []byte
 }
 
-// Thinking is a thinking block sent back by the client.
+// Thinking is a thinking block (Anthropic) or a reasoning item (Responses:
+// Text is its summary) sent back by the client.
 type Thinking struct {
 	Text      string
 	Signature string
 	Redacted  string
+	Encrypted string // a reasoning item's encrypted_content
 }
 
 // ReceivedCall is a tool call in an assistant message sent back by the client.
@@ -378,16 +382,11 @@ func openAIImages(content json.RawMessage) ([]Image, error) {
 		if p.ImageURL == nil {
 			return nil, fmt.Errorf("image_url part without a url")
 		}
-		meta, data, ok := strings.Cut(strings.TrimPrefix(p.ImageURL.URL, "data:"), ",")
-		mt, enc, _ := strings.Cut(meta, ";")
-		if !ok || enc != "base64" {
-			return nil, fmt.Errorf("image_url is not a base64 data URL: %.40q", p.ImageURL.URL)
-		}
-		b, err := base64.StdEncoding.DecodeString(data)
+		img, err := dataURLImage(p.ImageURL.URL)
 		if err != nil {
-			return nil, fmt.Errorf("image_url data is not base64: %w", err)
+			return nil, err
 		}
-		out = append(out, Image{MediaType: mt, Data: b})
+		out = append(out, img)
 	}
 	return out, nil
 }

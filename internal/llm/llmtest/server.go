@@ -1,10 +1,10 @@
 // Package llmtest is a scripted fake LLM server over real HTTP, speaking the
-// Anthropic Messages and OpenAI Chat Completions wire formats (JSON and SSE
-// streaming), so that the real provider adapters and the built binary can be
+// Anthropic Messages, OpenAI Chat Completions and OpenAI Responses wire
+// formats (JSON and SSE streaming), so that the real provider adapters and the built binary can be
 // tested without a key or the network.
 //
 // A test scripts the replies as Turns, points a client at URL() (Anthropic)
-// or OpenAIBaseURL() (OpenAI), then asserts on the recorded Requests:
+// or OpenAIBaseURL() (OpenAI, both wires), then asserts on the recorded Requests:
 //
 //	srv := llmtest.New(t,
 //		llmtest.ToolTurn(llmtest.BashCall("c1", "ls")),
@@ -86,6 +86,12 @@ func (s *Server) OpenAIEnv() []string {
 	return []string{"OPENAI_BASE_URL=" + s.OpenAIBaseURL(), "OPENAI_API_KEY=llmtest-key"}
 }
 
+// ResponsesEnv is OpenAIEnv with the Responses wire chosen (the server is
+// not api.openai.com, where gpt-5 models would choose it themselves).
+func (s *Server) ResponsesEnv() []string {
+	return append(s.OpenAIEnv(), "SYNAPSE_OPENAI_WIRE=responses")
+}
+
 // Close shuts the server down, cutting any open streams.
 func (s *Server) Close() {
 	s.srv.CloseClientConnections()
@@ -137,8 +143,11 @@ func (r *record) full() Request {
 }
 
 func decode(format string, body []byte) (Request, error) {
-	if format == FormatAnthropic {
+	switch format {
+	case FormatAnthropic:
 		return decodeAnthropic(body)
+	case FormatResponses:
+		return decodeResponses(body)
 	}
 	return decodeOpenAI(body)
 }
@@ -199,6 +208,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		format = FormatAnthropic
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions"):
 		format = FormatOpenAI
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/responses"):
+		format = FormatResponses
 	default:
 		http.Error(w, "llmtest: unknown endpoint "+r.Method+" "+r.URL.Path, http.StatusNotFound)
 		return
@@ -252,9 +263,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if turn.PlainJSON {
 		req.Stream = false
 	}
-	if format == FormatAnthropic {
+	switch format {
+	case FormatAnthropic:
 		writeAnthropic(r.Context(), w, &req, turn, reply)
-	} else {
+	case FormatResponses:
+		writeResponses(r.Context(), w, &req, turn, reply)
+	default:
 		writeOpenAI(r.Context(), w, &req, turn, reply)
 	}
 }
@@ -357,7 +371,7 @@ func newReply(req *Request, t Turn) reply {
 		id := c.ID
 		if id == "" {
 			prefix := "toolu"
-			if req.Format == FormatOpenAI {
+			if req.Format != FormatAnthropic {
 				prefix = "call"
 			}
 			id = fmt.Sprintf("%s_llmtest_%d_%d", prefix, req.Index, i)

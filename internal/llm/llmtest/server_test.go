@@ -364,3 +364,90 @@ func TestLimitTokensRefusesLongPrompts(t *testing.T) {
 		t.Errorf("Refused() = %v, want [0 1]", got)
 	}
 }
+
+// The Responses wire: event and data type agree, sequence numbers count up,
+// every item is added, streamed and done in order, the final event carries
+// the usage (input_tokens with the cached ones), and encrypted reasoning is
+// sent only when the request includes it.
+func TestResponsesStreamEvents(t *testing.T) {
+	turn := Turn{Thinking: "let me think", Signature: "ENC", Text: "héllo wörld", ToolCalls: []ToolCall{BashCall("call_1", "ls -la /tmp")},
+		Usage: Usage{InputTokens: 5, OutputTokens: 7, CacheReadTokens: 3}}
+	for _, include := range []bool{true, false} {
+		s := New(t, turn)
+		body := `{"model":"gpt-5","stream":true,"instructions":"sys","input":[{"role":"user","content":"hi"}],"tools":[{"type":"function","name":"Bash","parameters":{"type":"object"},"strict":false}]}`
+		if include {
+			body = strings.Replace(body, `"stream":true`, `"stream":true,"include":["reasoning.encrypted_content"]`, 1)
+		}
+		resp := post(t, s.OpenAIBaseURL()+"/responses", body)
+		events, err := readSSE(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		var text, thinking, args, encrypted string
+		var usage map[string]any
+		for i, e := range events {
+			var d map[string]any
+			if err := json.Unmarshal([]byte(e.data), &d); err != nil {
+				t.Fatalf("event %s: bad JSON %q", e.name, e.data)
+			}
+			if d["type"] != e.name || d["sequence_number"] != float64(i) {
+				t.Errorf("event %d %q has type %v, sequence_number %v", i, e.name, d["type"], d["sequence_number"])
+			}
+			names = append(names, e.name)
+			switch e.name {
+			case "response.output_text.delta":
+				text += d["delta"].(string)
+			case "response.reasoning_summary_text.delta":
+				thinking += d["delta"].(string)
+			case "response.function_call_arguments.delta":
+				args += d["delta"].(string)
+			case "response.output_item.done":
+				if item := d["item"].(map[string]any); item["type"] == "reasoning" {
+					encrypted, _ = item["encrypted_content"].(string)
+				}
+			case "response.completed":
+				usage = d["response"].(map[string]any)["usage"].(map[string]any)
+			}
+		}
+		if names[0] != "response.created" || names[1] != "response.in_progress" || names[len(names)-1] != "response.completed" {
+			t.Errorf("event order: %v", names)
+		}
+		if text != "héllo wörld" || thinking != "let me think" || args != `{"command":"ls -la /tmp"}` {
+			t.Errorf("text %q thinking %q args %q", text, thinking, args)
+		}
+		if want := map[bool]string{true: "ENC", false: ""}[include]; encrypted != want {
+			t.Errorf("include %v: encrypted_content %q, want %q", include, encrypted, want)
+		}
+		if usage["input_tokens"] != 8.0 || usage["input_tokens_details"].(map[string]any)["cached_tokens"] != 3.0 || usage["output_tokens"] != 7.0 {
+			t.Errorf("usage %v", usage)
+		}
+		r, _ := s.LastRequest()
+		if r.Format != FormatResponses || r.System != "sys" || r.FirstUserText() != "hi" || r.ToolNames()[0] != "Bash" || !r.Stream {
+			t.Errorf("recorded %+v", r)
+		}
+	}
+}
+
+func TestDecodeResponsesRequest(t *testing.T) {
+	r, err := decodeResponses([]byte(`{"model":"m","instructions":"sys","input":[
+		{"type":"message","role":"user","content":[{"type":"input_text","text":"q"}]},
+		{"type":"reasoning","summary":[{"type":"summary_text","text":"t"}],"encrypted_content":"E"},
+		{"type":"message","role":"assistant","content":"ok"},
+		{"type":"function_call","call_id":"c","name":"Bash","arguments":"{}"},
+		{"type":"function_call_output","call_id":"c","output":"res"},
+		{"role":"user","content":"next"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := r.Messages[1]
+	if len(r.Messages) != 4 || r.System != "sys" || r.Turns() != 1 || a.Text != "ok" || a.Thinking[0] != (Thinking{Text: "t", Encrypted: "E"}) || a.ToolCalls[0].ID != "c" {
+		t.Errorf("%+v", r)
+	}
+	if tr, ok := r.ToolResult("c"); !ok || tr.Content != "res" || r.LastUserText() != "next" {
+		t.Errorf("%+v", r.ToolResults())
+	}
+	if _, err := decodeResponses([]byte(`{"input":[{"type":"mystery"}]}`)); err == nil {
+		t.Error("want an error for an unknown item type")
+	}
+}

@@ -68,6 +68,10 @@ func tooLong(format string, n, limit int) Turn {
 		return Turn{Status: http.StatusBadRequest, Error: APIError{Type: "invalid_request_error",
 			Message: fmt.Sprintf("prompt is too long: %d tokens > %d maximum", n, limit)}}
 	}
+	if format == FormatResponses {
+		return Turn{Status: http.StatusBadRequest, Error: APIError{Type: "invalid_request_error", Code: "context_length_exceeded",
+			Message: "Your input exceeds the context window of this model. Please adjust your input and try again."}}
+	}
 	return Turn{Status: http.StatusBadRequest, Error: APIError{Type: "invalid_request_error",
 		Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens.", limit, n)}}
 }

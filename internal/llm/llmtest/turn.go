@@ -41,13 +41,16 @@ type Usage struct {
 type APIError struct {
 	Type    string // e.g. "overloaded_error"; derived from the status when empty
 	Message string
+	Code    string // the OpenAI wires' error code (e.g. "context_length_exceeded"); none when empty
 }
 
 // Turn is one scripted model reply.
 type Turn struct {
 	Text     string
 	Thinking string
-	// Signature of the thinking block (default "sig-" + a counter when Thinking is set).
+	// Signature of the thinking block (default "sig-" + a counter when
+	// Thinking is set); on the Responses wire, the reasoning item's
+	// encrypted_content, sent when the request includes it.
 	Signature string
 	// RedactedThinking adds a redacted_thinking block (Anthropic only).
 	RedactedThinking string
@@ -73,7 +76,7 @@ type Turn struct {
 	// Error customises the error body of Status (type and message).
 	Error APIError
 	// StreamError, when set, sends an error event after the stream's first
-	// events (Anthropic `event: error`, OpenAI `data: {"error":…}`).
+	// events (Anthropic and Responses `event: error`, OpenAI `data: {"error":…}`).
 	StreamError *APIError
 
 	// CutAfter > 0 aborts the connection after that many streamed events

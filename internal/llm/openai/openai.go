@@ -1,5 +1,7 @@
-// Package openai adapts OpenAI Chat Completions (through the official Go SDK)
-// to llm.Provider. It is meant to work with OpenAI-compatible servers too
+// Package openai adapts OpenAI's APIs (through the official Go SDK) to
+// llm.Provider: Chat Completions, and the Responses API for OpenAI's
+// reasoning models (responses.go). Chat Completions is meant to work with
+// OpenAI-compatible servers too
 // (Ollama, vLLM, llama.cpp, LM Studio): it asks for usage in the stream but
 // does not require it, assembles tool-call fragments by index while tolerating
 // servers that send whole calls at once, reads the non-standard
@@ -12,11 +14,13 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/synapse-agent/synapse/internal/llm"
 )
@@ -24,8 +28,9 @@ import (
 // Name is the provider name used in settings and errors.
 const Name = "openai"
 
-// DefaultModel is used when neither flags, environment nor settings name one.
-const DefaultModel = "gpt-4o"
+// DefaultModel is used when neither flags, environment nor settings name
+// one; on api.openai.com it goes on the Responses wire.
+const DefaultModel = "gpt-5"
 
 // DefaultBaseURL is the public API endpoint.
 const DefaultBaseURL = "https://api.openai.com/v1/"
@@ -46,16 +51,23 @@ type Options struct {
 	// (on for api.openai.com only: compatible servers often run text-only
 	// models that refuse image parts, so they get the text notes instead).
 	Images string
+	// Wire is WireChat, WireResponses, or "" to choose by model: the
+	// Responses API for OpenAI's reasoning models (gpt-5*, o1/o3/o4,
+	// codex) on api.openai.com, Chat Completions otherwise.
+	Wire string
 }
 
 // Provider is the OpenAI implementation of llm.Provider; safe for concurrent use.
 type Provider struct {
 	chat     sdk.ChatCompletionService
+	resp     responses.ResponseService
 	retry    llm.RetryPolicy
 	baseURL  string
-	official bool // api.openai.com: use max_completion_tokens
-	images   bool // send tool images as image_url parts
+	official bool   // api.openai.com: use max_completion_tokens
+	images   bool   // send tool images as image_url parts
+	wire     string // Options.Wire
 	conv     *llm.EncodeCache[encodedMessage]
+	items    *llm.EncodeCache[[]byte] // Responses input items
 }
 
 // New builds a Provider.
@@ -65,7 +77,6 @@ func New(opts Options) *Provider {
 		option.WithHTTPClient(httpClient(opts.HTTPClient, opts.IdleTimeout)),
 		option.WithBaseURL(base),
 		option.WithMaxRetries(0),
-		option.WithMiddleware(llm.StreamFromJSON(streamFromCompletion)),
 	}
 	if opts.APIKey != "" {
 		ro = append(ro, option.WithAPIKey(opts.APIKey))
@@ -79,8 +90,12 @@ func New(opts Options) *Provider {
 		official = strings.EqualFold(u.Hostname(), "api.openai.com")
 	}
 	images := opts.Images == "on" || (opts.Images == "" && official)
-	return &Provider{chat: sdk.NewChatCompletionService(ro...), retry: rp, baseURL: strings.TrimSuffix(base, "/"), official: official, images: images,
-		conv: &llm.EncodeCache[encodedMessage]{}}
+	ro = slices.Clip(ro) // each service appends its own middleware
+	return &Provider{
+		chat:  sdk.NewChatCompletionService(append(ro, option.WithMiddleware(llm.StreamFromJSON(streamFromCompletion)))...),
+		resp:  responses.NewResponseService(append(ro, option.WithMiddleware(llm.StreamFromJSON(streamFromResponse)))...),
+		retry: rp, baseURL: strings.TrimSuffix(base, "/"), official: official, images: images, wire: opts.Wire,
+		conv: &llm.EncodeCache[encodedMessage]{}, items: &llm.EncodeCache[[]byte]{}}
 }
 
 // Name implements llm.Provider.
@@ -89,14 +104,17 @@ func (p *Provider) Name() string { return Name }
 // Stream implements llm.Provider. Failures before any output are retried per
 // the policy; once output reached onEvent they are returned.
 func (p *Provider) Stream(ctx context.Context, req llm.Request, onEvent func(llm.Event)) (llm.Response, error) {
+	if onEvent == nil {
+		onEvent = func(llm.Event) {}
+	}
+	if p.useResponses(req.Model) {
+		return p.streamResponses(ctx, req, onEvent)
+	}
 	params := p.params(req)
 	body, err := p.body(params, req.System, req.Messages)
 	if err != nil {
 		return llm.Response{}, &llm.Error{Kind: llm.ErrBadRequest, Provider: Name, Err: err,
 			Message: "cannot encode the request: " + err.Error()}
-	}
-	if onEvent == nil {
-		onEvent = func(llm.Event) {}
 	}
 	maxTokens := maxTokensOf(params)
 	return p.retry.DoNotify(ctx, onEvent, func() (llm.Response, bool, *llm.AttemptError) {

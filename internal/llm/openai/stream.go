@@ -135,6 +135,42 @@ func normalStop(finish string, hasCalls bool) string {
 	return llm.StopOther
 }
 
+// toolCalls checks the assembled calls: a call cut by the output limit is
+// an ErrTruncated, a nameless one a protocol error, arguments that are not
+// JSON an InvalidInput for the agent to report.
+func toolCalls(calls []*call, stop string, maxTokens int64, baseURL string) ([]llm.ToolCall, *llm.Error) {
+	var out []llm.ToolCall
+	for i, c := range calls {
+		in := c.input()
+		valid := json.Valid(in)
+		if !valid || c.name == "" {
+			what := c.name
+			if what == "" {
+				what = "an unnamed"
+			}
+			if stop == llm.StopMaxTokens {
+				return nil, &llm.Error{Kind: llm.ErrTruncated, Provider: Name,
+					Message: fmt.Sprintf("the model reached the output limit (max_tokens %d) in the middle of a %s tool call, so the call was not run; "+
+						"raise the limit or ask for smaller steps (for example, write a large file in several parts)", maxTokens, what)}
+			}
+			if c.name == "" {
+				return nil, &llm.Error{Kind: llm.ErrProtocol, Provider: Name,
+					Message: "the server sent a tool call without a function name; check that OPENAI_BASE_URL (" + baseURL + ") serves a model with tool calling"}
+			}
+		}
+		if c.id == "" {
+			c.id = fmt.Sprintf("call_%d", i) // some local servers omit ids
+		}
+		tc := llm.ToolCall{ID: c.id, Name: c.name, Input: in}
+		if !valid {
+			// Not valid JSON: the caller tells the model (llm.ToolCall).
+			tc.Input, tc.InvalidInput = json.RawMessage("{}"), c.args.String()
+		}
+		out = append(out, tc)
+	}
+	return out, nil
+}
+
 func (a *assembler) finish(baseURL string) (llm.Response, *llm.Error) {
 	if a.chunks == 0 {
 		return llm.Response{}, &llm.Error{Kind: llm.ErrProtocol, Provider: Name,
@@ -149,34 +185,11 @@ func (a *assembler) finish(baseURL string) (llm.Response, *llm.Error) {
 	if a.thinking.Len() > 0 {
 		msg.Thinking = []llm.Thinking{{Text: a.thinking.String()}}
 	}
-	for i, c := range a.calls {
-		in := c.input()
-		valid := json.Valid(in)
-		if !valid || c.name == "" {
-			what := c.name
-			if what == "" {
-				what = "an unnamed"
-			}
-			if stop == llm.StopMaxTokens {
-				return llm.Response{}, &llm.Error{Kind: llm.ErrTruncated, Provider: Name,
-					Message: fmt.Sprintf("the model reached the output limit (max_tokens %d) in the middle of a %s tool call, so the call was not run; "+
-						"raise the limit or ask for smaller steps (for example, write a large file in several parts)", a.maxTokens, what)}
-			}
-			if c.name == "" {
-				return llm.Response{}, &llm.Error{Kind: llm.ErrProtocol, Provider: Name,
-					Message: "the server sent a tool call without a function name; check that OPENAI_BASE_URL (" + baseURL + ") serves a model with tool calling"}
-			}
-		}
-		if c.id == "" {
-			c.id = fmt.Sprintf("call_%d", i) // some local servers omit ids
-		}
-		tc := llm.ToolCall{ID: c.id, Name: c.name, Input: in}
-		if !valid {
-			// Not valid JSON: the caller tells the model (llm.ToolCall).
-			tc.Input, tc.InvalidInput = json.RawMessage("{}"), c.args.String()
-		}
-		msg.ToolCalls = append(msg.ToolCalls, tc)
+	calls, err := toolCalls(a.calls, stop, a.maxTokens, baseURL)
+	if err != nil {
+		return llm.Response{}, err
 	}
+	msg.ToolCalls = calls
 	// Calls are complete only once the stream is: emit them now, in order.
 	for i := range msg.ToolCalls {
 		tc := msg.ToolCalls[i]
