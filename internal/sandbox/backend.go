@@ -159,7 +159,7 @@ func (b *LocalBackend) Execute(ctx context.Context, cmd string) (command.Result,
 	if cwd == "" {
 		cwd = b.sess.Cwd()
 	}
-	res = detectViolationIn(res, cwd, b.policy, b.rules, b.plat.launcher != "")
+	res = detectViolation(res, cwd, b.policy, b.rules, b.plat.launcher != "")
 	res.Stderr += sandboxLines(before)
 	_ = b.plat.guard.take() // what the checks before the command restored is in before
 	removed, lines := b.checkLocked()

@@ -132,7 +132,7 @@ func TestViolationDetection(t *testing.T) {
 			if tt.readOnly {
 				pol = ro
 			}
-			res := detectViolation(command.Result{Stderr: tt.stderr, ExitCode: 1}, ws, pol, compileRules(pol.Blacklist, pol.Home))
+			res := detectViolation(command.Result{Stderr: tt.stderr, ExitCode: 1}, ws, pol, compileRules(pol.Blacklist, pol.Home), false)
 			if res.Blocked != tt.blocked {
 				t.Fatalf("blocked = %v, want %v: %+v", res.Blocked, tt.blocked, res)
 			}

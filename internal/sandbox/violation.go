@@ -29,14 +29,9 @@ var sedTemp = regexp.MustCompile(`^sed[A-Za-z0-9]{6}$`)
 // detectViolation marks a failed result as blocked when its stderr shows the
 // kernel refusing a path the policy protects: a read-only file system (or a
 // busy mount point) where the policy forbids writing, or a permission error
-// or missing file on a blacklisted path.
-func detectViolation(res command.Result, cwd string, p Policy, rules []rule) command.Result {
-	return detectViolationIn(res, cwd, p, rules, false)
-}
-
-// detectViolationIn is detectViolation for a backend: under Landlock a
-// refused write is "Permission denied", not a read-only file system.
-func detectViolationIn(res command.Result, cwd string, p Policy, rules []rule, landlock bool) command.Result {
+// or missing file on a blacklisted path. Under Landlock a refused write is
+// "Permission denied", not a read-only file system.
+func detectViolation(res command.Result, cwd string, p Policy, rules []rule, landlock bool) command.Result {
 	if res.Blocked || res.ExitCode == 0 && res.Stderr == "" {
 		return res
 	}
