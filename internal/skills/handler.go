@@ -553,6 +553,10 @@ func (h *Handler) importCmd(ctx context.Context, args []string) command.Result {
 			fmt.Fprintf(&b, "  Left out (the sandbox policy keeps them from commands): %s\n", strings.Join(r.Withheld, ", "))
 		}
 	}
+	var nothing *NothingToImportError
+	if errors.As(err, &nothing) {
+		return command.OK(strings.ReplaceAll(err.Error(), src, named) + "\n")
+	}
 	res := command.OK(b.String())
 	if err != nil {
 		res.ExitCode = 1
