@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -182,6 +183,8 @@ type ManagementCommand struct {
 	Name, Args, Summary, Help string
 }
 
+const importArgs = "<dir|git-url> [--force] [--continue[=a,b]] [--merge[=src:installed,…]] [--path <subdir>]"
+
 // Commands are the agent shell skill commands, in the order they are listed.
 var Commands = []ManagementCommand{
 	{"skill:load", "<name>", "print a skill's SKILL.md so you can follow it",
@@ -190,8 +193,14 @@ var Commands = []ManagementCommand{
 		"Lists every skill (user skills, then project skills from .synapse/skills) with version, description and script commands."},
 	{"skill:info", "<name>", "show a skill's description, version, scripts and saved versions",
 		"Shows description, version, tags, folder, the skill:<name>:<script> commands with a one-line summary each, and the snapshots that skill:rollback can restore."},
-	{"skill:import", "<dir|git-url> [--force] [--merge | --continue] [--path <subdir>]", "install skill folder(s) from a folder or a git repository",
-		"Copies the skill folder (the one holding SKILL.md, or every skill folder up to three levels down) into the user skill store.\nA git URL (https://, git@, ssh://, file://) is cloned into a temporary folder first.\nA skill of the same name is never replaced silently: the import fails and says so. With --force the installed version is snapshotted first (restore it with skill:rollback).\nA skill similar to an installed one (by name and description) is not installed either: --merge has the skill-enhance sub-agent merge it into the installed skill, --continue installs it anyway.\n--path <subdir> imports only from that sub-folder of the source.\nFiles the sandbox keeps from commands (.env, credentials, …) are left out of a folder import, and named."},
+	{"skill:import", importArgs, "install skill folder(s) from a folder or a git repository",
+		"Copies the skill folder (the one holding SKILL.md, or every skill folder up to three levels down) into the user skill store.\nA git URL (https://, git@, ssh://, file://) is cloned into a temporary folder first. A source with no SKILL.md has nothing to import (exit 0).\nA skill of the same name is never replaced silently: the import fails and says so. With --force the installed version is snapshotted first (restore it with skill:rollback); or rename the skill you import (its name: in SKILL.md) to keep both.\n" +
+			"A new skill similar to an installed one (by name and description) is not installed either; the warning names both:\n" +
+			"  --continue=a,b               install skills a and b anyway, as separate skills (bare --continue: every skill of the source)\n" +
+			"  --merge=src:installed,…      have the skill-enhance sub-agent merge source skill src into the installed skill named installed (src is not installed)\n" +
+			"                               (bare --merge: each similar skill into the one it resembles)\n" +
+			"Both take comma-separated lists and may be repeated; a skill may not be in both. --force replaces a skill of the same name and is not held up by a different similar skill.\n" +
+			"--path <subdir> imports only from that sub-folder of the source.\nFiles the sandbox keeps from commands (.env, credentials, …) are left out of a folder import, and named."},
 	{"skill:rollback", "<name> [snapshot]", "list a skill's saved versions, or restore one",
 		"Without a snapshot number, lists the saved versions (number, date, reason) and changes nothing.\nWith one, restores it. The current version is saved first, so rolling back never loses a version and another rollback switches back. A deleted skill can be restored this way."},
 	{"skill:delete", "<name>", "remove a skill (kept as a snapshot)",
@@ -461,22 +470,22 @@ func (h *Handler) cwd() string {
 }
 
 func (h *Handler) importCmd(ctx context.Context, args []string) command.Result {
-	usage := "Usage: skill:import <dir|git-url> [--force] [--merge | --continue] [--path <subdir>]"
+	usage := "Usage: skill:import " + importArgs
 	if h.Store == nil {
 		return command.Fail("skill:import is not available: no user skill store is configured")
 	}
-	var src, sub, mode string
+	var src, sub string
+	var sim similarPlan
 	force := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--force" || a == "-f":
 			force = true
-		case a == "--merge" || a == "--continue":
-			if mode != "" && mode != a {
-				return command.Usage("--merge and --continue exclude each other\n" + usage)
+		case a == "--merge" || a == "--continue" || strings.HasPrefix(a, "--merge=") || strings.HasPrefix(a, "--continue="):
+			if err := sim.add(a); err != nil {
+				return command.Usage(err.Error() + "\n" + usage)
 			}
-			mode = a
 		case a == "--path":
 			if i+1 >= len(args) {
 				return command.Usage("--path needs a value\n" + usage)
@@ -495,6 +504,9 @@ func (h *Handler) importCmd(ctx context.Context, args []string) command.Result {
 	}
 	if src == "" {
 		return command.Usage(usage)
+	}
+	if err := sim.validate(); err != nil {
+		return command.Usage(err.Error() + "\n" + usage)
 	}
 	named := src // as the model wrote it, for messages: /tmp/x, not the host's private temp path
 	if !IsGitURL(src) {
@@ -522,9 +534,13 @@ func (h *Handler) importCmd(ctx context.Context, args []string) command.Result {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	results, err := h.Store.Import(ctx, src, sub, ImportOptions{Force: force, Allow: h.readFilter(), Check: h.similarCheck(ctx, mode),
+	seen := map[string]bool{}
+	results, err := h.Store.Import(ctx, src, sub, ImportOptions{Force: force, Allow: h.readFilter(), Check: h.similarCheck(ctx, &sim, seen),
 		UserCredentials: h.userTyped(ctx), Approve: h.approveInstall(ctx, named)})
 	h.Index.Invalidate()
+	if len(seen) > 0 {
+		err = errors.Join(err, sim.unused(seen, named))
+	}
 	var b strings.Builder
 	for _, r := range results {
 		if r.Handled {
@@ -552,6 +568,10 @@ func (h *Handler) importCmd(ctx context.Context, args []string) command.Result {
 		if len(r.Withheld) > 0 {
 			fmt.Fprintf(&b, "  Left out (the sandbox policy keeps them from commands): %s\n", strings.Join(r.Withheld, ", "))
 		}
+	}
+	var nothing *NothingToImportError
+	if errors.As(err, &nothing) {
+		return command.OK(strings.ReplaceAll(err.Error(), src, named) + "\n")
 	}
 	res := command.OK(b.String())
 	if err != nil {
@@ -701,14 +721,116 @@ type SimilarError struct {
 }
 
 func (e *SimilarError) Error() string {
-	return fmt.Sprintf("skill %q looks like the installed skill %q (similar name and description); nothing was changed. "+
-		"Use --merge to have the skill-enhance sub-agent merge it into %s, or --continue to install it as a separate skill",
-		e.Name, e.Existing, e.Existing)
+	return fmt.Sprintf("skill %q looks like the installed skill %q (similar name and description); %q was not installed. "+
+		"Use --merge=%s:%s to have the skill-enhance sub-agent merge it into %q, or --continue=%s to install it as a separate skill",
+		e.Name, e.Existing, e.Name, e.Name, e.Existing, e.Existing, e.Name)
 }
 
-// similarCheck is the import check for skills similar to installed ones.
-func (h *Handler) similarCheck(ctx context.Context, mode string) ImportCheck {
+// similarPlan is what skill:import's --continue and --merge ask for
+// skills similar to installed ones: for the skills they name, or (bare)
+// for every skill of the source.
+type similarPlan struct {
+	continueAll, mergeAll bool
+	cont                  map[string]bool   // --continue=a,b
+	merge                 map[string]string // --merge=src:installed
+}
+
+// add takes one --continue or --merge argument.
+func (p *similarPlan) add(arg string) error {
+	flag, list, hasValue := strings.Cut(arg, "=")
+	if !hasValue {
+		if flag == "--merge" {
+			p.mergeAll = true
+		} else {
+			p.continueAll = true
+		}
+		return nil
+	}
+	for item := range strings.SplitSeq(list, ",") {
+		item = strings.TrimSpace(item)
+		if flag == "--continue" {
+			if !ValidName(item) {
+				return fmt.Errorf("%s: %q is not a skill name; list the source skills to install anyway, as in --continue=a,b", arg, item)
+			}
+			if p.cont == nil {
+				p.cont = map[string]bool{}
+			}
+			p.cont[item] = true
+			continue
+		}
+		from, into, ok := strings.Cut(item, ":")
+		if !ok || !ValidName(from) || !ValidName(into) {
+			return fmt.Errorf("%s: %q is not source:installed; name the source skill and the installed skill to merge it into, as in --merge=csv-summary:csv-report", arg, item)
+		}
+		if prev, dup := p.merge[from]; dup && prev != into {
+			return fmt.Errorf("--merge names two skills to merge %q into (%s and %s): pick one", from, prev, into)
+		}
+		if p.merge == nil {
+			p.merge = map[string]string{}
+		}
+		p.merge[from] = into
+	}
+	return nil
+}
+
+// validate refuses contradictory requests.
+func (p *similarPlan) validate() error {
+	if p.continueAll && p.mergeAll {
+		return errors.New("bare --merge and --continue exclude each other: name the skills, as in --continue=a --merge=b:installed")
+	}
+	for name := range p.cont {
+		if into, ok := p.merge[name]; ok {
+			return fmt.Errorf("skill %q is both in --continue and in --merge=%s:%s: pick one", name, name, into)
+		}
+	}
+	return nil
+}
+
+// unused names the skills --continue= and --merge= list that the source
+// does not have (a typo would otherwise go unnoticed).
+func (p *similarPlan) unused(seen map[string]bool, src string) error {
+	var missing []string
+	for name := range p.cont {
+		if !seen[name] {
+			missing = append(missing, "--continue="+name)
+		}
+	}
+	for from, into := range p.merge {
+		if !seen[from] {
+			missing = append(missing, "--merge="+from+":"+into)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	slices.Sort(missing)
+	var have []string
+	for name := range seen {
+		have = append(have, name)
+	}
+	slices.Sort(have)
+	return fmt.Errorf("%s: %s has no such skill (its skills: %s); check the name: in its SKILL.md",
+		strings.Join(missing, ", "), textutil.Sanitize(src), strings.Join(have, ", "))
+}
+
+// similarCheck is the import check for skills similar to installed ones;
+// seen collects the names of the source's skills.
+func (h *Handler) similarCheck(ctx context.Context, p *similarPlan, seen map[string]bool) ImportCheck {
 	return func(in *Skill, dir string) (bool, string, error) {
+		seen[in.Name] = true
+		if into, ok := p.merge[in.Name]; ok {
+			target, ok := h.Index.Get(into)
+			if !ok {
+				return true, "", fmt.Errorf("cannot merge %q into %q: no skill %q is installed; skill:list shows the installed skills", in.Name, into, into)
+			}
+			return h.mergeInto(ctx, in, dir, target)
+		}
+		if isDir(h.Store.skillDir(in.Name)) {
+			// Not a new name: the import replaces that skill (--force) or
+			// is refused as a conflict; a different skill being similar
+			// is beside the point.
+			return false, "", nil
+		}
 		var sim *Skill
 		for _, s := range h.Index.Skills() {
 			// A bundled skill is never merged into: a public skill like it
@@ -718,27 +840,34 @@ func (h *Handler) similarCheck(ctx context.Context, mode string) ImportCheck {
 				break
 			}
 		}
-		if sim == nil {
+		switch {
+		case sim == nil:
 			return false, "", nil
-		}
-		switch mode {
-		case "--continue":
+		case p.cont[in.Name] || p.continueAll:
 			return false, fmt.Sprintf("Note: %q is similar to the installed %q; installed anyway (--continue).", in.Name, sim.Name), nil
-		case "--merge":
-			if sim.Source != SourceUser {
-				return true, "", fmt.Errorf("cannot merge %q into %q: %q is a project skill, which skill:import does not change", in.Name, sim.Name, sim.Name)
-			}
-			if h.Merge == nil {
-				return true, "", fmt.Errorf("cannot merge %q into %q here: merging needs the skill-enhance sub-agent (a model); use --continue to install it as a separate skill", in.Name, sim.Name)
-			}
-			note, err := h.Merge(ctx, dir, sim.Name)
-			if err != nil {
-				return true, "", fmt.Errorf("merge %q into %q: %w", in.Name, sim.Name, err)
-			}
-			return true, note, nil
+		case p.mergeAll:
+			return h.mergeInto(ctx, in, dir, sim)
 		}
 		return true, "", &SimilarError{Name: in.Name, Existing: sim.Name}
 	}
+}
+
+// mergeInto has the skill-enhance sub-agent merge the staged skill in
+// (folder dir) into the installed skill target.
+func (h *Handler) mergeInto(ctx context.Context, in *Skill, dir string, target *Skill) (bool, string, error) {
+	switch {
+	case Reserved(target.Name):
+		return true, "", fmt.Errorf("cannot merge %q into %q: %q is bundled with Synapse, and no import changes it; use --continue=%s to install it as a separate skill", in.Name, target.Name, target.Name, in.Name)
+	case target.Source != SourceUser:
+		return true, "", fmt.Errorf("cannot merge %q into %q: %q is a project skill, which skill:import does not change", in.Name, target.Name, target.Name)
+	case h.Merge == nil:
+		return true, "", fmt.Errorf("cannot merge %q into %q here: merging needs the skill-enhance sub-agent (a model); use --continue=%s to install it as a separate skill", in.Name, target.Name, in.Name)
+	}
+	note, err := h.Merge(ctx, dir, target.Name)
+	if err != nil {
+		return true, "", fmt.Errorf("merge %q into %q: %w", in.Name, target.Name, err)
+	}
+	return true, note, nil
 }
 
 // Similar reports whether two skills look like the same skill under

@@ -40,7 +40,7 @@ func TestManagementCommands(t *testing.T) {
 		{"skill:load", 1, []string{"Usage: skill:load <name>"}},
 		{"skill:info pdf-tools", 0, []string{"Name: pdf-tools", "Version: 1.2.0", "Tags: pdf, documents", "License: MIT", "skill:pdf-tools:extract  Extract the text of a PDF file.", "skill:pdf-tools:nodoc  (no description", "References: references/", "Snapshots: none"}},
 		{"skill:load -h", 0, []string{"Usage: skill:load <name>"}},
-		{"skill:import --help", 0, []string{"Usage: skill:import <dir|git-url>", "--force", "snapshotted"}},
+		{"skill:import --help", 0, []string{"Usage: skill:import <dir|git-url>", "--force", "snapshotted", "--continue=a,b", "--merge=src:installed", "nothing to import (exit 0)", "rename"}},
 		{"skill:frobnicate x", 1, []string{`Unknown skill command "skill:frobnicate"`, "skill:load <name>", "skill:list", "skill:info", "skill:import", "skill:rollback", "skill:delete", "skill:<skill>:<script>"}},
 		{"skill:pdf-tools", 1, []string{"Valid commands", `"pdf-tools" is a skill`, "skill:load pdf-tools", "skill:pdf-tools:extract"}},
 		{"skill:pdf-tools:missing", 1, []string{`no script "missing"`, "skill:pdf-tools:count"}},

@@ -83,6 +83,7 @@ type ReadFilter func(path string) (ok bool, reason string)
 type ConflictError struct {
 	Name            string
 	Existing, Newer string // versions
+	Src             string // the source skill's folder, for the rename hint
 }
 
 func (e *ConflictError) Error() string {
@@ -90,7 +91,23 @@ func (e *ConflictError) Error() string {
 	if e.Existing != "" || e.Newer != "" {
 		v = fmt.Sprintf(" (installed version %s, importing %s)", orNone(e.Existing), orNone(e.Newer))
 	}
-	return fmt.Sprintf("skill %q already exists%s; nothing was changed. Use --force to replace it: the installed version is snapshotted first and `skill:rollback %s` restores it", e.Name, v, e.Name)
+	where := "its " + SkillFile
+	if e.Src != "" {
+		where = filepath.Join(e.Src, SkillFile)
+	}
+	return fmt.Sprintf("skill %q already exists%s; nothing was changed. Use --force to replace it: the installed version is snapshotted first and `skill:rollback %s` restores it. "+
+		"To keep both, rename the skill you are importing instead (the name: in %s, or its folder's name when it has no name:) and import it again", e.Name, v, e.Name, where)
+}
+
+// NothingToImportError says the source holds no skill at all: not a
+// failure (exit 0), there is just nothing to install.
+type NothingToImportError struct {
+	Src string // the source, and --path when given
+}
+
+func (e *NothingToImportError) Error() string {
+	return fmt.Sprintf("nothing to import: %s has no %s (searched three levels down); nothing was changed. "+
+		"Point skill:import at a folder or repository holding a skill folder with a %s", e.Src, SkillFile, SkillFile)
 }
 
 func orNone(s string) string {
@@ -166,7 +183,11 @@ func (st *Store) Import(ctx context.Context, src, sub string, o ImportOptions) (
 		if err != nil {
 			return nil, err
 		}
-		return nil, fmt.Errorf("no %s found in %s (searched three levels down)", SkillFile, src)
+		where := src
+		if sub != "" {
+			where += " (--path " + sub + ")"
+		}
+		return nil, &NothingToImportError{Src: where}
 	}
 	if o.Approve != nil {
 		if plan := st.plan(staged, force); len(plan) > 0 {
@@ -330,7 +351,7 @@ func (st *Store) importOne(one stagedSkill, force bool) (ImportResult, error) {
 	exists := isDir(dst)
 	if exists && !force {
 		old, _ := Load(dst, SourceUser)
-		ce := &ConflictError{Name: in.Name, Newer: in.Version}
+		ce := &ConflictError{Name: in.Name, Newer: in.Version, Src: srcDir}
 		if old != nil {
 			ce.Existing = old.Version
 		}
