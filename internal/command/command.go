@@ -4,7 +4,10 @@
 // without importing each other.
 package command
 
-import "context"
+import (
+	"context"
+	"os"
+)
 
 // Result is what one command produced.
 type Result struct {
@@ -32,6 +35,21 @@ type Result struct {
 	// Change is what an edit or write did to a file, for the person's diff
 	// view. It is never shown to the model (not serialised).
 	Change *FileChange `json:"-"`
+
+	// StdoutFile, when set, holds the command's whole stdout, which
+	// outgrew memory (see WithSpill); Stdout then holds only its first and
+	// last bytes, enough to classify a failure. The file is open, written
+	// and positioned anywhere; whoever gets the Result closes it.
+	StdoutFile *os.File `json:"-"`
+}
+
+// DropSpill closes and removes the file of a Result that will not be used.
+func (r *Result) DropSpill() {
+	if r.StdoutFile != nil {
+		_ = r.StdoutFile.Close()
+		_ = os.Remove(r.StdoutFile.Name())
+		r.StdoutFile = nil
+	}
 }
 
 // Image is one picture a command returned.
@@ -85,5 +103,25 @@ func WithOutput(ctx context.Context, fn OutputFunc) context.Context {
 // OutputOf is the OutputFunc ctx carries, or nil.
 func OutputOf(ctx context.Context) OutputFunc {
 	fn, _ := ctx.Value(outputKey{}).(OutputFunc)
+	return fn
+}
+
+// spillKey carries a SpillFunc in a context.
+type spillKey struct{}
+
+// SpillFunc creates the file a layer writes a command's stdout to once it
+// outgrows memory (the Bash tool's file for full outputs).
+type SpillFunc func() (*os.File, error)
+
+// WithSpill returns ctx carrying fn: a layer that keeps a command's output
+// (the native shell) writes a large stdout to the file fn creates, keeping
+// only its ends in memory, and returns the file in Result.StdoutFile.
+func WithSpill(ctx context.Context, fn SpillFunc) context.Context {
+	return context.WithValue(ctx, spillKey{}, fn)
+}
+
+// SpillOf is the SpillFunc ctx carries, or nil.
+func SpillOf(ctx context.Context) SpillFunc {
+	fn, _ := ctx.Value(spillKey{}).(SpillFunc)
 	return fn
 }

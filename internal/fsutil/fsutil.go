@@ -70,18 +70,38 @@ func WriteAtomic(path string, perm fs.FileMode, write func(io.Writer) error) err
 // not a write into wherever the link points), and the file is created
 // relative to that open directory, exclusively and without following links.
 func SaveTemp(dir, pattern, text string) (string, error) {
+	f, err := createTemp(dir, pattern, func(f *os.File) error {
+		_, err := f.WriteString(text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// CreateTemp creates a new file (open for reading and writing) as SaveTemp
+// does, for a caller that writes it as it goes; the file's Name is its path.
+func CreateTemp(dir, pattern string) (*os.File, error) { return createTemp(dir, pattern, nil) }
+
+// createTemp creates the file and, with fill, fills it: when fill fails
+// the file is removed (relative to the open directory).
+func createTemp(dir, pattern string, fill func(*os.File) error) (*os.File, error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", err
+		return nil, err
 	}
 	d, err := openDirNoFollow(dir)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer d.Close()
 	prefix, suffix, _ := strings.Cut(pattern, "*")
@@ -92,19 +112,17 @@ func SaveTemp(dir, pattern, text string) (string, error) {
 			continue
 		}
 		if err != nil {
-			return "", fmt.Errorf("create a file in %s: %w", dir, err)
+			return nil, fmt.Errorf("create a file in %s: %w", dir, err)
 		}
-		_, err = f.WriteString(text)
-		if cerr := f.Close(); err == nil {
-			err = cerr
+		if fill != nil {
+			if err := fill(f); err != nil {
+				_ = removeAt(d, name)
+				return nil, err
+			}
 		}
-		if err != nil {
-			_ = removeAt(d, name)
-			return "", err
-		}
-		return filepath.Join(dir, name), nil
+		return f, nil
 	}
-	return "", fmt.Errorf("create a file in %s: no free name after 100 tries", dir)
+	return nil, fmt.Errorf("create a file in %s: no free name after 100 tries", dir)
 }
 
 func randomName() string {

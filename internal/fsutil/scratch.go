@@ -116,9 +116,10 @@ func openDirNoFollow(dir string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), dir), nil
 }
 
-// createAt creates name in the open directory d, exclusively (mode 0600).
+// createAt creates name in the open directory d, exclusively (mode 0600),
+// open for reading and writing.
 func createAt(d *os.File, name string) (*os.File, error) {
-	fd, err := unix.Openat(int(d.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	fd, err := unix.Openat(int(d.Fd()), name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, &os.PathError{Op: "create", Path: filepath.Join(d.Name(), name), Err: err}
 	}

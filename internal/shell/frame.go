@@ -3,8 +3,11 @@ package shell
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
+
+	"github.com/synapse-agent/synapse/internal/command"
 )
 
 // frame picks one command's output out of a stream: it drops everything
@@ -130,14 +133,39 @@ func parseTrailer(b []byte, id string) (trailer, error) {
 // capped keeps up to limit bytes of a stream: when more arrives it keeps the
 // first and last halves and counts what was dropped between them, so a
 // runaway command (`yes`) cannot exhaust memory.
+//
+// Given a spill function (the stdout of a command whose context carries
+// command.WithSpill), a stream that outgrows spillAt goes to the file that
+// function creates instead: the file receives up to limit bytes (then a
+// note of what was dropped, and the stream's end), and memory keeps only
+// spillKeep bytes of each end, so a 20 MB output costs a few hundred KB of
+// memory on its way to the capped result (issue 30).
 type capped struct {
 	limit   int
 	head    []byte
 	tail    []byte
 	dropped int64
+
+	spill   command.SpillFunc // nil: memory only
+	file    *os.File          // the spill file, once the stream outgrew spillAt
+	written int64             // bytes in file
+	seen    int64             // bytes of the stream since it spilled, head included
+	werr    error             // the first failed write to file
 }
 
+const (
+	spillAt   = 1 << 20  // bytes a spilling stream keeps in memory before it goes to its file
+	spillKeep = 64 << 10 // bytes of each end kept in memory once it has
+)
+
 func (c *capped) write(b []byte) {
+	if c.file == nil && c.spill != nil && c.limit > spillAt && len(c.head)+len(c.tail)+len(b) > spillAt {
+		c.startSpill()
+	}
+	if c.file != nil {
+		c.spillWrite(b)
+		return
+	}
 	half := c.limit / 2
 	if n := min(half-len(c.head), len(b)); n > 0 {
 		c.head = append(c.head, b[:n]...)
@@ -156,6 +184,77 @@ func (c *capped) write(b []byte) {
 			c.tail = c.tail[over:]
 		}
 	}
+}
+
+// startSpill moves what is kept so far to a new spill file; when the file
+// cannot be made or written, the stream stays in memory, capped as before.
+func (c *capped) startSpill() {
+	create := c.spill
+	c.spill = nil
+	f, err := create()
+	if err != nil {
+		return
+	}
+	// Nothing was dropped yet: limit > spillAt.
+	mem := append(c.head, c.tail...)
+	if _, err := f.Write(mem); err != nil {
+		_ = f.Close()
+		_ = os.Remove(f.Name())
+		return
+	}
+	c.file, c.written, c.seen = f, int64(len(mem)), int64(len(mem))
+	c.head = append([]byte(nil), mem[:min(len(mem), spillKeep)]...)
+	c.tail = append(make([]byte, 0, 2*spillKeep), mem[len(c.head):][max(0, len(mem)-len(c.head)-spillKeep):]...)
+}
+
+func (c *capped) spillWrite(b []byte) {
+	c.seen += int64(len(b))
+	// The tail keeps at least the last spillKeep bytes, in place.
+	switch {
+	case len(b) >= spillKeep:
+		c.tail = append(c.tail[:0], b[len(b)-spillKeep:]...)
+	case len(c.tail)+len(b) > cap(c.tail):
+		n := copy(c.tail, c.tail[len(c.tail)-(spillKeep-len(b)):])
+		c.tail = append(c.tail[:n], b...)
+	default:
+		c.tail = append(c.tail, b...)
+	}
+	n := int(min(int64(len(b)), max(int64(c.limit)-c.written, 0)))
+	if c.werr == nil && n > 0 {
+		if _, c.werr = c.file.Write(b[:n]); c.werr == nil {
+			c.written += int64(n)
+			b = b[n:]
+		}
+	}
+	c.dropped += int64(len(b))
+}
+
+// result is the text of the stream for the command's Result and, when the
+// stream spilled, its file (written to the end; the caller owns it).
+func (c *capped) result() (string, *os.File) {
+	if c.file == nil {
+		return c.String(), nil
+	}
+	f := c.file
+	c.file = nil
+	// The end of the stream after what the file holds.
+	end := c.tail[max(0, int64(len(c.tail))-min(c.dropped, spillKeep)):]
+	if c.dropped > 0 {
+		note := fmt.Sprintf("\n[... %d bytes of output omitted: it exceeded %d bytes ...]\n", c.dropped-int64(len(end)), c.limit)
+		if c.werr != nil {
+			note = fmt.Sprintf("\n[... %d bytes of output omitted: %v ...]\n", c.dropped-int64(len(end)), c.werr)
+		}
+		_, _ = f.WriteString(note)
+		_, _ = f.Write(end)
+	}
+	// In memory: the first and last bytes, without overlap.
+	tail := c.tail[max(0, int64(len(c.tail))-min(spillKeep, c.seen-int64(len(c.head)))):]
+	text := string(c.head)
+	if c.seen > int64(len(c.head)+len(tail)) {
+		text += fmt.Sprintf("\n[... %d bytes more in %s ...]\n", c.seen-int64(len(c.head)+len(tail)), f.Name())
+	}
+	c.head, c.tail = nil, nil
+	return text + string(tail), f
 }
 
 func (c *capped) String() string {

@@ -356,6 +356,7 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 	}
 	header := id + " " + strconv.Itoa(strings.Count(payload, "\n")) + "\n"
 	fo, fe := newFrame(id, true, p.limit), newFrame(id, false, p.limit)
+	fo.out.spill = command.SpillOf(ctx)
 	if fn := command.OutputOf(ctx); fn != nil {
 		fo.onOut = func(b []byte) { fn(string(b)) }
 		fe.onOut = fo.onOut
@@ -404,7 +405,8 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 		giveUp = time.After(interruptGrace)
 	}
 	partial := func() command.Result {
-		return command.Result{Stdout: fo.out.String(), Stderr: fixStderr(fe.out.String())}
+		out, file := fo.out.result()
+		return command.Result{Stdout: out, Stderr: fixStderr(fe.out.String()), StdoutFile: file}
 	}
 	for {
 		b, oeof := p.out.take()

@@ -140,6 +140,7 @@ func (b *Bash) runApproved(ctx context.Context, route router.Route, cmd string) 
 			ap.note = fmt.Sprintf("The user allowed access to %s, but it could not be granted: %v", resource, gerr)
 			return res, ap, err
 		}
+		res.DropSpill()
 		res, err = b.dispatch(ctx, route, cmd, cwd)
 	}
 	return res, ap, err

@@ -194,7 +194,9 @@ func (b *Bash) dispatch(ctx context.Context, route router.Route, cmd, cwd string
 		if b.opts.Exec == nil {
 			return command.Fail("native commands are not available in this context\n"), nil
 		}
-		return b.opts.Exec.Execute(ctx, cmd, cwd)
+		// A large stdout goes to the file the cut notice names as it
+		// comes, instead of through memory whole (issue 30).
+		return b.opts.Exec.Execute(command.WithSpill(ctx, b.spillFile), cmd, cwd)
 	case router.FamilyBuiltin:
 		if b.opts.Agent != nil {
 			return b.opts.Agent.Run(ctx, cmd), nil

@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"fmt"
+	"os"
 	"path"
 	"regexp"
 	"strconv"
@@ -25,6 +26,7 @@ const hintTag = "[Self-description]"
 func (b *Bash) shape(ctx context.Context, route router.Route, cmd string, res command.Result, err error) Result {
 	facts := Facts{Layer: route.Layer.String()}
 	if err != nil {
+		res.DropSpill()
 		if ctx.Err() != nil {
 			return interrupted(facts, "")
 		}
@@ -35,8 +37,7 @@ func (b *Bash) shape(ctx context.Context, route router.Route, cmd string, res co
 	if res.Blocked {
 		return b.blocked(cmd, res, facts)
 	}
-	out := combine(res.Stdout, res.Stderr)
-	out = b.capOutput(out, &facts)
+	out := b.output(res, &facts)
 	facts.ExitCode = exitCode(res.ExitCode)
 	if res.ExitCode == 0 {
 		if out == "" {
@@ -195,8 +196,8 @@ func (b *Bash) blocked(cmd string, res command.Result, facts Facts) Result {
 	} else {
 		o.WriteString("Work inside the allowed directories (the project and the temp directory), or ask the user to allow this path.")
 	}
-	if out := combine(res.Stdout, res.Stderr); out != "" {
-		o.WriteString("\n\nCommand output:\n" + b.capOutput(out, &facts))
+	if out := b.output(res, &facts); out != "" {
+		o.WriteString("\n\nCommand output:\n" + out)
 	}
 	return Result{Output: o.String(), Facts: facts}
 }
@@ -281,6 +282,21 @@ func notFoundHint(name string) string {
 	return o.String()
 }
 
+// output is what the model sees of a command's stdout and stderr:
+// combined, and cut to the cap with the whole saved to a file.
+func (b *Bash) output(res command.Result, facts *Facts) string {
+	if res.StdoutFile == nil {
+		return b.capOutput(combine(res.Stdout, res.Stderr), facts)
+	}
+	out, err := capFile(res.StdoutFile, res.Stderr, b.opts.OutputCap, facts)
+	if err != nil {
+		// The file is unusable: what memory kept of stdout is all there is.
+		res.DropSpill()
+		return b.capOutput(combine(res.Stdout, res.Stderr), facts)
+	}
+	return out
+}
+
 // capOutput keeps the head and tail of an output longer than the cap and
 // saves the whole of it to a file whose path the cut notice gives.
 func (b *Bash) capOutput(out string, facts *Facts) string {
@@ -290,18 +306,132 @@ func (b *Bash) capOutput(out string, facts *Facts) string {
 		return out
 	}
 	half := limit / 2
-	head := out[:runeOffset(out, half)]
-	tail := out[runeOffset(out, n-half):]
-	cut := n - 2*half
+	p, err := b.saveOutput(out)
+	return cutOutput(out[:runeOffset(out, half)], out[runeOffset(out, n-half):], n, n-2*half, p, err, facts)
+}
+
+// cutOutput is head and tail around the notice of what was cut and where
+// the whole output (n characters) was saved.
+func cutOutput(head, tail string, n, cut int, path string, saveErr error, facts *Facts) string {
 	where := "it could not be saved"
-	if p, err := b.saveOutput(out); err == nil {
-		where = "the full output (" + strconv.Itoa(n) + " characters) was saved to " + p + "; inspect it with read, grep or tail"
-		facts.FullOutputPath = p
+	if saveErr == nil {
+		where = "the full output (" + strconv.Itoa(n) + " characters) was saved to " + path + "; inspect it with read, grep or tail"
+		facts.FullOutputPath = path
 	} else {
-		where += ": " + err.Error()
+		where += ": " + saveErr.Error()
 	}
 	facts.Truncated = true
 	return head + fmt.Sprintf("\n\n[... %d characters cut here; %s ...]\n\n", cut, where) + tail
+}
+
+// capFile does what capOutput does for an output whose stdout the shell
+// wrote to f as it came (command.WithSpill), without holding it in memory:
+// f becomes the saved full output (its trailing newlines trimmed and stderr
+// appended, as combine does) and only its ends are read back. f is closed,
+// and removed when the output fits the cap.
+func capFile(f *os.File, stderr string, limit int, facts *Facts) (string, error) {
+	defer func() { _ = f.Close() }()
+	size, err := trimNewlines(f)
+	if err != nil {
+		return "", err
+	}
+	if stderr = strings.TrimRight(stderr, "\n"); stderr != "" {
+		block := "\n[stderr]\n" + stderr
+		if size == 0 {
+			block = block[1:]
+		}
+		if _, err := f.WriteAt([]byte(block), size); err != nil {
+			return "", err
+		}
+		size += int64(len(block))
+	}
+	half := limit / 2
+	n, tailOff, err := countRunes(f, size, half)
+	if err != nil {
+		return "", err
+	}
+	if n <= limit {
+		whole := make([]byte, size)
+		if _, err := f.ReadAt(whole, 0); err != nil {
+			return "", err
+		}
+		_ = os.Remove(f.Name())
+		return string(whole), nil
+	}
+	head := make([]byte, min(size, int64(utf8.UTFMax*half)))
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return "", err
+	}
+	tail := make([]byte, size-tailOff)
+	if _, err := f.ReadAt(tail, tailOff); err != nil {
+		return "", err
+	}
+	hs := string(head)
+	return cutOutput(hs[:runeOffset(hs, half)], string(tail), n, n-2*half, f.Name(), nil, facts), nil
+}
+
+// trimNewlines cuts the newlines that end f and returns its new size.
+func trimNewlines(f *os.File) (int64, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	size := info.Size()
+	buf := make([]byte, 4096)
+	for size > 0 {
+		chunk := buf[:min(int64(len(buf)), size)]
+		if _, err := f.ReadAt(chunk, size-int64(len(chunk))); err != nil {
+			return 0, err
+		}
+		kept := len(strings.TrimRight(string(chunk), "\n"))
+		size -= int64(len(chunk) - kept)
+		if kept > 0 {
+			break
+		}
+	}
+	return size, f.Truncate(size)
+}
+
+// countRunes counts the characters of f's first size bytes as
+// utf8.RuneCountInString would, reading it in pieces, and returns the byte
+// offset where the last keep of them start.
+func countRunes(f *os.File, size int64, keep int) (n int, tailOff int64, err error) {
+	starts := make([]int64, max(keep, 1)) // ring of the latest rune offsets
+	buf := make([]byte, 0, 64<<10+utf8.UTFMax)
+	var off int64 // file offset of buf[0]
+	for read := int64(0); read < size || len(buf) > 0; {
+		m := int(min(int64(cap(buf)-len(buf)), size-read))
+		if m > 0 {
+			k, err := f.ReadAt(buf[len(buf):len(buf)+m], read)
+			if k < m {
+				return 0, 0, fmt.Errorf("reading %s: %w", f.Name(), err)
+			}
+			buf, read = buf[:len(buf)+m], read+int64(m)
+		}
+		i := 0
+		for i < len(buf) {
+			if buf[i] >= utf8.RuneSelf && read < size && !utf8.FullRune(buf[i:]) {
+				break // the rest of this character is in the next piece
+			}
+			starts[n%len(starts)] = off + int64(i)
+			n++
+			if buf[i] < utf8.RuneSelf {
+				i++
+			} else {
+				_, w := utf8.DecodeRune(buf[i:])
+				i += w
+			}
+		}
+		off += int64(i)
+		buf = append(buf[:0], buf[i:]...)
+	}
+	switch {
+	case keep <= 0:
+		return n, size, nil
+	case n <= keep:
+		return n, 0, nil
+	}
+	return n, starts[(n-keep)%len(starts)], nil
 }
 
 // runeOffset is the byte offset of the i-th rune of s.
@@ -316,7 +446,16 @@ func runeOffset(s string, i int) int {
 }
 
 func (b *Bash) saveOutput(out string) (string, error) {
-	return fsutil.SaveTemp(b.opts.OutputDir, "bash-output-*.txt", out)
+	return fsutil.SaveTemp(b.opts.OutputDir, outputPattern, out)
+}
+
+// outputPattern names the files full outputs are saved to.
+const outputPattern = "bash-output-*.txt"
+
+// spillFile creates the file the shell writes a large stdout to as it
+// comes (command.WithSpill): the one the cut notice will name.
+func (b *Bash) spillFile() (*os.File, error) {
+	return fsutil.CreateTemp(b.opts.OutputDir, outputPattern)
 }
 
 // failure is a ToolError with a category.
