@@ -40,7 +40,7 @@ lint:
 test: deps web-assets fmt vet lint
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
-bench: deps web-assets
+bench: deps web-assets build
 	./scripts/bench.sh
 
 # The red-team suite: every attack on the trust boundary (issue 11),
