@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -46,6 +47,12 @@ func TestDocsUseRealCommandsFlagsVariablesAndSettings(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, p := range pageProblems(filepath.Base(page), data, goSources, seen) {
+			t.Error(p)
+		}
+	}
+	// Relative links must reach a page, and an anchor a heading of it.
+	for _, page := range docPages(t) {
+		for _, p := range linkProblems(t, page) {
 			t.Error(p)
 		}
 	}
@@ -291,4 +298,61 @@ func goSourceText(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+var (
+	mdLink  = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	heading = regexp.MustCompile(`(?m)^#+\s+(.*)$`)
+)
+
+// linkProblems lists page's relative links whose file or anchor is missing.
+func linkProblems(t *testing.T, page string) []string {
+	t.Helper()
+	data, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var problems []string
+	for _, m := range mdLink.FindAllSubmatch(data, -1) {
+		target := string(m[1])
+		if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+			continue
+		}
+		file, anchor, _ := strings.Cut(target, "#")
+		path := page
+		if file != "" {
+			path = filepath.Join(filepath.Dir(page), file)
+		}
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() && anchor == "" {
+			continue // a folder, as GitHub lists it
+		}
+		linked, err := os.ReadFile(path)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: link %s: %v", filepath.Base(page), target, err))
+			continue
+		}
+		if anchor != "" && !slices.Contains(anchors(linked), anchor) {
+			problems = append(problems, fmt.Sprintf("%s: link %s: no heading with that anchor", filepath.Base(page), target))
+		}
+	}
+	return problems
+}
+
+// anchors are GitHub's ids for a page's headings (lower case, spaces to
+// hyphens, punctuation dropped).
+func anchors(page []byte) []string {
+	var out []string
+	for _, m := range heading.FindAllSubmatch(page, -1) {
+		var b strings.Builder
+		for _, r := range strings.ToLower(string(m[1])) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out
 }
