@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -63,40 +64,53 @@ func TestFleetDocsUseRealCommandsAndFlags(t *testing.T) {
 // command path it reached.
 func checkCall(t *testing.T, c synapseCall) string {
 	t.Helper()
+	path, problems := callProblems(c)
+	for _, p := range problems {
+		t.Error(p)
+	}
+	return path
+}
+
+// callProblems parses c's flags with the real command tree and returns the
+// command path it reached and what is wrong with the call.
+func callProblems(c synapseCall) (string, []string) {
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	line := strings.Join(c.args, " ")
 	stdio := IO{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}, Getenv: func(string) string { return "" }}
 	root := newRootCmd(stdio)
 	cmd, rest, err := root.Find(c.args)
 	if err != nil {
-		t.Errorf("%s: synapse %s: %v", c.where, strings.Join(c.args, " "), err)
-		return ""
+		bad("%s: synapse %s: %v", c.where, line, err)
+		return "", problems
 	}
 	if cmd == root && len(c.args) > 0 && !strings.HasPrefix(c.args[0], "-") {
-		t.Errorf("%s: synapse %s: no such command %q", c.where, strings.Join(c.args, " "), c.args[0])
-		return ""
+		bad("%s: synapse %s: no such command %q", c.where, line, c.args[0])
+		return "", problems
 	}
 	// pflag stops at "--": what follows is the command sandbox exec runs.
 	if err := cmd.ParseFlags(rest); err != nil {
-		t.Errorf("%s: synapse %s: %v", c.where, strings.Join(c.args, " "), err)
-		return cmd.CommandPath()
+		bad("%s: synapse %s: %v", c.where, line, err)
+		return cmd.CommandPath(), problems
 	}
 	if err := cmd.ValidateArgs(cmd.Flags().Args()); err != nil {
-		t.Errorf("%s: synapse %s: %v", c.where, strings.Join(c.args, " "), err)
-		return cmd.CommandPath()
+		bad("%s: synapse %s: %v", c.where, line, err)
+		return cmd.CommandPath(), problems
 	}
 	if f := cmd.Flags().Lookup("output-format"); f != nil && f.Changed {
 		if v := f.Value.String(); v != formatText && v != formatJSON && v != formatStreamJSON {
-			t.Errorf("%s: --output-format %q is not one synapse run takes", c.where, v)
+			bad("%s: --output-format %q is not one synapse run takes", c.where, v)
 		}
 	}
 	if f := cmd.Flags().Lookup("permission-mode"); f != nil && f.Changed && f.Value.String() != "ARG" {
 		if _, err := tool.ParseMode(f.Value.String()); err != nil {
-			t.Errorf("%s: %v", c.where, err)
+			bad("%s: %v", c.where, err)
 		}
 	}
 	if cmd.Name() == "exec" && cmd.Parent() != nil && cmd.Parent().Name() == "sandbox" && !slices.Contains(c.args, "--") {
-		t.Errorf("%s: synapse sandbox exec without -- before the command", c.where)
+		bad("%s: synapse sandbox exec without -- before the command", c.where)
 	}
-	return cmd.CommandPath()
+	return cmd.CommandPath(), problems
 }
 
 // yamlCalls finds the synapse command lines in a YAML file: shell scripts in

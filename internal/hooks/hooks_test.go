@@ -306,7 +306,7 @@ func TestAddStopReplacesByName(t *testing.T) {
 }
 
 // The user's Stop entries run before the registered hooks, in the order
-// settings.json lists them (README, Hooks).
+// settings.json lists them (docs/hooks.md).
 func TestUserStopEntriesRunInFileOrder(t *testing.T) {
 	dir := t.TempDir()
 	cfg, err := ParseConfig([]byte(`{"Stop": [

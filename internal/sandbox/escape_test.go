@@ -128,7 +128,7 @@ func TestEscapeSuite(t *testing.T) {
 		name string
 		cmd  string
 		gone []string // paths that must not exist afterwards
-		gap  string   // why the Landlock backend cannot stop it (README table); skipped there
+		gap  string   // why the Landlock backend cannot stop it (docs/security.md table); skipped there
 	}{
 		{"write outside directly", "echo pwned > '" + outside + "/direct'", []string{outside + "/direct"}, ""},
 		{"write outside via ..", "echo pwned > ../outside/dotdot", []string{outside + "/dotdot"}, ""},
@@ -219,7 +219,7 @@ func TestEscapeSuite(t *testing.T) {
 	}
 }
 
-// Attacks the Landlock backend cannot stop by design (the README's table).
+// Attacks the Landlock backend cannot stop by design (the table in docs/security.md).
 const (
 	landlockGapGlobs = "blacklisted globs inside the workspace (.env, credentials.json) stay readable: Landlock cannot take a file out of a granted tree"
 	landlockGapTmp   = "the host's /tmp is not replaced (Landlock cannot remap a path): commands get TMPDIR=<private temp dir> and the host /tmp is unreadable"

@@ -25,11 +25,11 @@ func testBackend() string {
 func underLandlock() bool { return testBackend() == BackendLandlock }
 
 // skipUnderLandlock skips an attack the Landlock backend cannot stop by
-// design; why names the README's line for it.
+// design; why names the line of docs/security.md's table for it.
 func skipUnderLandlock(t testing.TB, why string) {
 	t.Helper()
 	if underLandlock() {
-		t.Skipf("not enforced by the Landlock backend (README, \"What each backend enforces\"): %s", why)
+		t.Skipf("not enforced by the Landlock backend (docs/security.md, \"What each backend enforces\"): %s", why)
 	}
 }
 

@@ -22,7 +22,7 @@ import (
 // parts: from / down, every entry that is not an ancestor of a hidden path
 // is granted whole, the hidden ones not at all, their ancestors only
 // through those entries. What it cannot do that bubblewrap does is listed
-// by landlockLimits (status, README).
+// by landlockLimits (status, docs/security.md).
 
 // Backend names.
 const (
@@ -206,7 +206,7 @@ func probeLandlock(ctx context.Context, launcher string) (int, error) {
 }
 
 // landlockLimits lists what the Landlock backend cannot enforce that the
-// bubblewrap one does (the status and the README table say the same).
+// bubblewrap one does (the status and the table in docs/security.md say the same).
 func landlockLimits(abi int) []string {
 	out := []string{
 		"blacklisted globs inside writable roots (**/.env, credentials.json …) stay readable and writable: Landlock cannot take a file out of a granted tree (the command check and read/write/edit still refuse them)",
