@@ -145,9 +145,6 @@ func (p *Permissions) Mode() Mode {
 	return p.mode
 }
 
-// Project is the directory accept-edits grants within.
-func (p *Permissions) Project() string { return p.project }
-
 // SetSwitch sets what carries out a mode switch before the gate follows
 // it (the sandbox read-only for plan, or back: app.ModeSwitch); it may
 // refuse. Without one, modes cannot be switched.
