@@ -27,7 +27,6 @@ import (
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/mcp"
 	sessions "github.com/synapse-agent/synapse/internal/session"
-	"github.com/synapse-agent/synapse/internal/skills"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
 
@@ -196,7 +195,8 @@ func (s *Server) open(ctx context.Context, cwd string, servers []sdk.McpServer, 
 	if err != nil {
 		return nil, sdk.NewInvalidParams(err.Error())
 	}
-	sess := &session{srv: s, calls: map[string]string{}, live: map[string]*liveCall{}, project: tool.ProjectRoot(cwd)}
+	sess := &session{srv: s, calls: map[string]string{}, live: map[string]*liveCall{}}
+	sess.perm = tool.NewPermissions(sess, tool.ModeDefault, tool.ProjectRoot(cwd))
 	g, err := s.opts.App.NewAgent(ctx, app.AgentSetup{
 		Provider: s.opts.Provider,
 		Model:    s.opts.Model,
@@ -205,10 +205,10 @@ func (s *Server) open(ctx context.Context, cwd string, servers []sdk.McpServer, 
 		ResumeID: resume,
 		OnEvent:  sess.event,
 		Warn:     func(err error) { fmt.Fprintln(s.opts.Log, "synapse acp: warning:", err) },
-		Approver: sess,
+		Approver: sess.perm,
 		Extensions: app.ExtensionOptions{ClientVersion: s.opts.Version, ExtraMCP: extra,
 			// A clone the model asks for is put to the person, as in the REPL.
-			Import: skills.ImportPolicy{ApproveClone: sess.confirmClone, ApproveInstall: sess.confirmInstall}},
+			Import: app.AskImports(sess.perm)},
 	})
 	var locked *sessions.LockedError
 	if errors.As(err, &locked) {
@@ -221,6 +221,7 @@ func (s *Server) open(ctx context.Context, cwd string, servers []sdk.McpServer, 
 		fmt.Fprintln(s.opts.Log, "synapse acp:", n)
 	}
 	sess.g = g
+	sess.perm.SetSwitch(g.ModeSwitch())
 	sess.offerModels()
 	if m := s.opts.Mode; m != "" {
 		if err := sess.setMode(m); err != nil {
@@ -304,11 +305,9 @@ func (s *Server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 		sess.finish(nil)
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(err.Error())
 	}
-	mode, note := sess.promptMode()
-	text := note + in.text
-	if mode == tool.ModePlan {
-		text = tool.PlanPrompt(text)
-	}
+	// Plan mode wraps the prompt; the first after it ends carries a note.
+	mode, text := sess.perm.Prompt(in.text)
+	text = sess.modeNote(mode) + text
 	if strings.TrimSpace(in.typed) != "" {
 		// The title is what the person wrote, not the files they attached.
 		sess.g.Runner.TitleSession(in.typed)

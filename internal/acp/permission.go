@@ -8,7 +8,6 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/synapse-agent/synapse/internal/skills"
 	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
@@ -22,14 +21,10 @@ const (
 	optDeny      = "deny"
 )
 
-// The session answers the tool's questions (tool.Approver, tool.Gate,
-// tool.DenyNoter) by the permission mode, asking the client where a
-// person must decide.
-var (
-	_ tool.Approver  = (*session)(nil)
-	_ tool.Gate      = (*session)(nil)
-	_ tool.DenyNoter = (*session)(nil)
-)
+// The session is the tool.Asker of its agent's permission gate
+// (tool.Permissions), which decides by the mode and puts the rest to the
+// client, one question at a time, as session/request_permission.
+var _ tool.Asker = (*session)(nil)
 
 // callFor is the open call running cmd (the question is about it), else
 // the call started last.
@@ -65,147 +60,97 @@ func (s *session) ask(ctx context.Context, callID, title, text string, raw map[s
 	return string(resp.Outcome.Selected.OptionId)
 }
 
-// Approve implements tool.Approver: the sandbox's grant prompt, answered
-// by the mode (plan refuses, accept-edits allows inside the project) or
-// asked as session/request_permission about the call that was blocked.
-func (s *session) Approve(ctx context.Context, req tool.ApprovalRequest) tool.Decision {
-	mode := s.permissionMode()
-	switch {
-	case mode == tool.ModePlan:
-		return tool.Deny // DenyNote tells the model why
-	case req.Refusal != "":
-		return tool.Deny // nothing to choose: the tool tells the model why
-	case mode == tool.ModeAcceptEdits && tool.InProject(req.Resource, s.project):
-		return tool.Once
+// Ask implements tool.Asker: the question as session/request_permission
+// about the call it concerns; a client that cancels or fails denies.
+func (s *session) Ask(ctx context.Context, q tool.Question) tool.Answer {
+	var answer string
+	switch q.Kind {
+	case tool.AskGrant:
+		answer = s.askGrant(ctx, q)
+	case tool.AskRun:
+		answer = s.askRun(ctx, q)
+	case tool.AskClone:
+		answer = s.confirmClone(ctx, q.URL)
+	case tool.AskInstall:
+		answer = s.confirmInstall(ctx, q)
 	}
-	text := fmt.Sprintf("The sandbox blocked `%s`: it needs %s.", title(req.Command), req.Resource)
-	if req.Reason != "" {
-		text += " " + req.Reason
+	switch answer {
+	case optOnce:
+		return tool.AnswerOnce
+	case optSession:
+		return tool.AnswerSession
+	case optPermanent:
+		return tool.AnswerPermanent
+	case optAlways:
+		return tool.AnswerAlways
 	}
-	answer := s.ask(ctx, s.callFor(req.Command), fmt.Sprintf("Allow access to %s?", req.Resource), text,
-		map[string]any{"command": req.Command, "resource": req.Resource, "reason": req.Reason},
-		[]sdk.ToolCallLocation{{Path: req.Resource}},
+	return tool.AnswerDeny
+}
+
+// askGrant is the sandbox's grant prompt about the call that was blocked.
+func (s *session) askGrant(ctx context.Context, q tool.Question) string {
+	text := fmt.Sprintf("The sandbox blocked `%s`: it needs %s.", title(q.Command), q.Resource)
+	if q.Reason != "" {
+		text += " " + q.Reason
+	}
+	return s.ask(ctx, s.callFor(q.Command), fmt.Sprintf("Allow access to %s?", q.Resource), text,
+		map[string]any{"command": q.Command, "resource": q.Resource, "reason": q.Reason},
+		[]sdk.ToolCallLocation{{Path: q.Resource}},
 		[]sdk.PermissionOption{
 			{Kind: sdk.PermissionOptionKindAllowOnce, Name: "Allow once", OptionId: optOnce},
 			{Kind: sdk.PermissionOptionKindAllowAlways, Name: "Allow for this session", OptionId: optSession},
 			{Kind: sdk.PermissionOptionKindAllowAlways, Name: "Allow permanently (sandbox.json)", OptionId: optPermanent},
 			{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Deny", OptionId: optDeny},
 		})
-	switch answer {
-	case optOnce:
-		return tool.Once
-	case optSession:
-		return tool.Session
-	case optPermanent:
-		return tool.Permanent
-	}
-	return tool.Deny
 }
 
-// DenyNote implements tool.DenyNoter: plan mode's refusals tell the model
-// to plan rather than to ask again.
-func (s *session) DenyNote(tool.ApprovalRequest) string {
-	if s.permissionMode() == tool.ModePlan {
-		return tool.PlanModeNote
-	}
-	return ""
-}
-
-// askDenied is what the model is told when the person declines a command
-// in the ask mode.
-const askDenied = "The user declined to run this command (permission mode ask). Ask them or do something else."
-
-// BeforeRun implements tool.Gate: plan mode refuses what its read-only
-// sandbox cannot hold; the ask mode asks before whatever may write outside
-// the scratch list (tool.RunRequest.Reasons): once, always for the words
-// that asked (this session), or deny. A command runs without asking when
-// all its asking words were allowed always.
-func (s *session) BeforeRun(ctx context.Context, req tool.RunRequest) (bool, string) {
-	mode := s.permissionMode()
-	if mode == tool.ModePlan && tool.PlanRefuses(req.Route) {
-		return false, tool.PlanModeNote
-	}
-	if mode != tool.ModeAsk {
-		return true, ""
-	}
-	reasons := req.Reasons()
-	if len(reasons) == 0 {
-		return true, ""
-	}
-	words := tool.AskWords(reasons)
-	s.mu.Lock()
-	allowed := true
-	for _, w := range words {
-		allowed = allowed && s.always[w]
-	}
-	s.mu.Unlock()
-	if allowed {
-		return true, ""
-	}
-	why := make([]string, 0, len(reasons))
-	for _, r := range reasons {
+// askRun is the ask mode's question before a command that may write
+// outside the scratch list: once, always for the words that asked (this
+// session), or deny.
+func (s *session) askRun(ctx context.Context, q tool.Question) string {
+	why := make([]string, 0, len(q.Reasons))
+	for _, r := range q.Reasons {
 		why = append(why, "- `"+r.Word+"` "+r.Why)
 	}
-	quoted := make([]string, len(words))
-	for i, w := range words {
+	quoted := make([]string, len(q.Words))
+	for i, w := range q.Words {
 		quoted[i] = "`" + w + "`"
 	}
-	cmd := req.Command
-	answer := s.ask(ctx, s.callFor(cmd), "Run "+title(cmd)+"?",
+	cmd := q.Command
+	return s.ask(ctx, s.callFor(cmd), "Run "+title(cmd)+"?",
 		textutil.Sanitize("The permission mode is ask: this command may write outside the scratch list.\n"+strings.Join(why, "\n")+"\n\n"+cmd),
-		map[string]any{"command": cmd, "words": words}, nil,
+		map[string]any{"command": cmd, "words": q.Words}, nil,
 		[]sdk.PermissionOption{
 			{Kind: sdk.PermissionOptionKindAllowOnce, Name: "Run once", OptionId: optOnce},
 			{Kind: sdk.PermissionOptionKindAllowAlways, Name: "Always run " + strings.Join(quoted, ", ") + " in this session", OptionId: optAlways},
 			{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Deny", OptionId: optDeny},
 		})
-	switch answer {
-	case optOnce:
-		return true, ""
-	case optAlways:
-		s.mu.Lock()
-		if s.always == nil {
-			s.always = map[string]bool{}
-		}
-		for _, w := range words {
-			s.always[w] = true
-		}
-		s.mu.Unlock()
-		return true, ""
-	}
-	return false, askDenied
 }
 
 // confirmClone asks the client before a clone the model asked for
 // (skill:import of a git URL). The clone itself runs without the user's SSH
 // agent, keys or git credential helpers, as in the REPL.
-func (s *session) confirmClone(ctx context.Context, url string) bool {
+func (s *session) confirmClone(ctx context.Context, url string) string {
 	url = textutil.Sanitize(url)
-	answer := s.ask(ctx, s.importCall(url), "Clone "+url+"?",
+	return s.ask(ctx, s.importCall(url), "Clone "+url+"?",
 		"The agent asks to clone "+url+" on this machine (skill:import), without your SSH agent, keys or git credentials.",
 		map[string]any{"url": url}, nil,
 		[]sdk.PermissionOption{
 			{Kind: sdk.PermissionOptionKindAllowOnce, Name: "Allow once", OptionId: optOnce},
 			{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Deny", OptionId: optDeny},
 		})
-	return answer == optOnce
 }
 
 // confirmInstall asks the client before a skill:import the model ran
 // changes the user skill store, which the sessions of every project read.
-func (s *session) confirmInstall(ctx context.Context, req skills.InstallRequest) bool {
-	var names []string
-	for _, sk := range req.Skills {
-		names = append(names, sk.Name)
-	}
-	answer := s.ask(ctx, s.importCall(filepath.Base(req.Source)), "Install skill "+strings.Join(names, ", ")+"?",
-		"The agent asks to "+req.String()+" (skill:import).",
-		map[string]any{"source": textutil.Sanitize(req.Source), "skills": names}, nil,
+func (s *session) confirmInstall(ctx context.Context, q tool.Question) string {
+	return s.ask(ctx, s.importCall(filepath.Base(q.Source)), "Install skill "+strings.Join(q.Skills, ", ")+"?",
+		"The agent asks to "+q.Text+" (skill:import).",
+		map[string]any{"source": textutil.Sanitize(q.Source), "skills": q.Skills}, nil,
 		[]sdk.PermissionOption{
 			{Kind: sdk.PermissionOptionKindAllowOnce, Name: "Allow once", OptionId: optOnce},
 			{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Deny", OptionId: optDeny},
 		})
-	return answer == optOnce
 }
 
 // importCall is the skill:import call naming src, or the current call.
@@ -222,14 +167,7 @@ func (s *session) importCall(src string) string {
 }
 
 // permissionMode is the session's mode.
-func (s *session) permissionMode() tool.Mode {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.mode == "" {
-		return tool.ModeDefault
-	}
-	return s.mode
-}
+func (s *session) permissionMode() tool.Mode { return s.perm.Mode() }
 
 // modeState is the modes advertised to the client, with the current one.
 func (s *session) modeState() *sdk.SessionModeState {
@@ -274,25 +212,9 @@ func (s *session) switchMode(m tool.Mode) error {
 	return nil
 }
 
-// setMode switches the permission mode: the sandbox first (plan makes it
-// read-only), then the answers.
-func (s *session) setMode(m tool.Mode) error {
-	s.modeMu.Lock()
-	defer s.modeMu.Unlock()
-	old := s.permissionMode()
-	if m == old {
-		return nil
-	}
-	if m == tool.ModePlan || old == tool.ModePlan {
-		if err := s.g.Sandbox.SetReadOnly(m == tool.ModePlan); err != nil {
-			return err
-		}
-	}
-	s.mu.Lock()
-	s.mode = m
-	s.mu.Unlock()
-	return nil
-}
+// setMode switches the permission mode (the gate carries it out: the
+// sandbox first, plan makes it read-only, then its answers).
+func (s *session) setMode(m tool.Mode) error { return s.perm.SetMode(m) }
 
 func modeName(m tool.Mode) string {
 	switch m {

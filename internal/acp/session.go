@@ -25,25 +25,19 @@ import (
 
 // session is one ACP session: an agent and the tool calls it has open.
 type session struct {
-	srv     *Server
-	id      string
-	g       *app.Agent
-	project string        // the project root accept-edits grants within
-	models  []modelChoice // the models the session may switch to (offerModels)
+	srv    *Server
+	id     string
+	g      *app.Agent
+	perm   *tool.Permissions // the permission gate: mode, grants; it asks through the session
+	models []modelChoice     // the models the session may switch to (offerModels)
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc // the running prompt's, nil when idle
 	idle    chan struct{}      // closed when the running prompt has finished
 	calls   map[string]string  // started, not yet ended: id → command
 	current string             // the call started last (questions name it when the command does not tell)
-	mode    tool.Mode          // the permission mode
-	always  map[string]bool    // ask mode: command words allowed for the session
 	// planPrompted: the last prompt ran in plan mode.
 	planPrompted bool
-
-	// modeMu makes a mode switch one step: the sandbox's read-only state
-	// and the mode stored always agree, however switches race.
-	modeMu sync.Mutex
 
 	// liveMu orders a call's live output updates before its final one:
 	// a flush holds it while sending, and toolEnd takes the call out under it.
@@ -436,20 +430,16 @@ func typedText(text string) string {
 	return text
 }
 
-// promptMode is the mode a prompt runs in and, when the previous prompt
-// ran in plan mode and this one does not, a note for the model that the
-// workspace is writable again (its history says otherwise).
-func (s *session) promptMode() (tool.Mode, string) {
+// modeNote is, when the previous prompt ran in plan mode and this one
+// runs in m, another, a note for the model that the workspace is writable
+// again (its history says otherwise).
+func (s *session) modeNote(m tool.Mode) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := s.mode
-	if m == "" {
-		m = tool.ModeDefault
-	}
 	note := ""
 	if s.planPrompted && m != tool.ModePlan {
 		note = fmt.Sprintf(modeNotePrefix+"%s: plan mode has ended and the workspace is writable again.]\n\n", m)
 	}
 	s.planPrompted = m == tool.ModePlan
-	return m, note
+	return note
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -23,7 +24,6 @@ import (
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/repl"
 	"github.com/synapse-agent/synapse/internal/skills"
-	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/tool"
 	"github.com/synapse-agent/synapse/internal/view"
 )
@@ -210,46 +210,33 @@ func newChat(ctx context.Context, a *app.App, s chatSetup) (*chat, error) {
 		}
 	}
 
-	// The permission prompt comes first: the agent takes it as its approver
-	// and the REPL, built last (it needs the runner), feeds it the keys.
-	perm := repl.NewPermissions(rend)
+	// The permission gate and its prompt come first: the agent takes the
+	// gate as its approver and the REPL, built last (it needs the runner),
+	// feeds the prompt the keys.
+	asker := repl.NewAsker(rend)
+	perm := tool.NewPermissions(asker, tool.ModeDefault, tool.ProjectRoot(cwd))
 	g, err := a.NewAgent(ctx, app.AgentSetup{
 		Provider: s.Provider, Model: s.Model, Cwd: cwd,
 		Persist: true, ResumeID: s.ResumeID, Fork: s.Fork,
 		OnEvent: v.Handle, Warn: warn, Approver: perm,
 		Extensions: app.ExtensionOptions{StartTimeout: app.ChatMCPStartTimeout, ClientVersion: s.Version,
-			Import: skills.ImportPolicy{
-				ApproveClone: func(ctx context.Context, url string) bool {
-					return perm.Confirm(ctx, "The agent asks to clone "+textutil.Sanitize(url)+
-						" on this machine (skill:import; without your SSH agent, keys or git credentials). Allow?")
-				},
-				ApproveInstall: func(ctx context.Context, req skills.InstallRequest) bool {
-					return perm.Confirm(ctx, "The agent asks to "+req.String()+" (skill:import). Allow?")
-				}}},
+			Import: app.AskImports(perm)},
 	})
 	if err != nil {
 		return nil, err
 	}
 	mgr := g.Sandbox
-	setMode := func(m tool.Mode) error {
-		if m == tool.ModePlan || mgr.ReadOnly() {
-			return mgr.SetReadOnly(m == tool.ModePlan)
-		}
-		return nil
-	}
-	if s.Mode == tool.ModePlan {
-		if err := setMode(s.Mode); err != nil {
-			_ = g.Close()
-			return nil, fmt.Errorf("--permission-mode plan: %w", err)
-		}
+	perm.SetSwitch(g.ModeSwitch())
+	if err := perm.SetMode(cmp.Or(s.Mode, tool.ModeDefault)); err != nil {
+		_ = g.Close()
+		return nil, fmt.Errorf("--permission-mode %s: %w", s.Mode, err)
 	}
 	r, err := repl.New(repl.Options{
-		Mode: s.Mode, SetMode: setMode,
+		Gate: perm, Asker: asker,
 		In: s.In, Out: s.Out, TTY: s.TTY, Width: s.Width, Height: s.Height, Color: s.Color,
 		InTmux:         s.InTmux,
 		Renderer:       rend,
 		View:           v,
-		Permissions:    perm,
 		Agent:          g.Runner,
 		Sessions:       a.SessionStore(warn),
 		HistoryPath:    filepath.Join(a.Config.Home, app.HistoryFile),

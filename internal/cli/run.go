@@ -143,6 +143,10 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	busy := forkBusy(a, resume, f.cont && !f.fork)
 
 	out := newRunOutput(stdio, f.format, f.partial, getenvOr(stdio.Getenv))
+	// No one to ask: the gate decides what the mode decides (plan refuses
+	// and says why, accept-edits grants inside the project) and refuses
+	// the rest, telling the model why.
+	perm := tool.NewPermissions(nil, tool.ModeDefault, tool.ProjectRoot(cwd))
 	g, err := a.NewAgent(cmd.Context(), app.AgentSetup{
 		Provider:   f.provider,
 		Model:      f.model,
@@ -154,9 +158,7 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 		OnEvent:    out.event,
 		Warn:       out.warn,
 		Extensions: app.ExtensionOptions{ClientVersion: Version, Import: runImportPolicy(f.allowClone, f.allowImport)},
-		// No one to ask: the mode answers (plan refuses and says why,
-		// accept-edits grants inside the project, the rest is denied).
-		Approver: tool.ModeApprover{Mode: mode, Project: tool.ProjectRoot(cwd)},
+		Approver:   perm,
 	})
 	if err != nil {
 		return exitCode(1, lockedHint(err))
@@ -164,13 +166,12 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	if busy != nil {
 		forkNotice(stdio.Err, busy, g.Runner.SessionID())
 	}
-	if mode == tool.ModePlan {
-		if err := g.Sandbox.SetReadOnly(true); err != nil {
-			_ = g.Close()
-			return exitCode(1, fmt.Errorf("--permission-mode plan: %w", err))
-		}
-		prompt = tool.PlanPrompt(prompt)
+	perm.SetSwitch(g.ModeSwitch())
+	if err := perm.SetMode(mode); err != nil {
+		_ = g.Close()
+		return exitCode(1, fmt.Errorf("--permission-mode %s: %w", mode, err))
 	}
+	_, prompt = perm.Prompt(prompt)
 	runner := g.Runner
 	out.init(initEvent{SessionID: runner.BeginSession(), Model: runner.Model(), Cwd: cwd, Tools: []string{toolName},
 		MCPServers: mcpStatuses(g), PermissionMode: string(mode), Sandbox: g.Sandbox.Enabled(), SynapseVersion: Version})

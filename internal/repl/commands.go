@@ -650,7 +650,7 @@ func (r *REPL) cmdApprove(ctx context.Context, _ string) error {
 		r.r.Error("/approve approves a plan made in plan mode; the mode is " + string(r.perm.Mode()) + " (switch with /mode plan or Shift+Tab)")
 		return nil
 	}
-	if err := r.setMode(tool.ModeDefault); err != nil {
+	if err := r.perm.ApprovePlan(); err != nil {
 		r.r.Error(err.Error())
 		return nil
 	}

@@ -104,11 +104,11 @@ func TestPTYTypingOnDoesNotAnswer(t *testing.T) {
 		{"sandbox grant", "please", "[3] permanently (sandbox.json)  [4] deny", "4", "→ deny",
 			func(p *ptyREPL, ctx context.Context) string {
 				d := p.repl.perm.Approve(ctx, tool.ApprovalRequest{Command: "touch /opt/x", Resource: "/opt/x", Reason: "write outside the workspace"})
-				return answerText(d)
+				return d.String()
 			}},
 		{"clone", "yes sure", "[1] yes  [2] no", "2", "→ no",
 			func(p *ptyREPL, ctx context.Context) string {
-				return fmt.Sprint(p.repl.perm.Confirm(ctx, "The agent asks to clone x. Allow?"))
+				return fmt.Sprint(p.repl.perm.Confirm(ctx, tool.Question{Kind: tool.AskClone, URL: "x"}))
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -69,11 +69,14 @@ type Options struct {
 	// View draws the agent's events (the REPL passes its Handle as the
 	// agent's OnEvent); /context reads the last request's size from it.
 	View *view.View
-	// Permissions is the prompt the agent was built with as its
-	// tool.Approver (nil: a prompt of the REPL's own, which no agent asks).
-	Permissions *Permissions
-	Agent       Agent
-	Sessions    Sessions // nil: /resume says sessions are off
+	// Gate is the agent's permission gate (the agent's approver), which owns
+	// the mode, the grants and plan approval, and Asker the prompt it asks
+	// through; nil: a gate and a prompt of the REPL's own, which no agent
+	// asks, starting in Mode and switching through SetMode.
+	Gate     *tool.Permissions
+	Asker    *Asker
+	Agent    Agent
+	Sessions Sessions // nil: /resume says sessions are off
 	// HistoryPath persists the prompt history ("" keeps it in memory).
 	HistoryPath string
 	// Shell runs a `!` command for the user, outside the conversation.
@@ -133,7 +136,8 @@ type REPL struct {
 	done    <-chan struct{}
 	stop    chan struct{} // closed when Run returns: the line reader quits
 
-	perm *Permissions // asks about sandbox-blocked commands during a turn
+	perm  *tool.Permissions // the permission gate: mode, grants, plan approval
+	asker *Asker            // its prompt, given the keys during a turn
 
 	search    *revSearch        // the Ctrl+R search under way, nil when none
 	lastQuery string            // the last search's query (Ctrl+R Ctrl+R searches it again)
@@ -168,11 +172,15 @@ func New(o Options) (*REPL, error) {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
-	r := &REPL{o: o, r: o.Renderer, now: o.Now, perm: o.Permissions}
+	r := &REPL{o: o, r: o.Renderer, now: o.Now, perm: o.Gate, asker: o.Asker}
 	r.width.Store(int64(o.Width))
 	r.height.Store(int64(o.Height))
+	if r.asker == nil {
+		r.asker = NewAsker(o.Renderer)
+	}
 	if r.perm == nil {
-		r.perm = NewPermissions(o.Renderer)
+		r.perm = tool.NewPermissions(r.asker, o.Mode, tool.ProjectRoot(o.Cwd))
+		r.perm.SetSwitch(o.SetMode)
 	}
 	if r.now == nil {
 		r.now = time.Now
@@ -182,10 +190,6 @@ func New(o Options) (*REPL, error) {
 		r.r.Notice("warning: " + err.Error())
 	}
 	r.hist = h
-	if o.Mode == "" {
-		o.Mode = tool.ModeDefault
-	}
-	r.perm.SetMode(o.Mode, tool.ProjectRoot(o.Cwd))
 	if o.TTY {
 		r.keys = startKeys(o.In)
 		r.ed = newLineEditor(o.Out, r.prompt(), o.Width, o.Height)
@@ -475,9 +479,9 @@ func (r *REPL) cancellable(ctx context.Context, fn func(ctx context.Context)) (i
 			r.r.SetStatus(r.status())
 		}, r.toggleVerbose)
 		w.setCtrlB(r.background)
-		r.perm.setWatch(w)
+		r.asker.setWatch(w)
 		defer func() {
-			r.perm.setWatch(nil)
+			r.asker.setWatch(nil)
 			w.Stop()
 			r.takeQueue(w.Queue())
 		}()
@@ -544,9 +548,7 @@ func (r *REPL) turn(ctx context.Context, input string) {
 		}
 	}()
 	input = r.withMentions(input)
-	if r.perm.Mode() == tool.ModePlan {
-		input = tool.PlanPrompt(input)
-	}
+	_, input = r.perm.Prompt(input)
 	interrupted := r.cancellable(ctx, func(tctx context.Context) {
 		_, err = r.o.Agent.Run(tctx, input)
 	})
@@ -650,21 +652,9 @@ func (r *REPL) prompt() string {
 	return promptText
 }
 
-// setMode switches the permission mode: the sandbox first (plan makes it
-// read-only), then the answers the permission prompt gives.
-func (r *REPL) setMode(m tool.Mode) error {
-	if m == r.perm.Mode() {
-		return nil
-	}
-	if r.o.SetMode == nil {
-		return fmt.Errorf("permission modes are not available in this session")
-	}
-	if err := r.o.SetMode(m); err != nil {
-		return err
-	}
-	r.perm.SetMode(m, tool.ProjectRoot(r.o.Cwd))
-	return nil
-}
+// setMode switches the permission mode (the gate carries it out: the
+// sandbox first, plan makes it read-only, then its answers).
+func (r *REPL) setMode(m tool.Mode) error { return r.perm.SetMode(m) }
 
 // modeHelp says what a mode does, in one line.
 func modeHelp(m tool.Mode) string {

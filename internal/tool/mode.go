@@ -102,30 +102,6 @@ func UnwrapPlanPrompt(text string) string { return strings.TrimPrefix(text, plan
 
 const planPrefix = "[Plan mode: the workspace is read-only. Investigate, then answer with a plan for the user to approve; do not try to change anything.]\n\n"
 
-// ModeApprover answers without a person (synapse run): plan mode refuses
-// with PlanModeNote, accept-edits grants once inside Project, anything
-// else is denied.
-type ModeApprover struct {
-	Mode    Mode
-	Project string
-}
-
-// Approve implements Approver.
-func (a ModeApprover) Approve(_ context.Context, req ApprovalRequest) Decision {
-	if a.Mode == ModeAcceptEdits && req.Refusal == "" && InProject(req.Resource, a.Project) {
-		return Once
-	}
-	return Deny
-}
-
-// DenyNote implements DenyNoter.
-func (a ModeApprover) DenyNote(ApprovalRequest) string {
-	if a.Mode == ModePlan {
-		return PlanModeNote
-	}
-	return ""
-}
-
 // Gate is an Approver asked before a command runs (plan and ask modes);
 // a refusal's note is what the model is told.
 type Gate interface {
@@ -194,18 +170,4 @@ func PlanRefuses(route router.Route) bool {
 		}
 	}
 	return false
-}
-
-// BeforeRun implements Gate: without a person, the ask mode refuses what
-// it would have asked about.
-func (a ModeApprover) BeforeRun(_ context.Context, req RunRequest) (bool, string) {
-	if a.Mode == ModePlan && PlanRefuses(req.Route) {
-		return false, PlanModeNote
-	}
-	if a.Mode == ModeAsk {
-		if reasons := req.Reasons(); len(reasons) > 0 {
-			return false, AskModeNote(reasons)
-		}
-	}
-	return true, ""
 }

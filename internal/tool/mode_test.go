@@ -36,7 +36,7 @@ func TestParseModeAndCycle(t *testing.T) {
 	}
 }
 
-func TestInProjectAndModeApprover(t *testing.T) {
+func TestInProjectAndGateWithoutAPerson(t *testing.T) {
 	root := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
 		t.Fatal(err)
@@ -70,16 +70,16 @@ func TestInProjectAndModeApprover(t *testing.T) {
 	}
 	ctx := context.Background()
 	in := ApprovalRequest{Resource: filepath.Join(root, "top.txt")}
-	if d := (ModeApprover{Mode: ModeAcceptEdits, Project: root}).Approve(ctx, in); d != Once {
+	if d := NewPermissions(nil, ModeAcceptEdits, root).Approve(ctx, in); d != Once {
 		t.Errorf("accept-edits inside the project: %v, want once", d)
 	}
-	if d := (ModeApprover{Mode: ModeAcceptEdits, Project: root}).Approve(ctx, ApprovalRequest{Resource: in.Resource, Refusal: "blacklisted"}); d != Deny {
+	if d := NewPermissions(nil, ModeAcceptEdits, root).Approve(ctx, ApprovalRequest{Resource: in.Resource, Refusal: "blacklisted"}); d != Deny {
 		t.Errorf("accept-edits grants a refused path: %v", d)
 	}
-	if d := (ModeApprover{Mode: ModeDefault, Project: root}).Approve(ctx, in); d != Deny {
+	if d := NewPermissions(nil, ModeDefault, root).Approve(ctx, in); d != Deny {
 		t.Errorf("default mode without a person: %v, want deny", d)
 	}
-	a := ModeApprover{Mode: ModePlan, Project: root}
+	a := NewPermissions(nil, ModePlan, root)
 	if d := a.Approve(ctx, in); d != Deny || a.DenyNote(in) != PlanModeNote {
 		t.Errorf("plan: %v, note %q", d, a.DenyNote(in))
 	}
@@ -109,7 +109,7 @@ func TestAskModeRunRequests(t *testing.T) {
 	scratch := t.TempDir()
 	mcp := &mcpReadOnly{}
 	b, ex := newTool(t, func(o *Options) {
-		o.Approver = ModeApprover{Mode: ModeAsk}
+		o.Approver = NewPermissions(nil, ModeAsk, "")
 		o.Scratch = writecheck.Checker{Scratch: []string{scratch}}
 		o.Handlers = map[router.Family]command.Handler{router.FamilyMCP: mcp, router.FamilySkillScript: mcp}
 	})
@@ -160,7 +160,7 @@ func TestAskModeRunRequests(t *testing.T) {
 	if strings.Join(mcp.ran, ",") != "mcp:docs:lookup --q x" {
 		t.Errorf("extension commands that ran: %q", mcp.ran)
 	}
-	if ok, _ := (ModeApprover{Mode: ModeDefault}).BeforeRun(context.Background(), RunRequest{
+	if ok, _ := NewPermissions(nil, ModeDefault, "").BeforeRun(context.Background(), RunRequest{
 		Route: router.Route{Family: router.FamilyNative}, Command: "rm x",
 		Asks: func() []writecheck.Reason { return []writecheck.Reason{{Word: "rm", Why: "writes x"}} },
 	}); !ok {
@@ -192,7 +192,7 @@ func TestPlanRefuses(t *testing.T) {
 			t.Errorf("PlanRefuses(%s) = %v, want %v", tt.route.Name, got, tt.want)
 		}
 	}
-	ok, note := ModeApprover{Mode: ModePlan}.BeforeRun(context.Background(), RunRequest{Route: router.Route{Family: router.FamilyTask, Name: "task:general"}, Command: "task:general do it"})
+	ok, note := NewPermissions(nil, ModePlan, "").BeforeRun(context.Background(), RunRequest{Route: router.Route{Family: router.FamilyTask, Name: "task:general"}, Command: "task:general do it"})
 	if ok || note != PlanModeNote {
 		t.Errorf("plan mode let task:general run: %v %q", ok, note)
 	}
