@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/synapse-agent/synapse/internal/testutil"
@@ -49,6 +50,10 @@ while :; do
 done`, src, files-1, filepath.Join(sshDir, "id_rsa"), sshDir)
 	ctx, cancel := context.WithCancel(context.Background())
 	flipper := exec.CommandContext(ctx, bash, "-c", script)
+	// Its own process group, killed whole: killing bash alone left an ln or
+	// mv it had started writing into the folder while TempDir removed it.
+	flipper.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	flipper.Cancel = func() error { return syscall.Kill(-flipper.Process.Pid, syscall.SIGKILL) }
 	if err := flipper.Start(); err != nil {
 		t.Fatal(err)
 	}
