@@ -196,7 +196,7 @@ func (s *Server) open(ctx context.Context, cwd string, servers []sdk.McpServer, 
 	if err != nil {
 		return nil, sdk.NewInvalidParams(err.Error())
 	}
-	sess := &session{srv: s, calls: map[string]string{}, live: map[string]*liveCall{}, project: tool.ProjectRoot(cwd)}
+	sess := &session{srv: s, calls: map[string]openCall{}, live: map[string]*liveCall{}, project: tool.ProjectRoot(cwd)}
 	g, err := s.opts.App.NewAgent(ctx, app.AgentSetup{
 		Provider: s.opts.Provider,
 		Model:    s.opts.Model,
