@@ -15,6 +15,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/agentsh"
 	"github.com/synapse-agent/synapse/internal/agentsh/registry"
 	"github.com/synapse-agent/synapse/internal/app"
 	"github.com/synapse-agent/synapse/internal/cmdline"
@@ -307,21 +308,10 @@ func (s *session) abs(p string) string {
 }
 
 // classify names a command's kind for the client's icon and, for file
-// commands, the path it works on. The kind comes from the route the tool
-// event carries; native commands are known by their program's name.
+// commands, the path it works on (as the agent shell reads it). The kind
+// comes from the route the tool event carries; native commands are known by
+// their program's name.
 func classify(route router.Route, command string) (sdk.ToolKind, string) {
-	first := func() string {
-		words, err := cmdline.SplitArgs(strings.SplitN(router.Rest(command), "\n", 2)[0])
-		if err != nil {
-			return ""
-		}
-		for _, w := range words {
-			if !strings.HasPrefix(w, "-") {
-				return w
-			}
-		}
-		return ""
-	}
 	switch route.Family {
 	case router.FamilyNative:
 		switch route.Name {
@@ -342,9 +332,11 @@ func classify(route router.Route, command string) (sdk.ToolKind, string) {
 	case router.FamilyBuiltin:
 		switch route.Name {
 		case registry.Read:
-			return sdk.ToolKindRead, first()
+			path, _ := agentsh.FileArg(command)
+			return sdk.ToolKindRead, path
 		case registry.Write, registry.Edit:
-			return sdk.ToolKindEdit, first()
+			path, _ := agentsh.FileArg(command)
+			return sdk.ToolKindEdit, path
 		case registry.TodoWrite:
 			return sdk.ToolKindThink, ""
 		}

@@ -182,6 +182,54 @@ func interrupted(cmd string) command.Result {
 	return command.Result{Stderr: cmd + ": interrupted\n", ExitCode: command.Interrupted}
 }
 
+// FileArg is the file a read, write or edit line names, as written (a
+// view's location for the call); ok is false for other commands and for
+// lines whose path does not parse.
+func FileArg(line string) (path string, ok bool) {
+	rest := router.Rest(line)
+	switch router.FirstWord(line) {
+	case registry.Read:
+		toks, err := tokenize(rest)
+		if err != nil {
+			return "", false
+		}
+		for i := 0; i < len(toks); i++ {
+			t := toks[i]
+			if !t.Quoted && strings.HasPrefix(t.Value, "--") {
+				if !strings.Contains(t.Value, "=") {
+					i++ // --offset N, --limit N
+				}
+				continue
+			}
+			path = t.Value
+			break
+		}
+	case registry.Write:
+		p, _, err := splitQuotedPath(rest)
+		if err != nil {
+			return "", false
+		}
+		path = p
+	case registry.Edit:
+		toks, err := tokenize(rest)
+		if err != nil {
+			return "", false
+		}
+		for _, t := range toks {
+			if t.Quoted || t.Value != "--all" {
+				path = t.Value
+				break
+			}
+		}
+	default:
+		return "", false
+	}
+	if path == "" || path == "-h" || path == "--help" {
+		return "", false
+	}
+	return path, true
+}
+
 // cwd is the shell session's current directory, or the process's when there
 // is no session.
 func (s *Shell) cwd() string {
@@ -262,29 +310,11 @@ func plural(n int, one, many string) string {
 // before writing anything). The ask permission mode checks it against its
 // scratch list.
 func (s *Shell) WritePath(line string) (path string, viaLink, ok bool) {
-	rest := router.Rest(line)
-	switch router.FirstWord(line) {
-	case "write":
-		p, _, err := splitQuotedPath(rest)
-		if err != nil || p == "" || p == "-h" || p == "--help" {
-			return "", false, false
-		}
-		path = p
-	case "edit":
-		toks, err := tokenize(rest)
-		if err != nil {
-			return "", false, false
-		}
-		for _, t := range toks {
-			if t.Quoted || t.Value != "--all" {
-				path = t.Value
-				break
-			}
-		}
-		if path == "" || path == "-h" || path == "--help" {
-			return "", false, false
-		}
-	default:
+	if name := router.FirstWord(line); name != registry.Write && name != registry.Edit {
+		return "", false, false
+	}
+	path, ok = FileArg(line)
+	if !ok {
 		return "", false, false
 	}
 	if s.opts.Home != "" {

@@ -40,3 +40,26 @@ func TestRegistryTiesAgentShell(t *testing.T) {
 		}
 	}
 }
+
+// FileArg reads a file command's path as the command itself does.
+func TestFileArg(t *testing.T) {
+	for _, c := range []struct {
+		line, want string
+		ok         bool
+	}{
+		{"read a.txt", "a.txt", true},
+		{"read --offset 5 --limit=3 'my file.txt'", "my file.txt", true},
+		{`write "my file.txt" 'x y'`, "my file.txt", true},
+		{"write b.txt <<'EOF'\nhi\nEOF", "b.txt", true},
+		{"edit --all c.go old new", "c.go", true},
+		{"read -h", "", false},
+		{"read", "", false},
+		{"bash cat a.txt", "", false},
+		{"ls a.txt", "", false},
+	} {
+		got, ok := FileArg(c.line)
+		if got != c.want || ok != c.ok {
+			t.Errorf("FileArg(%q) = %q, %v; want %q, %v", c.line, got, ok, c.want, c.ok)
+		}
+	}
+}
