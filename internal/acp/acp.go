@@ -195,7 +195,7 @@ func (s *Server) open(ctx context.Context, cwd string, servers []sdk.McpServer, 
 	if err != nil {
 		return nil, sdk.NewInvalidParams(err.Error())
 	}
-	sess := &session{srv: s, calls: map[string]string{}, live: map[string]*liveCall{}}
+	sess := &session{srv: s, calls: map[string]openCall{}, live: map[string]*liveCall{}}
 	sess.perm = tool.NewPermissions(sess, tool.ModeDefault, tool.ProjectRoot(cwd))
 	g, err := s.opts.App.NewAgent(ctx, app.AgentSetup{
 		Provider: s.opts.Provider,

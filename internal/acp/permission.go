@@ -8,6 +8,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/synapse-agent/synapse/internal/agentsh/registry"
 	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
@@ -32,7 +33,7 @@ func (s *session) callFor(cmd string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, c := range s.calls {
-		if c == cmd {
+		if c.command == cmd {
 			return id
 		}
 	}
@@ -159,7 +160,7 @@ func (s *session) importCall(src string) string {
 	defer s.mu.Unlock()
 	id := s.current
 	for cid, c := range s.calls {
-		if strings.HasPrefix(strings.TrimSpace(c), "skill:import") && strings.Contains(c, src) {
+		if c.route.Name == registry.SkillImport && strings.Contains(c.command, src) {
 			id = cid
 		}
 	}

@@ -15,9 +15,12 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/agentsh"
+	"github.com/synapse-agent/synapse/internal/agentsh/registry"
 	"github.com/synapse-agent/synapse/internal/app"
 	"github.com/synapse-agent/synapse/internal/cmdline"
 	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
@@ -32,10 +35,10 @@ type session struct {
 	models []modelChoice     // the models the session may switch to (offerModels)
 
 	mu      sync.Mutex
-	cancel  context.CancelFunc // the running prompt's, nil when idle
-	idle    chan struct{}      // closed when the running prompt has finished
-	calls   map[string]string  // started, not yet ended: id → command
-	current string             // the call started last (questions name it when the command does not tell)
+	cancel  context.CancelFunc  // the running prompt's, nil when idle
+	idle    chan struct{}       // closed when the running prompt has finished
+	calls   map[string]openCall // started, not yet ended, by id
+	current string              // the call started last (questions name it when the command does not tell)
 	// planPrompted: the last prompt ran in plan mode.
 	planPrompted bool
 
@@ -80,7 +83,7 @@ func (s *session) finish(runErr error) {
 		s.idle = nil
 	}
 	open := s.calls
-	s.calls = map[string]string{}
+	s.calls = map[string]openCall{}
 	s.current = ""
 	s.mu.Unlock()
 	for id := range open {
@@ -132,7 +135,7 @@ func (s *session) event(e agent.Event) {
 			s.send(sdk.UpdateAgentThoughtText(e.Text))
 		}
 	case agent.ToolStart:
-		s.toolStart(e.CallID, e.Command)
+		s.toolStart(e.CallID, e.Command, e.Route)
 	case agent.ToolOutput:
 		s.toolOutput(e.CallID, e.Text)
 	case agent.ToolEnd:
@@ -150,15 +153,24 @@ func (s *session) event(e agent.Event) {
 	}
 }
 
-func (s *session) toolStart(id, command string) {
-	kind, path := classify(command)
+// openCall is a tool call started and not yet ended.
+type openCall struct {
+	command string
+	route   router.Route
+}
+
+func (s *session) toolStart(id, command string, route router.Route) {
+	if route.Name == "" { // an event made without its route (tests)
+		route = router.Classify(command)
+	}
+	kind, path := classify(route, command)
 	opts := []sdk.ToolCallStartOpt{sdk.WithStartKind(kind), sdk.WithStartStatus(sdk.ToolCallStatusInProgress),
 		sdk.WithStartRawInput(map[string]any{"command": command})}
 	if path != "" {
 		opts = append(opts, sdk.WithStartLocations([]sdk.ToolCallLocation{{Path: s.abs(path)}}))
 	}
 	s.mu.Lock()
-	s.calls[id] = command
+	s.calls[id] = openCall{command, route}
 	s.current = id
 	s.mu.Unlock()
 	s.send(sdk.StartToolCall(sdk.ToolCallId(id), title(command), opts...))
@@ -290,41 +302,41 @@ func (s *session) abs(p string) string {
 }
 
 // classify names a command's kind for the client's icon and, for file
-// commands, the path it works on.
-func classify(command string) (sdk.ToolKind, string) {
-	line := strings.TrimSpace(command)
-	head, rest, _ := strings.Cut(line, " ")
-	first := func() string {
-		words, err := cmdline.SplitArgs(strings.SplitN(rest, "\n", 2)[0])
-		if err != nil {
-			return ""
+// commands, the path it works on (as the agent shell reads it). The kind
+// comes from the route the tool event carries; native commands are known by
+// their program's name.
+func classify(route router.Route, command string) (sdk.ToolKind, string) {
+	switch route.Family {
+	case router.FamilyNative:
+		switch route.Name {
+		case "grep", "rg", "find":
+			return sdk.ToolKindSearch, ""
+		case "curl", "wget":
+			return sdk.ToolKindFetch, ""
+		case "rm":
+			return sdk.ToolKindDelete, ""
+		case "mv":
+			return sdk.ToolKindMove, ""
 		}
-		for _, w := range words {
-			if !strings.HasPrefix(w, "-") {
-				return w
-			}
-		}
-		return ""
-	}
-	switch {
-	case head == "read":
-		return sdk.ToolKindRead, first()
-	case head == "write" || head == "edit":
-		return sdk.ToolKindEdit, first()
-	case head == "TodoWrite", strings.HasPrefix(head, "task:"):
+		return sdk.ToolKindExecute, ""
+	case router.FamilyTask:
 		return sdk.ToolKindThink, ""
-	case head == "grep" || head == "rg" || head == "find" || head == "command:search":
+	case router.FamilySearch:
 		return sdk.ToolKindSearch, ""
-	case head == "curl" || head == "wget":
-		return sdk.ToolKindFetch, ""
-	case head == "rm":
-		return sdk.ToolKindDelete, ""
-	case head == "mv":
-		return sdk.ToolKindMove, ""
-	case strings.HasPrefix(head, "mcp:") || strings.HasPrefix(head, "skill:"):
-		return sdk.ToolKindOther, ""
+	case router.FamilyBuiltin:
+		switch route.Name {
+		case registry.Read:
+			path, _ := agentsh.FileArg(command)
+			return sdk.ToolKindRead, path
+		case registry.Write, registry.Edit:
+			path, _ := agentsh.FileArg(command)
+			return sdk.ToolKindEdit, path
+		case registry.TodoWrite:
+			return sdk.ToolKindThink, ""
+		}
+		return sdk.ToolKindExecute, ""
 	}
-	return sdk.ToolKindExecute, ""
+	return sdk.ToolKindOther, "" // skill management, MCP tools, skill scripts
 }
 
 // title is the command's first line, bounded.
@@ -380,7 +392,7 @@ func (s *session) replay(history []llm.Message) {
 					Command string `json:"command"`
 				}
 				_ = json.Unmarshal(c.Input, &in)
-				kind, _ := classify(in.Command)
+				kind, _ := classify(router.Classify(in.Command), in.Command)
 				s.send(sdk.StartToolCall(sdk.ToolCallId(c.ID), title(in.Command), sdk.WithStartKind(kind),
 					sdk.WithStartStatus(sdk.ToolCallStatusPending), sdk.WithStartRawInput(map[string]any{"command": in.Command})))
 			}

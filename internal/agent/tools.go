@@ -52,7 +52,7 @@ func groupCalls(commands []string) []group {
 
 // isTask reports whether a command line starts a sub-agent (task:<type> …).
 func isTask(command string) bool {
-	return strings.HasPrefix(strings.TrimSpace(command), "task:")
+	return router.Classify(command).Family == router.FamilyTask
 }
 
 // commandOf extracts the command line from a Bash call's input ("" when

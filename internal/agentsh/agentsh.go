@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/synapse-agent/synapse/internal/agentsh/registry"
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/config"
 	"github.com/synapse-agent/synapse/internal/jobs"
@@ -94,7 +95,7 @@ func (s *Shell) Run(ctx context.Context, line string) command.Result {
 	rest := router.Rest(line)
 	cmd, ok := commands[name]
 	if !ok {
-		return command.Fail(name + ": not an Agent Shell command (available: read, write, edit, bash, TodoWrite, job:start|read|wait|list|stop)")
+		return command.Fail(name + ": not an Agent Shell command (available: " + strings.Join(registry.Names(registry.FamilyBuiltin), ", ") + ")")
 	}
 	if err := ctx.Err(); err != nil {
 		return interrupted(name)
@@ -114,32 +115,24 @@ type spec struct {
 	run          func(s *Shell, ctx context.Context, rest string) command.Result
 }
 
-// usages are the one-line usages, kept apart from commands so that the
-// command functions can quote them without an initialisation cycle.
-var usages = map[string]string{
-	"read":      "Usage: read <file_path> [--offset N] [--limit N]",
-	"write":     "Usage: write <file_path> <content>  (or: write <file_path> <<'EOF' ... EOF)",
-	"edit":      "Usage: edit <file_path> <old_text> <new_text> [--all]",
-	"bash":      "Usage: bash <command>",
-	"TodoWrite": `Usage: TodoWrite '{"todos":[{"content":"...","activeForm":"...","status":"pending|in_progress|completed"}]}'`,
-	"job:start": "Usage: job:start <command>",
-	"job:read":  "Usage: job:read <id>",
-	"job:wait":  "Usage: job:wait <id> [--for REGEX] [--timeout 30s]",
-	"job:list":  "Usage: job:list",
-	"job:stop":  "Usage: job:stop <id>",
+// commands are the runners of the registry's builtins (a test ties the two).
+var commands = map[string]*spec{
+	registry.Read:      {name: registry.Read, helpAnywhere: true, run: (*Shell).read},
+	registry.Write:     {name: registry.Write, run: (*Shell).write},
+	registry.Edit:      {name: registry.Edit, run: (*Shell).edit},
+	registry.Bash:      {name: registry.Bash, run: (*Shell).bash},
+	registry.TodoWrite: {name: registry.TodoWrite, run: (*Shell).todoWrite},
+	registry.JobStart:  {name: registry.JobStart, run: (*Shell).jobStart},
+	registry.JobRead:   {name: registry.JobRead, helpAnywhere: true, run: (*Shell).jobRead},
+	registry.JobWait:   {name: registry.JobWait, run: (*Shell).jobWait},
+	registry.JobList:   {name: registry.JobList, helpAnywhere: true, run: (*Shell).jobList},
+	registry.JobStop:   {name: registry.JobStop, helpAnywhere: true, run: (*Shell).jobStop},
 }
 
-var commands = map[string]*spec{
-	"read":      {name: "read", helpAnywhere: true, run: (*Shell).read},
-	"write":     {name: "write", run: (*Shell).write},
-	"edit":      {name: "edit", run: (*Shell).edit},
-	"bash":      {name: "bash", run: (*Shell).bash},
-	"TodoWrite": {name: "TodoWrite", run: (*Shell).todoWrite},
-	"job:start": {name: "job:start", run: (*Shell).jobStart},
-	"job:read":  {name: "job:read", helpAnywhere: true, run: (*Shell).jobRead},
-	"job:wait":  {name: "job:wait", run: (*Shell).jobWait},
-	"job:list":  {name: "job:list", helpAnywhere: true, run: (*Shell).jobList},
-	"job:stop":  {name: "job:stop", helpAnywhere: true, run: (*Shell).jobStop},
+// usage is name's one-line usage, from the registry.
+func usage(name string) string {
+	c, _ := registry.Lookup(name)
+	return c.Usage
 }
 
 // Help returns the detailed Markdown help of an Agent Shell command ("" if unknown).
@@ -173,20 +166,68 @@ func (s *Shell) help(cmd *spec, rest string) (command.Result, bool) {
 	case long:
 		return command.OK(Help(cmd.name)), true
 	case short:
-		return command.OK(usages[cmd.name] + "\n"), true
+		return command.OK(usage(cmd.name) + "\n"), true
 	}
 	return command.Result{}, false
 }
 
 // usageError is a failed result whose stderr names the problem and the usage.
 func usageError(cmd, problem string) command.Result {
-	return command.Usage(cmd + ": " + problem + "\n" + usages[cmd] + "\n")
+	return command.Usage(cmd + ": " + problem + "\n" + usage(cmd) + "\n")
 }
 
 func failf(cmd, msg string) command.Result { return command.Fail(cmd + ": " + msg + "\n") }
 
 func interrupted(cmd string) command.Result {
 	return command.Result{Stderr: cmd + ": interrupted\n", ExitCode: command.Interrupted}
+}
+
+// FileArg is the file a read, write or edit line names, as written (a
+// view's location for the call); ok is false for other commands and for
+// lines whose path does not parse.
+func FileArg(line string) (path string, ok bool) {
+	rest := router.Rest(line)
+	switch router.FirstWord(line) {
+	case registry.Read:
+		toks, err := tokenize(rest)
+		if err != nil {
+			return "", false
+		}
+		for i := 0; i < len(toks); i++ {
+			t := toks[i]
+			if !t.Quoted && strings.HasPrefix(t.Value, "--") {
+				if !strings.Contains(t.Value, "=") {
+					i++ // --offset N, --limit N
+				}
+				continue
+			}
+			path = t.Value
+			break
+		}
+	case registry.Write:
+		p, _, err := splitQuotedPath(rest)
+		if err != nil {
+			return "", false
+		}
+		path = p
+	case registry.Edit:
+		toks, err := tokenize(rest)
+		if err != nil {
+			return "", false
+		}
+		for _, t := range toks {
+			if t.Quoted || t.Value != "--all" {
+				path = t.Value
+				break
+			}
+		}
+	default:
+		return "", false
+	}
+	if path == "" || path == "-h" || path == "--help" {
+		return "", false
+	}
+	return path, true
 }
 
 // cwd is the shell session's current directory, or the process's when there
@@ -269,29 +310,11 @@ func plural(n int, one, many string) string {
 // before writing anything). The ask permission mode checks it against its
 // scratch list.
 func (s *Shell) WritePath(line string) (path string, viaLink, ok bool) {
-	rest := router.Rest(line)
-	switch router.FirstWord(line) {
-	case "write":
-		p, _, err := splitQuotedPath(rest)
-		if err != nil || p == "" || p == "-h" || p == "--help" {
-			return "", false, false
-		}
-		path = p
-	case "edit":
-		toks, err := tokenize(rest)
-		if err != nil {
-			return "", false, false
-		}
-		for _, t := range toks {
-			if t.Quoted || t.Value != "--all" {
-				path = t.Value
-				break
-			}
-		}
-		if path == "" || path == "-h" || path == "--help" {
-			return "", false, false
-		}
-	default:
+	if name := router.FirstWord(line); name != registry.Write && name != registry.Edit {
+		return "", false, false
+	}
+	path, ok = FileArg(line)
+	if !ok {
 		return "", false, false
 	}
 	if s.opts.Home != "" {

@@ -20,8 +20,8 @@ func TestHelpFlags(t *testing.T) {
 	for _, name := range []string{"read", "write", "edit", "bash", "TodoWrite"} {
 		t.Run(name, func(t *testing.T) {
 			r := sh.Run(context.Background(), name+" -h")
-			if r.ExitCode != 0 || r.Stdout != usages[name]+"\n" || !strings.HasPrefix(r.Stdout, "Usage: "+name) {
-				t.Errorf("%s -h = %+v, want exit 0 and %q", name, r, usages[name])
+			if r.ExitCode != 0 || r.Stdout != usage(name)+"\n" || !strings.HasPrefix(r.Stdout, "Usage: "+name) {
+				t.Errorf("%s -h = %+v, want exit 0 and %q", name, r, usage(name))
 			}
 			if strings.Count(r.Stdout, "\n") != 1 {
 				t.Errorf("%s -h is not one line: %q", name, r.Stdout)

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/agentsh/registry"
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/evolve"
 	"github.com/synapse-agent/synapse/internal/hooks"
@@ -320,7 +321,7 @@ func (t *storeTasks) Run(ctx context.Context, line string) command.Result {
 	if res.ExitCode != 0 || ctx.Err() != nil {
 		return res
 	}
-	lines := evolve.CommitChanged(t.store, stage, "task:skill:enhance")
+	lines := evolve.CommitChanged(t.store, stage, registry.TaskSkillEnhance)
 	if t.invalidate != nil {
 		t.invalidate()
 	}

@@ -1,6 +1,6 @@
 // Package cmdsearch implements `command:search [--type=agent|mcp|skill]
 // [keyword …]`: a case-insensitive, ranked keyword search over every command
-// the model can run — the built-in agent shell commands (listed here), skills
+// the model can run — the built-in agent shell commands (agentsh/registry), skills
 // and their scripts, and MCP tools — printing the command to run and a
 // one-line description.
 package cmdsearch
@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/synapse-agent/synapse/internal/agentsh/registry"
 	"github.com/synapse-agent/synapse/internal/cmdline"
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/textutil"
@@ -43,31 +44,13 @@ type Entry struct {
 // follows skills and servers as they change.
 type Source func() []Entry
 
-// AgentCommands are the built-in agent shell commands.
+// AgentCommands are the built-in agent shell commands, from their one table.
 func AgentCommands() []Entry {
-	return []Entry{
-		{"read", Agent, "Read a file with line numbers (cat -n style); --offset and --limit page through long files.", []string{"file", "cat", "view", "open", "show", "lines"}},
-		{"write", Agent, "Create or overwrite a file with the given content.", []string{"file", "create", "save", "new"}},
-		{"edit", Agent, "Replace an exact piece of text in a file.", []string{"file", "replace", "modify", "change", "patch"}},
-		{"bash", Agent, "Run a command explicitly in the persistent shell (same cwd and environment as native commands).", []string{"shell", "run", "execute", "command", "native"}},
-		{"TodoWrite", Agent, "Replace the task list with a JSON list of todos (pending, in_progress, completed).", []string{"todo", "plan", "tasks", "progress", "checklist"}},
-		{"task:explore", Agent, "Start a read-only sub-agent that explores the code base and reports back.", []string{"subagent", "agent", "search", "investigate", "code", "read-only"}},
-		{"task:general", Agent, "Start a general-purpose sub-agent for a self-contained multi-step task.", []string{"subagent", "agent", "delegate", "parallel"}},
-		{"task:skill:search", Agent, "Ask a sub-agent which installed skills fit a request; answers with skill names as JSON.", []string{"subagent", "skill", "find", "match"}},
-		{"task:skill:enhance", Agent, "Start a sub-agent that creates or improves a skill from what this session learnt (SKILL.md and scripts; the store keeps a snapshot).", []string{"subagent", "skill", "create", "improve", "learn", "enhance", "write"}},
-		{"skill:load", Agent, "Print a skill's SKILL.md so you can follow its instructions.", []string{"skill", "instructions", "open"}},
-		{"skill:list", Agent, "List installed skills with their descriptions.", []string{"skill", "installed", "available"}},
-		{"skill:info", Agent, "Show a skill's description, version, scripts and saved versions.", []string{"skill", "details", "version", "scripts"}},
-		{"skill:import", Agent, "Install skill folders from a directory or a git URL (conflicts reported; --force snapshots first).", []string{"skill", "install", "add", "git", "clone"}},
-		{"skill:rollback", Agent, "Restore a previous snapshot of a skill.", []string{"skill", "undo", "restore", "version", "revert"}},
-		{"skill:delete", Agent, "Remove a skill (kept as a snapshot, restorable with skill:rollback).", []string{"skill", "remove", "uninstall"}},
-		{"job:start", Agent, "Run a command in the background (dev server, --watch, long build); returns a job id at once.", []string{"background", "server", "daemon", "watch", "long", "async", "job"}},
-		{"job:read", Agent, "Show a background job's new output (what it printed since you last looked).", []string{"background", "job", "output", "log", "tail"}},
-		{"job:wait", Agent, "Wait until a background job prints a line matching a pattern, ends, or a timeout passes.", []string{"background", "job", "wait", "until", "ready", "pattern"}},
-		{"job:list", Agent, "List the session's background jobs and their state.", []string{"background", "jobs", "list", "running"}},
-		{"job:stop", Agent, "Stop a background job with its whole process tree.", []string{"background", "job", "kill", "stop", "terminate"}},
-		{"command:search", Agent, "Search all commands (agent shell, skills, MCP tools) by keyword.", []string{"find", "help", "discover", "commands", "tools"}},
+	var out []Entry
+	for _, c := range registry.All() {
+		out = append(out, Entry{c.Name, Agent, c.Help, c.Keywords})
 	}
+	return out
 }
 
 // Handler runs command:search over the agent commands and the sources.
@@ -102,7 +85,7 @@ func (h *Handler) Run(ctx context.Context, line string) command.Result {
 	if err != nil {
 		return command.Fail(err.Error())
 	}
-	if len(words) > 0 && words[0] == "command:search" {
+	if len(words) > 0 && words[0] == registry.CommandSearch {
 		words = words[1:]
 	}
 	if len(words) == 1 && words[0] == "-h" {

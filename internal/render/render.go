@@ -90,7 +90,8 @@ const (
 
 // ToolMeta is extra information about a finished top-level tool call.
 type ToolMeta struct {
-	// Todos is the todo list after a TodoWrite call; when non-nil the
+	// Todos is the todo list after a TodoWrite call (the view sets it for
+	// that call's route only); when non-nil the
 	// renderer shows its summary instead of the raw output (an empty,
 	// non-nil list reads "todo list is empty").
 	Todos []todo.Item
@@ -807,7 +808,7 @@ func (r *Renderer) ToolEnd(id string, ok bool, output string, meta ToolMeta) {
 	}
 	lines := []string{r.fit(head)}
 	switch {
-	case ok && isTodoWrite(cmd) && meta.Todos != nil:
+	case ok && meta.Todos != nil:
 		lines = append(lines, r.todoLines(meta.Todos, "    ")...)
 	case ok && meta.Change != nil:
 		rows, folded := r.diffLinesOf(*meta.Change, r.diffLines)
@@ -836,11 +837,6 @@ func (r *Renderer) ToolEnd(id string, ok bool, output string, meta ToolMeta) {
 		lines = append(lines, rows...)
 	}
 	r.writeStatic(lines...)
-}
-
-func isTodoWrite(cmd string) bool {
-	c := strings.TrimSpace(cmd)
-	return c == "TodoWrite" || strings.HasPrefix(c, "TodoWrite ") || strings.HasPrefix(c, "TodoWrite\t") || strings.HasPrefix(c, "TodoWrite\n")
 }
 
 func (r *Renderer) mark(ok bool) string {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/agentsh/registry"
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/session"
 	"github.com/synapse-agent/synapse/internal/textutil"
@@ -558,7 +559,7 @@ func (r *REPL) cmdSkills(ctx context.Context, args string) error {
 		r.r.Error("/skills takes no arguments: /skill:info <name> shows one skill")
 		return nil
 	}
-	return r.runSkillCommand(ctx, "skill:list")
+	return r.runSkillCommand(ctx, registry.SkillList)
 }
 
 // runSkillCommand runs a skill management command for the user; its output

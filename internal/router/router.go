@@ -1,11 +1,14 @@
 // Package router classifies a Bash-tool command line into the layer that runs
 // it: native bash, the built-in Agent Shell, or an extension (MCP tools, skill
-// scripts). It is pure: no I/O, no state, nothing of ours imported.
+// scripts). It is pure: no I/O, no state; the Agent Shell's names come from
+// its one table (internal/agentsh/registry), the only package of ours it imports.
 package router
 
 import (
 	"strings"
 	"unicode"
+
+	"github.com/synapse-agent/synapse/internal/agentsh/registry"
 )
 
 // Layer is the part of Synapse that runs a command.
@@ -41,13 +44,13 @@ type Family string
 
 // Families.
 const (
-	FamilyNative      Family = ""               // bash in the sandbox
-	FamilyBuiltin     Family = "builtin"        // read, write, edit, bash, TodoWrite, job:*
-	FamilyTask        Family = "task:"          // task:<type> sub-agents
-	FamilySkill       Family = "skill:"         // skill:<action> skill management
-	FamilySearch      Family = "command:search" // capability search
-	FamilyMCP         Family = "mcp:"           // mcp:<server>:<tool>
-	FamilySkillScript Family = "skill:*:*"      // skill:<skill>:<script>
+	FamilyNative      Family = ""                     // bash in the sandbox
+	FamilyBuiltin     Family = registry.FamilyBuiltin // read, write, edit, bash, TodoWrite, job:*
+	FamilyTask        Family = registry.FamilyTask    // task:<type> sub-agents
+	FamilySkill       Family = registry.FamilySkill   // skill:<action> skill management
+	FamilySearch      Family = registry.FamilySearch  // capability search
+	FamilyMCP         Family = "mcp:"                 // mcp:<server>:<tool>
+	FamilySkillScript Family = "skill:*:*"            // skill:<skill>:<script>
 )
 
 // Route is where one command line goes.
@@ -60,39 +63,24 @@ type Route struct {
 	Name string
 }
 
-// Builtins are the Agent Shell's own commands, matched as exact words.
-var builtins = [...]string{"read", "write", "edit", "bash", "TodoWrite"}
-
-// IsBuiltin reports whether name is one of the exact-word Agent Shell commands.
-func IsBuiltin(name string) bool {
-	for _, b := range builtins {
-		if name == b {
-			return true
-		}
-	}
-	return false
-}
-
 // Classify routes one command line. Leading whitespace is ignored; the command
 // word ends at the first whitespace. Everything that is not an Agent Shell or
 // extension command is native.
 func Classify(line string) Route {
 	word := FirstWord(line)
+	if c, ok := registry.Lookup(word); ok {
+		return Route{Layer: Agent, Family: Family(c.Family), Name: word}
+	}
 	switch {
-	case IsBuiltin(word):
+	case strings.HasPrefix(word, registry.JobPrefix) && len(word) > len(registry.JobPrefix):
+		// An unknown job:<action> is served with the builtins, which list theirs.
 		return Route{Layer: Agent, Family: FamilyBuiltin, Name: word}
-	case strings.HasPrefix(word, "job:") && len(word) > len("job:"):
-		// job:start|read|wait|list|stop: background jobs, served with the
-		// builtins (an unknown action gets their list).
-		return Route{Layer: Agent, Family: FamilyBuiltin, Name: word}
-	case strings.HasPrefix(word, "task:") && len(word) > len("task:"):
+	case strings.HasPrefix(word, registry.TaskPrefix) && len(word) > len(registry.TaskPrefix):
 		return Route{Layer: Agent, Family: FamilyTask, Name: word}
-	case word == "command:search":
-		return Route{Layer: Agent, Family: FamilySearch, Name: word}
 	case strings.HasPrefix(word, "mcp:"):
 		// mcp: alone lists the configured servers.
 		return Route{Layer: Extension, Family: FamilyMCP, Name: word}
-	case strings.HasPrefix(word, "skill:") && len(word) > len("skill:"):
+	case strings.HasPrefix(word, registry.SkillPrefix) && len(word) > len(registry.SkillPrefix):
 		// skill:<action> manages skills; skill:<skill>:<script> runs a script.
 		if strings.Count(word, ":") >= 2 {
 			return Route{Layer: Extension, Family: FamilySkillScript, Name: word}

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/synapse-agent/synapse/internal/agentsh/registry"
 	"github.com/synapse-agent/synapse/internal/cmdline"
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/textutil"
@@ -185,15 +186,16 @@ type ManagementCommand struct {
 
 const importArgs = "<dir|git-url> [--force] [--continue[=a,b]] [--merge[=src:installed,…]] [--path <subdir>]"
 
-// Commands are the agent shell skill commands, in the order they are listed.
+// Commands are the agent shell skill commands, in the order they are
+// listed: the registry's skill family (a test ties the two), with their help.
 var Commands = []ManagementCommand{
-	{"skill:load", "<name>", "print a skill's SKILL.md so you can follow it",
+	{registry.SkillLoad, "<name>", "print a skill's SKILL.md so you can follow it",
 		"Prints the skill's SKILL.md (frontmatter and instructions) with its folder and script commands.\nRead it fully, then follow its instructions; files it mentions are relative to the folder shown."},
-	{"skill:list", "", "list installed skills with their descriptions",
+	{registry.SkillList, "", "list installed skills with their descriptions",
 		"Lists every skill (user skills, then project skills from .synapse/skills) with version, description and script commands."},
-	{"skill:info", "<name>", "show a skill's description, version, scripts and saved versions",
+	{registry.SkillInfo, "<name>", "show a skill's description, version, scripts and saved versions",
 		"Shows description, version, tags, folder, the skill:<name>:<script> commands with a one-line summary each, and the snapshots that skill:rollback can restore."},
-	{"skill:import", importArgs, "install skill folder(s) from a folder or a git repository",
+	{registry.SkillImport, importArgs, "install skill folder(s) from a folder or a git repository",
 		"Copies the skill folder (the one holding SKILL.md, or every skill folder up to three levels down) into the user skill store.\nA git URL (https://, git@, ssh://, file://) is cloned into a temporary folder first. A source with no SKILL.md has nothing to import (exit 0).\nA skill of the same name is never replaced silently: the import fails and says so. With --force the installed version is snapshotted first (restore it with skill:rollback); or rename the skill you import (its name: in SKILL.md) to keep both.\n" +
 			"A new skill similar to an installed one (by name and description) is not installed either; the warning names both:\n" +
 			"  --continue=a,b               install skills a and b anyway, as separate skills (bare --continue: every skill of the source)\n" +
@@ -201,9 +203,9 @@ var Commands = []ManagementCommand{
 			"                               (bare --merge: each similar skill into the one it resembles)\n" +
 			"Both take comma-separated lists and may be repeated; a skill may not be in both. --force replaces a skill of the same name and is not held up by a different similar skill.\n" +
 			"--path <subdir> imports only from that sub-folder of the source.\nFiles the sandbox keeps from commands (.env, credentials, …) are left out of a folder import, and named."},
-	{"skill:rollback", "<name> [snapshot]", "list a skill's saved versions, or restore one",
+	{registry.SkillRollback, "<name> [snapshot]", "list a skill's saved versions, or restore one",
 		"Without a snapshot number, lists the saved versions (number, date, reason) and changes nothing.\nWith one, restores it. The current version is saved first, so rolling back never loses a version and another rollback switches back. A deleted skill can be restored this way."},
-	{"skill:delete", "<name>", "remove a skill (kept as a snapshot)",
+	{registry.SkillDelete, "<name>", "remove a skill (kept as a snapshot)",
 		"Removes the skill from the user store. It is kept as a snapshot and skill:rollback <name> brings it back."},
 }
 
@@ -242,17 +244,17 @@ func (h *Handler) Run(ctx context.Context, line string) command.Result {
 		}
 	}
 	switch head {
-	case "skill:load":
+	case registry.SkillLoad:
 		return h.load(args)
-	case "skill:list":
+	case registry.SkillList:
 		return h.list(args)
-	case "skill:info":
+	case registry.SkillInfo:
 		return h.info(args)
-	case "skill:import":
+	case registry.SkillImport:
 		return h.importCmd(ctx, args)
-	case "skill:rollback":
+	case registry.SkillRollback:
 		return h.rollback(args)
-	case "skill:delete":
+	case registry.SkillDelete:
 		return h.delete(args)
 	}
 	msg := fmt.Sprintf("Unknown skill command %q. Valid commands:\n%s", head, Valid())
@@ -302,7 +304,7 @@ func (h *Handler) mustGet(name string) (*Skill, *command.Result) {
 }
 
 func (h *Handler) load(args []string) command.Result {
-	name, bad := oneName("skill:load", args)
+	name, bad := oneName(registry.SkillLoad, args)
 	if bad != nil {
 		return *bad
 	}
@@ -372,7 +374,7 @@ func (h *Handler) list(args []string) command.Result {
 }
 
 func (h *Handler) info(args []string) command.Result {
-	name, bad := oneName("skill:info", args)
+	name, bad := oneName(registry.SkillInfo, args)
 	if bad != nil {
 		return *bad
 	}
@@ -649,7 +651,7 @@ func (h *Handler) rollback(args []string) command.Result {
 }
 
 func (h *Handler) delete(args []string) command.Result {
-	name, bad := oneName("skill:delete", args)
+	name, bad := oneName(registry.SkillDelete, args)
 	if bad != nil {
 		return *bad
 	}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/synapse-agent/synapse/internal/agentsh/registry"
 	"github.com/synapse-agent/synapse/internal/proc"
 )
 
@@ -358,9 +359,9 @@ func (st *Store) importOne(one stagedSkill, force bool) (ImportResult, error) {
 		return ImportResult{}, ce
 	}
 	res := ImportResult{Name: in.Name, Dir: dst, Skipped: one.Skipped, Withheld: one.Withheld}
-	reason := "skill:import"
+	reason := registry.SkillImport
 	if exists {
-		reason = "skill:import --force"
+		reason = registry.SkillImport + " --force"
 	}
 	prev, _, err := st.installLocked(in.Name, one.Dir, reason)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+
+	"github.com/synapse-agent/synapse/internal/agentsh/registry"
 )
 
 //go:embed prompts/*.md
@@ -42,14 +44,14 @@ const (
 
 // noNesting is in every kind's exclusion list: a sub-agent never starts
 // another one, whatever the model writes.
-const noNesting = "task:"
+const noNesting = registry.TaskPrefix
 
 // kinds are the sub-agent types, in the order help lists them.
 var kinds = []Kind{
 	{
 		Name:       Explore,
 		Summary:    "read-only exploration of the code at the paths named in the prompt; returns findings with file:line references",
-		Exclude:    []string{noNesting, "write", "edit", "skill:import", "skill:rollback", "skill:delete", "mcp:"},
+		Exclude:    append(writers(), noNesting, "mcp:"),
 		ReadOnly:   true,
 		promptFile: "explore.md",
 	},
@@ -72,6 +74,18 @@ var kinds = []Kind{
 		WritesSkills: true,
 		promptFile:   "skill-enhance.md",
 	},
+}
+
+// writers are the Agent Shell commands the registry does not mark read-only,
+// but sub-agents (excluded as a group): a read-only sub-agent refuses them.
+func writers() []string {
+	var out []string
+	for _, c := range registry.All() {
+		if !c.ReadOnly && c.Family != registry.FamilyTask {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }
 
 // Kinds returns the sub-agent types.
@@ -98,7 +112,7 @@ func LookupKind(name string) (Kind, bool) {
 func kindNames() string {
 	names := make([]string, len(kinds))
 	for i, k := range kinds {
-		names[i] = "task:" + k.Name
+		names[i] = registry.TaskPrefix + k.Name
 	}
 	return strings.Join(names, ", ")
 }

@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 
+	"github.com/synapse-agent/synapse/internal/agentsh/registry"
 	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/writecheck"
 )
@@ -26,9 +27,9 @@ func (b *Bash) askReasons(ctx context.Context, route router.Route, cmd, cwd stri
 		return b.opts.Scratch.Check(cmd, cwd)
 	case router.FamilyBuiltin:
 		switch route.Name {
-		case "bash":
+		case registry.Bash:
 			return b.opts.Scratch.Check(router.Rest(cmd), cwd)
-		case "write", "edit":
+		case registry.Write, registry.Edit:
 			wp, ok := b.opts.Agent.(writePather)
 			if !ok {
 				return []writecheck.Reason{{Word: route.Name, Why: "changes a file"}}

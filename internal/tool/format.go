@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/synapse-agent/synapse/internal/agentsh/registry"
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/fsutil"
 	"github.com/synapse-agent/synapse/internal/router"
@@ -273,12 +274,12 @@ func notFoundHint(name string) string {
 		return o.String()
 	}
 	fmt.Fprintf(&o, "%s `%s` is not a command here.", hintTag, name)
-	for _, b := range []string{"read", "write", "edit", "bash", "TodoWrite"} {
+	for _, b := range registry.Names(registry.FamilyBuiltin) {
 		if name != b && strings.EqualFold(name, b) {
 			fmt.Fprintf(&o, " Did you mean `%s` (names are case-sensitive)?", b)
 		}
 	}
-	o.WriteString(" Check the spelling, or use another tool. Agent Shell commands: read, write, edit, bash, TodoWrite, job:<action>, task:<type>, skill:<action>, command:search; extensions: mcp:<server>:<tool>, skill:<skill>:<script>. Each explains itself with --help, e.g. Bash(command=\"read --help\").")
+	o.WriteString(" Check the spelling, or use another tool. Agent Shell commands: " + registry.Summary() + "; extensions: mcp:<server>:<tool>, skill:<skill>:<script>. Each explains itself with --help, e.g. Bash(command=\"" + registry.Read + " --help\").")
 	return o.String()
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/synapse-agent/synapse/internal/agentsh/registry"
 	"github.com/synapse-agent/synapse/internal/fsutil"
 	"github.com/synapse-agent/synapse/internal/router"
 	"github.com/synapse-agent/synapse/internal/writecheck"
@@ -161,13 +162,14 @@ func PlanRefuses(route router.Route) bool {
 	switch route.Family {
 	case router.FamilyMCP, router.FamilySkillScript:
 		return true
-	case router.FamilyTask:
-		return route.Name != "task:explore" && route.Name != "task:skill:search"
-	case router.FamilySkill:
-		switch route.Name {
-		case "skill:import", "skill:rollback", "skill:delete":
-			return true
+	case router.FamilyTask, router.FamilySkill:
+		// Those the registry marks read-only run; an unknown task is
+		// refused, an unknown skill action only prints the list.
+		c, known := registry.Lookup(route.Name)
+		if known {
+			return !c.ReadOnly
 		}
+		return route.Family == router.FamilyTask
 	}
 	return false
 }

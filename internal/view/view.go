@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/agentsh/registry"
 	"github.com/synapse-agent/synapse/internal/hooks"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/render"
@@ -94,10 +95,13 @@ func (v *View) Handle(e agent.Event) {
 		meta.Duration = e.Duration
 		// A sub-agent's answer is Markdown, shown as such.
 		meta.Markdown = toolKind(e) == render.ToolTask
-		meta.Todos = e.Todos
 		v.mu.Lock()
-		if meta.Todos == nil {
-			meta.Todos = v.todos
+		if route(e).Name == registry.TodoWrite {
+			// Its summary replaces the raw output.
+			meta.Todos = e.Todos
+			if meta.Todos == nil {
+				meta.Todos = v.todos
+			}
 		}
 		v.todos = nil
 		meta.TaskFailed = v.failedTasks[e.CallID]
@@ -267,14 +271,18 @@ func TaskOutcome(e agent.Event) (ok bool, errText string) {
 // toolKind is how a top-level call is shown while it runs: task:* calls
 // have their tasks' rows instead of one of their own.
 func toolKind(e agent.Event) render.ToolKind {
-	route := e.Route
-	if route.Name == "" { // an event made without its route (tests, old callers)
-		route = router.Classify(e.Command)
-	}
-	if route.Family == router.FamilyTask {
+	if route(e).Family == router.FamilyTask {
 		return render.ToolTask
 	}
 	return render.ToolCommand
+}
+
+// route is where e's command went, as the event carries it.
+func route(e agent.Event) router.Route {
+	if e.Route.Name == "" { // an event made without its route (tests, old callers)
+		return router.Classify(e.Command)
+	}
+	return e.Route
 }
 
 func promptTokens(u llm.Usage) int64 {
