@@ -93,10 +93,15 @@ var rules = []rule{
 	{from: "internal/tool", to: "internal/sandbox", reason: "tool reaches the native layer through its Executor interface"},
 	{from: "internal/sandbox", to: "internal/shell", reason: "app hands the manager a StartSession func; sandbox knows no shell"},
 	{from: "internal/render", to: "internal/agent", reason: "the renderer draws what it is told; the view translates agent events"},
+	// cli → headless → agent: the wire format encodes events; it builds and runs nothing.
+	{from: "internal/headless", to: "internal/sandbox", reason: "headless encodes agent events; it runs nothing"},
+	{from: "internal/headless", to: "internal/shell", reason: "headless encodes agent events; it runs nothing"},
+	{from: "internal/headless", to: "internal/subagent", reason: "headless encodes agent events; it runs nothing"},
 	// Test helpers never reach the binary.
 	{from: "cmd/synapse", to: "internal/testutil", reason: "test helpers never ship"},
 	{from: "cmd/synapse", to: "internal/llm/llmtest", reason: "the scripted fake LLM never ships"},
 	{from: "cmd/synapse", to: "internal/mcp/mcptest", reason: "the test MCP server never ships"},
+	{from: "cmd/synapse", to: "internal/headless/headlesstest", reason: "the headless contract check never ships"},
 }
 
 func init() {
