@@ -113,6 +113,8 @@ func init() {
 			reason: "a provider adapter knows only the provider-neutral llm types"})
 	}
 	rules = append(rules,
+		rule{from: "internal/repoguard", to: "*",
+			reason: "the repository guard knows no policy: sandbox hands it the roots and paths"},
 		rule{from: "internal/render", to: "*", except: []string{"internal/textutil", "internal/todo"},
 			reason: "the renderer imports nothing of ours above it"},
 		rule{from: "internal/config", to: "*", except: []string{"internal/fsutil"},
