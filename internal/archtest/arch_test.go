@@ -65,7 +65,7 @@ type rule struct {
 
 // leaves import nothing of ours, so that any layer may use them.
 var leaves = []string{"internal/command", "internal/todo", "internal/fsutil", "internal/router", "internal/cmdline", "internal/writecheck",
-	"internal/llm", "internal/textutil", "internal/proc", "internal/testutil", "internal/debuglog"}
+	"internal/llm", "internal/textutil", "internal/testutil", "internal/debuglog"}
 
 var rules = []rule{
 	// Core knows no screen.
@@ -115,6 +115,8 @@ func init() {
 	rules = append(rules,
 		rule{from: "internal/repoguard", to: "*",
 			reason: "the repository guard knows no policy: sandbox hands it the roots and paths"},
+		rule{from: "internal/proc", to: "*", except: []string{"internal/textutil"},
+			reason: "proc runs children for any layer: it imports only textutil (its cut note)"},
 		rule{from: "internal/render", to: "*", except: []string{"internal/textutil", "internal/todo"},
 			reason: "the renderer imports nothing of ours above it"},
 		rule{from: "internal/config", to: "*", except: []string{"internal/fsutil"},

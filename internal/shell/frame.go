@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 // frame picks one command's output out of a stream: it drops everything
@@ -162,8 +164,7 @@ func (c *capped) String() string {
 	if c.dropped == 0 {
 		return string(c.head) + string(c.tail)
 	}
-	return fmt.Sprintf("%s\n[... %d bytes of output omitted: it exceeded %d bytes ...]\n%s",
-		c.head, c.dropped, c.limit, c.tail)
+	return string(c.head) + "\n" + textutil.CutNote(c.dropped) + "\n" + string(c.tail)
 }
 
 // partialSuffix is the length of the longest end of b that begins marker

@@ -1,6 +1,9 @@
 package textutil
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Ellipsis marks where text was cut.
 const Ellipsis = "…"
@@ -41,4 +44,11 @@ func OneLine(s string, max int) string {
 		return strings.TrimSpace(string(r[:max-1])) + Ellipsis
 	}
 	return l
+}
+
+// CutNote is the one note that marks where output was cut to a bound: n
+// bytes of it are left out there (the end of a capped stream, or the middle
+// of one kept at both ends).
+func CutNote(n int64) string {
+	return "[… " + strconv.FormatInt(n, 10) + " bytes of output not shown]"
 }

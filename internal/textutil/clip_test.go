@@ -81,3 +81,10 @@ func TestOneLine(t *testing.T) {
 		}
 	}
 }
+
+// One note marks every cut of output to a byte bound.
+func TestCutNote(t *testing.T) {
+	if got, want := CutNote(4000), "[… 4000 bytes of output not shown]"; got != want {
+		t.Errorf("CutNote(4000) = %q, want %q", got, want)
+	}
+}
