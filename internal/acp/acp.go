@@ -18,7 +18,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -28,6 +27,8 @@ import (
 	"github.com/synapse-agent/synapse/internal/mcp"
 	sessions "github.com/synapse-agent/synapse/internal/session"
 	"github.com/synapse-agent/synapse/internal/tool"
+
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 // Options configure the server.
@@ -479,11 +480,7 @@ func quoteClip(v string) string {
 	if len(v) <= max {
 		return strconv.Quote(v)
 	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(v[cut]) {
-		cut--
-	}
-	return strconv.Quote(v[:cut]) + fmt.Sprintf("… (%d bytes)", len(v))
+	return strconv.Quote(textutil.HeadBytes(v, max)) + fmt.Sprintf("… (%d bytes)", len(v))
 }
 
 func (s *Server) closeAll() {

@@ -7,11 +7,12 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/synapse-agent/synapse/internal/llm"
+
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 // Bounds on what a prompt carries besides its own words.
@@ -171,10 +172,7 @@ func clip(s string, max int) (string, bool) {
 	if max <= 0 {
 		return "", true
 	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
+	cut := len(textutil.HeadBytes(s, max))
 	if nl := strings.LastIndexByte(s[:cut], '\n'); nl > cut/2 {
 		cut = nl + 1
 	}

@@ -345,10 +345,7 @@ func title(command string) string {
 	if i := strings.IndexByte(t, '\n'); i >= 0 {
 		t = t[:i] + " …"
 	}
-	if r := []rune(t); len(r) > 120 {
-		t = string(r[:119]) + "…"
-	}
-	return t
+	return textutil.Truncate(t, 120)
 }
 
 func plan(items []todo.Item) sdk.SessionUpdate {

@@ -51,7 +51,7 @@ func TestUserShellCapsOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Stdout) > userShellOutputCap+100 || !strings.Contains(res.Stdout, "more bytes not shown") {
+	if len(res.Stdout) > userShellOutputCap+100 || !strings.Contains(res.Stdout, "bytes of output not shown") {
 		t.Errorf("stdout is %d bytes, tail %q", len(res.Stdout), res.Stdout[max(0, len(res.Stdout)-60):])
 	}
 }

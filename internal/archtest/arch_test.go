@@ -65,7 +65,7 @@ type rule struct {
 
 // leaves import nothing of ours, so that any layer may use them.
 var leaves = []string{"internal/command", "internal/todo", "internal/fsutil", "internal/agentsh/registry", "internal/cmdline", "internal/writecheck",
-	"internal/llm", "internal/textutil", "internal/proc", "internal/testutil", "internal/debuglog"}
+	"internal/llm", "internal/textutil", "internal/testutil", "internal/debuglog"}
 
 var rules = []rule{
 	// Core knows no screen.
@@ -93,10 +93,15 @@ var rules = []rule{
 	{from: "internal/tool", to: "internal/sandbox", reason: "tool reaches the native layer through its Executor interface"},
 	{from: "internal/sandbox", to: "internal/shell", reason: "app hands the manager a StartSession func; sandbox knows no shell"},
 	{from: "internal/render", to: "internal/agent", reason: "the renderer draws what it is told; the view translates agent events"},
+	// cli → headless → agent: the wire format encodes events; it builds and runs nothing.
+	{from: "internal/headless", to: "internal/sandbox", reason: "headless encodes agent events; it runs nothing"},
+	{from: "internal/headless", to: "internal/shell", reason: "headless encodes agent events; it runs nothing"},
+	{from: "internal/headless", to: "internal/subagent", reason: "headless encodes agent events; it runs nothing"},
 	// Test helpers never reach the binary.
 	{from: "cmd/synapse", to: "internal/testutil", reason: "test helpers never ship"},
 	{from: "cmd/synapse", to: "internal/llm/llmtest", reason: "the scripted fake LLM never ships"},
 	{from: "cmd/synapse", to: "internal/mcp/mcptest", reason: "the test MCP server never ships"},
+	{from: "cmd/synapse", to: "internal/headless/headlesstest", reason: "the headless contract check never ships"},
 }
 
 func init() {
@@ -108,6 +113,10 @@ func init() {
 			reason: "a provider adapter knows only the provider-neutral llm types"})
 	}
 	rules = append(rules,
+		rule{from: "internal/repoguard", to: "*",
+			reason: "the repository guard knows no policy: sandbox hands it the roots and paths"},
+		rule{from: "internal/proc", to: "*", except: []string{"internal/textutil"},
+			reason: "proc runs children for any layer: it imports only textutil (its cut note)"},
 		rule{from: "internal/render", to: "*", except: []string{"internal/textutil", "internal/todo"},
 			reason: "the renderer imports nothing of ours above it"},
 		rule{from: "internal/router", to: "*", except: []string{"internal/agentsh/registry"},

@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/app"
+	"github.com/synapse-agent/synapse/internal/headless"
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/skills"
 	"github.com/synapse-agent/synapse/internal/textutil"
@@ -173,7 +173,7 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	}
 	_, prompt = perm.Prompt(prompt)
 	runner := g.Runner
-	out.init(initEvent{SessionID: runner.BeginSession(), Model: runner.Model(), Cwd: cwd, Tools: []string{toolName},
+	out.init(headless.InitEvent{SessionID: runner.BeginSession(), Model: runner.Model(), Cwd: cwd, Tools: []string{headless.ToolName},
 		MCPServers: mcpStatuses(g), PermissionMode: string(mode), Sandbox: g.Sandbox.Enabled(), SynapseVersion: Version})
 	for _, w := range slices.Concat(g.SettingsWarnings(), g.Sandbox.Warnings()) {
 		out.warn(errors.New(w))
@@ -209,24 +209,15 @@ func runOnce(ctx context.Context, runner *agent.Runner, out *runOutput, prompt s
 	start := time.Now()
 	out.startTurn()
 	res, runErr := runner.Run(ctx, prompt)
-	sum := runSummary{res: res, err: runErr, took: time.Since(start)}
+	sum := headless.Summary{Result: res, Err: runErr, Took: time.Since(start)}
 	if u := runner.SessionUsage(); u != nil && u.Priced {
-		sum.priced, sum.cost = true, u.CostUSD
+		sum.Priced, sum.Cost = true, u.CostUSD
 		if before != nil {
-			sum.cost -= before.CostUSD
+			sum.Cost -= before.CostUSD
 		}
 	}
 	out.finish(sum)
 	return runErr
-}
-
-// inputMessage is one line of --input-format stream-json.
-type inputMessage struct {
-	Type    string `json:"type"`
-	Message struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-	} `json:"message"`
 }
 
 // runStreamInput runs one turn per user message read from stdin, until
@@ -244,7 +235,7 @@ func runStreamInput(ctx context.Context, stdio IO, runner *agent.Runner, out *ru
 		if line == "" {
 			continue
 		}
-		text, err := inputText([]byte(line))
+		text, err := headless.InputText([]byte(line))
 		if err != nil {
 			fmt.Fprintf(stdio.Err, "synapse: stdin line %d skipped: %v\n", n, err)
 			continue
@@ -260,43 +251,9 @@ func runStreamInput(ctx context.Context, stdio IO, runner *agent.Runner, out *ru
 	return last
 }
 
-// inputText is the text of one stream-json user message: content as a
-// string, or the text blocks of a content array.
-func inputText(line []byte) (string, error) {
-	var m inputMessage
-	if err := json.Unmarshal(line, &m); err != nil {
-		return "", fmt.Errorf(`not a JSON object (%v); send {"type":"user","message":{"role":"user","content":"…"}}`, err)
-	}
-	if m.Type != "user" {
-		return "", fmt.Errorf(`type %q: only {"type":"user",…} messages are read`, m.Type)
-	}
-	var text string
-	var blocks []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	switch {
-	case json.Unmarshal(m.Message.Content, &text) == nil:
-	case json.Unmarshal(m.Message.Content, &blocks) == nil:
-		var parts []string
-		for _, b := range blocks {
-			if b.Type == "text" {
-				parts = append(parts, b.Text)
-			}
-		}
-		text = strings.Join(parts, "\n\n")
-	default:
-		return "", errors.New("message.content must be a string or an array of content blocks")
-	}
-	if strings.TrimSpace(text) == "" {
-		return "", errors.New("the message has no text")
-	}
-	return text, nil
-}
-
 // mcpStatuses lists the MCP servers for the init event.
-func mcpStatuses(g *app.Agent) []mcpStatus {
-	out := []mcpStatus{}
+func mcpStatuses(g *app.Agent) []headless.MCPStatus {
+	out := []headless.MCPStatus{}
 	if g.Extensions == nil || g.Extensions.MCP == nil {
 		return out
 	}
@@ -309,7 +266,7 @@ func mcpStatuses(g *app.Agent) []mcpStatus {
 		default:
 			s = "pending"
 		}
-		out = append(out, mcpStatus{Name: st.Name, Status: s})
+		out = append(out, headless.MCPStatus{Name: st.Name, Status: s})
 	}
 	return out
 }
@@ -381,15 +338,15 @@ type runOutput struct {
 	mu     sync.Mutex
 	format string
 	errw   io.Writer
-	sj     *streamJSON // json and stream-json
-	view   *view.View  // text format: the same view of events as the REPL's
+	sj     *headless.Stream // json and stream-json
+	view   *view.View       // text format: the same view of events as the REPL's
 }
 
 func newRunOutput(stdio IO, format string, partial bool, getenv func(string) string) *runOutput {
 	o := &runOutput{format: format, errw: stdio.Err}
 	switch format {
 	case formatJSON, formatStreamJSON:
-		o.sj = newStreamJSON(stdio.Out, format == formatStreamJSON, partial)
+		o.sj = headless.New(stdio.Out, format == formatStreamJSON, partial)
 	default:
 		color := getenv("NO_COLOR") == ""
 		if isTTY(stdio.Out) {
@@ -423,11 +380,11 @@ func termSize(w io.Writer) (int, int) {
 func (o *runOutput) warn(err error) { o.event(agent.Event{Kind: agent.Warning, Err: err}) }
 
 // init writes the opening system/init event (stream-json only).
-func (o *runOutput) init(ev initEvent) {
+func (o *runOutput) init(ev headless.InitEvent) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.sj != nil {
-		o.sj.init(ev)
+		o.sj.Init(ev)
 	}
 }
 
@@ -436,9 +393,9 @@ func (o *runOutput) event(e agent.Event) {
 	defer o.mu.Unlock()
 	switch o.format {
 	case formatStreamJSON:
-		o.sj.event(e)
+		o.sj.Event(e)
 	case formatJSON:
-		o.sj.event(e) // tracks the run (denials); writes nothing
+		o.sj.Event(e) // tracks the run (denials); writes nothing
 		if e.Kind == agent.Warning {
 			fmt.Fprintln(o.errw, "synapse: warning:", textutil.Sanitize(e.Err.Error()))
 		}
@@ -451,15 +408,15 @@ func (o *runOutput) event(e agent.Event) {
 }
 
 // finish writes the run's outcome. Errors themselves are printed by Main.
-func (o *runOutput) finish(r runSummary) {
+func (o *runOutput) finish(r headless.Summary) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch o.format {
 	case formatJSON, formatStreamJSON:
-		o.sj.finish(r)
+		o.sj.Finish(r)
 	default:
 		o.view.Renderer().EndTurn()
-		o.view.Finish(errors.Is(r.err, agent.ErrInterrupted))
+		o.view.Finish(errors.Is(r.Err, agent.ErrInterrupted))
 	}
 }
 

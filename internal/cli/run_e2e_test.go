@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/synapse-agent/synapse/internal/headless"
+	"github.com/synapse-agent/synapse/internal/headless/headlesstest"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 	"github.com/synapse-agent/synapse/internal/session"
@@ -333,9 +335,9 @@ func TestRunFailuresExitNonZero(t *testing.T) {
 		if r.code != 1 {
 			t.Errorf("exit %d: %s", r.code, r.stderr)
 		}
-		checkPairs(t, r.stdout)
+		headlesstest.CheckStream(t, r.stdout)
 		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-		var res resultEvent
+		var res headless.ResultEvent
 		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
 			t.Fatal(err)
 		}
@@ -403,7 +405,7 @@ func TestRunInterruptExits130(t *testing.T) {
 				if !ended {
 					t.Errorf("no cancelled end event for the started call:\n%s", out.String())
 				}
-				checkPairs(t, out.String())
+				headlesstest.CheckStream(t, out.String())
 			}
 			// The cancelled command was killed, not left running.
 			gone := false
@@ -472,13 +474,13 @@ func TestRunJSONUsageIncludesSubagents(t *testing.T) {
 	}
 	var res struct {
 		Result string
-		Usage  usageEvent
+		Usage  headless.UsageEvent
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatalf("%v in %q", err, r.stdout)
 	}
 	want := llm.Usage{InputTokens: 1 + 3 + 100 + 200, OutputTokens: 2 + 4 + 10 + 20, CacheReadTokens: 5, CacheCreationTokens: 7}
-	if res.Result != "parent done" || res.Usage != usageOf(want) {
+	if res.Result != "parent done" || res.Usage != headless.UsageOf(want) {
 		t.Errorf("result text %q usage %+v, want usage %+v", res.Result, res.Usage, want)
 	}
 	// The sub-agent really ran its command (the explore sandbox works).
@@ -496,13 +498,13 @@ func TestRunJSONUsageIncludesSubagents(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s\n%s", r.code, r.stderr, r.stdout)
 	}
-	checkPairs(t, r.stdout)
+	headlesstest.CheckStream(t, r.stdout)
 	var subUse, subResult, started, finished bool
 	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 		var ev struct {
 			Type, Subtype string
 			Parent        *string `json:"parent_tool_use_id"`
-			Message       struct{ Content []block }
+			Message       struct{ Content []headless.Block }
 		}
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatal(err)

@@ -9,10 +9,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/synapse-agent/synapse/internal/fsutil"
 	"github.com/synapse-agent/synapse/internal/llm"
+
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 // OffloadPrefix starts the line that replaces an offloaded tool result.
@@ -252,10 +253,7 @@ func cutHead(text string, n int) string {
 	if n >= len(text) {
 		return text
 	}
-	for n > 0 && !utf8.RuneStart(text[n]) {
-		n--
-	}
-	head := text[:n]
+	head := textutil.HeadBytes(text, n)
 	if i := strings.LastIndexByte(head, '\n'); i > 0 {
 		head = head[:i+1]
 	}
@@ -271,11 +269,7 @@ func cutTail(text string, n int) string {
 	if n >= len(text) {
 		return text
 	}
-	start := len(text) - n
-	for start < len(text) && !utf8.RuneStart(text[start]) {
-		start++
-	}
-	tail := text[start:]
+	tail := textutil.TailBytes(text, n)
 	if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)-1 {
 		tail = tail[i+1:]
 	}

@@ -14,11 +14,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 // Defaults for Cmd's zero fields.
@@ -145,5 +146,5 @@ func (c *Capped) String() string {
 	if c.dropped == 0 {
 		return c.buf.String()
 	}
-	return c.buf.String() + fmt.Sprintf("\n[… %d more bytes not shown]", c.dropped)
+	return c.buf.String() + "\n" + textutil.CutNote(int64(c.dropped))
 }

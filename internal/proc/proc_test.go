@@ -75,7 +75,7 @@ func TestRunCannotStart(t *testing.T) {
 
 func TestRunCapsEachStream(t *testing.T) {
 	r := Run(context.Background(), Cmd{Argv: bash(`head -c 5000 /dev/zero | tr '\0' a; head -c 10 /dev/zero | tr '\0' b >&2`), MaxOutput: 1000})
-	if !strings.HasPrefix(r.Stdout, strings.Repeat("a", 1000)+"\n[… 4000 more bytes not shown]") {
+	if !strings.HasPrefix(r.Stdout, strings.Repeat("a", 1000)+"\n[… 4000 bytes of output not shown]") {
 		t.Errorf("stdout not capped with its note: %q…", r.Stdout[:min(len(r.Stdout), 80)])
 	}
 	if r.Stderr != "bbbbbbbbbb" {

@@ -2,9 +2,10 @@ package render
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 // What the renderer keeps of a turn's folded parts, so that the user can
@@ -63,12 +64,9 @@ func lastBytes(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := s[len(s)-n:]
+	cut := textutil.TailBytes(s, n)
 	if i := strings.IndexByte(cut, '\n'); i >= 0 && i < len(cut)-1 {
 		return cut[i+1:]
-	}
-	for len(cut) > 0 && !utf8.RuneStart(cut[0]) {
-		cut = cut[1:]
 	}
 	return cut
 }

@@ -161,13 +161,13 @@ func (b *LocalBackend) Execute(ctx context.Context, cmd string) (command.Result,
 	}
 	res = detectViolation(res, cwd, b.policy, b.rules, b.plat.launcher != "")
 	res.Stderr += sandboxLines(before)
-	_ = b.plat.guard.take() // what the checks before the command restored is in before
+	_ = b.plat.guard.Take() // what the checks before the command restored is in before
 	removed, lines := b.checkLocked()
 	if len(removed) > 0 {
 		res.Blocked, res.BlockedReason, res.BlockedResource = true, commondirReason, removed[0]
 		res.Stderr += "sandbox: removed " + strings.Join(removed, ", ") + ": " + commondirReason + "\n"
 	}
-	if restored := b.plat.guard.take(); len(restored) > 0 && !res.Blocked {
+	if restored := b.plat.guard.Take(); len(restored) > 0 && !res.Blocked {
 		// What Landlock let the command change in a repository, undone:
 		// reported as bwrap's read-only mount would have refused it.
 		res.Blocked, res.BlockedReason, res.BlockedResource = true, gitProtectedReason, restored[0]
@@ -180,8 +180,8 @@ func (b *LocalBackend) Execute(ctx context.Context, cmd string) (command.Result,
 // planted are removed (when anything in their directories changed) and
 // their paths returned, with the lines of what else was disabled.
 func (b *LocalBackend) checkLocked() (removed, lines []string) {
-	lines = append(b.plat.guard.check(), b.plat.lastPlan.watch.check()...)
-	if b.plat.guard != nil || b.plat.lastPlan.watch.controlChanged() {
+	lines = append(b.plat.guard.Check(), b.plat.lastPlan.watch.Check()...)
+	if b.plat.guard != nil || b.plat.lastPlan.watch.ControlChanged() {
 		removed = b.plat.lastPlan.revertGit()
 	}
 	return removed, lines
@@ -242,7 +242,7 @@ func (b *LocalBackend) Settle(take bool) []string {
 // run; the checks before each command and Settle remain.
 func (b *LocalBackend) startIdle() {
 	b.wake = -1
-	fd := b.plat.lastPlan.watch.waitFD()
+	fd := b.plat.lastPlan.watch.WaitFD()
 	if fd < 0 {
 		return
 	}
@@ -266,7 +266,7 @@ func (b *LocalBackend) idle(fd, wake int) {
 	defer close(b.idleEnd)
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(wake), Events: unix.POLLIN}}
 	timeout := -1
-	if b.plat.lastPlan.watch.needsLook() {
+	if b.plat.lastPlan.watch.NeedsLook() {
 		timeout = int(idlePace / time.Millisecond)
 	}
 	for {
@@ -284,7 +284,7 @@ func (b *LocalBackend) idle(fd, wake int) {
 		start := time.Now()
 		b.pending = append(b.pending, b.settleLocked()...)
 		took := time.Since(start)
-		needs := b.plat.lastPlan.watch.needsLook()
+		needs := b.plat.lastPlan.watch.NeedsLook()
 		b.runMu.Unlock()
 		timeout = -1
 		if needs {
@@ -310,10 +310,7 @@ func (b *LocalBackend) freshRepos() []string {
 	if b.plat == nil || b.plat.lastPlan.watch == nil {
 		return nil
 	}
-	w := b.plat.lastPlan.watch
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return slices.Clone(w.fresh)
+	return b.plat.lastPlan.watch.Fresh()
 }
 
 // commondirReason explains a removed control file.
@@ -340,7 +337,7 @@ func (b *LocalBackend) Dispose() error {
 		b.runMu.Lock()
 		b.settleLocked()
 		b.runMu.Unlock()
-		b.plat.lastPlan.watch.close()
+		b.plat.lastPlan.watch.Close()
 		if err := b.plat.cleanup(); err != nil {
 			errs = append(errs, fmt.Errorf("remove sandbox files: %w", err))
 		}
@@ -459,9 +456,9 @@ func (lp LocalProvider) Create(ctx context.Context, opts CreateOptions) (Backend
 		return nil, fmt.Errorf("start the sandboxed shell: %w", err)
 	}
 	b := &LocalBackend{policy: opts.Policy, rules: compileRules(opts.Policy.Blacklist, opts.Policy.Home), plat: plat, sess: sess}
-	plat.lastPlan.watch.adopt(opts.Fresh)
+	plat.lastPlan.watch.Adopt(opts.Fresh)
 	if plat.guard != nil {
-		plat.guard.forget(opts.Fresh)
+		plat.guard.Forget(opts.Fresh)
 	}
 	b.startIdle()
 	return b, nil

@@ -142,11 +142,11 @@ func BenchmarkGitWatchCheck(b *testing.B) {
 		}
 	}
 	mp := planMounts(Policy{Whitelist: []string{ws}}, nil)
-	mp.watch.start() // as the sandbox's shell does
-	b.Cleanup(mp.watch.close)
+	mp.watch.Start() // as the sandbox's shell does
+	b.Cleanup(mp.watch.Close)
 	b.ResetTimer()
 	for b.Loop() {
-		if found := mp.watch.check(); len(found) != 0 {
+		if found := mp.watch.Check(); len(found) != 0 {
 			b.Fatal(found)
 		}
 	}
@@ -174,15 +174,15 @@ func BenchmarkGitWatchCheckRepo(b *testing.B) {
 		b.Fatal(err)
 	}
 	mp := planMounts(Policy{Whitelist: []string{ws}}, nil)
-	mp.watch.start() // as the sandbox's shell does (platform.wrap)
-	mp.watch.controlFiles(mp.gitWatch)
-	b.Cleanup(mp.watch.close)
+	mp.watch.Start() // as the sandbox's shell does (platform.wrap)
+	mp.watch.ControlFiles(mp.gitWatch)
+	b.Cleanup(mp.watch.Close)
 	b.ResetTimer()
 	for b.Loop() {
-		if found := mp.watch.check(); len(found) != 0 {
+		if found := mp.watch.Check(); len(found) != 0 {
 			b.Fatal(found)
 		}
-		if mp.watch.controlChanged() {
+		if mp.watch.ControlChanged() {
 			if removed := mp.revertGit(); len(removed) != 0 {
 				b.Fatal(removed)
 			}

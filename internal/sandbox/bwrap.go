@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/synapse-agent/synapse/internal/repoguard"
 )
 
 // Bounds of the scan that expands blacklist globs (and finds `.git`
@@ -48,14 +50,14 @@ type mountPlan struct {
 	gitWatch  []string // git control files that must not appear (removed after each command)
 	hideDirs  []string
 	hideFiles []string
-	truncated bool      // the glob scan hit its bound
-	watch     *gitWatch // finds repositories commands create in the writable roots
+	truncated bool             // the glob scan hit its bound
+	watch     *repoguard.Watch // finds repositories commands create in the writable roots
 }
 
 // planMounts resolves the policy against the filesystem. env supplies
 // SSH_AUTH_SOCK and XDG_RUNTIME_DIR, whose sockets are hidden.
 func planMounts(p Policy, env []string) mountPlan {
-	mp := mountPlan{watch: newGitWatch()}
+	mp := mountPlan{watch: repoguard.NewWatch()}
 	rules := compileRules(p.Blacklist, p.Home)
 	for _, w := range normalizeDirs(p.Whitelist, p.Home) {
 		if _, ok := matchRules(rules, w); ok {
@@ -82,7 +84,7 @@ func planMounts(p Policy, env []string) mountPlan {
 	// Scan in policy order (workspace first) so the bounded scan spends its
 	// budget on the project before a large temp dir.
 	scanOrder := slices.Clone(mp.writable)
-	mp.watch.roots = slices.Clone(mp.writable)
+	mp.watch.SetRoots(mp.writable)
 	// Parents before children so a nested bind is not covered by its parent.
 	slices.SortStableFunc(mp.writable, func(a, b string) int { return len(a) - len(b) })
 	slices.SortStableFunc(mp.readonly, func(a, b string) int { return len(a) - len(b) })
@@ -192,7 +194,7 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 		for d := filepath.Dir(hgPath); d != root && within(d, root); d = filepath.Dir(d) {
 			add(&mp.pin, d)
 		}
-		for _, name := range hgControlFiles {
+		for _, name := range repoguard.HgControlFiles {
 			p := filepath.Join(hgPath, name)
 			if exists(p) {
 				add(&mp.protect, p)
@@ -200,13 +202,13 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 				add(&mp.gitWatch, p)
 			}
 		}
-		mp.protectNamed(hgNamedPaths(hgPath, filepath.Dir(hgPath)))
-		mp.watch.known[hgPath] = true
+		mp.protectNamed(repoguard.HgNamedPaths(hgPath, filepath.Dir(hgPath)))
+		mp.watch.MarkKnown(hgPath)
 	}
 	if st, err := os.Lstat(filepath.Join(root, ".git")); err == nil {
 		protectGit(filepath.Join(root, ".git"), st.IsDir())
 		if writable {
-			mp.watch.known[filepath.Join(root, ".git")] = true
+			mp.watch.MarkKnown(filepath.Join(root, ".git"))
 		}
 	}
 	base := strings.Count(root, "/")
@@ -239,7 +241,7 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 		*budget--
 		if path == root {
 			if writable {
-				mp.watch.remember(path, d)
+				mp.watch.Remember(path, d)
 			}
 			return nil
 		}
@@ -257,7 +259,7 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 		if d.Name() == ".git" {
 			protectGit(path, d.IsDir())
 			if writable {
-				mp.watch.known[path] = true
+				mp.watch.MarkKnown(path)
 			}
 		}
 		if d.Name() == ".hg" && d.IsDir() {
@@ -275,7 +277,7 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 				return fs.SkipDir
 			}
 			if writable {
-				mp.watch.remember(path, d)
+				mp.watch.Remember(path, d)
 			}
 		}
 		return nil
@@ -294,19 +296,19 @@ func (mp *mountPlan) beyondBounds(path string, d fs.DirEntry, protectGit func(st
 	*left--
 	if d.Name() == ".hg" && d.IsDir() {
 		protectHg(path)
-		mp.watch.remember(path, d) // a repository put inside is reached by a gitlink
+		mp.watch.Remember(path, d) // a repository put inside is reached by a gitlink
 		return nil
 	}
 	if d.Name() == ".git" {
 		protectGit(path, d.IsDir())
-		mp.watch.known[path] = true
+		mp.watch.MarkKnown(path)
 		if d.IsDir() {
 			return fs.SkipDir
 		}
 		return nil
 	}
 	if d.IsDir() {
-		mp.watch.remember(path, d)
+		mp.watch.Remember(path, d)
 	}
 	return nil
 }
@@ -325,7 +327,7 @@ func (mp *mountPlan) watchTree(root string, protectGit func(string, bool), prote
 		switch {
 		case d.Name() == ".git":
 			protectGit(path, d.IsDir())
-			mp.watch.known[path] = true
+			mp.watch.MarkKnown(path)
 			if d.IsDir() {
 				return fs.SkipDir
 			}
@@ -337,7 +339,7 @@ func (mp *mountPlan) watchTree(root string, protectGit func(string, bool), prote
 			if d.Name() == ".hg" && path != root {
 				protectHg(path)
 			}
-			mp.watch.remember(path, d)
+			mp.watch.Remember(path, d)
 		}
 		return nil
 	})
@@ -363,9 +365,7 @@ func (mp *mountPlan) protectGitDir(dir string, mkHooks bool, depth int) {
 			*list = append(*list, p)
 		}
 	}
-	if _, ok := mp.watch.seq[dir]; !ok {
-		mp.watch.seq[dir] = seqBaseline(dir)
-	}
+	mp.watch.Baseline(dir)
 	hooks := filepath.Join(dir, "hooks")
 	if !exists(hooks) && mkHooks {
 		// A missing hooks directory could be created and filled from
@@ -383,7 +383,7 @@ func (mp *mountPlan) protectGitDir(dir string, mkHooks bool, depth int) {
 			add(&mp.gitWatch, p)
 		}
 	}
-	if wts, err := readDirNoBlock(filepath.Join(dir, "worktrees")); err == nil {
+	if wts, err := repoguard.ReadDirNoBlock(filepath.Join(dir, "worktrees")); err == nil {
 		for _, wt := range wts {
 			if !wt.IsDir() {
 				continue
@@ -391,9 +391,7 @@ func (mp *mountPlan) protectGitDir(dir string, mkHooks bool, depth int) {
 			// A worktree's admin directory: its commondir and gitdir say
 			// where the repository and the checkout are.
 			admin := filepath.Join(dir, "worktrees", wt.Name())
-			if _, ok := mp.watch.seq[admin]; !ok {
-				mp.watch.seq[admin] = seqBaseline(admin) // a linked worktree's own rebase
-			}
+			mp.watch.Baseline(admin) // a linked worktree's own rebase
 			for _, name := range []string{"commondir", "gitdir", "config.worktree"} {
 				p := filepath.Join(admin, name)
 				if exists(p) {
@@ -456,7 +454,7 @@ func (mp *mountPlan) protectNamed(paths []string) {
 		}
 	}
 	for _, p := range paths {
-		root := mp.watch.rootOf(p)
+		root := mp.watch.RootOf(p)
 		if root == "" || p == root || slices.ContainsFunc(mp.protect, func(q string) bool { return within(p, q) }) {
 			continue
 		}
@@ -490,7 +488,7 @@ func configNamedPaths(dir, worktree string) []string {
 				if !filepath.IsAbs(p) && name != "core.hookspath" {
 					p = filepath.Join(filepath.Dir(cfg), p) // git: relative to the including file
 				}
-			case dangerousKeys[e.key] && e.key != "worktree":
+			case repoguard.DangerousKeys[e.key] && e.key != "worktree":
 				fields := strings.Fields(strings.TrimPrefix(e.value, "!"))
 				if len(fields) == 0 || !strings.Contains(fields[0], "/") {
 					continue // a program looked up in PATH
@@ -521,7 +519,7 @@ type gitConfigEntry struct{ section, key, value string }
 // gitConfigEntries reads the settings of a config file (lower-case
 // section and key names, the value unquoted), for the paths it names.
 func gitConfigEntries(path string) []gitConfigEntry {
-	b, err := readControlFile(path)
+	b, err := repoguard.ReadControlFile(path)
 	if err != nil {
 		return nil
 	}
@@ -558,11 +556,11 @@ func gitConfigEntries(path string) []gitConfigEntry {
 // it names none, or names it in a way git and this reader could take
 // differently: gitDanger reports those).
 func gitCommonDir(gitFile string) string {
-	target, odd := gitfileTarget(gitFile)
+	target, odd := repoguard.GitfileTarget(gitFile)
 	if odd != "" || target == "" {
 		return ""
 	}
-	common, odd := commonDirOf(target)
+	common, odd := repoguard.CommonDirOf(target)
 	if odd != "" {
 		return ""
 	}
@@ -732,10 +730,10 @@ func writeBinds(mp mountPlan) []string {
 func (mp mountPlan) revertGit() []string {
 	var removed []string
 	for _, p := range mp.gitWatch {
-		if mp.watch == nil || mp.watch.rootOf(p) == "" {
+		if mp.watch == nil || mp.watch.RootOf(p) == "" {
 			continue
 		}
-		fd, err := mp.watch.openBeneath(filepath.Dir(p), unix.O_PATH|unix.O_DIRECTORY)
+		fd, err := mp.watch.OpenBeneath(filepath.Dir(p), unix.O_PATH|unix.O_DIRECTORY)
 		if err != nil {
 			continue // missing, or reached through a symlink: not this repository's
 		}
@@ -743,7 +741,7 @@ func (mp mountPlan) revertGit() []string {
 		err = unix.Unlinkat(fd, base, 0)
 		if errors.Is(err, unix.EISDIR) {
 			if err = unix.Unlinkat(fd, base, unix.AT_REMOVEDIR); err != nil {
-				err = unix.Renameat2(fd, base, fd, base+disabledMark+strconv.FormatInt(time.Now().UnixNano(), 10), unix.RENAME_NOREPLACE)
+				err = unix.Renameat2(fd, base, fd, base+repoguard.DisabledMark+strconv.FormatInt(time.Now().UnixNano(), 10), unix.RENAME_NOREPLACE)
 			}
 		}
 		unix.Close(fd)

@@ -48,8 +48,10 @@
 // renamed or replaced, keeps a worktree's .git file read-only, and removes
 // a control file a command plants where there was none (bubblewrap binds
 // only what exists). A repository a command creates later (or a new .git
-// file) is found after each command by gitWatch and disabled when its
-// hooks or config would run anything.
+// file) is found after each command by repoguard.Watch and disabled when its
+// hooks or config would run anything; under Landlock, repoguard.Guard
+// restores what the mounts would have kept. The threat model is stated
+// once, in package repoguard.
 //
 // # On by default, fail-closed
 //

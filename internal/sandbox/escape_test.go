@@ -20,6 +20,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/synapse-agent/synapse/internal/testutil"
+
+	"github.com/synapse-agent/synapse/internal/repoguard"
 )
 
 const secret = "TOPSECRET-7f3a"
@@ -236,7 +238,7 @@ func guardAside(d []string) []string {
 	}
 	var out []string
 	for _, l := range d {
-		if !strings.Contains(l, disabledMark) {
+		if !strings.Contains(l, repoguard.DisabledMark) {
 			out = append(out, l)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/synapse-agent/synapse/internal/repoguard"
 )
 
 // Policy is what a sandboxed process may do. Paths are absolute host paths.
@@ -273,8 +275,8 @@ func gitProtected(p string) bool {
 	if filepath.Base(p) == ".git" {
 		return true
 	}
-	if i := strings.LastIndex(p, "/.hg/"); i >= 0 && slices.Contains(hgControlFiles, p[i+len("/.hg/"):]) {
-		return true // Mercurial reads hgrc on every command (see hgControlFiles)
+	if i := strings.LastIndex(p, "/.hg/"); i >= 0 && slices.Contains(repoguard.HgControlFiles, p[i+len("/.hg/"):]) {
+		return true // Mercurial reads hgrc on every command (see repoguard.HgControlFiles)
 	}
 	i := strings.LastIndex(p, "/.git/")
 	if i < 0 {
@@ -311,7 +313,7 @@ func configNamedWrite(path, root string) string {
 			}
 		}
 		if st, err := os.Lstat(filepath.Join(d, ".hg")); err == nil && st.IsDir() {
-			for _, named := range hgNamedPaths(filepath.Join(d, ".hg"), d) {
+			for _, named := range repoguard.HgNamedPaths(filepath.Join(d, ".hg"), d) {
 				if within(path, named) && named != root {
 					return named
 				}
@@ -327,7 +329,7 @@ func configNamedWrite(path, root string) string {
 // bareRepoWrite returns the folder (path or one above it, up to root) that
 // an in-process write of path would turn into, or write the control files
 // of, a directory git takes for a bare repository; "" when none. Native
-// commands are checked after they run (gitWatch), but write and edit run
+// commands are checked after they run (repoguard.Watch), but write and edit run
 // on the host, also before the sandbox exists to watch anything.
 func bareRepoWrite(path, root string) string {
 	if strings.Contains(path, "/.git/") {

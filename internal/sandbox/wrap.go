@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+
+	"github.com/synapse-agent/synapse/internal/repoguard"
 )
 
 // WrapOptions tunes WrapArgv.
@@ -97,7 +99,7 @@ type platform struct {
 	// launcher is set for the Landlock backend (the synapse binary); guard
 	// then restores the repositories' protected files after each command.
 	launcher string
-	guard    *repoGuard
+	guard    *repoguard.Guard
 }
 
 // newPlatform prepares the adapter; stateParent receives a private directory
@@ -147,8 +149,8 @@ func (pl *platform) wrap(p Policy, argv []string, opts WrapOptions) ([]string, e
 	opts.GOOS, opts.LookPath = pl.goos, pl.look
 	if pl.launcher != "" {
 		mp := planMounts(p, opts.Env)
-		mp.watch.start()
-		mp.watch.controlFiles(mp.gitWatch)
+		mp.watch.Start()
+		mp.watch.ControlFiles(mp.gitWatch)
 		pl.lastPlan = mp
 		scratch := ""
 		if p.ReadOnly {
@@ -159,7 +161,7 @@ func (pl *platform) wrap(p Policy, argv []string, opts WrapOptions) ([]string, e
 			return nil, err
 		}
 		// The agent's own configuration is read-only by Landlock itself.
-		pl.guard = newRepoGuard(mp, normalizeDirs(p.Protect, p.Home))
+		pl.guard = repoguard.NewGuard(mp.watch, mp.protect, mp.pin, normalizeDirs(p.Protect, p.Home))
 		return landlockArgv(pl.launcher, spec, argv)
 	}
 	if pl.goos != "linux" {
@@ -175,15 +177,15 @@ func (pl *platform) wrap(p Policy, argv []string, opts WrapOptions) ([]string, e
 	if !p.ReadOnly && slices.ContainsFunc(mp.writable, func(w string) bool { return within(pl.stateDir, w) }) {
 		mp.protect = append(mp.protect, pl.stateDir)
 	}
-	mp.watch.start()
-	mp.watch.controlFiles(mp.gitWatch)
+	mp.watch.Start()
+	mp.watch.ControlFiles(mp.gitWatch)
 	pl.lastPlan = mp
 	return append(bwrapArgs(bwrap, p, mp, opts, filepath.Join(pl.stateDir, "empty")), argv...), nil
 }
 
 // cleanup removes the adapter's files and stops watching for repositories.
 func (pl *platform) cleanup() error {
-	pl.lastPlan.watch.close()
+	pl.lastPlan.watch.Close()
 	if pl.stateDir == "" {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 // frame picks one command's output out of a stream: it drops everything
@@ -240,9 +241,10 @@ func (c *capped) result() (string, *os.File) {
 	// The end of the stream after what the file holds.
 	end := c.tail[max(0, int64(len(c.tail))-min(c.dropped, spillKeep)):]
 	if c.dropped > 0 {
-		note := fmt.Sprintf("\n[... %d bytes of output omitted: it exceeded %d bytes ...]\n", c.dropped-int64(len(end)), c.limit)
+		// The same note as the in-memory cut (String), so both paths give the same bytes.
+		note := "\n" + textutil.CutNote(c.dropped-int64(len(end))) + "\n"
 		if c.werr != nil {
-			note = fmt.Sprintf("\n[... %d bytes of output omitted: %v ...]\n", c.dropped-int64(len(end)), c.werr)
+			note = fmt.Sprintf("\n[… %d bytes of output not shown: %v]\n", c.dropped-int64(len(end)), c.werr)
 		}
 		_, _ = f.WriteString(note)
 		_, _ = f.Write(end)
@@ -261,8 +263,7 @@ func (c *capped) String() string {
 	if c.dropped == 0 {
 		return string(c.head) + string(c.tail)
 	}
-	return fmt.Sprintf("%s\n[... %d bytes of output omitted: it exceeded %d bytes ...]\n%s",
-		c.head, c.dropped, c.limit, c.tail)
+	return string(c.head) + "\n" + textutil.CutNote(c.dropped) + "\n" + string(c.tail)
 }
 
 // partialSuffix is the length of the longest end of b that begins marker

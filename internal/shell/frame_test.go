@@ -58,7 +58,7 @@ func TestCapped(t *testing.T) {
 	}
 	c.write([]byte("12345"))
 	got := c.String()
-	if !strings.HasPrefix(got, "abcde\n[... 305 bytes") || !strings.HasSuffix(got, "]\n12345") {
+	if !strings.HasPrefix(got, "abcde\n[… 305 bytes of output not shown]") || !strings.HasSuffix(got, "]\n12345") {
 		t.Fatalf("capped: %q", got)
 	}
 }

@@ -339,7 +339,7 @@ func trunc(s string) string {
 func TestOutputCap(t *testing.T) {
 	s := startT(t, Options{MaxOutputBytes: 1000})
 	r := execT(t, s, "head -c 600 /dev/zero | tr '\\0' h; head -c 5000 /dev/zero | tr '\\0' m; head -c 600 /dev/zero | tr '\\0' t")
-	if !strings.HasPrefix(r.Stdout, strings.Repeat("h", 500)+"\n[... 5200 bytes of output omitted") ||
+	if !strings.HasPrefix(r.Stdout, strings.Repeat("h", 500)+"\n[… 5200 bytes of output not shown]") ||
 		!strings.HasSuffix(r.Stdout, "]\n"+strings.Repeat("t", 500)) {
 		t.Fatalf("capped output = %q", trunc(r.Stdout))
 	}

@@ -3,7 +3,7 @@ package shell
 import (
 	"bytes"
 	"context"
-	"fmt"
+	"github.com/synapse-agent/synapse/internal/textutil"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -82,7 +82,7 @@ func TestCappedSpillKeepsTheLimit(t *testing.T) {
 	got, _ := os.ReadFile(f.Name())
 	total := 1000 + 3000*1000 + 1000
 	dropped := total - (2 << 20) - spillKeep
-	note := fmt.Sprintf("\n[... %d bytes of output omitted: it exceeded %d bytes ...]\n", dropped, 2<<20)
+	note := "\n" + textutil.CutNote(int64(dropped)) + "\n"
 	if len(got) != 2<<20+len(note)+spillKeep || !bytes.HasPrefix(got, bytes.Repeat([]byte("h"), 1000)) ||
 		!bytes.Contains(got, []byte(note)) || !bytes.HasSuffix(got, append(bytes.Repeat([]byte("m"), spillKeep-1000), bytes.Repeat([]byte("t"), 1000)...)) {
 		t.Fatalf("capped spill file: %d bytes, note present: %v", len(got), bytes.Contains(got, []byte(note)))

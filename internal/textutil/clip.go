@@ -1,6 +1,10 @@
 package textutil
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
 
 // Ellipsis marks where text was cut.
 const Ellipsis = "…"
@@ -41,4 +45,42 @@ func OneLine(s string, max int) string {
 		return strings.TrimSpace(string(r[:max-1])) + Ellipsis
 	}
 	return l
+}
+
+// CutNote is the one note that marks where output was cut to a bound: n
+// bytes of it are left out there (the end of a capped stream, or the middle
+// of one kept at both ends).
+func CutNote(n int64) string {
+	return "[… " + strconv.FormatInt(n, 10) + " bytes of output not shown]"
+}
+
+// HeadBytes is s's start of at most n bytes, never ending inside a UTF-8
+// sequence (for bounds in bytes: files, context budgets, wire limits).
+func HeadBytes(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// TailBytes is s's end of at most n bytes, never starting inside a UTF-8
+// sequence.
+func TailBytes(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	start := len(s) - n
+	for start < len(s) && !utf8.RuneStart(s[start]) {
+		start++
+	}
+	return s[start:]
 }

@@ -81,3 +81,28 @@ func TestOneLine(t *testing.T) {
 		}
 	}
 }
+
+// One note marks every cut of output to a byte bound.
+func TestCutNote(t *testing.T) {
+	if got, want := CutNote(4000), "[… 4000 bytes of output not shown]"; got != want {
+		t.Errorf("CutNote(4000) = %q, want %q", got, want)
+	}
+}
+
+// Byte bounds never split a UTF-8 sequence.
+func TestHeadTailBytes(t *testing.T) {
+	s := "aé€b" // 1 + 2 + 3 + 1 bytes
+	for _, tt := range []struct {
+		n          int
+		head, tail string
+	}{
+		{0, "", ""}, {1, "a", "b"}, {2, "a", "b"}, {3, "aé", "b"}, {4, "aé", "€b"}, {6, "aé€", "é€b"}, {7, s, s}, {9, s, s},
+	} {
+		if got := HeadBytes(s, tt.n); got != tt.head {
+			t.Errorf("HeadBytes(%d) = %q, want %q", tt.n, got, tt.head)
+		}
+		if got := TailBytes(s, tt.n); got != tt.tail {
+			t.Errorf("TailBytes(%d) = %q, want %q", tt.n, got, tt.tail)
+		}
+	}
+}

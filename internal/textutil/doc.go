@@ -9,7 +9,10 @@
 //
 // FirstLine, OneLine, Truncate and Clip are the one set of helpers that
 // shorten text for a line of a list, a notice or an excerpt, all marking a
-// cut with the same Ellipsis and counting runes, never bytes.
+// cut with the same Ellipsis and counting runes, never bytes. CutNote is the
+// one note that marks output cut to a byte bound (proc's capped streams, the
+// shell's capped command output). HeadBytes and TailBytes keep a start or an
+// end within a byte bound without splitting a UTF-8 sequence.
 //
 // JSONKind and JSONValue word a JSON type mismatch in JSON's terms ("must be
 // an array, not an object") instead of the decoder's Go type names.

@@ -30,6 +30,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 // Server is a running fake LLM server. All methods are safe for concurrent use.
@@ -298,7 +300,7 @@ func (s *Server) begin(req *Request) (Turn, bool) {
 		return Turn{Reply: s.handler}, true
 	}
 	full := rec.full()
-	s.unexpected = append(s.unexpected, fmt.Sprintf("#%d %s model=%q last user text=%q", req.Index, req.Format, req.Model, truncate(full.LastUserText(), 80)))
+	s.unexpected = append(s.unexpected, fmt.Sprintf("#%d %s model=%q last user text=%q", req.Index, req.Format, req.Model, textutil.Clip(full.LastUserText(), 80)))
 	return Turn{}, false
 }
 
@@ -313,13 +315,6 @@ func (s *Server) end() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.inFlight--
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // sleep waits d or until ctx is done; it reports whether d elapsed.

@@ -1,4 +1,4 @@
-package sandbox
+package repoguard
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The checks of gitWatch run on the host with the user's rights, on paths
+// The checks of Watch run on the host with the user's rights, on paths
 // inside the writable roots that a sandboxed command can change while they
 // run: a folder the check found a repository in can be moved away and
 // replaced by a symlink to a repository elsewhere on the host, and a path
@@ -26,8 +26,8 @@ import (
 // errOutsideRoots: the path is not below a writable root of the watch.
 var errOutsideRoots = errors.New("not inside a writable root")
 
-// rootOf returns the deepest writable root holding p, or "".
-func (w *gitWatch) rootOf(p string) string {
+// RootOf returns the deepest writable root holding p, or "".
+func (w *Watch) RootOf(p string) string {
 	root := ""
 	for _, r := range w.roots {
 		if within(p, r) && len(r) > len(root) {
@@ -37,11 +37,11 @@ func (w *gitWatch) rootOf(p string) string {
 	return root
 }
 
-// openBeneath opens p, which must lie in a writable root, without
+// OpenBeneath opens p, which must lie in a writable root, without
 // following a symlink anywhere below the root (the last component
 // included) and with flags (O_NOFOLLOW and O_CLOEXEC added).
-func (w *gitWatch) openBeneath(p string, flags int) (int, error) {
-	root := w.rootOf(p)
+func (w *Watch) OpenBeneath(p string, flags int) (int, error) {
+	root := w.RootOf(p)
 	if root == "" {
 		return -1, errOutsideRoots
 	}
@@ -90,12 +90,12 @@ func (w *gitWatch) openBeneath(p string, flags int) (int, error) {
 // reachable reports whether p's folder is where p says: below a writable
 // root with no symlink on the way (a path outside the roots is the host's,
 // which no command can change, and counts as reachable).
-func (w *gitWatch) reachable(p string) bool {
+func (w *Watch) reachable(p string) bool {
 	dir := filepath.Dir(p)
-	if w.rootOf(dir) == "" {
+	if w.RootOf(dir) == "" {
 		return true
 	}
-	fd, err := w.openBeneath(dir, unix.O_PATH|unix.O_DIRECTORY)
+	fd, err := w.OpenBeneath(dir, unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return false
 	}
@@ -108,16 +108,16 @@ func (w *gitWatch) reachable(p string) bool {
 // the roots: without following p itself). A directory a command made
 // unreadable (mode 0111: git can still go through it to a repository
 // whose path it knows, from a gitlink) is made readable to its owner.
-func (w *gitWatch) readDir(p string) ([]fs.DirEntry, error) {
+func (w *Watch) readDir(p string) ([]fs.DirEntry, error) {
 	open := func() (int, error) {
-		if w.rootOf(p) == "" {
+		if w.RootOf(p) == "" {
 			return unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		}
-		return w.openBeneath(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK)
+		return w.OpenBeneath(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK)
 	}
 	fd, err := open()
-	if errors.Is(err, unix.EACCES) && w.rootOf(p) != "" {
-		if pfd, perr := w.openBeneath(p, unix.O_PATH|unix.O_DIRECTORY); perr == nil {
+	if errors.Is(err, unix.EACCES) && w.RootOf(p) != "" {
+		if pfd, perr := w.OpenBeneath(p, unix.O_PATH|unix.O_DIRECTORY); perr == nil {
 			var st unix.Stat_t
 			// Through the descriptor's /proc link: the very directory
 			// opened, whatever its path has become since.
@@ -141,7 +141,7 @@ func (w *gitWatch) readDir(p string) ([]fs.DirEntry, error) {
 // walk calls fn for root and everything below it, like filepath.WalkDir
 // (fs.SkipDir skips a directory), reading each directory with readDir; a
 // root whose folder cannot be reached without a symlink is not walked.
-func (w *gitWatch) walk(root string, fn func(p string, d fs.DirEntry) error) {
+func (w *Watch) walk(root string, fn func(p string, d fs.DirEntry) error) {
 	if !w.reachable(root) {
 		return
 	}
@@ -152,7 +152,7 @@ func (w *gitWatch) walk(root string, fn func(p string, d fs.DirEntry) error) {
 	_ = w.walkEntry(root, fs.FileInfoToDirEntry(st), fn)
 }
 
-func (w *gitWatch) walkEntry(p string, d fs.DirEntry, fn func(string, fs.DirEntry) error) error {
+func (w *Watch) walkEntry(p string, d fs.DirEntry, fn func(string, fs.DirEntry) error) error {
 	if err := fn(p, d); err != nil {
 		if errors.Is(err, fs.SkipDir) {
 			return nil
@@ -177,15 +177,23 @@ func (w *gitWatch) walkEntry(p string, d fs.DirEntry, fn func(string, fs.DirEntr
 // renameAside renames p to aside (both in one folder) without replacing
 // anything, and without following a symlink on the way below a writable
 // root: the folder is opened first, the rename made relative to it.
-func (w *gitWatch) renameAside(p, aside string) error {
+func (w *Watch) renameAside(p, aside string) error {
 	dir := filepath.Dir(p)
-	if w.rootOf(dir) == "" {
+	if w.RootOf(dir) == "" {
 		return unix.Renameat2(unix.AT_FDCWD, p, unix.AT_FDCWD, aside, unix.RENAME_NOREPLACE)
 	}
-	fd, err := w.openBeneath(dir, unix.O_PATH|unix.O_DIRECTORY)
+	fd, err := w.OpenBeneath(dir, unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fd)
 	return unix.Renameat2(fd, filepath.Base(p), fd, filepath.Base(aside), unix.RENAME_NOREPLACE)
+}
+
+// within reports whether p is root or below it (both clean and absolute).
+func within(p, root string) bool {
+	if p == root || root == "/" {
+		return true
+	}
+	return strings.HasPrefix(p, root+"/")
 }

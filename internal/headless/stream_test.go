@@ -1,9 +1,7 @@
-package cli
+package headless
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/synapse-agent/synapse/internal/agent"
+	"github.com/synapse-agent/synapse/internal/headless/headlesstest"
 	"github.com/synapse-agent/synapse/internal/hooks"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/todo"
@@ -38,10 +37,10 @@ var headlessCases = []struct {
 	format  string
 	partial bool
 	events  []agent.Event
-	sum     runSummary
+	sum     Summary
 }{
 	{
-		name: "success", format: formatStreamJSON, partial: true,
+		name: "success", format: "stream-json", partial: true,
 		events: []agent.Event{
 			{Kind: agent.Retry, Text: "the model request failed (overloaded); retrying in 1s (attempt 2 of 4)"},
 			{Kind: agent.ThinkingDelta, Text: "Let me "},
@@ -68,12 +67,12 @@ var headlessCases = []struct {
 			{Kind: agent.HookProgress, Text: "running stop hook lint"},
 			{Kind: agent.HookOutput, Text: "lint: ok", Hooks: []hooks.Output{{Hook: "lint", Text: "ok"}}},
 		},
-		sum: runSummary{res: agent.Result{Text: "Two files: a.txt and b.txt.", Turns: 2, StopReason: "end_turn",
+		sum: Summary{Result: agent.Result{Text: "Two files: a.txt and b.txt.", Turns: 2, StopReason: "end_turn",
 			Usage: llm.Usage{InputTokens: 2700, OutputTokens: 52, CacheReadTokens: 2000}, APIDuration: 1800 * time.Millisecond,
-			Hooks: []hooks.Output{{Hook: "lint", Text: "ok"}}}, took: 2500 * time.Millisecond, cost: 0.0123, priced: true},
+			Hooks: []hooks.Output{{Hook: "lint", Text: "ok"}}}, Took: 2500 * time.Millisecond, Cost: 0.0123, Priced: true},
 	},
 	{
-		name: "subagent", format: formatStreamJSON,
+		name: "subagent", format: "stream-json",
 		events: []agent.Event{
 			{Kind: agent.TextDelta, Text: "Asking a helper."},
 			{Kind: agent.Usage, Usage: &llm.Usage{InputTokens: 100, OutputTokens: 10}},
@@ -92,52 +91,54 @@ var headlessCases = []struct {
 			{Kind: agent.Usage, Usage: &llm.Usage{InputTokens: 200, OutputTokens: 8}},
 			{Kind: agent.TurnEnd},
 		},
-		sum: runSummary{res: agent.Result{Text: "It is app/config.yaml.", Turns: 2, StopReason: "end_turn",
-			Usage: llm.Usage{InputTokens: 300, OutputTokens: 18}, APIDuration: 700 * time.Millisecond}, took: 1700 * time.Millisecond},
+		sum: Summary{Result: agent.Result{Text: "It is app/config.yaml.", Turns: 2, StopReason: "end_turn",
+			Usage: llm.Usage{InputTokens: 300, OutputTokens: 18}, APIDuration: 700 * time.Millisecond}, Took: 1700 * time.Millisecond},
 	},
 	{
 		// Ctrl+C while a sub-agent's command and the parent's call run: both
 		// tool_use blocks still get their tool_result.
-		name: "cancelled", format: formatStreamJSON,
+		name: "cancelled", format: "stream-json",
 		events: []agent.Event{
 			{Kind: agent.Usage, Usage: &llm.Usage{InputTokens: 100, OutputTokens: 10}},
 			{Kind: agent.ToolStart, CallID: "toolu_t", Command: `task:general "run the tests"`},
 			{Kind: agent.TaskStart, TaskID: "task-1", ParentCallID: "toolu_t", TaskType: "general", TaskDescription: "run the tests"},
 			{Kind: agent.TaskToolStart, TaskID: "task-1", ParentCallID: "toolu_t", CallID: "toolu_s1", Command: "go test ./..."},
 		},
-		sum: runSummary{res: agent.Result{Turns: 1, StopReason: agent.StopInterrupted, Usage: llm.Usage{InputTokens: 100, OutputTokens: 10},
-			APIDuration: 400 * time.Millisecond}, err: fmt.Errorf("tool execution: %w", agent.ErrInterrupted), took: 3 * time.Second},
+		sum: Summary{Result: agent.Result{Turns: 1, StopReason: agent.StopInterrupted, Usage: llm.Usage{InputTokens: 100, OutputTokens: 10},
+			APIDuration: 400 * time.Millisecond}, Err: fmt.Errorf("tool execution: %w", agent.ErrInterrupted), Took: 3 * time.Second},
 	},
 	{
-		name: "error", format: formatStreamJSON,
+		name: "error", format: "stream-json",
 		events: []agent.Event{
 			{Kind: agent.Error, Err: errors.New("anthropic: 401 invalid x-api-key")},
 		},
-		sum: runSummary{res: agent.Result{Turns: 1, StopReason: agent.StopError},
-			err: errors.New("anthropic: 401 invalid x-api-key"), took: 300 * time.Millisecond},
+		sum: Summary{Result: agent.Result{Turns: 1, StopReason: agent.StopError},
+			Err: errors.New("anthropic: 401 invalid x-api-key"), Took: 300 * time.Millisecond},
 	},
 	{
-		name: "max_turns", format: formatJSON,
+		name: "max_turns", format: "json",
 		events: []agent.Event{
 			{Kind: agent.ToolStart, CallID: "toolu_1", Command: "true"},
 			{Kind: agent.ToolEnd, CallID: "toolu_1", Command: "true", Result: toolRes("(Command executed successfully with no output)", false, tool.Facts{})},
 			{Kind: agent.TurnEnd},
 		},
-		sum: runSummary{res: agent.Result{Text: "Stopped: reached the limit of 1 model turns.", Turns: 1, StopReason: agent.StopMaxTurns},
-			err: &agent.LimitError{Reason: agent.StopMaxTurns, Message: "Stopped: reached the limit of 1 model turns."}, took: time.Second},
+		sum: Summary{Result: agent.Result{Text: "Stopped: reached the limit of 1 model turns.", Turns: 1, StopReason: agent.StopMaxTurns},
+			Err: &agent.LimitError{Reason: agent.StopMaxTurns, Message: "Stopped: reached the limit of 1 model turns."}, Took: time.Second},
 	},
 }
 
-func renderHeadless(format string, partial bool, events []agent.Event, sum runSummary) string {
-	var out, errw bytes.Buffer
-	o := newRunOutput(IO{Out: &out, Err: &errw}, format, partial, func(string) string { return "" })
-	o.init(initEvent{SessionID: "session-20260101-000000-abcd", Model: "claude-sonnet-4-5", Cwd: "/home/me/project",
-		Tools: []string{toolName}, MCPServers: []mcpStatus{{Name: "docs", Status: "connected"}}, PermissionMode: "default",
+// renderHeadless renders a run as `synapse run --output-format format`
+// writes it to stdout.
+func renderHeadless(format string, partial bool, events []agent.Event, sum Summary) string {
+	var out bytes.Buffer
+	o := New(&out, format == "stream-json", partial)
+	o.Init(InitEvent{SessionID: "session-20260101-000000-abcd", Model: "claude-sonnet-4-5", Cwd: "/home/me/project",
+		Tools: []string{ToolName}, MCPServers: []MCPStatus{{Name: "docs", Status: "connected"}}, PermissionMode: "default",
 		Sandbox: true, SynapseVersion: "0.1.0"})
 	for _, e := range events {
-		o.event(e)
+		o.Event(e)
 	}
-	o.finish(sum)
+	o.Finish(sum)
 	return out.String()
 }
 
@@ -145,7 +146,7 @@ func TestStreamJSONGolden(t *testing.T) {
 	for _, tc := range headlessCases {
 		t.Run(tc.name, func(t *testing.T) {
 			got := renderHeadless(tc.format, tc.partial, tc.events, tc.sum)
-			path := filepath.Join("testdata", "headless", tc.name+".jsonl")
+			path := filepath.Join("testdata", tc.name+".jsonl")
 			if *updateGolden {
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 					t.Fatal(err)
@@ -161,77 +162,8 @@ func TestStreamJSONGolden(t *testing.T) {
 			if got != string(want) {
 				t.Errorf("output differs from %s:\n--- got\n%s--- want\n%s", path, got, want)
 			}
-			checkPairs(t, got)
+			headlesstest.CheckStream(t, got)
 		})
-	}
-}
-
-// checkPairs holds the format's contract on any output: every line is JSON
-// with a type, keys are snake_case, the first event is system/init (for
-// stream-json), the last is the result, and every tool_use has exactly one
-// tool_result.
-func checkPairs(t *testing.T, out string) {
-	t.Helper()
-	uses, results := map[string]int{}, map[string]int{}
-	var types []string
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var ev map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			t.Fatalf("not JSON: %q", sc.Text())
-		}
-		types = append(types, fmt.Sprint(ev["type"]))
-		checkSnake(t, ev, "")
-		msg, _ := ev["message"].(map[string]any)
-		blocks, _ := msg["content"].([]any)
-		for _, b := range blocks {
-			b := b.(map[string]any)
-			switch b["type"] {
-			case "tool_use":
-				uses[b["id"].(string)]++
-			case "tool_result":
-				results[b["tool_use_id"].(string)]++
-			}
-		}
-	}
-	if len(types) == 0 || types[len(types)-1] != "result" {
-		t.Errorf("last event is not the result: %v", types)
-	}
-	if len(types) > 1 && types[0] != "system" {
-		t.Errorf("first event is not system/init: %v", types)
-	}
-	for id, n := range uses {
-		if n != 1 || results[id] != 1 {
-			t.Errorf("tool_use %s: %d uses, %d results", id, n, results[id])
-		}
-	}
-	for id := range results {
-		if uses[id] == 0 {
-			t.Errorf("tool_result %s without a tool_use", id)
-		}
-	}
-}
-
-// checkSnake fails on a camelCase key anywhere but inside tool inputs
-// (the model's own arguments).
-func checkSnake(t *testing.T, v any, key string) {
-	t.Helper()
-	switch x := v.(type) {
-	case map[string]any:
-		if key == "input" || key == "tool_input" {
-			return
-		}
-		for k, e := range x {
-			if strings.ToLower(k) != k {
-				t.Errorf("key %q is not snake_case", k)
-			}
-			checkSnake(t, e, k)
-		}
-	case []any:
-		for _, e := range x {
-			checkSnake(t, e, key)
-		}
 	}
 }
 
@@ -249,7 +181,7 @@ func TestInputText(t *testing.T) {
 		{`{"type":"user","message":{"content":"  "}}`, "", "no text"},
 	}
 	for _, c := range cases {
-		got, err := inputText([]byte(c.line))
+		got, err := InputText([]byte(c.line))
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%s: error %v, want %q", c.line, err, c.err)

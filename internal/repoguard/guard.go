@@ -1,4 +1,4 @@
-package sandbox
+package repoguard
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// repoGuard stands in, under Landlock, for the read-only mounts bubblewrap
+// Guard stands in, under Landlock, for the read-only mounts bubblewrap
 // puts on the workspace's own repositories: Landlock cannot take .git out
 // of a writable workspace. It records the protected paths of the mount
 // plan (hooks, config, control files, .git files, what a config names) and
@@ -23,8 +23,8 @@ import (
 // aside (so nothing of it runs), the recorded content written back; a
 // replaced .git or .hg directory is renamed aside as a whole. Only paths
 // inside the writable roots are handled, never through a symlink.
-type repoGuard struct {
-	w     *gitWatch
+type Guard struct {
+	w     *Watch
 	paths []string             // protected paths, in plan order
 	snap  map[string]guardNode // path -> recorded state
 	pins  map[string][2]uint64 // .git/.hg directory -> device, inode
@@ -34,8 +34,8 @@ type repoGuard struct {
 	undone []string
 }
 
-// take returns and clears the paths the checks restored since the last take.
-func (g *repoGuard) take() []string {
+// Take returns and clears the paths the checks restored since the last take.
+func (g *Guard) Take() []string {
 	if g == nil {
 		return nil
 	}
@@ -46,10 +46,10 @@ func (g *repoGuard) take() []string {
 	return out
 }
 
-// forget stops guarding the repositories commands created under an earlier
-// backend (gitWatch keeps checking those as new ones: their state at this
+// Forget stops guarding the repositories commands created under an earlier
+// backend (Watch keeps checking those as new ones: their state at this
 // backend's start is not a baseline to restore).
-func (g *repoGuard) forget(fresh []string) {
+func (g *Guard) Forget(fresh []string) {
 	for _, f := range fresh {
 		delete(g.pins, f)
 		g.paths = slices.DeleteFunc(g.paths, func(p string) bool { return within(p, f) })
@@ -66,25 +66,27 @@ type guardNode struct {
 }
 
 // Bounds of what the guard records: hooks folders are small; a larger
-// tree is recorded as far as the bounds and the rest left to gitWatch.
+// tree is recorded as far as the bounds and the rest left to Watch.
 const (
 	maxGuardEntries = 2000
 	maxGuardDepth   = 4
 )
 
-// newRepoGuard records the plan's protected paths (those the OS does not
-// enforce: skip lists the ones Landlock keeps read-only itself).
-func newRepoGuard(mp mountPlan, skip []string) *repoGuard {
-	g := &repoGuard{w: mp.watch, snap: map[string]guardNode{}, pins: map[string][2]uint64{}, gone: map[string]bool{}}
+// NewGuard records the protected paths of a mount plan (protect: the paths
+// bubblewrap would mount read-only; pin: the directories it would make
+// mount points) inside w's writable roots, except those the OS enforces
+// itself (skip: the ones Landlock keeps read-only).
+func NewGuard(w *Watch, protect, pin, skip []string) *Guard {
+	g := &Guard{w: w, snap: map[string]guardNode{}, pins: map[string][2]uint64{}, gone: map[string]bool{}}
 	budget := maxGuardEntries
-	for _, p := range mp.protect {
-		if g.w.rootOf(p) == "" || slices.ContainsFunc(skip, func(s string) bool { return within(p, s) }) {
+	for _, p := range protect {
+		if g.w.RootOf(p) == "" || slices.ContainsFunc(skip, func(s string) bool { return within(p, s) }) {
 			continue
 		}
 		g.paths = append(g.paths, p)
 		g.snap[p] = g.record(p, 0, &budget)
 	}
-	for _, p := range mp.pin {
+	for _, p := range pin {
 		if b := filepath.Base(p); b != ".git" && b != ".hg" {
 			continue
 		}
@@ -96,9 +98,9 @@ func newRepoGuard(mp mountPlan, skip []string) *repoGuard {
 }
 
 // lstat looks at p without following a symlink below its writable root.
-func (g *repoGuard) lstat(p string) (unix.Stat_t, bool) {
+func (g *Guard) lstat(p string) (unix.Stat_t, bool) {
 	var st unix.Stat_t
-	dfd, err := g.w.openBeneath(filepath.Dir(p), unix.O_PATH|unix.O_DIRECTORY)
+	dfd, err := g.w.OpenBeneath(filepath.Dir(p), unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return st, false
 	}
@@ -107,7 +109,7 @@ func (g *repoGuard) lstat(p string) (unix.Stat_t, bool) {
 }
 
 // record reads the state of p.
-func (g *repoGuard) record(p string, depth int, budget *int) guardNode {
+func (g *Guard) record(p string, depth int, budget *int) guardNode {
 	*budget--
 	st, ok := g.lstat(p)
 	if !ok {
@@ -129,13 +131,13 @@ func (g *repoGuard) record(p string, depth int, budget *int) guardNode {
 			if *budget <= 0 {
 				break
 			}
-			if strings.Contains(e.Name(), disabledMark) {
+			if strings.Contains(e.Name(), DisabledMark) {
 				continue // what the guard itself put aside
 			}
 			n.kids[e.Name()] = g.record(filepath.Join(p, e.Name()), depth+1, budget)
 		}
 	case unix.S_IFREG:
-		fd, err := g.w.openBeneath(p, unix.O_RDONLY|unix.O_NONBLOCK)
+		fd, err := g.w.OpenBeneath(p, unix.O_RDONLY|unix.O_NONBLOCK)
 		if err == nil {
 			f := os.NewFile(uintptr(fd), p)
 			n.data, _ = io.ReadAll(io.LimitReader(f, maxControlFile))
@@ -153,8 +155,8 @@ func (a guardNode) same(b guardNode) bool {
 	return a.mode == b.mode && bytes.Equal(a.data, b.data)
 }
 
-// check restores the protected paths and returns one line per change.
-func (g *repoGuard) check() []string {
+// Check restores the protected paths and returns one line per change.
+func (g *Guard) Check() []string {
 	if g == nil {
 		return nil
 	}
@@ -193,7 +195,7 @@ func (g *repoGuard) check() []string {
 }
 
 // restore makes p what want records, reporting what it did.
-func (g *repoGuard) restore(p string, want guardNode, depth int, budget *int) []string {
+func (g *Guard) restore(p string, want guardNode, depth int, budget *int) []string {
 	now := g.record(p, maxGuardDepth, budget) // this level only
 	if want.missing && now.missing {
 		return nil
@@ -231,7 +233,7 @@ func (g *repoGuard) restore(p string, want guardNode, depth int, budget *int) []
 	}
 	names := map[string]bool{}
 	for _, e := range ents {
-		if !strings.Contains(e.Name(), disabledMark) {
+		if !strings.Contains(e.Name(), DisabledMark) {
 			names[e.Name()] = true
 		}
 	}
@@ -255,8 +257,8 @@ func (g *repoGuard) restore(p string, want guardNode, depth int, budget *int) []
 
 // write recreates p as recorded (a directory with its entries, or a file
 // with its content and mode), never through a symlink.
-func (g *repoGuard) write(p string, n guardNode) error {
-	dfd, err := g.w.openBeneath(filepath.Dir(p), unix.O_PATH|unix.O_DIRECTORY)
+func (g *Guard) write(p string, n guardNode) error {
+	dfd, err := g.w.OpenBeneath(filepath.Dir(p), unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return err
 	}
@@ -276,7 +278,7 @@ func (g *repoGuard) write(p string, n guardNode) error {
 		return nil
 	}
 	if n.mode&unix.S_IFMT != unix.S_IFREG {
-		return nil // a recorded symlink or socket is left to gitWatch
+		return nil // a recorded symlink or socket is left to Watch
 	}
 	fd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, n.mode&0o7777)
 	if err != nil {

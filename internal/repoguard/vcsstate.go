@@ -1,4 +1,4 @@
-package sandbox
+package repoguard
 
 import (
 	"bufio"
@@ -19,7 +19,7 @@ import (
 // repository's configuration. They are the Mercurial counterparts of git's
 // control files: an existing one is mounted read-only, a missing one that
 // appears is removed after the command, and in-process writes are refused.
-var hgControlFiles = []string{"hgrc", "hgrc-not-shared", "sharedpath"}
+var HgControlFiles = []string{"hgrc", "hgrc-not-shared", "sharedpath"}
 
 // hgDanger says what in the .hg directory at p would make hg on the host
 // run a program or read configuration from elsewhere; "" when nothing does.
@@ -46,13 +46,13 @@ func hgDanger(p string) string {
 	return ""
 }
 
-// hgNamedPaths lists the files (clean, absolute) the hgrc and
+// HgNamedPaths lists the files (clean, absolute) the hgrc and
 // hgrc-not-shared of the .hg directory hgDir name, whose worktree is
 // worktree: %include files (relative to the including file), and in any
 // section but [paths] a value whose first word is a path: a hook script
 // (python:file.py:func too), an extension's Python file, a merge tool,
 // an editor. hg runs or loads each (see protectConfigPaths for git).
-func hgNamedPaths(hgDir, worktree string) []string {
+func HgNamedPaths(hgDir, worktree string) []string {
 	var out []string
 	addPath := func(p, rel string) {
 		p = strings.Trim(p, `"'`)
@@ -68,7 +68,7 @@ func hgNamedPaths(hgDir, worktree string) []string {
 	}
 	for _, name := range []string{"hgrc", "hgrc-not-shared"} {
 		file := filepath.Join(hgDir, name)
-		b, err := readControlFile(file)
+		b, err := ReadControlFile(file)
 		if err != nil {
 			continue
 		}
@@ -116,7 +116,7 @@ var hgSafeSections = map[string]bool{"paths": true}
 // dangerousHgrc returns what in the hgrc at path would run a program or
 // read another file ("a [hooks] section", "an %include"), or "".
 func dangerousHgrc(path string) string {
-	b, err := readControlFile(path)
+	b, err := ReadControlFile(path)
 	switch {
 	case os.IsNotExist(err):
 		return ""
@@ -149,10 +149,10 @@ func dangerousHgrc(path string) string {
 // maxControlFile bounds what is read of a control or state file.
 const maxControlFile = 16 << 20
 
-// readControlFile reads a file a command could have planted: only a
+// ReadControlFile reads a file a command could have planted: only a
 // regular file, opened without following a link and without blocking on a
 // FIFO, up to maxControlFile. A missing file is os.ErrNotExist.
-func readControlFile(path string) ([]byte, error) {
+func ReadControlFile(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -207,7 +207,7 @@ func stateRuns(dir string) []string {
 		}
 	}
 	for _, todo := range []string{"git-rebase-todo", "todo"} {
-		b, err := readControlFile(filepath.Join(dir, todo))
+		b, err := ReadControlFile(filepath.Join(dir, todo))
 		if os.IsNotExist(err) {
 			continue
 		}
@@ -223,14 +223,14 @@ func stateRuns(dir string) []string {
 			}
 		}
 	}
-	if b, err := readControlFile(filepath.Join(dir, "strategy")); err == nil {
+	if b, err := ReadControlFile(filepath.Join(dir, "strategy")); err == nil {
 		if s := strings.TrimSpace(string(b)); s != "" && !builtinStrategies[s] {
 			add("merge strategy " + s)
 		}
 	} else if !os.IsNotExist(err) {
 		add("strategy: " + err.Error())
 	}
-	if b, err := readControlFile(filepath.Join(dir, "opts")); err == nil {
+	if b, err := ReadControlFile(filepath.Join(dir, "opts")); err == nil {
 		sc := bufio.NewScanner(bytes.NewReader(b))
 		sc.Buffer(make([]byte, 64*1024), maxControlFile)
 		for sc.Scan() {

@@ -1,4 +1,4 @@
-package cli
+package headless
 
 import (
 	"encoding/json"
@@ -14,29 +14,26 @@ import (
 	"github.com/synapse-agent/synapse/internal/tool"
 )
 
-// The headless formats follow the de-facto shape of agent CLIs' `-p
-// --output-format stream-json`: a system/init event, assistant and user
-// messages with content blocks, and a result event; Synapse's own events are
-// further "system" subtypes that readers of the base format can ignore.
-// docs/headless.md documents every event.
+// ToolName is the one tool the model has.
+const ToolName = "Bash"
 
-// toolName is the one tool the model has.
-const toolName = "Bash"
-
-type initEvent struct {
+// InitEvent opens a stream-json run (type "system", subtype "init"; Init
+// fills both).
+type InitEvent struct {
 	Type           string      `json:"type"`
 	Subtype        string      `json:"subtype"`
 	SessionID      string      `json:"session_id"`
 	Model          string      `json:"model"`
 	Cwd            string      `json:"cwd"`
 	Tools          []string    `json:"tools"`
-	MCPServers     []mcpStatus `json:"mcp_servers"`
+	MCPServers     []MCPStatus `json:"mcp_servers"`
 	PermissionMode string      `json:"permission_mode"`
 	Sandbox        bool        `json:"sandbox"`
 	SynapseVersion string      `json:"synapse_version"`
 }
 
-type mcpStatus struct {
+// MCPStatus is one MCP server of the init event.
+type MCPStatus struct {
 	Name   string `json:"name"`
 	Status string `json:"status"` // connected, failed, pending
 }
@@ -103,12 +100,12 @@ type message struct {
 	Type    string      `json:"type,omitempty"` // "message" on assistant messages
 	Role    string      `json:"role"`
 	Model   string      `json:"model,omitempty"`
-	Content []block     `json:"content"`
-	Usage   *usageEvent `json:"usage,omitempty"`
+	Content []Block     `json:"content"`
+	Usage   *UsageEvent `json:"usage,omitempty"`
 }
 
-// block is one content block: text, thinking, tool_use or tool_result.
-type block struct {
+// Block is one content block: text, thinking, tool_use or tool_result.
+type Block struct {
 	Type      string         `json:"type"`
 	Text      *string        `json:"text,omitempty"`
 	Thinking  *string        `json:"thinking,omitempty"`
@@ -120,15 +117,17 @@ type block struct {
 	IsError   *bool          `json:"is_error,omitempty"`
 }
 
-type usageEvent struct {
+// UsageEvent is token usage as the format spells it.
+type UsageEvent struct {
 	InputTokens              int64 `json:"input_tokens"`
 	OutputTokens             int64 `json:"output_tokens"`
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
 	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 }
 
-func usageOf(u llm.Usage) usageEvent {
-	return usageEvent{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+// UsageOf converts the runner's usage.
+func UsageOf(u llm.Usage) UsageEvent {
+	return UsageEvent{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 		CacheReadInputTokens: u.CacheReadTokens, CacheCreationInputTokens: u.CacheCreationTokens}
 }
 
@@ -159,7 +158,7 @@ type systemEvent struct {
 	Hooks           []hooks.Output `json:"hooks,omitempty"`
 	DurationMs      *int64         `json:"duration_ms,omitempty"`
 	ToolCount       *int           `json:"tool_count,omitempty"`
-	Usage           *usageEvent    `json:"usage,omitempty"`
+	Usage           *UsageEvent    `json:"usage,omitempty"`
 	IsError         *bool          `json:"is_error,omitempty"`
 	Error           string         `json:"error,omitempty"`
 }
@@ -170,8 +169,8 @@ type todoEvent struct {
 	Status     string `json:"status"`
 }
 
-// resultEvent ends a run (and is the whole output of --output-format json).
-type resultEvent struct {
+// ResultEvent ends a run (and is the whole output of --output-format json).
+type ResultEvent struct {
 	Type              string         `json:"type"`
 	Subtype           string         `json:"subtype"` // success, error_max_turns, error_during_execution
 	IsError           bool           `json:"is_error"`
@@ -182,23 +181,23 @@ type resultEvent struct {
 	SessionID         string         `json:"session_id"`
 	TotalCostUSD      float64        `json:"total_cost_usd"`
 	CostKnown         bool           `json:"cost_known"`
-	Usage             usageEvent     `json:"usage"`
-	PermissionDenials []denial       `json:"permission_denials"`
+	Usage             UsageEvent     `json:"usage"`
+	PermissionDenials []Denial       `json:"permission_denials"`
 	StopReason        string         `json:"stop_reason"`
 	Error             string         `json:"error,omitempty"`
 	Hooks             []hooks.Output `json:"hooks,omitempty"`
 }
 
-// denial is a call the sandbox refused.
-type denial struct {
+// Denial is a call the sandbox refused.
+type Denial struct {
 	ToolName  string         `json:"tool_name"`
 	ToolUseID string         `json:"tool_use_id"`
 	ToolInput map[string]any `json:"tool_input"`
 }
 
-// streamJSON turns agent events into the stream-json events. Not safe for
-// concurrent use: runOutput serialises the calls.
-type streamJSON struct {
+// Stream turns agent events into the stream-json events. Not safe for
+// concurrent use: the caller serialises the calls.
+type Stream struct {
 	enc     *json.Encoder
 	partial bool // --include-partial-messages
 	stream  bool // false for --output-format json: only the result is written
@@ -218,22 +217,26 @@ type streamJSON struct {
 	open    []string // tool_use ids without a tool_result, in order
 	parent  map[string]string
 	command map[string]string
-	denials []denial
+	denials []Denial
 }
 
-func newStreamJSON(w io.Writer, stream, partial bool) *streamJSON {
+// New returns a Stream writing to w: every event when stream is true
+// (stream-json), else only the result (json); partial adds the
+// stream_event partial-message events (--include-partial-messages).
+func New(w io.Writer, stream, partial bool) *Stream {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return &streamJSON{enc: enc, stream: stream, partial: partial, parent: map[string]string{}, command: map[string]string{}}
+	return &Stream{enc: enc, stream: stream, partial: partial, parent: map[string]string{}, command: map[string]string{}}
 }
 
-func (s *streamJSON) emit(v any) {
+func (s *Stream) emit(v any) {
 	if s.stream {
 		_ = s.enc.Encode(v)
 	}
 }
 
-func (s *streamJSON) init(ev initEvent) {
+// Init writes the system/init event and remembers its session and model.
+func (s *Stream) Init(ev InitEvent) {
 	s.sessionID, s.model = ev.SessionID, ev.Model
 	ev.Type, ev.Subtype = "system", "init"
 	s.emit(ev)
@@ -248,19 +251,19 @@ func parentID(id string) *string {
 	return &id
 }
 
-func (s *streamJSON) sys(ev systemEvent) {
+func (s *Stream) sys(ev systemEvent) {
 	ev.Type, ev.SessionID = "system", s.sessionID
 	s.emit(ev)
 }
 
-func (s *streamJSON) partialEvent(ev map[string]any) {
+func (s *Stream) partialEvent(ev map[string]any) {
 	if s.partial {
 		s.emit(streamEvent{Type: "stream_event", Event: ev, SessionID: s.sessionID})
 	}
 }
 
 // turnID is the current model turn's message id, starting a turn if needed.
-func (s *streamJSON) turnID() string {
+func (s *Stream) turnID() string {
 	if s.msgID == "" {
 		s.msgSeq++
 		s.msgID = fmt.Sprintf("msg_%d", s.msgSeq)
@@ -271,7 +274,7 @@ func (s *streamJSON) turnID() string {
 	return s.msgID
 }
 
-func (s *streamJSON) delta(kind, text string) {
+func (s *Stream) delta(kind, text string) {
 	if text == "" {
 		return
 	}
@@ -293,7 +296,7 @@ func (s *streamJSON) delta(kind, text string) {
 		"delta": map[string]any{"type": kind + "_delta", field: text}})
 }
 
-func (s *streamJSON) closeBlock() {
+func (s *Stream) closeBlock() {
 	if s.block == "" {
 		return
 	}
@@ -304,26 +307,26 @@ func (s *streamJSON) closeBlock() {
 
 // flush writes the turn's thinking and text as assistant messages (one per
 // block, sharing the turn's message id).
-func (s *streamJSON) flush() {
+func (s *Stream) flush() {
 	s.closeBlock()
 	if s.thinking.Len() > 0 {
 		t := s.thinking.String()
-		s.assistant(block{Type: "thinking", Thinking: &t}, "")
+		s.assistant(Block{Type: "thinking", Thinking: &t}, "")
 		s.thinking.Reset()
 	}
 	if s.text.Len() > 0 {
 		t := s.text.String()
-		s.assistant(block{Type: "text", Text: &t}, "")
+		s.assistant(Block{Type: "text", Text: &t}, "")
 		s.text.Reset()
 	}
 }
 
-func (s *streamJSON) assistant(b block, parent string) {
-	m := message{Type: "message", Role: "assistant", Model: s.model, Content: []block{b}}
+func (s *Stream) assistant(b Block, parent string) {
+	m := message{Type: "message", Role: "assistant", Model: s.model, Content: []Block{b}}
 	if parent == "" {
 		m.ID = s.turnID()
 		if s.usage != nil {
-			u := usageOf(*s.usage)
+			u := UsageOf(*s.usage)
 			m.Usage = &u
 		}
 	}
@@ -332,29 +335,29 @@ func (s *streamJSON) assistant(b block, parent string) {
 
 // stopMessage ends the model's message: its blocks are written, and with
 // partial messages, message_delta (usage) and message_stop follow.
-func (s *streamJSON) stopMessage() {
+func (s *Stream) stopMessage() {
 	s.flush()
 	if s.msgID == "" || s.stopped {
 		return
 	}
 	s.stopped = true
 	if s.usage != nil {
-		s.partialEvent(map[string]any{"type": "message_delta", "usage": usageOf(*s.usage)})
+		s.partialEvent(map[string]any{"type": "message_delta", "usage": UsageOf(*s.usage)})
 	}
 	s.partialEvent(map[string]any{"type": "message_stop"})
 }
 
 // endTurn closes the model turn (its message and tool calls).
-func (s *streamJSON) endTurn() {
+func (s *Stream) endTurn() {
 	s.stopMessage()
 	s.msgID, s.usage, s.stopped = "", nil, false
 }
 
-func (s *streamJSON) toolUse(id, command, parent string) {
+func (s *Stream) toolUse(id, command, parent string) {
 	if parent == "" {
 		s.flush()
 	}
-	s.assistant(block{Type: "tool_use", ID: id, Name: toolName, Input: map[string]any{"command": command}}, parent)
+	s.assistant(Block{Type: "tool_use", ID: id, Name: ToolName, Input: map[string]any{"command": command}}, parent)
 	s.open = append(s.open, id)
 	s.parent[id] = parent
 	s.command[id] = command
@@ -362,7 +365,7 @@ func (s *streamJSON) toolUse(id, command, parent string) {
 
 // toolResult writes the call's result, once: a call already answered (or
 // never started) is skipped.
-func (s *streamJSON) toolResult(id, command, parent string, res *tool.Result, took time.Duration) {
+func (s *Stream) toolResult(id, command, parent string, res *tool.Result, took time.Duration) {
 	i := -1
 	for k, o := range s.open {
 		if o == id {
@@ -389,16 +392,17 @@ func (s *streamJSON) toolResult(id, command, parent string, res *tool.Result, to
 		tr.Output, tr.IsError, tr.Message, tr.Extras = res.Output, res.IsError, res.Message, factsJSON(res.Facts)
 		tr.Cancelled = res.Facts.Interrupted || res.Facts.Status == "cancelled"
 	}
-	s.emit(messageEvent{Type: "user", Message: message{Role: "user", Content: []block{{Type: "tool_result", ToolUseID: id, Content: &out, IsError: &isErr}}},
+	s.emit(messageEvent{Type: "user", Message: message{Role: "user", Content: []Block{{Type: "tool_result", ToolUseID: id, Content: &out, IsError: &isErr}}},
 		ParentToolUseID: parentID(parent), SessionID: s.sessionID, ToolUseResult: tr})
 	if res != nil && res.Facts.SandboxBlocked() {
 		resource, reason := res.Facts.Resource, res.Facts.Reason
-		s.denials = append(s.denials, denial{ToolName: toolName, ToolUseID: id, ToolInput: map[string]any{"command": command}})
+		s.denials = append(s.denials, Denial{ToolName: ToolName, ToolUseID: id, ToolInput: map[string]any{"command": command}})
 		s.sys(systemEvent{Subtype: "sandbox_blocked", ToolUseID: id, ParentToolUseID: parentID(parent), Command: command, Resource: resource, Reason: reason})
 	}
 }
 
-func (s *streamJSON) event(e agent.Event) {
+// Event encodes one agent event.
+func (s *Stream) Event(e agent.Event) {
 	switch e.Kind {
 	case agent.TextDelta:
 		s.delta("text", e.Text)
@@ -427,7 +431,7 @@ func (s *streamJSON) event(e agent.Event) {
 			Description: e.TaskDescription, DurationMs: ptr(e.Duration.Milliseconds()), ToolCount: ptr(e.ToolCount),
 			IsError: ptr(e.Err != nil || (e.Result != nil && e.Result.IsError))}
 		if e.Usage != nil {
-			ev.Usage = ptr(usageOf(*e.Usage))
+			ev.Usage = ptr(UsageOf(*e.Usage))
 		}
 		if e.Err != nil {
 			ev.Error = e.Err.Error()
@@ -454,19 +458,19 @@ func (s *streamJSON) event(e agent.Event) {
 	}
 }
 
-// runSummary is what finish needs besides the runner's result.
-type runSummary struct {
-	res    agent.Result
-	err    error
-	took   time.Duration
-	cost   float64
-	priced bool
+// Summary is the outcome of one run, for the result event.
+type Summary struct {
+	Result agent.Result  // the runner's result
+	Err    error         // the run's error, if any
+	Took   time.Duration // wall time of the run
+	Cost   float64       // USD, when Priced
+	Priced bool          // the cost is known
 }
 
-// finish answers every tool_use still open (the run was cancelled under
+// Finish answers every tool_use still open (the run was cancelled under
 // it; the agent reports its own calls ended, but a sub-agent's command can
 // be cut off mid-way), closes the turn and writes the result event.
-func (s *streamJSON) finish(r runSummary) {
+func (s *Stream) Finish(r Summary) {
 	for len(s.open) > 0 {
 		id := s.open[len(s.open)-1] // innermost (a sub-agent's) first
 		res := tool.Result{Output: "[interrupted: the command was cancelled]", IsError: true, Message: "Command interrupted",
@@ -474,17 +478,17 @@ func (s *streamJSON) finish(r runSummary) {
 		s.toolResult(id, "", s.parent[id], &res, 0)
 	}
 	s.endTurn()
-	out := resultEvent{Type: "result", Subtype: "success", DurationMs: r.took.Milliseconds(), DurationAPIMs: r.res.APIDuration.Milliseconds(),
-		NumTurns: r.res.Turns, Result: r.res.Text, SessionID: s.sessionID, TotalCostUSD: r.cost, CostKnown: r.priced,
-		Usage: usageOf(r.res.Usage), PermissionDenials: s.denials, StopReason: r.res.StopReason, Hooks: r.res.Hooks}
+	out := ResultEvent{Type: "result", Subtype: "success", DurationMs: r.Took.Milliseconds(), DurationAPIMs: r.Result.APIDuration.Milliseconds(),
+		NumTurns: r.Result.Turns, Result: r.Result.Text, SessionID: s.sessionID, TotalCostUSD: r.Cost, CostKnown: r.Priced,
+		Usage: UsageOf(r.Result.Usage), PermissionDenials: s.denials, StopReason: r.Result.StopReason, Hooks: r.Result.Hooks}
 	if out.PermissionDenials == nil {
-		out.PermissionDenials = []denial{}
+		out.PermissionDenials = []Denial{}
 	}
-	if r.err != nil {
-		out.IsError, out.Error = true, r.err.Error()
+	if r.Err != nil {
+		out.IsError, out.Error = true, r.Err.Error()
 		out.Subtype = "error_during_execution"
 		var le *agent.LimitError
-		if errors.As(r.err, &le) && le.Reason == agent.StopMaxTurns {
+		if errors.As(r.Err, &le) && le.Reason == agent.StopMaxTurns {
 			out.Subtype = "error_max_turns"
 		}
 	}

@@ -1,4 +1,4 @@
-package sandbox
+package repoguard
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// gitWatch finds git repositories that commands create, or point a new
+// Watch finds git repositories that commands create, or point a new
 // `.git` file at, inside the writable roots while the sandbox runs: the
 // start-up scan protects only the ones that existed then, and git on the
 // host runs a repository's hooks and core.fsmonitor. A repository whose
@@ -31,7 +31,7 @@ import (
 // non-blocking read. A directory inotify cannot watch (the user's watch
 // limit) is checked by its ctime instead, one Lstat per command (unlike the
 // mtime, no command can set it back). The scan watches a writable root's
-// directories past the blacklist's bounds too (up to maxWatchEntries), and
+// directories past the blacklist's bounds too (up to the sandbox's maxWatchEntries), and
 // inside node_modules, .hg and .svn (a budget of their own): host git
 // status runs git in every gitlink of the index (which is writable) that
 // holds a .git, wherever it is. Only the inside of .git directories is
@@ -43,13 +43,13 @@ import (
 // writable root no symlink is followed and nothing is opened that could
 // block (beneath.go).
 //
-// Control watches (ctl) wake the idle watcher (see LocalBackend.idle) when
+// Control watches (ctl) wake the idle watcher (see the sandbox's LocalBackend.idle) when
 // anything is created or written in a git or Mercurial directory, its
 // objects, objects/info or hooks, or a rebase's state directory, so that a
 // file a background job plants there while no command runs is found at
 // once too; what no event shows (a write through a shared mapping) is
-// found by the idle watcher's look at a fixed pace (idlePace).
-type gitWatch struct {
+// found by the idle watcher's look at a fixed pace (the sandbox's idlePace).
+type Watch struct {
 	mu    sync.Mutex
 	roots []string                       // the writable roots (resolved): below them no symlink is followed
 	fd    int                            // inotify descriptor, -1 before start or without inotify
@@ -68,9 +68,35 @@ type gitWatch struct {
 	changed            bool // the last check looked at the control files
 }
 
-func newGitWatch() *gitWatch {
-	return &gitWatch{fd: -1, wds: map[int32]string{}, ctl: map[int32]string{}, dirs: map[string]int64{}, known: map[string]bool{},
+// NewWatch returns a Watch with no roots: the mount plan fills it, Start
+// starts it.
+func NewWatch() *Watch {
+	return &Watch{fd: -1, wds: map[int32]string{}, ctl: map[int32]string{}, dirs: map[string]int64{}, known: map[string]bool{},
 		seq: map[string]map[string][]string{}, ctlDirty: true}
+}
+
+// SetRoots sets the writable roots (resolved): below them no symlink is
+// followed. The mount plan calls it before it records anything.
+func (w *Watch) SetRoots(roots []string) { w.roots = slices.Clone(roots) }
+
+// MarkKnown records a .git or .hg entry present at start (the mount plan
+// protects it), so that the checks do not report it as new.
+func (w *Watch) MarkKnown(path string) { w.known[path] = true }
+
+// Baseline records, once per git directory, what its rebase or sequencer
+// state would run at start: the checks report only what is new.
+func (w *Watch) Baseline(gitDir string) {
+	if _, ok := w.seq[gitDir]; !ok {
+		w.seq[gitDir] = seqBaseline(gitDir)
+	}
+}
+
+// Fresh lists the repositories commands created that the checks still
+// follow (harmless at the last check).
+func (w *Watch) Fresh() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.fresh)
 }
 
 // isRepoEntry reports whether name makes its directory a repository to
@@ -83,7 +109,7 @@ func isRepoEntry(name string) bool { return name == ".git" || name == ".hg" }
 const ctlMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_CLOSE_WRITE | unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW | unix.IN_MASK_ADD
 
 // control watches dir (when it exists) for the idle check.
-func (w *gitWatch) control(dir string) {
+func (w *Watch) control(dir string) {
 	if w.fd < 0 {
 		return
 	}
@@ -97,11 +123,11 @@ func (w *gitWatch) control(dir string) {
 	}
 }
 
-// controlFiles watches the directories of the control files that must not
-// appear (mountPlan.gitWatch): a missing directory (a repository without
+// ControlFiles watches the directories of the control files that must not
+// appear (the sandbox's mountPlan.gitWatch): a missing directory (a repository without
 // objects/info) could be made and filled unseen, so then every check
 // looks at them.
-func (w *gitWatch) controlFiles(paths []string) {
+func (w *Watch) ControlFiles(paths []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.fd < 0 {
@@ -117,10 +143,10 @@ func (w *gitWatch) controlFiles(paths []string) {
 	}
 }
 
-// controlChanged reports whether the last check looked at the control
+// ControlChanged reports whether the last check looked at the control
 // files (something changed, or nothing can tell): the caller then removes
-// the planted ones (mountPlan.revertGit).
-func (w *gitWatch) controlChanged() bool {
+// the planted ones (the sandbox's mountPlan.revertGit).
+func (w *Watch) ControlChanged() bool {
 	if w == nil {
 		return true // nothing watches: the caller always looks
 	}
@@ -133,7 +159,7 @@ func (w *gitWatch) controlChanged() bool {
 // watch follows the inode: objects (not a mount point) renamed away and
 // made anew is a new folder, watched when the check that its creation
 // woke calls this again, and so is the objects/info made in it next.
-func (w *gitWatch) controlRepo(dir string) {
+func (w *Watch) controlRepo(dir string) {
 	w.control(dir)
 	if filepath.Base(dir) == ".hg" {
 		return
@@ -143,9 +169,9 @@ func (w *gitWatch) controlRepo(dir string) {
 	}
 }
 
-// adopt makes repositories an earlier backend's commands created new to
+// Adopt makes repositories an earlier backend's commands created new to
 // this watch again (its scan took them for existing ones).
-func (w *gitWatch) adopt(fresh []string) {
+func (w *Watch) Adopt(fresh []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, p := range fresh {
@@ -160,9 +186,9 @@ func (w *gitWatch) adopt(fresh []string) {
 	}
 }
 
-// needsLook reports whether something exists that only a look, not an
-// inotify event, can tell has changed (see idlePace).
-func (w *gitWatch) needsLook() bool {
+// NeedsLook reports whether something exists that only a look, not an
+// inotify event, can tell has changed (see the sandbox's idlePace).
+func (w *Watch) NeedsLook() bool {
 	if w == nil {
 		return false
 	}
@@ -171,8 +197,8 @@ func (w *gitWatch) needsLook() bool {
 	return len(w.fresh) > 0 || len(w.dirs) > 0 || w.ctlBlind
 }
 
-// waitFD is the inotify descriptor the idle watcher polls (-1: none).
-func (w *gitWatch) waitFD() int {
+// WaitFD is the inotify descriptor the idle watcher polls (-1: none).
+func (w *Watch) WaitFD() int {
 	if w == nil {
 		return -1
 	}
@@ -188,8 +214,8 @@ func ctimeOf(st fs.FileInfo) int64 {
 	return st.ModTime().UnixNano()
 }
 
-// remember records a directory of the start-up scan (or a new one).
-func (w *gitWatch) remember(dir string, d fs.DirEntry) {
+// Remember records a directory of the start-up scan (or a new one).
+func (w *Watch) Remember(dir string, d fs.DirEntry) {
 	if w.fd >= 0 && w.add(dir) {
 		return
 	}
@@ -203,7 +229,7 @@ func (w *gitWatch) remember(dir string, d fs.DirEntry) {
 const watchMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW | unix.IN_MASK_ADD
 
 // add watches dir with inotify; false when it cannot.
-func (w *gitWatch) add(dir string) bool {
+func (w *Watch) add(dir string) bool {
 	wd, err := unix.InotifyAddWatch(w.fd, dir, watchMask)
 	if err != nil {
 		return false
@@ -212,9 +238,9 @@ func (w *gitWatch) add(dir string) bool {
 	return true
 }
 
-// start turns the scanned directories into inotify watches (the sandbox's
+// Start turns the scanned directories into inotify watches (the sandbox's
 // shell only: a plan made for a status or an extension run keeps none).
-func (w *gitWatch) start() {
+func (w *Watch) Start() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.fd >= 0 {
@@ -240,8 +266,8 @@ func (w *gitWatch) start() {
 	}
 }
 
-// close releases the inotify descriptor.
-func (w *gitWatch) close() {
+// Close releases the inotify descriptor.
+func (w *Watch) Close() {
 	if w == nil {
 		return
 	}
@@ -253,10 +279,10 @@ func (w *gitWatch) close() {
 	}
 }
 
-// check looks for new .git and .hg entries and re-checks the ones found
+// Check looks for new .git and .hg entries and re-checks the ones found
 // before, and the rebase state of the existing git directories. It returns
 // one line per repository or state it disabled.
-func (w *gitWatch) check() []string {
+func (w *Watch) Check() []string {
 	if w == nil {
 		return nil
 	}
@@ -274,7 +300,7 @@ func (w *gitWatch) check() []string {
 	// check renamed aside is one, and stays aside: git reaches it only
 	// from inside (a gitlink needs a .git in its folder).
 	noteBare := func(dir, name string) {
-		if bareParts[name] && !strings.HasPrefix(filepath.Base(dir), ".git"+disabledMark) {
+		if bareParts[name] && !strings.HasPrefix(filepath.Base(dir), ".git"+DisabledMark) {
 			note(filepath.Join(dir, "HEAD"))
 		}
 	}
@@ -297,7 +323,7 @@ func (w *gitWatch) check() []string {
 			if d.Name() == ".git" {
 				return fs.SkipDir
 			}
-			w.remember(p, d)
+			w.Remember(p, d)
 			return nil
 		})
 	}
@@ -358,7 +384,7 @@ func (w *gitWatch) check() []string {
 		if filepath.Base(p) == ".hg" {
 			kind, tool, why = "Mercurial", "hg", hgDanger(p)
 		} else {
-			why = gitDanger(p)
+			why = GitDanger(p)
 		}
 		if why == "" {
 			keep = append(keep, p)
@@ -386,7 +412,7 @@ func (w *gitWatch) check() []string {
 // the sandbox started (an exec line added to a stopped rebase's todo list,
 // a todo list planted from nothing). A rebase a command started that
 // stopped on a conflict runs nothing, and stays.
-func (w *gitWatch) checkSeq() []string {
+func (w *Watch) checkSeq() []string {
 	var out []string
 	for dir := range w.seq {
 		if !w.reachable(dir) {
@@ -431,7 +457,7 @@ func (w *gitWatch) checkSeq() []string {
 // walked once more, which costs one read of every directory (reading each
 // watched one and walking its subdirectories cost that times the depth:
 // 3.6 s for 30 000 folders seven deep).
-func (w *gitWatch) drain(note func(string), noteBare func(dir, name string), walkNew func(string)) {
+func (w *Watch) drain(note func(string), noteBare func(dir, name string), walkNew func(string)) {
 	buf := make([]byte, 64*1024)
 	overflow := false
 	defer func() {
@@ -480,8 +506,8 @@ func (w *gitWatch) drain(note func(string), noteBare func(dir, name string), wal
 	}
 }
 
-// disabledMark names what disableRepo renamed aside.
-const disabledMark = ".synapse-disabled-"
+// DisabledMark names what disableRepo renamed aside.
+const DisabledMark = ".synapse-disabled-"
 
 // bareParts are the entries that make a directory a bare repository to git.
 var bareParts = map[string]bool{"HEAD": true, "objects": true, "refs": true, "commondir": true, "config": true}
@@ -492,11 +518,11 @@ var bareParts = map[string]bool{"HEAD": true, "objects": true, "refs": true, "co
 // hundred, a job that plants again and again gets names made unique by
 // the time, and never a repository left armed for want of a free name.
 // Nothing is renamed through a symlink below a writable root (renameAside).
-func (w *gitWatch) disableRepo(p string) string {
+func (w *Watch) disableRepo(p string) string {
 	for i := 0; i < 200; i++ {
-		aside := fmt.Sprintf("%s%s%d", p, disabledMark, i)
+		aside := fmt.Sprintf("%s%s%d", p, DisabledMark, i)
 		if i >= 100 {
-			aside = fmt.Sprintf("%s%s%d-%d", p, disabledMark, time.Now().UnixNano(), i)
+			aside = fmt.Sprintf("%s%s%d-%d", p, DisabledMark, time.Now().UnixNano(), i)
 		}
 		err := w.renameAside(p, aside)
 		switch {
@@ -520,11 +546,11 @@ func (w *gitWatch) disableRepo(p string) string {
 	return ""
 }
 
-// gitDanger says what in the repository at gitPath (a .git directory, a
+// GitDanger says what in the repository at gitPath (a .git directory, a
 // .git file naming one, or the HEAD of a directory git would take for a bare
 // repository) would make git on the host run a program or take hooks,
 // configuration or objects from elsewhere; "" when nothing does.
-func gitDanger(gitPath string) string {
+func GitDanger(gitPath string) string {
 	st, err := os.Lstat(gitPath)
 	if err != nil {
 		return ""
@@ -539,11 +565,11 @@ func gitDanger(gitPath string) string {
 	case st.Mode()&fs.ModeSymlink != 0:
 		return "a .git symlink points git somewhere else"
 	case !st.IsDir():
-		target, odd := gitfileTarget(gitPath)
+		target, odd := GitfileTarget(gitPath)
 		if odd != "" {
 			return odd
 		}
-		common, odd := commonDirOf(target)
+		common, odd := CommonDirOf(target)
 		if odd != "" {
 			return odd
 		}
@@ -567,7 +593,7 @@ func gitDanger(gitPath string) string {
 	if st, err := os.Lstat(filepath.Join(dir, "hooks")); err == nil && !st.IsDir() {
 		return "its hooks folder is a " + st.Mode().Type().String() + " (git would follow it)"
 	}
-	if ents, err := readDirNoBlock(filepath.Join(dir, "hooks")); err == nil {
+	if ents, err := ReadDirNoBlock(filepath.Join(dir, "hooks")); err == nil {
 		for _, e := range ents {
 			if !strings.HasSuffix(e.Name(), ".sample") {
 				return "it has a hook (" + e.Name() + ")"
@@ -603,22 +629,22 @@ func gitDirOf(gitPath string) string {
 	if st.IsDir() {
 		return gitPath
 	}
-	d, odd := gitfileTarget(gitPath)
+	d, odd := GitfileTarget(gitPath)
 	if odd != "" {
 		return ""
 	}
 	return d
 }
 
-// gitfileTarget reads a .git file as git does (read_gitfile): the whole
+// GitfileTarget reads a .git file as git does (read_gitfile): the whole
 // file, its trailing newlines dropped, must start with "gitdir: "; the rest
 // is the path, relative to the file's folder. It returns that path ("" when
 // git would not take the file), or why the file is dangerous: one that
 // cannot be read as a plain file (a FIFO would block), or whose path has
 // a newline or white space at either end (where a reader that stops at
 // the first line, or trims, would look at another folder than git).
-func gitfileTarget(gitFile string) (dir, odd string) {
-	b, err := readControlFile(gitFile)
+func GitfileTarget(gitFile string) (dir, odd string) {
+	b, err := ReadControlFile(gitFile)
 	if os.IsNotExist(err) {
 		return "", ""
 	}
@@ -650,11 +676,11 @@ func realDir(p string) string {
 	return p
 }
 
-// commonDirOf is the common git directory of the git directory dir: the
+// CommonDirOf is the common git directory of the git directory dir: the
 // one its commondir file names (as git reads it), or dir itself; odd says
 // why the commondir file is dangerous to read otherwise than git does.
-func commonDirOf(dir string) (common, odd string) {
-	b, err := readControlFile(filepath.Join(dir, "commondir"))
+func CommonDirOf(dir string) (common, odd string) {
+	b, err := ReadControlFile(filepath.Join(dir, "commondir"))
 	if os.IsNotExist(err) {
 		return dir, ""
 	}
@@ -671,9 +697,9 @@ func commonDirOf(dir string) (common, odd string) {
 	return realDir(c), ""
 }
 
-// readDirNoBlock lists a directory without following a symlink at its
+// ReadDirNoBlock lists a directory without following a symlink at its
 // end and without blocking on a FIFO put in its place.
-func readDirNoBlock(p string) ([]fs.DirEntry, error) {
+func ReadDirNoBlock(p string) ([]fs.DirEntry, error) {
 	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
@@ -699,10 +725,10 @@ var gitSafeSections = map[string]bool{
 	"i18n": true, "worktree": true, "stash": true, "reset": true, "notes": true, "fsck": true, "versionsort": true,
 }
 
-// dangerousKeys are keys of those sections (the last part, lower case)
+// DangerousKeys are keys of those sections (the last part, lower case)
 // whose value git runs as a program or treats as a path to more
 // configuration, hooks or programs.
-var dangerousKeys = map[string]bool{
+var DangerousKeys = map[string]bool{
 	"fsmonitor": true, "hookspath": true, "sshcommand": true, "pager": true, "editor": true, "askpass": true,
 	"gitproxy": true, "textconv": true, "command": true, "driver": true, "helper": true, "program": true,
 	"external": true, "uploadpack": true, "receivepack": true, "packobjectshook": true,
@@ -722,7 +748,7 @@ var dangerousKeys = map[string]bool{
 // read whole as a plain file (a FIFO, a symlink, over maxControlFile)
 // counts as dangerous, as does a key before any section.
 func dangerousGitConfig(path string) string {
-	b, err := readControlFile(path)
+	b, err := ReadControlFile(path)
 	if os.IsNotExist(err) {
 		return ""
 	}
@@ -757,7 +783,7 @@ func dangerousGitConfig(path string) string {
 		key = strings.ToLower(strings.TrimSpace(key))
 		val = strings.Trim(strings.TrimSpace(val), `"`)
 		switch {
-		case dangerousKeys[key]:
+		case DangerousKeys[key]:
 		case section == "submodule" && key == "update" && strings.HasPrefix(val, "!"):
 		case section == "remote" && (key == "url" || key == "pushurl") && strings.HasPrefix(strings.ToLower(val), "ext::"):
 		case section == "lfs" && key == "path": // lfs.customtransfer.<name>.path

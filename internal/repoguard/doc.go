@@ -1,0 +1,39 @@
+// Package repoguard keeps git and Mercurial on the host from running what
+// sandboxed commands plant in the repositories of the writable roots.
+//
+// # Threat model
+//
+// Commands run in the sandbox, but the user (and Synapse) run git and hg on
+// the host, with the user's rights, in the same directories. Git runs a
+// repository's hooks, its config's core.fsmonitor, core.hooksPath, aliases,
+// filters and the like, takes objects or config from elsewhere through
+// commondir, config.worktree or objects/info/alternates, and resumes a
+// rebase's or cherry-pick's exec lines; it also takes a directory holding
+// HEAD, objects and refs for a bare repository, and follows a `.git` file
+// to any git directory. Mercurial reads .hg/hgrc (hooks, extensions,
+// %include) on every command. So a command that can write a repository's
+// control files, create a new repository, or point a `.git` file somewhere
+// can make the user's next `git status` run a program outside the sandbox.
+//
+// The sandbox (bubblewrap) mounts the control files of the repositories
+// present at start read-only; this package covers the rest:
+//
+//   - Watch finds the repositories commands create later (or a new `.git`
+//     file, a bare-repository shape) inside the writable roots, after each
+//     command and, through control watches, while no command runs, and
+//     disables one whose hooks or configuration would run anything (its
+//     .git renamed aside with DisabledMark); a harmless one is checked
+//     again after every later command.
+//   - Guard stands in, under Landlock (which cannot take .git out of a
+//     writable workspace), for the read-only mounts: it records the
+//     protected paths when the sandbox starts and restores what a command
+//     changed there.
+//   - GitDanger, HgNamedPaths, ReadControlFile and their kin judge a
+//     repository's control files for the mount plan.
+//
+// Every path these checks touch is one a command can change while they
+// run: a folder can be swapped for a symlink to a repository elsewhere on
+// the host, a file for a FIFO. So below a writable root no symlink is
+// followed and nothing is opened that could block (beneath.go), and
+// control files are read with a size bound.
+package repoguard
