@@ -195,22 +195,7 @@ func (a *respAssembler) finish(baseURL string) (llm.Response, *llm.Error) {
 	case len(calls) > 0:
 		stop = llm.StopToolUse
 	}
-	tcs, err := toolCalls(calls, stop, a.maxTokens, baseURL)
-	if err != nil {
-		return llm.Response{}, err
-	}
-	msg.ToolCalls = tcs
-	for i := range msg.ToolCalls {
-		tc := msg.ToolCalls[i]
-		a.emit(llm.Event{Type: llm.EventToolCall, ToolCall: &tc})
-	}
-	resp := llm.Response{Message: msg, StopReason: stop, Model: a.model}
-	if a.usage != nil {
-		resp.Usage = *a.usage
-		u := *a.usage
-		a.emit(llm.Event{Type: llm.EventUsage, Usage: &u})
-	}
-	return resp, nil
+	return finishResponse(a.emit, msg, calls, stop, a.model, a.maxTokens, a.usage, baseURL)
 }
 
 // streamFromResponse turns a whole response body (a gateway that ignored

@@ -185,21 +185,27 @@ func (a *assembler) finish(baseURL string) (llm.Response, *llm.Error) {
 	if a.thinking.Len() > 0 {
 		msg.Thinking = []llm.Thinking{{Text: a.thinking.String()}}
 	}
-	calls, err := toolCalls(a.calls, stop, a.maxTokens, baseURL)
+	return finishResponse(a.emit, msg, a.calls, stop, a.model, a.maxTokens, a.usage, baseURL)
+}
+
+// finishResponse completes a streamed response of either wire: the tool calls are
+// checked and emitted now, in order (they are whole only once the stream
+// is), then the usage.
+func finishResponse(emit func(llm.Event), msg llm.Message, calls []*call, stop, model string, maxTokens int64, usage *llm.Usage, baseURL string) (llm.Response, *llm.Error) {
+	tcs, err := toolCalls(calls, stop, maxTokens, baseURL)
 	if err != nil {
 		return llm.Response{}, err
 	}
-	msg.ToolCalls = calls
-	// Calls are complete only once the stream is: emit them now, in order.
+	msg.ToolCalls = tcs
 	for i := range msg.ToolCalls {
 		tc := msg.ToolCalls[i]
-		a.emit(llm.Event{Type: llm.EventToolCall, ToolCall: &tc})
+		emit(llm.Event{Type: llm.EventToolCall, ToolCall: &tc})
 	}
-	resp := llm.Response{Message: msg, StopReason: stop, Model: a.model}
-	if a.usage != nil {
-		resp.Usage = *a.usage
-		u := *a.usage
-		a.emit(llm.Event{Type: llm.EventUsage, Usage: &u})
+	resp := llm.Response{Message: msg, StopReason: stop, Model: model}
+	if usage != nil {
+		resp.Usage = *usage
+		u := *usage
+		emit(llm.Event{Type: llm.EventUsage, Usage: &u})
 	}
 	return resp, nil
 }
