@@ -23,12 +23,9 @@ type encodedMessage struct {
 // p.conv while it is unchanged (llm.EncodeCache). "stream" comes first: the
 // SDK sets it again with sjson, which scans the body up to the key.
 func (p *Provider) body(params sdk.ChatCompletionNewParams, system string, msgs []llm.Message) ([]byte, error) {
-	head, err := json.Marshal(params)
+	head, err := paramsHead(params)
 	if err != nil {
 		return nil, err
-	}
-	if len(head) < 2 || head[0] != '{' {
-		return nil, fmt.Errorf("request parameters encode as %.40q, not an object", head)
 	}
 	var buf bytes.Buffer
 	buf.WriteString(`{"stream":true,"messages":[`)
@@ -104,4 +101,17 @@ func (p *Provider) body(params sdk.ChatCompletionNewParams, system string, msgs 
 	}
 	buf.Write(head[1:])
 	return buf.Bytes(), nil
+}
+
+// paramsHead is the request parameters as a JSON object, which the body
+// then continues with the history.
+func paramsHead(params any) ([]byte, error) {
+	head, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	if len(head) < 2 || head[0] != '{' {
+		return nil, fmt.Errorf("request parameters encode as %.40q, not an object", head)
+	}
+	return head, nil
 }

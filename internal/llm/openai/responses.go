@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -219,12 +218,9 @@ func imageInputs(imgs []llm.Image) []contentPart {
 // items, each message's encoding reused from p.items while it is unchanged
 // (llm.EncodeCache). "stream" comes first, as in body.
 func (p *Provider) responsesBody(params responses.ResponseNewParams, msgs []llm.Message) ([]byte, error) {
-	head, err := json.Marshal(params)
+	head, err := paramsHead(params)
 	if err != nil {
 		return nil, err
-	}
-	if len(head) < 2 || head[0] != '{' {
-		return nil, fmt.Errorf("request parameters encode as %.40q, not an object", head)
 	}
 	var buf bytes.Buffer
 	buf.WriteString(`{"stream":true,"input":[`)
