@@ -81,3 +81,24 @@ func TestPipedNoFooter(t *testing.T) {
 		t.Errorf("exit %d, output:\n%s", code, out)
 	}
 }
+
+// fixedJobs is a job table with n running jobs.
+type fixedJobs struct{ n int }
+
+func (fixedJobs) Background() (int, error) { return 0, nil }
+func (fixedJobs) Text() string             { return "" }
+func (j fixedJobs) Running() int           { return j.n }
+
+// Background jobs run on between turns: the idle row counts them.
+func TestIdleFooterCountsJobs(t *testing.T) {
+	for _, c := range []struct {
+		jobs Jobs
+		want string
+	}{{nil, "claude-test · /help"}, {fixedJobs{0}, "claude-test · /help"}, {fixedJobs{1}, "claude-test · 1 job (/jobs) · /help"},
+		{fixedJobs{3}, "claude-test · 3 jobs (/jobs) · /help"}} {
+		fa := &fakeAgent{model: "claude-test"}
+		p := startPTY(t, fa, func(o *Options) { o.Jobs = c.jobs })
+		under := func(s *screen) string { return s.lines()[min(s.row+1, len(s.rows)-1)] }
+		p.waitScreen("the footer: "+c.want, func(s *screen) bool { return s.cursorLine() == "›" && under(s) == c.want })
+	}
+}

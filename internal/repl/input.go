@@ -191,6 +191,14 @@ func (r *REPL) idleFooter() string {
 	if r.r.Verbose() { // Ctrl+O during a turn switched it on; it stays on
 		parts = append(parts, "verbose")
 	}
+	if r.o.Jobs != nil { // jobs run on between turns: say so, as the turn's footer does
+		switch n := r.o.Jobs.Running(); {
+		case n == 1:
+			parts = append(parts, "1 job (/jobs)")
+		case n > 1:
+			parts = append(parts, fmt.Sprintf("%d jobs (/jobs)", n))
+		}
+	}
 	parts = append(parts, "/help")
 	return textutil.Sanitize(strings.ReplaceAll(strings.Join(parts, " · "), "\n", " "))
 }
