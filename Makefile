@@ -8,7 +8,7 @@ PKGS := ./...
 # make keep their debug information.
 BUILDFLAGS ?= -trimpath -ldflags "-s -w"
 
-.PHONY: all build run test test-landlock deps bench redteam fmt vet web-assets clean
+.PHONY: all build run test test-landlock deps node-deps bench redteam fmt vet web-assets clean
 
 all: build
 
@@ -17,6 +17,10 @@ deps:
 
 web-assets:
 	@./scripts/web-assets.sh
+
+# npm packages the tests drive (testdata/npm/*).
+node-deps:
+	@./scripts/node-deps.sh
 
 build: web-assets
 	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/synapse
@@ -37,7 +41,7 @@ vet:
 lint:
 	@GO=$(GO) ./scripts/lint.sh
 
-test: deps web-assets fmt vet lint
+test: deps web-assets node-deps fmt vet lint
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 bench: deps web-assets build

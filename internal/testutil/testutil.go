@@ -80,3 +80,41 @@ func OutsideTmp(t testing.TB) string {
 func MapEnv(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
+
+// NodeModules returns the node_modules folder of testdata/npm/<name> (set up
+// by scripts/node-deps.sh, which `make test` runs), after checking that
+// node is installed and that module (a package name such as
+// "@anthropic-ai/claude-agent-sdk") is there; otherwise the test is skipped,
+// or fails under CI.
+func NodeModules(t testing.TB, name, module string) string {
+	t.Helper()
+	RequireTool(t, "node")
+	dir, err := repoRoot()
+	if err != nil {
+		SkipOrFail(t, "cannot find the repository root: %v", err)
+	}
+	nm := filepath.Join(dir, "testdata", "npm", name, "node_modules")
+	if _, err := os.Stat(filepath.Join(nm, filepath.FromSlash(module), "package.json")); err != nil {
+		SkipOrFail(t, "npm package %s is not installed in %s: run scripts/node-deps.sh (make test does)", module, nm)
+	}
+	return nm
+}
+
+// repoRoot is the nearest parent of the working directory (a test's package
+// folder) that holds go.mod.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
