@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The sandbox's red-team and escape suites under the Landlock backend, as a
+# The sandbox's red-team and escape suites, and the end-to-end red-team
+# suite of the binary, under the Landlock backend, as a
 # non-root user inside a seccomp filter that refuses user namespaces (what a
 # default Docker/Podman container does), where bubblewrap cannot start: the
 # manager must choose Landlock there, and the suites must hold under it.
@@ -11,6 +12,10 @@ trap 'rm -rf "$dir"' EXIT
 chmod 755 "$dir"
 "$GO" build -o "$dir/nouserns" ./scripts/nouserns
 "$GO" test -race -c -o "$dir/sandbox.test" ./internal/sandbox
+# The end-to-end red-team suite drives the real binary (the user cannot
+# build, so it is built here and passed in).
+"$GO" build -o "$dir/synapse" ./cmd/synapse
+"$GO" test -race -c -o "$dir/cli.test" ./internal/cli
 chmod -R a+rX "$dir"
 cd "$dir" # readable by the unprivileged user
 # Proof that bwrap cannot start here (else the run below would not test the fallback).
@@ -20,3 +25,5 @@ if "$dir/nouserns" -- bwrap --unshare-all --ro-bind / / true 2>/dev/null; then
 fi
 "$dir/nouserns" -- env HOME="$dir" CI=true SYNAPSE_SANDBOX_BACKEND=landlock \
   "$dir/sandbox.test" -test.count=1 -test.timeout=20m -test.run 'RedTeam|Escape|Landlock|FailClosed' "$@"
+"$dir/nouserns" -- env HOME="$dir" CI=true SYNAPSE_SANDBOX_BACKEND=landlock SYNAPSE_TEST_BINARY="$dir/synapse" PATH="$PATH" \
+  "$dir/cli.test" -test.count=1 -test.timeout=20m -test.run 'RedTeam'

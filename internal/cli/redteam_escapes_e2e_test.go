@@ -68,7 +68,7 @@ func TestRedTeamTerminalEscapes(t *testing.T) {
 	})
 
 	t.Run("synapse exec output on a terminal", func(t *testing.T) {
-		testutil.RequireBwrap(t)
+		testutil.RequireSandbox(t)
 		env := testEnv(t)
 		p := startPTY(t, t.TempDir(), env, "exec", `printf 'out\033]52;c;cHduZWQ=\007\033_Gx\033\\put\n'`)
 		p.expect("output")

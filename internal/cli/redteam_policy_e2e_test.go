@@ -14,7 +14,7 @@ import (
 // command kills its shell after `cd ~`; before the fix the rebuilt sandbox
 // took ~ as its workspace and the retried command appended to ~/.bashrc.
 func TestRedTeamExecCdHomeThenCrash(t *testing.T) {
-	testutil.RequireBwrap(t)
+	testutil.RequireSandbox(t)
 	base := testutil.OutsideTmp(t)
 	ws, home := filepath.Join(base, "w"), filepath.Join(base, "h")
 	testutil.WriteFile(t, filepath.Join(home, ".bashrc"), "original\n")
@@ -42,7 +42,7 @@ func TestRedTeamExecCdHomeThenCrash(t *testing.T) {
 // user allows an unrelated file for the session ([2]); the next write to
 // ~/.bashrc must still be asked about (and is denied here).
 func TestRedTeamChatCdHomeThenSessionGrant(t *testing.T) {
-	testutil.RequireBwrap(t)
+	testutil.RequireSandbox(t)
 	outside := testutil.OutsideTmp(t)
 	other := filepath.Join(outside, "other.txt")
 	testutil.WriteFile(t, other, "")

@@ -15,7 +15,7 @@ import (
 // into a ~/.bashrc.d the sandbox cannot write), must keep its files in a
 // private directory the commands can still read, and remove it at exit.
 func TestRedTeamScratchDir(t *testing.T) {
-	testutil.RequireBwrap(t)
+	testutil.RequireSandbox(t)
 	env := testEnv(t)
 	home := envValue(env, "HOME")
 	tmp := t.TempDir()
@@ -31,14 +31,21 @@ func TestRedTeamScratchDir(t *testing.T) {
 	work := t.TempDir()
 	// Inside the sandbox $TMPDIR is the session's private /tmp; the scratch
 	// directory stays at its host path, readable.
-	r := synapseEnv(t, work, env, "exec", "seq 1 100000", `cat "$(ls -d "`+tmp+`"/synapse-scratch-*/bash-output-*)" | tail -1`)
+	readBack := `cat "$(ls -d "` + tmp + `"/synapse-scratch-*/bash-output-*)" | tail -1`
+	if testutil.UnderLandlock() {
+		// The host temp directory cannot be listed there (docs/security.md's
+		// table): the glob cannot find the file, though its path is readable
+		// (the sandbox package's Visible tests check that).
+		readBack = "true"
+	}
+	r := synapseEnv(t, work, env, "exec", "seq 1 100000", readBack)
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
 	if entries, _ := os.ReadDir(target); len(entries) != 0 {
 		t.Errorf("Synapse wrote %d file(s) through the planted symlink into %s", len(entries), target)
 	}
-	if !strings.Contains(r.stdout, "synapse-scratch-") || !strings.HasSuffix(strings.TrimSpace(r.stdout), "100000") {
+	if !strings.Contains(r.stdout, "synapse-scratch-") || !testutil.UnderLandlock() && !strings.HasSuffix(strings.TrimSpace(r.stdout), "100000") {
 		t.Errorf("the cut output was not saved where the next command could read it:\n%s", r.stdout)
 	}
 	matches, _ := filepath.Glob(filepath.Join(tmp, "synapse-scratch-*"))

@@ -18,7 +18,7 @@ import (
 // scan taken) before the first extension runs, so the repository is new to
 // it and disabled, at the latest when the session ends.
 func TestRedTeamExtensionPlantsRepository(t *testing.T) {
-	testutil.RequireBwrap(t)
+	testutil.RequireSandbox(t)
 	testutil.RequireTool(t, "git")
 	base := testutil.OutsideTmp(t)
 	home, proj, tmp := filepath.Join(base, "home"), filepath.Join(base, "proj"), filepath.Join(base, "tmp")

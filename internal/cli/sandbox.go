@@ -55,6 +55,10 @@ func newSandboxExecCmd(stdio IO) *cobra.Command {
 			if err != nil {
 				return exitCode(1, fmt.Errorf("cannot find the working directory: %w", err))
 			}
+			// A private temp directory, as the agent's shell has: TMPDIR
+			// (and under bubblewrap /tmp) is the command's own, removed after.
+			m.PrivateTmp()
+			defer func() { _ = m.Shutdown() }()
 			env := m.Env() // without the agent's credentials, as in the agent's shell
 			argv, err := m.WrapArgv(m.BuildPolicy(), args, sandbox.WrapOptions{Cwd: cwd, Env: env})
 			if err != nil {
@@ -96,9 +100,17 @@ func newSandboxStatusCmd(stdio IO) *cobra.Command {
 			if asJSON {
 				enc := json.NewEncoder(stdio.Out)
 				enc.SetIndent("", "  ")
-				return enc.Encode(st)
+				if err := enc.Encode(st); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprint(stdio.Out, st.String())
 			}
-			fmt.Fprint(stdio.Out, st.String())
+			// A sandbox that is on but cannot run refuses every command:
+			// scripts checking the status must see a failure.
+			if st.Unavailable {
+				return exitCode(1, nil)
+			}
 			return nil
 		},
 	}

@@ -57,7 +57,10 @@ func TestSandboxExecAndStatusBinary(t *testing.T) {
 		return o.String(), e.String(), code
 	}
 
-	out, errOut, code := run("sandbox", "exec", "--", "sh", "-c", "echo inside; cat .env; echo x > '"+outside+"/f'; echo ok > in.txt; exit 7")
+	out, errOut, code := run("sandbox", "exec", "--", "sh", "-c", "echo inside; cat .env; echo x > '"+outside+"/f'; echo ok > in.txt; echo t > \"$TMPDIR/t\" && echo tmp=$TMPDIR; exit 7")
+	if !strings.Contains(out, "tmp=/tmp") {
+		t.Errorf("sandbox exec gave no private writable /tmp: %q %q", out, errOut)
+	}
 	if code != 7 || !strings.Contains(out, "inside") || strings.Contains(out+errOut, "TOPSECRET") {
 		t.Fatalf("code=%d out=%q err=%q", code, out, errOut)
 	}
@@ -103,7 +106,7 @@ func TestSandboxExecAndStatusBinary(t *testing.T) {
 
 	// No bwrap on PATH: the Landlock backend takes over (issue 24); the
 	// command runs, confined to the workspace.
-	cmd := exec.Command(bin, "sandbox", "exec", "--", "/bin/sh", "-c", "echo in > ran; echo out > /etc/synapse-landlock-test")
+	cmd := exec.Command(bin, "sandbox", "exec", "--", "/bin/sh", "-c", `echo in > ran; echo t > "$TMPDIR/t" && echo "private tmp: $TMPDIR"; echo out > /etc/synapse-landlock-test`)
 	cmd.Dir = ws
 	cmd.Env = []string{"SYNAPSE_HOME=" + home, "HOME=" + home, "PATH=" + t.TempDir()}
 	b, err := cmd.CombinedOutput()
@@ -112,6 +115,15 @@ func TestSandboxExecAndStatusBinary(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(ws, "ran")); string(got) != "in\n" {
 		t.Fatalf("the workspace write under Landlock: %q (out %s)", got, b)
+	}
+	// Its own temp directory, writable, and gone afterwards.
+	_, priv, ok := strings.Cut(string(b), "private tmp: ")
+	priv, _, _ = strings.Cut(priv, "\n")
+	if !ok || !strings.Contains(priv, "synapse-scratch-") {
+		t.Fatalf("no private TMPDIR under Landlock:\n%s", b)
+	}
+	if _, err := os.Stat(priv); err == nil {
+		t.Errorf("the private temp directory %s was left behind", priv)
 	}
 	if _, err := os.Stat("/etc/synapse-landlock-test"); err == nil {
 		_ = os.Remove("/etc/synapse-landlock-test")

@@ -683,8 +683,10 @@ func (s *server) stdioTransport(errTail *tail) (sdk.Transport, *exec.Cmd, error)
 	}
 	cmd.Env = env
 	cmd.Stderr = errTail
-	// Own process group, so stopping the server also stops what it spawned.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Own session and so own process group, so stopping the server also
+	// stops what it spawned; a session rather than only a group because the
+	// Landlock launcher starts one, which a group leader may not.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, cmd, nil
 }
 

@@ -78,7 +78,10 @@ func Run(ctx context.Context, c Cmd) Result {
 		// The same writer for both makes os/exec give the child one pipe.
 		cmd.Stderr = stdout
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own session, and so its own process group for the kill below,
+	// without the terminal: a sandbox launcher it runs (Landlock's) starts a
+	// session of its own, which a process-group leader may not.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = c.WaitDelay
 	if cmd.WaitDelay <= 0 {

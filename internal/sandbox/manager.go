@@ -241,6 +241,21 @@ func (m *Manager) configName() string {
 	return m.opts.ConfigPath
 }
 
+// bwrapCause names the likely cause of a bwrap failure from its message,
+// only where the message points at one: a /proc that cannot be mounted (a
+// container that masks it) is not a user-namespace setting.
+func bwrapCause(out string) string {
+	switch {
+	case strings.Contains(out, "uid map"), strings.Contains(out, "new namespace"), strings.Contains(out, "setting up uid"):
+		return "; unprivileged user namespaces are refused (sysctl kernel.unprivileged_userns_clone, user.max_user_namespaces, or AppArmor's apparmor_restrict_unprivileged_userns)"
+	case strings.Contains(out, "proc"):
+		return "; /proc cannot be mounted in a new namespace here (a container that masks /proc, or runs without its own PID namespace)"
+	case strings.Contains(out, "RTM_NEWADDR"), strings.Contains(out, "loopback"):
+		return "; the loopback device cannot be set up in a new network namespace (AppArmor's userns restriction on Ubuntu 24.04 does this)"
+	}
+	return ""
+}
+
 // probePlatform checks that the OS sandbox works here: on Linux it runs
 // bwrap once with the namespaces the sandbox needs.
 func probePlatform(ctx context.Context, goos string, look func(string) (string, error)) error {
@@ -255,7 +270,7 @@ func probePlatform(ctx context.Context, goos string, look func(string) (string, 
 		out, err := exec.CommandContext(ctx, bwrap, "--die-with-parent", "--unshare-all", "--new-session", "--cap-drop", "ALL",
 			"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "/bin/true").CombinedOutput()
 		if err != nil {
-			return fmt.Errorf("bwrap is installed but cannot create a sandbox (%v: %s); unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1)", err, firstLine(string(out)))
+			return fmt.Errorf("bwrap is installed but cannot create a sandbox (%v: %s)%s", err, firstLine(string(out)), bwrapCause(string(out)))
 		}
 		return nil
 	case "darwin":

@@ -445,3 +445,22 @@ func TestProbeDecidesDefault(t *testing.T) {
 		t.Fatalf("landlock status:\n%s", st)
 	}
 }
+
+func TestBwrapCause(t *testing.T) {
+	tests := []struct{ out, want string }{
+		{"bwrap: setting up uid map: Permission denied", "user namespaces"},
+		{"bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.", "user namespaces"},
+		{"bwrap: Can't mount proc on /newroot/proc: Operation not permitted", "/proc cannot be mounted"},
+		{"bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted", "loopback"},
+		{"bwrap: something else", ""},
+	}
+	for _, tt := range tests {
+		got := bwrapCause(tt.out)
+		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+			t.Errorf("bwrapCause(%q) = %q, want it to name %q", tt.out, got, tt.want)
+		}
+		if strings.Contains(tt.out, "proc") && strings.Contains(got, "user namespaces") {
+			t.Errorf("bwrapCause(%q) blames user namespaces for a /proc failure", tt.out)
+		}
+	}
+}

@@ -47,6 +47,22 @@ func RequireBwrap(t testing.TB) {
 	}
 }
 
+// UnderLandlock reports whether the tests run under the Landlock backend
+// (SYNAPSE_SANDBOX_BACKEND=landlock, set by make test-landlock, which runs
+// them where bubblewrap cannot start).
+func UnderLandlock() bool { return os.Getenv("SYNAPSE_SANDBOX_BACKEND") == "landlock" }
+
+// RequireSandbox checks that the backend the tests run under can sandbox
+// here: bubblewrap, or under make test-landlock the Landlock backend (the
+// product chooses it itself there, as bubblewrap cannot start).
+func RequireSandbox(t testing.TB) {
+	t.Helper()
+	if UnderLandlock() {
+		return
+	}
+	RequireBwrap(t)
+}
+
 // WriteFile writes content to path (mode 0644), creating its directories;
 // any failure fails the test.
 func WriteFile(t testing.TB, path, content string) {

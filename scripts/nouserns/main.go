@@ -5,7 +5,11 @@
 // clone). bubblewrap cannot start there, so the sandbox tests it runs
 // exercise the Landlock backend (scripts/test-landlock.sh).
 //
-//	nouserns [-user nobody] -- PROGRAM [ARG...]
+// With -no-landlock the Landlock system calls answer ENOSYS too, as on a
+// kernel without Landlock or under a profile that refuses it: then no
+// sandbox backend can run and Synapse must refuse every command.
+//
+//	nouserns [-user nobody] [-no-landlock] -- PROGRAM [ARG...]
 package main
 
 import (
@@ -23,18 +27,19 @@ import (
 
 func main() {
 	name := flag.String("user", "nobody", "the user to run as when started as root")
+	noLandlock := flag.Bool("no-landlock", false, "refuse the Landlock system calls too (ENOSYS)")
 	flag.Parse()
 	if flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: nouserns [-user nobody] -- PROGRAM [ARG...]")
+		fmt.Fprintln(os.Stderr, "usage: nouserns [-user nobody] [-no-landlock] -- PROGRAM [ARG...]")
 		os.Exit(2)
 	}
-	if err := run(*name, flag.Args()); err != nil {
+	if err := run(*name, *noLandlock, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "nouserns:", err)
 		os.Exit(1)
 	}
 }
 
-func run(name string, argv []string) error {
+func run(name string, noLandlock bool, argv []string) error {
 	prog, err := exec.LookPath(argv[0])
 	if err != nil {
 		return err
@@ -71,6 +76,12 @@ func run(name string, argv []string) error {
 				{Names: []string{"clone3"}, Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS)},
 			},
 		},
+	}
+	if noLandlock {
+		filter.Policy.Syscalls = append(filter.Policy.Syscalls, seccomp.SyscallGroup{
+			Names:  []string{"landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self"},
+			Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS),
+		})
 	}
 	if err := seccomp.LoadFilter(filter); err != nil {
 		return fmt.Errorf("install the seccomp filter: %w", err)
