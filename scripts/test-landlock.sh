@@ -16,6 +16,9 @@ chmod 755 "$dir"
 # build, so it is built here and passed in).
 "$GO" build -o "$dir/synapse" ./cmd/synapse
 "$GO" test -race -c -o "$dir/cli.test" ./internal/cli
+# The other packages whose red-team tests drive a sandbox (their test
+# binaries double as the launcher).
+for p in app tool acp mcp; do "$GO" test -race -c -o "$dir/$p.test" "./internal/$p"; done
 chmod -R a+rX "$dir"
 cd "$dir" # readable by the unprivileged user
 # Proof that bwrap cannot start here (else the run below would not test the fallback).
@@ -25,5 +28,9 @@ if "$dir/nouserns" -- bwrap --unshare-all --ro-bind / / true 2>/dev/null; then
 fi
 "$dir/nouserns" -- env HOME="$dir" CI=true SYNAPSE_SANDBOX_BACKEND=landlock \
   "$dir/sandbox.test" -test.count=1 -test.timeout=20m -test.run 'RedTeam|Escape|Landlock|FailClosed' "$@"
+for p in app tool acp mcp; do
+  "$dir/nouserns" -- env HOME="$dir" CI=true SYNAPSE_SANDBOX_BACKEND=landlock PATH="$PATH" \
+    "$dir/$p.test" -test.count=1 -test.timeout=20m -test.run 'RedTeam'
+done
 "$dir/nouserns" -- env HOME="$dir" CI=true SYNAPSE_SANDBOX_BACKEND=landlock SYNAPSE_TEST_BINARY="$dir/synapse" PATH="$PATH" \
   "$dir/cli.test" -test.count=1 -test.timeout=20m -test.run 'RedTeam'

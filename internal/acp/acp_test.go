@@ -418,7 +418,7 @@ func TestBadRequests(t *testing.T) {
 // allows one unrelated file for the session; the rebuilt sandbox must not
 // make ~ writable, so the next write to ~/.bashrc asks again (and is denied).
 func TestRedTeamCdHomeThenSessionGrant(t *testing.T) {
-	testutil.RequireBwrap(t)
+	testutil.RequireSandbox(t)
 	base := testutil.OutsideTmp(t)
 	other, home := filepath.Join(base, "other.txt"), filepath.Join(base, "home")
 	// The home named by path: the in-process server's shell has the test

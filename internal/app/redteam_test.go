@@ -18,7 +18,7 @@ import (
 // it) is refused with a message naming the field, and the server never runs
 // (issue 11, item 1).
 func TestRedTeamProjectMCPCwdOutsideProject(t *testing.T) {
-	testutil.RequireBwrap(t)
+	testutil.RequireSandbox(t)
 	base := t.TempDir()
 	home, proj := filepath.Join(base, "home"), filepath.Join(base, "proj")
 	testutil.WriteFile(t, filepath.Join(home, ".bashrc"), "# rc\n")

@@ -17,7 +17,7 @@ import (
 // there named directly nor one reached through a link a command planted
 // in its /tmp (issue 11, private temp directory).
 func TestRedTeamSkillImportPrivateTmp(t *testing.T) {
-	testutil.RequireBwrap(t)
+	testutil.RequireSandbox(t)
 	home, cwd := t.TempDir(), testutil.OutsideTmp(t)
 	writeTestFile(t, filepath.Join(home, "sandbox.json"), `{"enabled": true}`)
 	a := testApp(t, home)
@@ -51,21 +51,28 @@ func TestRedTeamSkillImportPrivateTmp(t *testing.T) {
 			t.Fatalf("%s: %+v %v", c, r, err)
 		}
 	}
-	native(`mkdir -p /tmp/made && printf -- '---\nname: made-in-tmp\ndescription: d\n---\nbody\n' > /tmp/made/SKILL.md`)
-	native(`ln -s ` + hostDir + ` /tmp/link && test ! -e ` + hostDir)
+	// Commands' temp directory: /tmp under bubblewrap; under Landlock the
+	// private directory TMPDIR names, at its host path (the host's /tmp is
+	// unreadable there).
+	tmp := "/tmp"
+	if testutil.UnderLandlock() {
+		tmp = mgr.PrivateTmp()
+	}
+	native(`mkdir -p ` + tmp + `/made && printf -- '---\nname: made-in-tmp\ndescription: d\n---\nbody\n' > ` + tmp + `/made/SKILL.md`)
+	native(`ln -s ` + hostDir + ` ` + tmp + `/link && ! cat ` + hostDir + `/secret.txt`)
 
 	run := ext.Handlers()[router.FamilySkill].Run
-	if r := run(context.Background(), "skill:import /tmp/made"); r.ExitCode != 0 {
+	if r := run(context.Background(), "skill:import "+tmp+"/made"); r.ExitCode != 0 {
 		t.Errorf("skill:import of a folder a command made in /tmp: %+v", r)
 	} else if _, err := os.Stat(filepath.Join(a.Config.SkillsDir, "made-in-tmp", "SKILL.md")); err != nil {
 		t.Errorf("the skill made in /tmp is not in the store: %v", err)
 	}
-	for _, src := range []string{hostDir, "/tmp/link"} {
+	for _, src := range []string{hostDir, tmp + "/link"} {
 		r := run(context.Background(), "skill:import --force "+src)
 		if r.ExitCode == 0 {
 			t.Errorf("skill:import %s succeeded: %+v", src, r)
 		}
-		if !strings.Contains(r.Stderr, src) || strings.Contains(r.Stderr, mgr.PrivateTmp()) {
+		if !strings.Contains(r.Stderr, src) || !testutil.UnderLandlock() && strings.Contains(r.Stderr, mgr.PrivateTmp()) {
 			t.Errorf("skill:import %s: the error should name the path as given, not the host's private one: %s", src, r.Stderr)
 		}
 	}
@@ -79,13 +86,13 @@ func TestRedTeamSkillImportPrivateTmp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := tl.Agent.Run(context.Background(), "read /tmp/made/SKILL.md"); r.ExitCode != 0 || !strings.Contains(r.Stdout, "made-in-tmp") {
+	if r := tl.Agent.Run(context.Background(), "read "+tmp+"/made/SKILL.md"); r.ExitCode != 0 || !strings.Contains(r.Stdout, "made-in-tmp") {
 		t.Errorf("read of a file a command made in /tmp: %+v", r)
 	}
 	if err := os.Symlink(filepath.Join(hostDir, "secret.txt"), filepath.Join(cwd, "link")); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{filepath.Join(hostDir, "secret.txt"), "link", "/tmp/link/secret.txt"} {
+	for _, p := range []string{filepath.Join(hostDir, "secret.txt"), "link", tmp + "/link/secret.txt"} {
 		if r := tl.Agent.Run(context.Background(), "read "+p); r.ExitCode == 0 || strings.Contains(r.Stdout, "HOST-SECRET") {
 			t.Errorf("read %s reached the host's /tmp: %+v", p, r)
 		}
@@ -106,7 +113,7 @@ func TestRedTeamSkillImportPrivateTmp(t *testing.T) {
 // and so is a file a command left in the tmpfs, which read cannot see, with
 // a reason saying to use a command.
 func TestRedTeamReadOnlyAgentHostTmp(t *testing.T) {
-	testutil.RequireBwrap(t)
+	testutil.RequireSandbox(t)
 	home, cwd := t.TempDir(), testutil.OutsideTmp(t)
 	writeTestFile(t, filepath.Join(home, "sandbox.json"), `{"enabled": true}`)
 	writeTestFile(t, filepath.Join(cwd, "README"), "project\n")
@@ -129,7 +136,11 @@ func TestRedTeamReadOnlyAgentHostTmp(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if r, err := mgr.Execute(context.Background(), "cat "+secret+"; echo scratch > /tmp/scratch.txt && cat /tmp/scratch.txt", ""); err != nil ||
+	tmp := "/tmp" // a tmpfs under bubblewrap; under Landlock TMPDIR, a private scratch directory
+	if testutil.UnderLandlock() {
+		tmp = "$TMPDIR"
+	}
+	if r, err := mgr.Execute(context.Background(), "cat "+secret+"; echo scratch > "+tmp+"/scratch.txt && cat "+tmp+"/scratch.txt", ""); err != nil ||
 		strings.Contains(r.Stdout, "HOST-SECRET") || !strings.Contains(r.Stdout, "scratch") {
 		t.Fatalf("native commands: %+v %v (want the host file unseen and the tmpfs writable)", r, err)
 	}
@@ -141,6 +152,9 @@ func TestRedTeamReadOnlyAgentHostTmp(t *testing.T) {
 		if r.ExitCode == 0 || strings.Contains(r.Stdout, "HOST-SECRET") {
 			t.Errorf("read %s reached the host's /tmp: %+v", p, r)
 		}
+	}
+	if testutil.UnderLandlock() {
+		return // no tmpfs there: TMPDIR is a host directory read sees as commands do
 	}
 	r := tl.Agent.Run(context.Background(), "read /tmp/scratch.txt")
 	if r.ExitCode == 0 || !strings.Contains(r.Stderr+r.BlockedReason, "cat") {

@@ -19,14 +19,18 @@ import (
 // still starts (issue 11, item 10: "allow" on ~/.ssh/id_rsa broke every
 // later command).
 func TestRedTeamBlacklistedPathIsNeverGranted(t *testing.T) {
-	testutil.RequireBwrap(t)
+	testutil.RequireSandbox(t)
 	root := t.TempDir()
 	home, ws := filepath.Join(root, "home"), filepath.Join(root, "ws")
 	testutil.WriteFile(t, filepath.Join(home, ".ssh", "id_rsa"), "KEY\n")
 	testutil.WriteFile(t, filepath.Join(ws, "keep"), "")
 	cfg := filepath.Join(home, ".synapse", "sandbox.json")
 	testutil.WriteFile(t, cfg, `{"enabled": true}`)
-	m, err := sandbox.NewManager(sandbox.ManagerOptions{ConfigPath: cfg, Cwd: ws, Home: home,
+	launcher, err := os.Executable() // TestMain makes it the Landlock launcher
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := sandbox.NewManager(sandbox.ManagerOptions{ConfigPath: cfg, Cwd: ws, Home: home, Launcher: launcher,
 		Env: []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")},
 		StartSession: func(ctx context.Context, o sandbox.SessionOptions) (sandbox.Session, error) {
 			return shell.Start(ctx, shell.Options{Argv: o.Argv, Dir: o.Dir, Env: o.Env, Timeout: o.Timeout})
