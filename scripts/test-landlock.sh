@@ -33,4 +33,4 @@ for p in app tool acp mcp; do
     "$dir/$p.test" -test.count=1 -test.timeout=20m -test.run 'RedTeam'
 done
 "$dir/nouserns" -- env HOME="$dir" CI=true SYNAPSE_SANDBOX_BACKEND=landlock SYNAPSE_TEST_BINARY="$dir/synapse" PATH="$PATH" \
-  "$dir/cli.test" -test.count=1 -test.timeout=20m -test.run 'RedTeam'
+  "$dir/cli.test" -test.count=1 -test.timeout=20m -test.run 'RedTeam|JobExitStatus'

@@ -403,18 +403,15 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 }
 
 // newJobs is the agent's job table: jobs run in its shell; logs go to its
-// scratch directory. The output FIFOs are made where the sandbox may open
-// them for writing at the same path: the scratch directory (bwrap binds it
+// scratch directory. The FIFOs are made where the sandbox may open them for
+// writing at the same path: the scratch directory (bwrap binds it
 // read-only, which a FIFO does not mind), or under Landlock, which checks
-// FIFOs like files, the private temp directory.
+// FIFOs like files, its temp directory (asked when a job starts: plan mode
+// makes the sandbox read-only, with a temp directory of its own).
 func (a *App) newJobs(sb *sandbox.Manager, scratch string) *jobs.Table {
-	fifos := scratch
-	if sb.Enabled() && sb.Backend() == sandbox.BackendLandlock && sb.PrivateTmp() != "" {
-		fifos = sb.PrivateTmp()
-	}
 	return jobs.New(jobs.Options{
 		Dir:     scratch,
-		FifoDir: fifos,
+		FifoDir: sb.SameTmp,
 		Exec: func(ctx context.Context, cmd string) (command.Result, error) {
 			return sb.Execute(ctx, cmd, sb.Cwd())
 		},

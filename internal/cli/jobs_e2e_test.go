@@ -188,3 +188,19 @@ func TestJobsPTYSessionEndKillsTree(t *testing.T) {
 	}
 	waitUntil(t, "every process of the job to end", func() bool { return len(liveCmdlines("sleep "+tag)) == 0 })
 }
+
+// TestJobExitStatusInTheSandbox: a job's exit status reaches the model
+// under the sandbox, whose mounts keep the agent's scratch directory
+// read-only to commands (it was written to a file there, which failed:
+// "status unknown" and a "Read-only file system" line in the job's log).
+// make test-landlock runs it under Landlock too.
+func TestJobExitStatusInTheSandbox(t *testing.T) {
+	testutil.RequireSandbox(t)
+	r := synapse(t, t.TempDir(), "exec", `job:start echo hello; exit 3`, "job:wait 1 --timeout 20", "job:list")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "hello") || !strings.Contains(r.stdout, "status 3") || strings.Contains(r.stdout, "Read-only") || strings.Contains(r.stdout, "Permission denied") {
+		t.Errorf("the job's status or output did not come through:\n%s", r.stdout)
+	}
+}

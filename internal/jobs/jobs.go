@@ -56,10 +56,10 @@ type Options struct {
 	// Exec runs a command line in the agent's shell (the sandbox manager's
 	// Execute in the shell's directory): jobs are started through it.
 	Exec func(ctx context.Context, cmd string) (command.Result, error)
-	// FifoDir is where the jobs' output pipes are made for a moment: a
-	// directory at the same path for the host and the sandbox that the
-	// sandbox may open a FIFO in ("": Dir).
-	FifoDir string
+	// FifoDir names, when a job starts, where its pipes are made for a
+	// moment: a directory at the same path for the host and the sandbox
+	// that the sandbox may open a FIFO in for writing (nil or "": Dir).
+	FifoDir func() string
 	// Detach moves the command running in the agent's shell to the
 	// background (sandbox.Manager.Detach); nil: Ctrl+B is unavailable.
 	Detach func(note string, sink func([]byte)) ([]int, error)
@@ -185,36 +185,43 @@ func (t *Table) Start(ctx context.Context, cmdline string) (Info, error) {
 		_ = os.Remove(j.log)
 		return Info{}, err
 	}
-	dir := t.o.FifoDir
-	if dir == "" {
-		dir = t.o.Dir
+	dir := t.o.Dir
+	if t.o.FifoDir != nil {
+		if d := t.o.FifoDir(); d != "" {
+			dir = d
+		}
 	}
-	fifo := filepath.Join(dir, fmt.Sprintf(".job-%d-%d.fifo", j.id, time.Now().UnixNano()))
-	status := strings.TrimSuffix(fifo, ".fifo") + ".status"
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		return fail(fmt.Errorf("create the job's output pipe: %w", err))
-	}
-	defer os.Remove(fifo) // the open ends keep it working
-	// Non-blocking, so that opening needs no writer yet; never a planted link.
-	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	base := filepath.Join(dir, fmt.Sprintf(".job-%d-%d", j.id, time.Now().UnixNano()))
+	r, err := openFifo(base + ".fifo")
 	if err != nil {
-		return fail(fmt.Errorf("open the job's output pipe: %w", err))
+		return fail(fmt.Errorf("the job's output pipe: %w", err))
 	}
-	if st, err := r.Stat(); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+	// The exit status comes through a pipe too: the shell may not be able
+	// to write a file at a path the host reads (a read-only mount).
+	st, err := openFifo(base + ".status")
+	if err != nil {
 		_ = r.Close()
-		return fail(fmt.Errorf("the job's output pipe %s was replaced", fifo))
+		_ = os.Remove(base + ".fifo")
+		return fail(fmt.Errorf("the job's status pipe: %w", err))
 	}
-	// The shell opens the FIFO itself (a reader exists, so it does not
-	// block) and the forked job inherits it: by the time Exec returns the
-	// pipe has its writer, and its end-of-file means the job let go of it.
+	// The names go once the shell has opened them; the open ends keep the
+	// pipes working.
+	defer os.Remove(base + ".fifo")
+	defer os.Remove(base + ".status")
+	// The shell opens the FIFOs itself (a reader exists, so it does not
+	// block) and the forked job inherits them: by the time Exec returns
+	// the pipes have their writers, and the output's end-of-file means the
+	// job let go of it. The command itself does not keep the status pipe.
 	// PYTHONUNBUFFERED: a Python program's prints reach the log as they
 	// happen, not when a block of them filled up (the pipe is no terminal).
-	line := "if exec {__syn_job}>" + quote(fifo) + "; then { (\nexport PYTHONUNBUFFERED=1\n" + strings.TrimRight(cmdline, "\n") + "\n); echo $? >" + quote(status) +
-		"; } </dev/null >&$__syn_job 2>&1 & echo $!; exec {__syn_job}>&-; fi; unset __syn_job"
+	line := "if exec {__syn_job}>" + quote(base+".fifo") + " {__syn_st}>" + quote(base+".status") +
+		"; then { (\nexec {__syn_st}>&-\nexport PYTHONUNBUFFERED=1\n" + strings.TrimRight(cmdline, "\n") +
+		"\n); echo $? >&$__syn_st; } </dev/null >&$__syn_job 2>&1 & echo $!; exec {__syn_job}>&- {__syn_st}>&-; fi; unset __syn_job __syn_st"
 	res, err := t.o.Exec(ctx, line)
 	pid, perr := strconv.Atoi(strings.TrimSpace(lastLine(res.Stdout)))
 	if err != nil || res.ExitCode != 0 || perr != nil {
 		_ = r.Close()
+		_ = st.Close()
 		why := strings.TrimSpace(res.Stderr)
 		if err != nil {
 			why = err.Error()
@@ -242,15 +249,38 @@ func (t *Table) Start(ctx context.Context, cmdline string) (Info, error) {
 			}
 		}
 		code := -1
-		if b, err := readSmall(status); err == nil {
+		if b, err := readFifo(st); err == nil {
 			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
 				code = n
 			}
 		}
-		_ = os.Remove(status)
 		t.end(j, Exited, code)
 	}()
 	return info, nil
+}
+
+// openFifo makes a FIFO at path and opens its reading end without
+// blocking (no writer yet) and without following a planted link.
+func openFifo(path string) (*os.File, error) {
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	r, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		_ = os.Remove(path)
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if st, err := r.Stat(); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		_ = r.Close()
+		return nil, fmt.Errorf("%s was replaced", path)
+	}
+	return r, nil
+}
+
+// readFifo reads a status pipe to its end (a few bytes) and closes it.
+func readFifo(f *os.File) ([]byte, error) {
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 64))
 }
 
 // killTree is a shell command that sends sig to process group pgid and to
@@ -281,16 +311,6 @@ func lastLine(s string) string {
 		return s[i+1:]
 	}
 	return s
-}
-
-// readSmall reads a status file a job wrote, never through a link.
-func readSmall(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, 64))
 }
 
 // Background moves the command running in the agent's shell to the

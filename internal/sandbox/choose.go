@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -146,4 +147,28 @@ func inContainer() bool {
 		}
 	}
 	return false
+}
+
+// SameTmp is a directory that commands may write at the same path as the
+// host sees it, for a FIFO a background job writes to: under Landlock the
+// session's private temp directory, or a read-only sandbox's scratch
+// directory (made with the sandbox: call after GetSandbox). "" elsewhere:
+// bubblewrap remaps /tmp, and the agent's scratch directory, bound
+// read-only, takes a FIFO's writer.
+func (m *Manager) SameTmp() string {
+	if !m.landlock() {
+		return ""
+	}
+	if t := m.PrivateTmp(); t != "" {
+		return t
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.backend == nil {
+		_, _ = m.getLocked(context.Background()) // a refusal shows when the job's command runs
+	}
+	if lb, ok := m.backend.(*LocalBackend); ok && lb.plat != nil && lb.policy.ReadOnly {
+		return filepath.Join(lb.plat.stateDir, "tmp")
+	}
+	return ""
 }
