@@ -409,7 +409,7 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 // FIFOs like files, its temp directory (asked when a job starts: plan mode
 // makes the sandbox read-only, with a temp directory of its own).
 func (a *App) newJobs(sb *sandbox.Manager, scratch string) *jobs.Table {
-	return jobs.New(jobs.Options{
+	t := jobs.New(jobs.Options{
 		Dir:     scratch,
 		FifoDir: sb.SameTmp,
 		Exec: func(ctx context.Context, cmd string) (command.Result, error) {
@@ -418,6 +418,8 @@ func (a *App) newJobs(sb *sandbox.Manager, scratch string) *jobs.Table {
 		Detach:  sb.Detach,
 		MaxRead: a.Config.OutputCap,
 	})
+	sb.CountJobs(t.Running)
+	return t
 }
 
 // askScratch is the ask permission mode's scratch list: the session's

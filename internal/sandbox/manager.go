@@ -100,7 +100,10 @@ type Manager struct {
 	// reset says why the shell was last replaced by a fresh one (a grant,
 	// a mode switch, a crash), until a command's result has told the
 	// model: its directory and exported variables are gone.
-	reset    string
+	reset string
+	// jobs counts the background jobs running in the shell (the agent's
+	// job table), so a rebuild that ends them says so; nil: none kept.
+	jobs     func() int
 	runtimeW []string
 	privTmp  string // the private temp directory mounted as /tmp ("" until made)
 	ownTmp   bool   // privTmp was made by this manager, which removes it
@@ -811,6 +814,15 @@ func (m *Manager) createGrantedFileLocked(abs string) error {
 	return nil
 }
 
+// CountJobs tells the manager how to count the background jobs running in
+// its shell (the agent's job table), so that a rebuild, which ends them with
+// the shell, says so in the next command's result.
+func (m *Manager) CountJobs(running func() int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.jobs = running
+}
+
 // rebuildLocked drops the backend so the next command gets one built from
 // the new policy, in the workspace with a fresh environment (the next
 // command's result says why). A running command on the old one is killed
@@ -818,6 +830,14 @@ func (m *Manager) createGrantedFileLocked(abs string) error {
 func (m *Manager) rebuildLocked(why string) error {
 	if m.backend == nil {
 		return nil
+	}
+	if m.jobs != nil {
+		switch n := m.jobs(); {
+		case n == 1:
+			why += "; the background job it ran ended with it (job:list shows it)"
+		case n > 1:
+			why += fmt.Sprintf("; the %d background jobs it ran ended with it (job:list shows them)", n)
+		}
 	}
 	m.reset = why
 	if err := m.destroyLocked(); err != nil {

@@ -320,3 +320,29 @@ func probeWrites(ctx context.Context, t *testing.T, m *Manager, probes []string,
 		t.Errorf("whitelist %v\nsteps:\n%s", w, strings.Join(log, "\n"))
 	}
 }
+
+// TestRebuildSaysJobsEnded: a rebuild ends the background jobs running in
+// the shell with it; the next result says so instead of leaving the model
+// to find them gone.
+func TestRebuildSaysJobsEnded(t *testing.T) {
+	for _, tt := range []struct {
+		running int
+		want    string
+	}{
+		{0, ""},
+		{1, "; the background job it ran ended with it (job:list shows it)"},
+		{2, "; the 2 background jobs it ran ended with it (job:list shows them)"},
+	} {
+		f := newFixture(t, nil)
+		f.m.CountJobs(func() int { return tt.running })
+		f.run(t, "true")
+		granted := filepath.Join(filepath.Dir(f.ws), "granted.txt")
+		if err := f.m.AddRuntimeWhitelist(granted); err != nil {
+			t.Fatal(err)
+		}
+		res := f.run(t, "true")
+		if want := "the shell was restarted (access to " + granted + " was granted" + tt.want + ")"; !strings.Contains(res.Stderr, want) {
+			t.Errorf("%d jobs: the note is %q, want %q", tt.running, res.Stderr, want)
+		}
+	}
+}
