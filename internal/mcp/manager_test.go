@@ -75,7 +75,7 @@ func TestStdioServerRoundTrip(t *testing.T) {
 		t.Errorf("quoted && = %q", out)
 	}
 	out = runOK(t, h, "mcp:test:image")
-	for _, want := range []string{"caption\n", "[image: image/png, ", "attached as image 1]", "[resource link: file:///tmp/report.pdf (report), application/pdf, 47.1 KB] The quarterly report.", "[embedded resource mem://note, text/plain]\nembedded text"} {
+	for _, want := range []string{"caption\n", "[image: image/png, ", "attached as image 1]", "[resource link: file:///tmp/report.pdf (report), application/pdf, 47.1 KB] The quarterly report.\n  read it: mcp:test:@read file:///tmp/report.pdf", "[embedded resource mem://note, text/plain]\nembedded text"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("image output lacks %q:\n%s", want, out)
 		}
