@@ -48,8 +48,8 @@ func quoteArg(s string) string { return cmdline.Quote(s) }
 // ExtraCommand is one resource or prompt command of a connected server,
 // for command:search.
 type ExtraCommand struct {
-	Command, Description string
-	Keywords             []string
+	Server, Command, Description string
+	Keywords                     []string
 }
 
 // ExtraCommands lists, from the cached lists (no request is made), the
@@ -68,16 +68,16 @@ func (m *Manager) ExtraCommands() []ExtraCommand {
 		p := CommandPrefix(name)
 		if rl := lists.resources; rl.Declared {
 			out = append(out,
-				ExtraCommand{p + ResourcesCmd, fmt.Sprintf("List the resources (%d) and resource templates (%d) of MCP server %s: URIs, names, types, descriptions.", len(rl.Resources), len(rl.Templates), name),
+				ExtraCommand{name, p + ResourcesCmd, fmt.Sprintf("List the resources (%d) and resource templates (%d) of MCP server %s: URIs, names, types, descriptions.", len(rl.Resources), len(rl.Templates), name),
 					[]string{name, "resources", "list", "templates", "documents", "files", "uri"}},
-				ExtraCommand{p + ReadCmd + " <uri>", fmt.Sprintf("Read a resource of MCP server %s by its URI (or fill a resource template with name=value).", name),
+				ExtraCommand{name, p + ReadCmd + " <uri>", fmt.Sprintf("Read a resource of MCP server %s by its URI (or fill a resource template with name=value).", name),
 					[]string{name, "resource", "read", "open", "fetch", "uri", "document", "template"}})
 		}
 		if pl := lists.prompts; pl.Declared {
-			out = append(out, ExtraCommand{p + PromptsCmd, fmt.Sprintf("List the prompts (%d) of MCP server %s with their arguments.", len(pl.Prompts), name),
+			out = append(out, ExtraCommand{name, p + PromptsCmd, fmt.Sprintf("List the prompts (%d) of MCP server %s with their arguments.", len(pl.Prompts), name),
 				[]string{name, "prompts", "list", "templates", "instructions"}})
 			for _, pr := range pl.Prompts {
-				out = append(out, ExtraCommand{p + PromptCmd + " " + quoteArg(pr.Name), cmpOr(pr.Description, "Prompt "+pr.Name+" of MCP server "+name+"."),
+				out = append(out, ExtraCommand{name, p + PromptCmd + " " + quoteArg(pr.Name), cmpOr(pr.Description, "Prompt "+pr.Name+" of MCP server "+name+"."),
 					[]string{name, "prompt", pr.Name}})
 			}
 		}
