@@ -379,6 +379,9 @@ func (m *Manager) ListNotes(server string) []string {
 
 // Bounds on what a server's tool list may bring.
 const (
+	// extrasListTimeout bounds listing a server's resources and prompts
+	// while it connects: its tools are not held up longer by them.
+	extrasListTimeout = 10 * time.Second
 	// maxToolPages bounds the pages of one tools/list: a server that
 	// always sends a next cursor is not listed for ever.
 	maxToolPages = 100
@@ -586,10 +589,13 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *exec.Cmd, *t
 		return nil, nil, errTail, nil, serverLists{}, fmt.Errorf("list tools: %w", err)
 	}
 	infos, notes := s.infos(tools)
-	// Resources and prompts are extras: a server that fails to list them
-	// still serves its tools (the listing commands say why they are missing).
-	lists := fetchLists(ctx, sess, s.cfg.Name, kindResources, serverLists{})
-	lists = fetchLists(ctx, sess, s.cfg.Name, kindPrompts, lists)
+	// Resources and prompts are extras: a server that fails to list them,
+	// or takes long, still serves its tools (the listing commands ask again
+	// and say why they are missing).
+	ectx, cancel := context.WithTimeout(ctx, extrasListTimeout)
+	defer cancel()
+	lists := fetchLists(ectx, sess, s.cfg.Name, kindResources, serverLists{})
+	lists = fetchLists(ectx, sess, s.cfg.Name, kindPrompts, lists)
 	s.mu.Lock()
 	s.listNotes = append(notes, cut...)
 	s.mu.Unlock()
