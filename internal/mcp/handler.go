@@ -220,6 +220,12 @@ func (h *Handler) listServers() command.Result {
 	b.WriteString("MCP servers:\n")
 	for _, s := range st {
 		state := fmt.Sprintf("connected, %d tools", s.Tools)
+		if rl := h.M.CachedResources(s.Name); rl.Declared {
+			state += fmt.Sprintf(", %d resources, %d templates", len(rl.Resources), len(rl.Templates))
+		}
+		if pl := h.M.CachedPrompts(s.Name); pl.Declared {
+			state += fmt.Sprintf(", %d prompts", len(pl.Prompts))
+		}
 		if !s.Connected {
 			state = "not started yet: it starts on first use"
 			if s.Err != "" {
