@@ -26,13 +26,6 @@ var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/g
 // extension for the data's type ("" when none fits).
 type BlobSaver func(data []byte, ext string) (string, error)
 
-// FormatResult renders a tool result as it did before resources could be
-// read: FormatToolResult without a server name (links name no command)
-// and without saving blobs.
-func FormatResult(res *sdk.CallToolResult) (string, []command.Image) {
-	return FormatToolResult(res, "", nil)
-}
-
 // FormatToolResult renders a tool result of server as text plus the images
 // to show the model: text content as it is; each image (and image blob
 // resource) named in the text, with its bytes returned for providers that
