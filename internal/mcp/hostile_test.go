@@ -230,6 +230,18 @@ func TestHostileResourcesAndPrompts(t *testing.T) {
 			}
 		}
 	}
+	// A server without the resources capability: the refusal says so.
+	_, h2 := newManager(t, Options{}, hostileServer(t, "plain", mcptest.HostileCalls))
+	r := h2.Run(context.Background(), "mcp:plain:@read mem://x")
+	if r.ExitCode != 1 || !strings.Contains(r.Stderr, `MCP server "plain" rejected reading mem://x: method not found`) || !strings.Contains(r.Stderr, "declares no resources") {
+		t.Errorf("@read on a server without resources: exit %d\n%s", r.ExitCode, r.Stderr)
+	}
+	if out := runOK(t, h2, "mcp:plain:@resources"); !strings.Contains(out, "publishes no resources") {
+		t.Errorf("@resources on a server without resources: %q", out)
+	}
+	if out := runOK(t, h2, "mcp:plain:@prompts"); !strings.Contains(out, "offers no prompts") {
+		t.Errorf("@prompts on a server without prompts: %q", out)
+	}
 	for _, c := range mgr.ExtraCommands() {
 		if strings.ContainsAny(c.Command+c.Description, "\x1b\x07\n") {
 			t.Errorf("command:search entry keeps escapes: %q", c)

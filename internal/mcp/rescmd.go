@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -327,7 +328,12 @@ func (h *Handler) readResource(ctx context.Context, server, uri string, rest []s
 	defer cancel()
 	res, reconnected, err := h.M.ReadResource(ctx, server, uri)
 	if err != nil {
-		return h.callFailure(ctx, server, p, err)
+		r := h.callFailure(ctx, server, p, err)
+		var rejected *RejectedError
+		if errors.As(err, &rejected) && !h.M.CachedResources(server).Declared {
+			r.Stderr += fmt.Sprintf("\n(MCP server %q declares no resources: it may not serve any.)", server)
+		}
+		return r
 	}
 	f := formatter{server: server, save: h.saver()}
 	if res == nil || len(res.Contents) == 0 {

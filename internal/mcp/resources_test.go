@@ -64,6 +64,7 @@ func TestResourceAndPromptCommands(t *testing.T) {
 			"Prompts: 2 — mcp:test:@prompts lists them, mcp:test:@prompt <name> argument=value … gets one."}, nil},
 		{"mcp:test:links", 0, []string{"[resource link: mem://docs/readme (readme), text/markdown]\n  read it: mcp:test:@read mem://docs/readme",
 			"[embedded resource mem://data/blob.bin: application/octet-stream, 8 bytes of binary data, saved to " + h.OutputDir + "/mcp-blob-"}, []string{"\x00"}},
+		{"mcp:test --help", 0, []string{`MCP server "test" has 14 tools`, "mcp:test:structured", "Resources: 3, templates: 1", "Prompts: 2"}, nil},
 		{"mcp:test:structured", 0, []string{"Sunny in Paris\n[structured content]\n{\n  \"city\": \"Paris\",\n  \"temperature\": 21\n}\n"}, nil},
 	}
 	for _, tc := range tests {
