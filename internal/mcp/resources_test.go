@@ -152,19 +152,6 @@ func TestListChangedRefreshesResourcesAndPrompts(t *testing.T) {
 	}
 }
 
-// Resource and prompt commands only read: the ask mode runs them without asking.
-func TestExtraCommandsAreReadOnly(t *testing.T) {
-	_, h := newManager(t, Options{}, resourceServer(t, "test"))
-	for _, line := range []string{"mcp:test:@resources", "mcp:test:@read mem://docs/readme", "mcp:test:@prompts", "mcp:test:@prompt greet name=a"} {
-		if !h.ReadOnly(context.Background(), line) {
-			t.Errorf("ReadOnly(%q) = false", line)
-		}
-	}
-	if h.ReadOnly(context.Background(), "mcp:test:publish --name=x") {
-		t.Error("publish (no readOnlyHint) is read-only")
-	}
-}
-
 // waitFor polls cond until it holds, failing after a generous bound (the
 // condition, not the time, is what the test waits on).
 func waitFor(t *testing.T, what string, cond func() bool) {
