@@ -200,7 +200,7 @@ func TestHostileHTTPEndlessBody(t *testing.T) {
 // A server's resources and prompts are its own words too: URIs with
 // escapes or line breaks are not offered, names and descriptions lose
 // their escapes, an endless resource list stops at the page bound, a
-// missing templates list is a note, and a link whose URI could not be
+// templates list the server does not know is no error, and a link whose URI could not be
 // typed back is named without a read command.
 func TestHostileResourcesAndPrompts(t *testing.T) {
 	mgr, h := newManager(t, Options{StartTimeout: 20 * time.Second}, hostileServer(t, "evil", mcptest.HostileResources))
@@ -215,7 +215,7 @@ func TestHostileResourcesAndPrompts(t *testing.T) {
 		want []string
 	}{
 		{"mcp:evil:@resources", []string{"  (ok) — fine resource\n", "resources are not offered: their URIs are empty, over 4096 bytes or hold control characters",
-			"more pages than 100", "listing the resource templates failed: "}},
+			"more pages than 100"}},
 		{"mcp:evil:@prompts", []string{"mcp:evil:@prompt good a=<a>", "1 prompts are not offered"}},
 		{"mcp:evil:link", []string{"[resource link: mem://x (evil)]\n[resource link: mem://ok/1 (fine)]\n  read it: mcp:evil:@read mem://ok/1"}},
 	}
@@ -228,6 +228,9 @@ func TestHostileResourcesAndPrompts(t *testing.T) {
 			if !strings.Contains(out, w) {
 				t.Errorf("%s lacks %q:\n%s", tc.line, w, out)
 			}
+		}
+		if strings.Contains(out, "templates failed") {
+			t.Errorf("%s calls a missing templates method a failure:\n%s", tc.line, out)
 		}
 	}
 	// A server without the resources capability: the refusal says so.

@@ -2,12 +2,14 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/synapse-agent/synapse/internal/textutil"
@@ -165,8 +167,12 @@ func fetchResources(ctx context.Context, sess *sdk.ClientSession, server string)
 		return r.ResourceTemplates, r.NextCursor, nil
 	})
 	if err != nil {
-		// Templates are optional: a server may list resources and not them.
-		rl.Notes = append(rl.Notes, "listing the resource templates failed: "+oneLine(err.Error()))
+		// Templates are optional: a server may list resources and not them
+		// (without a word when it does not know the method).
+		var wire *jsonrpc.Error
+		if !errors.As(err, &wire) || wire.Code != jsonrpc.CodeMethodNotFound {
+			rl.Notes = append(rl.Notes, "listing the resource templates failed: "+oneLine(err.Error()))
+		}
 		return rl, nil
 	}
 	rl.Notes = append(rl.Notes, cut...)
