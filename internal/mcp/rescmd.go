@@ -255,9 +255,8 @@ func (h *Handler) extraResult(server, out string, reconnected bool) command.Resu
 }
 
 // namedValues reads name=value, --name=value and --name value words.
-func namedValues(words []string) (map[string]string, []string, error) {
+func namedValues(words []string) (map[string]string, error) {
 	vals := map[string]string{}
-	var order []string
 	for i := 0; i < len(words); i++ {
 		w := words[i]
 		var k, v string
@@ -266,7 +265,7 @@ func namedValues(words []string) (map[string]string, []string, error) {
 			name, val, ok := strings.Cut(w[2:], "=")
 			if !ok {
 				if i+1 >= len(words) {
-					return nil, nil, fmt.Errorf("--%s needs a value", name)
+					return nil, fmt.Errorf("--%s needs a value", name)
 				}
 				i++
 				val = words[i]
@@ -275,23 +274,22 @@ func namedValues(words []string) (map[string]string, []string, error) {
 		case strings.Contains(w, "="):
 			k, v, _ = strings.Cut(w, "=")
 		default:
-			return nil, nil, fmt.Errorf("%q is not name=value", w)
+			return nil, fmt.Errorf("%q is not name=value", w)
 		}
 		if k == "" {
-			return nil, nil, fmt.Errorf("%q has no name before =", w)
+			return nil, fmt.Errorf("%q has no name before =", w)
 		}
 		if _, dup := vals[k]; dup {
-			return nil, nil, fmt.Errorf("%s is given twice", k)
+			return nil, fmt.Errorf("%s is given twice", k)
 		}
 		vals[k] = v
-		order = append(order, k)
 	}
-	return vals, order, nil
+	return vals, nil
 }
 
 func (h *Handler) readResource(ctx context.Context, server, uri string, rest []string) command.Result {
 	p := CommandPrefix(server) + ReadCmd
-	vals, _, err := namedValues(rest)
+	vals, err := namedValues(rest)
 	if err != nil {
 		return command.Usage(fmt.Sprintf("%s: %v (nothing was read)\n%s", p, err, extraUsage(server, ReadCmd)))
 	}
@@ -445,7 +443,7 @@ func (h *Handler) getPrompt(ctx context.Context, server, name string, rest []str
 	if len(rest) == 1 && (rest[0] == "-h" || rest[0] == "--help") {
 		return command.OK(promptHelp(*info))
 	}
-	vals, _, err := namedValues(rest)
+	vals, err := namedValues(rest)
 	if err != nil {
 		return command.Usage(fmt.Sprintf("%s %s: %v (nothing was sent)\nRun %s %s --help for its arguments.", p, name, err, p, quoteArg(name)))
 	}

@@ -164,3 +164,37 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestNamedValues(t *testing.T) {
+	tests := []struct {
+		words   []string
+		want    map[string]string
+		wantErr string
+	}{
+		{nil, map[string]string{}, ""},
+		{[]string{"city=Boston", "--state=MA", "--note", "a b", "empty="}, map[string]string{"city": "Boston", "state": "MA", "note": "a b", "empty": ""}, ""},
+		{[]string{"q=a=b"}, map[string]string{"q": "a=b"}, ""},
+		{[]string{"Boston"}, nil, `"Boston" is not name=value`},
+		{[]string{"=x"}, nil, "has no name before ="},
+		{[]string{"--city"}, nil, "--city needs a value"},
+		{[]string{"a=1", "--a=2"}, nil, "a is given twice"},
+	}
+	for _, tc := range tests {
+		got, err := namedValues(tc.words)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("namedValues(%q) error = %v, want %q", tc.words, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || len(got) != len(tc.want) {
+			t.Errorf("namedValues(%q) = %v, %v; want %v", tc.words, got, err, tc.want)
+			continue
+		}
+		for k, v := range tc.want {
+			if got[k] != v {
+				t.Errorf("namedValues(%q)[%s] = %q, want %q", tc.words, k, got[k], v)
+			}
+		}
+	}
+}
