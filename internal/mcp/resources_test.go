@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/synapse-agent/synapse/internal/mcp/mcptest"
 )
 
@@ -196,5 +198,31 @@ func TestNamedValues(t *testing.T) {
 				t.Errorf("namedValues(%q)[%s] = %q, want %q", tc.words, k, got[k], v)
 			}
 		}
+	}
+}
+
+// structuredContent reaches the model next to the text: as JSON after it,
+// alone when there is no text, or as one line when a text block already
+// holds the same JSON (the specification's fallback for older clients).
+func TestFormatToolResultStructuredContent(t *testing.T) {
+	data := map[string]any{"city": "Paris", "temperature": 21}
+	tests := []struct {
+		name    string
+		content []sdk.Content
+		want    string
+	}{
+		{"with other text", []sdk.Content{&sdk.TextContent{Text: "Sunny"}},
+			"Sunny\n[structured content]\n{\n  \"city\": \"Paris\",\n  \"temperature\": 21\n}\n"},
+		{"alone", nil, "{\n  \"city\": \"Paris\",\n  \"temperature\": 21\n}\n"},
+		{"same JSON as the text", []sdk.Content{&sdk.TextContent{Text: `{"temperature":21, "city":"Paris"}`}},
+			"{\"temperature\":21, \"city\":\"Paris\"}\n[structured content: the same JSON as the text above]\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _ := FormatToolResult(&sdk.CallToolResult{Content: tc.content, StructuredContent: data}, "s", nil)
+			if got != tc.want {
+				t.Errorf("got %q\nwant %q", got, tc.want)
+			}
+		})
 	}
 }
