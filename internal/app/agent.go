@@ -313,6 +313,9 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 	if eo.Env == nil {
 		eo.Env = g.Sandbox.Env()
 	}
+	if eo.OutputDir == "" {
+		eo.OutputDir = scratch.Dir()
+	}
 	if g.Extensions, err = a.Extensions(ctx, cwd, eo); err != nil {
 		return nil, err
 	}

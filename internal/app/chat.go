@@ -96,7 +96,7 @@ func toolsText(m *sandbox.Manager, ext *Extensions, mcpFile string) string {
 
 	status := ext.MCP.Status()
 	fmt.Fprintf(&b, "\nExtensions: MCP servers (%d configured)\n", len(status))
-	tools := ext.MCP.Tools()
+	tools, extras := ext.MCP.Tools(), ext.MCP.ExtraCommands()
 	for _, st := range status {
 		switch {
 		case st.Connected:
@@ -109,6 +109,11 @@ func toolsText(m *sandbox.Manager, ext *Extensions, mcpFile string) string {
 		for _, t := range tools {
 			if t.Server == st.Name {
 				row(t.Command(), t.Description)
+			}
+		}
+		for _, c := range extras {
+			if c.Server == st.Name {
+				row(c.Command, c.Description)
 			}
 		}
 	}

@@ -54,6 +54,10 @@ type ExtensionOptions struct {
 	Env []string
 	// ClientVersion is sent to MCP servers (the synapse version).
 	ClientVersion string
+	// OutputDir receives the binary data MCP servers send (blob resources,
+	// audio), saved as files the model reads: the agent's scratch
+	// directory, visible in its sandbox ("" means the system temp dir).
+	OutputDir string
 	// ExtraMCP are servers beyond the configuration files (an editor's,
 	// passed over ACP); they replace a configured server of the same name.
 	ExtraMCP []mcp.ServerConfig
@@ -191,7 +195,7 @@ func (a *App) Extensions(ctx context.Context, cwd string, opts ExtensionOptions)
 		ClientName:    "synapse",
 		ClientVersion: opts.ClientVersion,
 	})
-	e.Tools = &mcp.Handler{M: e.MCP, Timeout: a.Config.CommandTimeout}
+	e.Tools = &mcp.Handler{M: e.MCP, Timeout: a.Config.CommandTimeout, OutputDir: opts.OutputDir}
 	e.Search = &cmdsearch.Handler{Sources: []cmdsearch.Source{e.skillEntries, e.toolEntries}}
 
 	for _, p := range problems {
@@ -390,11 +394,15 @@ func (e *Extensions) skillEntries() []cmdsearch.Entry {
 	return out
 }
 
-// toolEntries lists the tools of the connected MCP servers.
+// toolEntries lists the tools of the connected MCP servers, their resource
+// commands and their prompts.
 func (e *Extensions) toolEntries() []cmdsearch.Entry {
 	var out []cmdsearch.Entry
 	for _, t := range e.MCP.Tools() {
 		out = append(out, cmdsearch.Entry{Command: t.Command(), Type: cmdsearch.MCP, Description: t.Description, Keywords: []string{t.Server}})
+	}
+	for _, c := range e.MCP.ExtraCommands() {
+		out = append(out, cmdsearch.Entry{Command: c.Command, Type: cmdsearch.MCP, Description: c.Description, Keywords: c.Keywords})
 	}
 	return out
 }

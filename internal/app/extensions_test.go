@@ -291,3 +291,45 @@ func unsandboxedHome(t *testing.T) (home, proj, syn string) {
 	writeTestFile(t, filepath.Join(syn, "sandbox.json"), `{"enabled": false}`)
 	return home, proj, syn
 }
+
+// A server's resource and prompt commands are found by command:search and
+// listed by /tools; the MCP handler saves blobs to the OutputDir it is given.
+func TestMCPResourceCommandsAreDiscoverable(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	writeTestFile(t, filepath.Join(home, "sandbox.json"), `{"enabled": false}`)
+	hs := httptest.NewServer(mcptest.HTTPHandler(func() {}))
+	defer hs.Close()
+	writeTestFile(t, filepath.Join(home, "mcp", "mcp_servers.json"), fmt.Sprintf(`{"mcpServers": {"web": {"url": %q}}}`, hs.URL))
+	a := testApp(t, home)
+	out := t.TempDir()
+	ext, err := a.Extensions(context.Background(), cwd, ExtensionOptions{OutputDir: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ext.Close()
+	if ext.Tools.OutputDir != out {
+		t.Errorf("MCP handler OutputDir = %q, want %q", ext.Tools.OutputDir, out)
+	}
+	search := ext.Handlers()[router.FamilySearch]
+	for _, tc := range []struct{ query, want string }{
+		{"resource read", "mcp:web:@read <uri>"},
+		{"resources", "mcp:web:@resources"},
+		{"greet", "mcp:web:@prompt greet"},
+		{"prompts", "mcp:web:@prompts"},
+	} {
+		if r := search.Run(context.Background(), "command:search "+tc.query); !strings.Contains(r.Stdout, tc.want) {
+			t.Errorf("command:search %s lacks %q:\n%s%s", tc.query, tc.want, r.Stdout, r.Stderr)
+		}
+	}
+	mgr, err := a.NewSandbox(SandboxOptions{Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mgr.Shutdown()
+	text := toolsText(mgr, ext, a.Config.MCPServersPath())
+	for _, want := range []string{"mcp:web:@resources", "mcp:web:@read <uri>", "mcp:web:@prompt greet", "Greet someone."} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/tools lacks %q:\n%s", want, text)
+		}
+	}
+}

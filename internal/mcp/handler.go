@@ -16,12 +16,20 @@ import (
 // Handler runs `mcp:` command lines:
 //
 //	mcp:<server>:<tool> [args…]   call a tool (-h/--help: generated help)
-//	mcp:<server>                  list the server's tools
+//	mcp:<server>:@resources       list the server's resources and templates
+//	mcp:<server>:@read <uri> …    read a resource (or a filled-in template)
+//	mcp:<server>:@prompts         list the server's prompts
+//	mcp:<server>:@prompt <name> … get a prompt
+//	mcp:<server>                  list the server's tools (and say what else it has)
 //	mcp:                          list the configured servers
 type Handler struct {
 	M *Manager
 	// Timeout bounds one call when the server entry sets none (0: only ctx).
 	Timeout time.Duration
+	// OutputDir receives binary data servers send (blob resources, audio,
+	// images), saved as files the model can reach: the agent's scratch
+	// directory ("" means the system temp dir).
+	OutputDir string
 }
 
 // Run implements command.Handler.
@@ -42,12 +50,15 @@ func (h *Handler) Run(ctx context.Context, line string) command.Result {
 	if server == "" {
 		return h.listServers()
 	}
-	cfg, ok := h.M.Config(server)
+	_, ok := h.M.Config(server)
 	if !ok {
 		return command.Fail(h.unknownServer(server))
 	}
 	if tool == "" {
 		return h.listTools(ctx, server)
+	}
+	if strings.HasPrefix(tool, ExtraMark) {
+		return h.runExtra(ctx, server, tool, words)
 	}
 	help := len(words) == 1 && (words[0] == "-h" || words[0] == "--help")
 	tools, err := h.M.ServerTools(ctx, server)
@@ -78,28 +89,19 @@ func (h *Handler) Run(ctx context.Context, line string) command.Result {
 	if err != nil {
 		return command.Fail(fmt.Sprintf("%s: invalid arguments (nothing was sent):\n%v\nRun %s --help for the arguments.", head, err, head))
 	}
-	timeout := h.Timeout
-	if cfg.Timeout > 0 {
-		timeout = time.Duration(cfg.Timeout * float64(time.Second))
-	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
+	ctx, cancel := h.bound(ctx, server)
+	defer cancel()
 	res, err := h.M.Call(ctx, server, tool, args)
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-			msg := fmt.Sprintf("%s timed out after %s", head, timeout)
-			var stalled *StalledError
-			if errors.As(err, &stalled) {
-				msg += ": " + stalled.Error()
-			}
-			return command.Result{Stderr: msg, ExitCode: 124}
-		}
-		return h.failure(ctx, server, err)
+		return h.callFailure(ctx, server, head, err)
 	}
-	out, images := FormatResult(res.CallToolResult)
+	// A link names the command that reads it only when the server serves
+	// resources.
+	linksVia := ""
+	if h.M.CachedResources(server).Declared {
+		linksVia = server
+	}
+	out, images := FormatToolResult(res.CallToolResult, linksVia, h.saver())
 	r := command.Result{Images: images}
 	if res.Reconnected {
 		r.Stderr = fmt.Sprintf("note: MCP server %q had stopped and was restarted before this call\n", server)
@@ -113,7 +115,32 @@ func (h *Handler) Run(ctx context.Context, line string) command.Result {
 	return r
 }
 
-// ReadOnly reports whether line only reads: a listing, a tool's help, or a
+// timeout is the bound of one call to server: its entry's "timeout", else
+// the handler's (0: none).
+func (h *Handler) timeout(server string) time.Duration {
+	if cfg, ok := h.M.Config(server); ok && cfg.Timeout > 0 {
+		return time.Duration(cfg.Timeout * float64(time.Second))
+	}
+	return h.Timeout
+}
+
+// callFailure is the result of a request that failed: a timeout exits 124
+// (naming the restart of a stalled server), the rest as failure says.
+func (h *Handler) callFailure(ctx context.Context, server, head string, err error) command.Result {
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		msg := fmt.Sprintf("%s timed out after %s", head, h.timeout(server))
+		var stalled *StalledError
+		if errors.As(err, &stalled) {
+			msg += ": " + stalled.Error()
+		}
+		return command.Result{Stderr: msg, ExitCode: 124}
+	}
+	return h.failure(ctx, server, err)
+}
+
+// ReadOnly reports whether line only reads: a listing, a tool's help, a
+// resource or prompt command (listing, reading a resource and getting a
+// prompt change nothing by the protocol's definition), or a
 // call of a tool its server annotates readOnlyHint (the ask permission mode
 // runs those without asking). It connects to the server when needed; a
 // server it cannot reach, an unknown tool or bad arguments are not
@@ -126,8 +153,8 @@ func (h *Handler) ReadOnly(ctx context.Context, line string) bool {
 		head, rest = line[:i], line[i+1:]
 	}
 	server, tool, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(head, "mcp"), ":"), ":")
-	if server == "" || tool == "" {
-		return true // the lists of servers and tools
+	if server == "" || tool == "" || strings.HasPrefix(tool, ExtraMark) {
+		return true // the lists of servers and tools, resources and prompts
 	}
 	if words, err := cmdline.SplitArgs(rest); err == nil && len(words) == 1 && (words[0] == "-h" || words[0] == "--help") {
 		return true
@@ -193,6 +220,12 @@ func (h *Handler) listServers() command.Result {
 	b.WriteString("MCP servers:\n")
 	for _, s := range st {
 		state := fmt.Sprintf("connected, %d tools", s.Tools)
+		if rl := h.M.CachedResources(s.Name); rl.Declared {
+			state += fmt.Sprintf(", %d resources, %d templates", len(rl.Resources), len(rl.Templates))
+		}
+		if pl := h.M.CachedPrompts(s.Name); pl.Declared {
+			state += fmt.Sprintf(", %d prompts", len(pl.Prompts))
+		}
 		if !s.Connected {
 			state = "not started yet: it starts on first use"
 			if s.Err != "" {
@@ -201,7 +234,7 @@ func (h *Handler) listServers() command.Result {
 		}
 		fmt.Fprintf(&b, "  %s (%s) — %s\n", s.Name, s.Kind, state)
 	}
-	b.WriteString("Run mcp:<server> to list its tools, mcp:<server>:<tool> --help for a tool's arguments.\n")
+	b.WriteString("Run mcp:<server> to list its tools (and what else it offers), mcp:<server>:<tool> --help for a tool's arguments.\n")
 	return command.OK(b.String())
 }
 
@@ -223,5 +256,6 @@ func (h *Handler) listTools(ctx context.Context, server string) command.Result {
 		fmt.Fprintf(&b, "Note: %s\n", n)
 	}
 	fmt.Fprintf(&b, "Run mcp:%s:<tool> --help for a tool's arguments.\n", server)
+	b.WriteString(h.extraSummary(server))
 	return command.OK(b.String())
 }

@@ -196,3 +196,58 @@ func TestHostileHTTPEndlessBody(t *testing.T) {
 		t.Errorf("endless answer: exit %d, stderr %.300q", r.ExitCode, r.Stderr)
 	}
 }
+
+// A server's resources and prompts are its own words too: URIs with
+// escapes or line breaks are not offered, names and descriptions lose
+// their escapes, an endless resource list stops at the page bound, a
+// templates list the server does not know is no error, and a link whose URI could not be
+// typed back is named without a read command.
+func TestHostileResourcesAndPrompts(t *testing.T) {
+	mgr, h := newManager(t, Options{StartTimeout: 20 * time.Second}, hostileServer(t, "evil", mcptest.HostileResources))
+	if rep := mgr.Start(context.Background()); len(rep.Failures) != 0 {
+		t.Fatalf("start: %v", rep.Failures)
+	}
+	if n := len(mgr.CachedResources("evil").Resources); n != maxToolPages {
+		t.Errorf("cached resources = %d, want one per page up to %d", n, maxToolPages)
+	}
+	tests := []struct {
+		line string
+		want []string
+	}{
+		{"mcp:evil:@resources", []string{"  (ok) — fine resource\n", "resources are not offered: their URIs are empty, over 4096 bytes or hold control characters",
+			"more pages than 100"}},
+		{"mcp:evil:@prompts", []string{"mcp:evil:@prompt good a=<a>", "1 prompts are not offered"}},
+		{"mcp:evil:link", []string{"[resource link: mem://x (evil)]\n[resource link: mem://ok/1 (fine)]\n  read it: mcp:evil:@read mem://ok/1"}},
+	}
+	for _, tc := range tests {
+		out := runOK(t, h, tc.line)
+		if strings.ContainsAny(out, "\x1b\x07") || strings.Contains(out, "IGNORE") {
+			t.Errorf("%s keeps escapes or a planted line:\n%q", tc.line, out)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s lacks %q:\n%s", tc.line, w, out)
+			}
+		}
+		if strings.Contains(out, "templates failed") {
+			t.Errorf("%s calls a missing templates method a failure:\n%s", tc.line, out)
+		}
+	}
+	// A server without the resources capability: the refusal says so.
+	_, h2 := newManager(t, Options{}, hostileServer(t, "plain", mcptest.HostileCalls))
+	r := h2.Run(context.Background(), "mcp:plain:@read mem://x")
+	if r.ExitCode != 1 || !strings.Contains(r.Stderr, `MCP server "plain" rejected reading mem://x: method not found`) || !strings.Contains(r.Stderr, "declares no resources") {
+		t.Errorf("@read on a server without resources: exit %d\n%s", r.ExitCode, r.Stderr)
+	}
+	if out := runOK(t, h2, "mcp:plain:@resources"); !strings.Contains(out, "publishes no resources") {
+		t.Errorf("@resources on a server without resources: %q", out)
+	}
+	if out := runOK(t, h2, "mcp:plain:@prompts"); !strings.Contains(out, "offers no prompts") {
+		t.Errorf("@prompts on a server without prompts: %q", out)
+	}
+	for _, c := range mgr.ExtraCommands() {
+		if strings.ContainsAny(c.Command+c.Description, "\x1b\x07\n") {
+			t.Errorf("command:search entry keeps escapes: %q", c)
+		}
+	}
+}

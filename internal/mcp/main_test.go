@@ -13,8 +13,8 @@ import (
 // The test binary doubles as the stdio test server: a server entry runs it
 // with SYNAPSE_MCPTEST_SERVER=stdio.
 func TestMain(m *testing.M) {
-	if os.Getenv("SYNAPSE_MCPTEST_SERVER") == "stdio" {
-		if err := mcptest.ServeStdio(context.Background()); err != nil {
+	if mode := os.Getenv("SYNAPSE_MCPTEST_SERVER"); mode == "stdio" || mode == "stdio-resources" {
+		if err := mcptest.ServeStdio(context.Background(), mode == "stdio-resources"); err != nil {
 			fmt.Fprintln(os.Stderr, "mcptest:", err)
 			os.Exit(1)
 		}

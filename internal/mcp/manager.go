@@ -265,11 +265,12 @@ func (e *StalledError) Unwrap() error { return e.Err }
 
 // RejectedError is a JSON-RPC error answer: the server is fine, the request was not.
 type RejectedError struct {
+	// Tool names the request: "the call to <tool>", "reading <uri>", …
 	Server, Tool, Message string
 }
 
 func (e *RejectedError) Error() string {
-	return fmt.Sprintf("MCP server %q rejected the call to %s: %s", e.Server, e.Tool, e.Message)
+	return fmt.Sprintf("MCP server %q rejected %s: %s", e.Server, e.Tool, e.Message)
 }
 
 // Call runs a tool with already-mapped arguments. A server that exited since
@@ -279,39 +280,54 @@ func (e *RejectedError) Error() string {
 // restarted at once (StalledError). A request the server never saw (its HTTP session
 // expired) is retried once on a fresh session.
 func (m *Manager) Call(ctx context.Context, server, tool string, args map[string]any) (CallResult, error) {
+	var res *sdk.CallToolResult
+	reconnected, err := m.request(ctx, server, "the call to "+tool, func(ctx context.Context, sess *sdk.ClientSession) (err error) {
+		res, err = sess.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		return err
+	})
+	if err != nil {
+		return CallResult{}, err
+	}
+	return CallResult{CallToolResult: res, Reconnected: reconnected}, nil
+}
+
+// request runs one request on server's session with Call's handling of a
+// server that stopped, stalled or rejected it (what names the request in a
+// rejection). reconnected says the server had to be started again first.
+func (m *Manager) request(ctx context.Context, server, what string, do func(context.Context, *sdk.ClientSession) error) (reconnected bool, _ error) {
 	s, ok := m.servers[server]
 	if !ok {
-		return CallResult{}, fmt.Errorf("%w %q", ErrUnknownServer, server)
+		return false, fmt.Errorf("%w %q", ErrUnknownServer, server)
 	}
 	for attempt := 0; ; attempt++ {
 		sess, _, err := s.session(ctx)
 		if err != nil {
-			return CallResult{}, err
+			return false, err
 		}
-		res, err := sess.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		err = do(ctx, sess)
 		if err == nil {
 			s.mu.Lock()
 			reconnected := s.restarted
 			s.restarted = false
 			s.mu.Unlock()
-			return CallResult{CallToolResult: res, Reconnected: reconnected}, nil
+			return reconnected, nil
 		}
 		if ctx.Err() != nil {
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) && s.cfg.Kind() == KindStdio {
 				s.restart(sess)
-				return CallResult{}, &StalledError{Server: server, Err: ctx.Err()}
+				return false, &StalledError{Server: server, Err: ctx.Err()}
 			}
-			return CallResult{}, ctx.Err()
+			return false, ctx.Err()
 		}
 		var wire *jsonrpc.Error
 		if errors.As(err, &wire) {
-			return CallResult{}, &RejectedError{Server: server, Tool: tool, Message: wire.Message}
+			return false, &RejectedError{Server: server, Tool: what, Message: wire.Message}
 		}
 		tail := s.drop(sess, err)
 		if errors.Is(err, sdk.ErrSessionMissing) && attempt == 0 {
 			continue
 		}
-		return CallResult{}, &ServerDownError{Server: server, Err: err, Stderr: tail}
+		return false, &ServerDownError{Server: server, Err: err, Stderr: tail}
 	}
 }
 
@@ -330,10 +346,14 @@ type server struct {
 	dialing   chan struct{}
 	connected bool // a session existed before: the next dial is a restart
 	restarted bool // a restart happened that no call has reported yet
-	// refreshing: a tool list refresh runs; again: a list_changed came
-	// meanwhile, so it runs once more when done (a server may send them
-	// by the thousand: one refresh each was a goroutine and a request each).
-	refreshing, again bool
+	// The server's resources, resource templates and prompts, listed at
+	// connection when it declares them and again on their list_changed.
+	lists serverLists
+	// refresh has, per list, whether a refresh runs and whether a
+	// list_changed came meanwhile, so it runs once more when done (a server
+	// may send them by the thousand: one refresh each was a goroutine and a
+	// request each).
+	refresh [numLists]refreshState
 }
 
 func (s *server) toolList() []ToolInfo {
@@ -359,6 +379,9 @@ func (m *Manager) ListNotes(server string) []string {
 
 // Bounds on what a server's tool list may bring.
 const (
+	// extrasListTimeout bounds listing a server's resources and prompts
+	// while it connects: its tools are not held up longer by them.
+	extrasListTimeout = 10 * time.Second
 	// maxToolPages bounds the pages of one tools/list: a server that
 	// always sends a next cursor is not listed for ever.
 	maxToolPages = 100
@@ -450,7 +473,7 @@ func (s *server) session(ctx context.Context) (_ *sdk.ClientSession, redialed bo
 func (s *server) dial(done chan struct{}) {
 	ctx, cancel := context.WithTimeout(s.m.life, s.m.opts.ConnectTimeout)
 	defer cancel()
-	sess, proc, errTail, tools, err := s.connect(ctx)
+	sess, proc, errTail, tools, lists, err := s.connect(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer close(done)
@@ -471,7 +494,7 @@ func (s *server) dial(done chan struct{}) {
 		return
 	}
 	s.restarted = s.restarted || s.connected
-	s.sess, s.proc, s.stderr, s.tools, s.lastErr, s.connected = sess, proc, errTail, tools, nil, true
+	s.sess, s.proc, s.stderr, s.tools, s.lists, s.lastErr, s.connected = sess, proc, errTail, tools, lists, nil, true
 	go func() {
 		// A stdio session ends when the process exits: forget it so the next
 		// call starts a new one.
@@ -490,7 +513,7 @@ func (s *server) drop(sess *sdk.ClientSession, why error) string {
 	}
 	if s.sess == sess {
 		proc = s.proc
-		s.sess, s.proc, s.tools = nil, nil, nil
+		s.sess, s.proc, s.tools, s.lists = nil, nil, nil, serverLists{}
 		s.lastErr = fmt.Errorf("the server stopped: %v", why)
 		if tailText != "" {
 			s.lastErr = fmt.Errorf("%w"+stderrHeading+"%s", s.lastErr, tailText)
@@ -517,7 +540,7 @@ func (s *server) restart(sess *sdk.ClientSession) {
 func (s *server) shutdown() {
 	s.mu.Lock()
 	sess, proc := s.sess, s.proc
-	s.sess, s.proc, s.tools = nil, nil, nil
+	s.sess, s.proc, s.tools, s.lists = nil, nil, nil, serverLists{}
 	s.mu.Unlock()
 	if sess != nil {
 		closeSession(sess, proc)
@@ -538,37 +561,50 @@ func killGroup(proc *exec.Cmd) {
 	}
 }
 
-func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *exec.Cmd, *tail, []ToolInfo, error) {
+func (s *server) connect(ctx context.Context) (*sdk.ClientSession, *exec.Cmd, *tail, []ToolInfo, serverLists, error) {
 	errTail := &tail{max: 4096}
 	transport, proc, err := s.transport(errTail)
 	if err != nil {
-		return nil, nil, errTail, nil, err
+		return nil, nil, errTail, nil, serverLists{}, err
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: s.m.opts.ClientName, Version: s.m.opts.ClientVersion}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(ctx context.Context, req *sdk.ToolListChangedRequest) {
-			go s.refreshTools(req.Session)
+			go s.refreshList(req.Session, kindTools)
+		},
+		ResourceListChangedHandler: func(ctx context.Context, req *sdk.ResourceListChangedRequest) {
+			go s.refreshList(req.Session, kindResources)
+		},
+		PromptListChangedHandler: func(ctx context.Context, req *sdk.PromptListChangedRequest) {
+			go s.refreshList(req.Session, kindPrompts)
 		},
 	})
 	sess, err := client.Connect(ctx, transport, nil)
 	if err != nil {
 		killGroup(proc)
-		return nil, nil, errTail, nil, fmt.Errorf("connect: %w", err)
+		return nil, nil, errTail, nil, serverLists{}, fmt.Errorf("connect: %w", err)
 	}
-	tools, cut, err := listTools(ctx, sess)
+	tools, cut, err := fetchTools(ctx, sess)
 	if err != nil {
 		closeSession(sess, proc)
-		return nil, nil, errTail, nil, fmt.Errorf("list tools: %w", err)
+		return nil, nil, errTail, nil, serverLists{}, fmt.Errorf("list tools: %w", err)
 	}
 	infos, notes := s.infos(tools)
+	// Resources and prompts are extras: a server that fails to list them,
+	// or takes long, still serves its tools (the listing commands ask again
+	// and say why they are missing).
+	ectx, cancel := context.WithTimeout(ctx, extrasListTimeout)
+	defer cancel()
+	lists := fetchLists(ectx, sess, s.cfg.Name, kindResources, serverLists{})
+	lists = fetchLists(ectx, sess, s.cfg.Name, kindPrompts, lists)
 	s.mu.Lock()
 	s.listNotes = append(notes, cut...)
 	s.mu.Unlock()
-	return sess, proc, errTail, infos, nil
+	return sess, proc, errTail, infos, lists, nil
 }
 
-// listTools reads every page of the server's tool list, up to
+// fetchTools reads every page of the server's tool list, up to
 // maxToolPages; cut says when it stopped there.
-func listTools(ctx context.Context, sess *sdk.ClientSession) (tools []*sdk.Tool, cut []string, _ error) {
+func fetchTools(ctx context.Context, sess *sdk.ClientSession) (tools []*sdk.Tool, cut []string, _ error) {
 	cursor := ""
 	for page := 0; ; page++ {
 		if page == maxToolPages {
@@ -593,34 +629,48 @@ func listTools(ctx context.Context, sess *sdk.ClientSession) (tools []*sdk.Tool,
 	return tools, cut, nil
 }
 
-// refreshTools fetches the tool list again after tools/list_changed; one
-// refresh runs at a time, and notifications during it make one more.
-func (s *server) refreshTools(sess *sdk.ClientSession) {
+// refreshList fetches a list again after its list_changed notification;
+// one refresh of a list runs at a time, and notifications during it make
+// one more.
+func (s *server) refreshList(sess *sdk.ClientSession, which listKind) {
 	s.mu.Lock()
-	if s.refreshing {
-		s.again = true
+	st := &s.refresh[which]
+	if st.running {
+		st.again = true
 		s.mu.Unlock()
 		return
 	}
-	s.refreshing = true
+	st.running = true
 	s.mu.Unlock()
 	for {
-		s.refreshOnce(sess)
+		s.refreshOnce(sess, which)
 		s.mu.Lock()
-		if !s.again || s.sess != sess {
-			s.refreshing, s.again = false, false
+		if !st.again || s.sess != sess {
+			st.running, st.again = false, false
 			s.mu.Unlock()
 			return
 		}
-		s.again = false
+		st.again = false
 		s.mu.Unlock()
 	}
 }
 
-func (s *server) refreshOnce(sess *sdk.ClientSession) {
+func (s *server) refreshOnce(sess *sdk.ClientSession, which listKind) {
 	ctx, cancel := context.WithTimeout(s.m.life, s.m.opts.ConnectTimeout)
 	defer cancel()
-	tools, cut, err := listTools(ctx, sess)
+	if which != kindTools {
+		s.mu.Lock()
+		old := s.lists
+		s.mu.Unlock()
+		lists := fetchLists(ctx, sess, s.cfg.Name, which, old)
+		s.mu.Lock()
+		if s.sess == sess {
+			s.lists.merge(lists, which)
+		}
+		s.mu.Unlock()
+		return
+	}
+	tools, cut, err := fetchTools(ctx, sess)
 	if err != nil {
 		return
 	}

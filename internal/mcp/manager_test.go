@@ -75,7 +75,7 @@ func TestStdioServerRoundTrip(t *testing.T) {
 		t.Errorf("quoted && = %q", out)
 	}
 	out = runOK(t, h, "mcp:test:image")
-	for _, want := range []string{"caption\n", "[image: image/png, ", "attached as image 1]", "[resource link: file:///tmp/report.pdf (report), application/pdf, 47.1 KB] The quarterly report.", "[embedded resource mem://note, text/plain]\nembedded text"} {
+	for _, want := range []string{"caption\n", "[image: image/png, ", "attached as image 1]", "[resource link: file:///tmp/report.pdf (report), application/pdf, 47.1 KB] The quarterly report.\n  read it: mcp:test:@read file:///tmp/report.pdf", "[embedded resource mem://note, text/plain]\nembedded text"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("image output lacks %q:\n%s", want, out)
 		}
@@ -90,7 +90,7 @@ func TestStdioServerRoundTrip(t *testing.T) {
 		{"mcp:test:nosuch", 1, []string{`MCP server "test" has no tool "nosuch"`, "add, crash, dial, echo, env, fail, image, patch, pdf_to_text, pid, typed"}},
 		{"mcp:other:echo", 1, []string{`Unknown MCP server "other"`, "Configured servers: test"}},
 		{"mcp:test", 0, []string{`MCP server "test" has 11 tools`, "mcp:test:pdf_to_text  Convert a PDF document to plain text.", "mcp:test:typed        Return the arguments it received as JSON."}},
-		{"mcp:", 0, []string{"test (stdio) — connected, 11 tools"}},
+		{"mcp:", 0, []string{"test (stdio) — connected, 11 tools, 3 resources, 1 templates, 2 prompts"}},
 		{"mcp:test:echo 'open", 1, []string{"Unclosed quote"}},
 	}
 	for _, tt := range tests {

@@ -152,12 +152,106 @@ func NewServer(crash func()) *sdk.Server {
 			crash()
 			return text("crashed"), nil
 		})
+	addResources(s)
 	return s
 }
 
-// ServeStdio serves the test server on stdin/stdout until the client leaves.
-func ServeStdio(ctx context.Context) error {
-	return NewServer(nil).Run(ctx, &sdk.StdioTransport{})
+// Blob is the binary resource mem://data/blob.bin: bytes no text holds.
+var Blob = []byte{0, 1, 2, 0xfe, 0xff, 'b', 'i', 'n'}
+
+// ReadmeText is the text of the resource mem://docs/readme.
+const ReadmeText = "# Readme\nThe test server's documentation.\n"
+
+// addResources gives the server resources (text, binary, an image), a
+// resource template and prompts (one with arguments and an embedded
+// resource), so that listing and reading them can be tested.
+func addResources(s *sdk.Server) {
+	textRes := func(uri, mime, body string) sdk.ResourceHandler {
+		return func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: mime, Text: body}}}, nil
+		}
+	}
+	blobRes := func(uri, mime string, data []byte) sdk.ResourceHandler {
+		return func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: mime, Blob: data}}}, nil
+		}
+	}
+	s.AddResource(&sdk.Resource{URI: "mem://docs/readme", Name: "readme", Title: "Readme", MIMEType: "text/markdown", Description: "How to use the test server."},
+		textRes("mem://docs/readme", "text/markdown", ReadmeText))
+	s.AddResource(&sdk.Resource{URI: "mem://data/blob.bin", Name: "blob", MIMEType: "application/octet-stream", Size: int64(len(Blob))},
+		blobRes("mem://data/blob.bin", "application/octet-stream", Blob))
+	s.AddResource(&sdk.Resource{URI: "mem://img/logo.png", Name: "logo", MIMEType: "image/png"},
+		blobRes("mem://img/logo.png", "image/png", PNG()))
+	s.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "mem://notes/{id}", Name: "note", MIMEType: "text/plain", Description: "A note by id."},
+		func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			uri := req.Params.URI
+			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: "note " + uri[len("mem://notes/"):]}}}, nil
+		})
+	s.AddPrompt(&sdk.Prompt{Name: "greet", Description: "Greet someone.", Arguments: []*sdk.PromptArgument{
+		{Name: "name", Description: "Who to greet.", Required: true},
+		{Name: "tone", Description: "How: warm or dry."},
+	}}, func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+		tone := req.Params.Arguments["tone"]
+		if tone == "" {
+			tone = "warm"
+		}
+		return &sdk.GetPromptResult{Description: "A greeting.", Messages: []*sdk.PromptMessage{
+			{Role: "user", Content: &sdk.TextContent{Text: "Say hello to " + req.Params.Arguments["name"] + " in a " + tone + " tone."}},
+			{Role: "user", Content: &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "mem://docs/readme", MIMEType: "text/markdown", Text: ReadmeText}}},
+			{Role: "assistant", Content: &sdk.TextContent{Text: "Hello!"}},
+		}}, nil
+	})
+	s.AddPrompt(&sdk.Prompt{Name: "plain", Description: "A prompt without arguments."},
+		func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+			return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "plain prompt"}}}}, nil
+		})
+}
+
+// AddResourceTools adds the tools that exercise resource handling in
+// results: "structured" (text and different structuredContent), "links"
+// (a resource link and an embedded blob) and "publish" (adds a resource
+// and a prompt, so the server sends list_changed notifications).
+func AddResourceTools(s *sdk.Server) {
+	s.AddTool(&sdk.Tool{Name: "structured", Description: "Return a text summary and structured data.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "Sunny in Paris"}},
+				StructuredContent: map[string]any{"city": "Paris", "temperature": 21}}, nil
+		})
+	s.AddTool(&sdk.Tool{Name: "links", Description: "Return a resource link and an embedded binary resource.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{
+				&sdk.ResourceLink{URI: "mem://docs/readme", Name: "readme", MIMEType: "text/markdown"},
+				&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "mem://data/blob.bin", MIMEType: "application/octet-stream", Blob: Blob}},
+			}}, nil
+		})
+	s.AddTool(&sdk.Tool{Name: "publish", Description: "Publish a resource mem://published/<name> and a prompt <name>.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var args struct{ Name string }
+			if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+				return nil, err
+			}
+			uri := "mem://published/" + args.Name
+			s.AddResource(&sdk.Resource{URI: uri, Name: args.Name, MIMEType: "text/plain"},
+				func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+					return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: "published " + args.Name}}}, nil
+				})
+			s.AddPrompt(&sdk.Prompt{Name: args.Name, Description: "Published."},
+				func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+					return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: args.Name}}}}, nil
+				})
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "published " + uri}}}, nil
+		})
+}
+
+// ServeStdio serves the test server on stdin/stdout until the client
+// leaves; resourceTools adds AddResourceTools' tools.
+func ServeStdio(ctx context.Context, resourceTools bool) error {
+	s := NewServer(nil)
+	if resourceTools {
+		AddResourceTools(s)
+	}
+	return s.Run(ctx, &sdk.StdioTransport{})
 }
 
 // HTTPHandler serves the test server over streamable HTTP.

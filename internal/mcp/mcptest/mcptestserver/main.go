@@ -14,9 +14,10 @@ import (
 
 func main() {
 	addr := flag.String("http", "", "serve over HTTP on this address instead of stdio")
+	resourceTools := flag.Bool("resource-tools", false, "add the tools that return structured content and resources and publish new ones (stdio)")
 	flag.Parse()
 	if *addr == "" {
-		if err := mcptest.ServeStdio(context.Background()); err != nil {
+		if err := mcptest.ServeStdio(context.Background(), *resourceTools); err != nil {
 			fmt.Fprintln(os.Stderr, "mcptestserver:", err)
 			os.Exit(1)
 		}
