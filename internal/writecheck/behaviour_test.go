@@ -153,3 +153,44 @@ func TestAskModeBehaviour(t *testing.T) {
 		}
 	}
 }
+
+// TestAskModeDecisions pins what the short classifier chose where the
+// long one differed: Go's read-only tools write only its caches and run
+// without asking, go build and go test (a binary, the project's own code)
+// ask once per session with "always"; `sed -i` is remembered apart from
+// sed; a word known only when it runs never passes as a harmless operand.
+func TestAskModeDecisions(t *testing.T) {
+	for _, cmd := range []string{
+		"go vet ./...",
+		"go list -m all",
+		"gofmt -l .",
+		"wc -l $(git ls-files '*.go') | sort -n | tail -3",
+	} {
+		if got := testChecker().Check(cmd, project); len(got) != 0 {
+			t.Errorf("%q asks, and must run: %+v", cmd, got)
+		}
+	}
+	for _, tt := range []struct{ cmd, word string }{
+		{"go build ./...", "go build"},
+		{"go test -run TestX ./internal/...", "go test"},
+		{"go vet -vettool=/tmp/evil ./...", "go vet"},
+		{"cd /tmp/x && go vet ./...", "go vet"},
+		{"gofmt -w .", "gofmt"},
+		{"sed -i 's/a/b/' f.go", "sed -i"},
+		{"sed -n '/error/w /work/p/x' f", "sed"},
+		{"X='-t /work/p'; cp $X /tmp/a", "cp"},
+		{"chmod $m /tmp/x", "chmod"},
+		{"read -p $P x", "read"},
+		{"cp --parents ../x /tmp/d", "cp"},
+		{"f() { cd /work/p; }; cd /tmp && f && rm -rf build", "rm"},
+	} {
+		got := testChecker().Check(tt.cmd, project)
+		var words []string
+		for _, r := range got {
+			words = append(words, r.Word)
+		}
+		if !containsWord(words, tt.word) {
+			t.Errorf("%q asks for %q, want the word %q among them", tt.cmd, strings.Join(words, "|"), tt.word)
+		}
+	}
+}
