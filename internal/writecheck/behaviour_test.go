@@ -33,6 +33,7 @@ func TestAskModeBehaviour(t *testing.T) {
 		"echo $(date) $((1+2))",
 		"for f in *.go; do wc -l \"$f\"; done",
 		"if test -f x; then cat x; else echo none; fi",
+		"[ -f go.mod ] && cat go.mod",
 		"command -v go",
 		"xargs grep -l TODO < list",
 		"diff <(ls) <(ls /tmp)",

@@ -152,8 +152,7 @@ func (w *walker) classify(args []arg, cwd string, depth int) string {
 	return "is not a command known to only read"
 }
 
-// options are commands that only read unless given one of these options:
-// the short ones (letters), then the long ones.
+// options: commands that only read unless given these short options, or long ones.
 var options = map[string][]string{"sort": {"o", "output", "compress-program"}, "rg": {"", "pre", "hostname-bin"},
 	"tree": {"oRH", "output"}, "date": {"s", "set"}, "gofmt": {"w"}, "file": {"C", "compile"}}
 

@@ -438,7 +438,8 @@ func (w *walker) parts(b *strings.Builder, parts []syntax.WordPart, quoted bool)
 		case *syntax.Lit:
 			v := x.Value
 			if !quoted {
-				if strings.ContainsAny(v, "*?[") || strings.ContainsAny(v, "{}") && v != "{}" {
+				if i := strings.IndexByte(v, '['); strings.ContainsAny(v, "*?") || i >= 0 && strings.Contains(v[i:], "]") ||
+					strings.ContainsAny(v, "{}") && v != "{}" {
 					return false // a glob or a brace expansion
 				}
 				if i == 0 && (v == "~" || strings.HasPrefix(v, "~/")) {
