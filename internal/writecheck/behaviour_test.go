@@ -178,6 +178,7 @@ func TestAskModeDecisions(t *testing.T) {
 		{"cd /tmp/x && go vet ./...", "go vet"},
 		{"gofmt -w .", "gofmt"},
 		{"sed -i 's/a/b/' f.go", "sed -i"},
+		{"sed --in-place=.bak 's/a/b/' f.go", "sed -i"},
 		{"sed -n '/error/w /work/p/x' f", "sed"},
 		{"X='-t /work/p'; cp $X /tmp/a", "cp"},
 		{"chmod $m /tmp/x", "chmod"},

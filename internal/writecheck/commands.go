@@ -321,6 +321,9 @@ func sed(args []arg) string {
 			}
 			pending = 0
 		case ok && long != "":
+			if name, _, _ := strings.Cut(long, "="); strings.HasPrefix("in-place", name) {
+				return inPlace
+			}
 			return "takes " + s + ", a long option this check does not read"
 		case len(s) > 1 && s[0] == '-':
 			for j := 1; j < len(s); j++ {

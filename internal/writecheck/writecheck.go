@@ -479,9 +479,6 @@ func (w *walker) parts(b *strings.Builder, parts []syntax.WordPart, quoted bool)
 // unescape removes the backslashes bash removes: before any character
 // outside quotes, before $ ` " \ inside double quotes.
 func unescape(s string, quoted bool) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		if s[i] == '\\' && i+1 < len(s) && (!quoted || strings.IndexByte("$`\"\\", s[i+1]) >= 0) {
