@@ -7,7 +7,7 @@ import (
 
 // waitLimit bounds WaitFor: far beyond any condition's time on a loaded
 // machine, well within the test binary's timeout.
-const waitLimit = 20 * time.Second
+const waitLimit = 30 * time.Second
 
 // WaitFor checks cond every few milliseconds until it holds, and fails t
 // when it still does not after waitLimit. It waits on a state (a file
