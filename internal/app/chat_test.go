@@ -67,16 +67,12 @@ func TestUserShellCancelKillsTheProcessGroup(t *testing.T) {
 		done <- res
 	}()
 	var pid int
-	deadline := time.Now().Add(10 * time.Second)
-	for pid == 0 {
+	testutil.WaitFor(t, "the background command to start", func() bool {
 		if data, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(data), "\n") {
 			pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the background command did not start")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return pid != 0
+	})
 	cancel()
 	select {
 	case res := <-done:
@@ -86,16 +82,10 @@ func TestUserShellCancelKillsTheProcessGroup(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("cancel did not stop the command")
 	}
-	for {
+	testutil.WaitFor(t, "the background sleep to die with the cancel", func() bool {
 		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil || strings.Contains(string(stat), ") Z ") {
-			return // gone, or dead and waiting to be reaped
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the background sleep (pid %d) outlived the cancel", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err != nil || strings.Contains(string(stat), ") Z ") // gone, or dead and waiting to be reaped
+	})
 }
 
 // `!cmd &` leaves a background job holding the output pipes; the command is

@@ -2,7 +2,7 @@ package contextmgr
 
 import (
 	"errors"
-	"strconv"
+	"github.com/synapse-agent/synapse/internal/textutil"
 	"strings"
 
 	"github.com/synapse-agent/synapse/internal/llm"
@@ -172,7 +172,7 @@ func transcript(msgs []llm.Message, prompt, maxChars int) string {
 				s.WriteString(" (error)")
 			}
 			s.WriteString(": ")
-			s.WriteString(shorten(m.Text, perResult))
+			s.WriteString(textutil.KeepEnds(m.Text, perResult))
 		}
 		parts = append(parts, s.String())
 	}
@@ -187,15 +187,6 @@ func transcript(msgs []llm.Message, prompt, maxChars int) string {
 		out = "(the oldest part of the conversation is left out: it did not fit)\n\n" + out
 	}
 	return out
-}
-
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	head := cutHead(s, n*2/3)
-	tail := cutTail(s[len(head):], n-len(head))
-	return head + "\n…(" + strconv.Itoa(len(s)-len(head)-len(tail)) + " characters left out)…\n" + tail
 }
 
 // ErrEmptySummary is a summary request that returned no text.

@@ -190,7 +190,7 @@ func TestSummaryRequestBounded(t *testing.T) {
 	if len(text) > 20_000*charsPerToken+2000 {
 		t.Errorf("transcript is %d characters for a budget of 20000 tokens", len(text))
 	}
-	if !strings.Contains(text, "left out") || !strings.HasSuffix(text, "keep the file names") {
+	if !strings.Contains(text, "of output not shown") || !strings.HasSuffix(text, "keep the file names") {
 		t.Error("transcript does not say what was left out, or lost the instructions")
 	}
 	for _, s := range []string{"## Technical context", "## Changes made", "## Errors and fixes", "## Current state", "## Pending tasks", "## User preferences", "## Key decisions"} {

@@ -229,8 +229,7 @@ func Shrink(h []llm.Message, from int, dir string, minChars, need int) ([]Offloa
 // thirds start, one third end, at line ends where there are any) after a
 // Pointer to path, or, with no path, after a line saying the middle is gone.
 func Excerpt(path, text string, keep int) string {
-	head := cutHead(text, keep*2/3)
-	tail := cutTail(text[len(head):], keep-len(head))
+	head, tail := textutil.Ends(text, keep)
 	lines := strings.Count(text, "\n") + 1
 	var b strings.Builder
 	if path != "" {
@@ -242,36 +241,7 @@ func Excerpt(path, text string, keep int) string {
 			len(text), lines)
 	}
 	b.WriteString(head)
-	fmt.Fprintf(&b, "\n…(%d characters left out)…\n", len(text)-len(head)-len(tail))
+	b.WriteString("\n" + textutil.CutNote(int64(len(text)-len(head)-len(tail))) + "\n")
 	b.WriteString(tail)
 	return b.String()
-}
-
-// cutHead is text's start of at most n bytes, ended at its last line end
-// when it has one, never inside a UTF-8 sequence.
-func cutHead(text string, n int) string {
-	if n >= len(text) {
-		return text
-	}
-	head := textutil.HeadBytes(text, n)
-	if i := strings.LastIndexByte(head, '\n'); i > 0 {
-		head = head[:i+1]
-	}
-	return head
-}
-
-// cutTail is text's end of at most n bytes, started after a line end when
-// it has one, never inside a UTF-8 sequence.
-func cutTail(text string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	if n >= len(text) {
-		return text
-	}
-	tail := textutil.TailBytes(text, n)
-	if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)-1 {
-		tail = tail[i+1:]
-	}
-	return tail
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/app"
@@ -124,16 +123,4 @@ func (w *world) newParent(t testing.TB, persist bool) *parent {
 // isSubagent tells sub-agent requests from the parent's by their system prompt.
 func isSubagent(req *llmtest.Request) bool {
 	return strings.Contains(req.System, "sub-agent of Synapse")
-}
-
-// waitFor polls cond until it holds (a check of state, not of speed).
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

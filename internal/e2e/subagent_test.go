@@ -404,13 +404,13 @@ func TestParentCancelStopsAllSubagents(t *testing.T) {
 		_, err := p.runner.Run(ctx, "go")
 		done <- err
 	}()
-	waitFor(t, "all sleeps to run", func() bool { return running(0) && running(1) && running(2) })
+	testutil.WaitFor(t, "all sleeps to run", func() bool { return running(0) && running(1) && running(2) })
 	cancel()
 	if err := <-done; !agent.IsInterrupted(err) {
 		t.Fatalf("run error = %v, want interrupted", err)
 	}
-	waitFor(t, "the sleeps to be killed", func() bool { return !running(0) && !running(1) && !running(2) })
-	waitFor(t, "every TaskEnd", func() bool { return p.ev.count(agent.TaskEnd) == n })
+	testutil.WaitFor(t, "the sleeps to be killed", func() bool { return !running(0) && !running(1) && !running(2) })
+	testutil.WaitFor(t, "every TaskEnd", func() bool { return p.ev.count(agent.TaskEnd) == n })
 	for _, e := range p.ev.list() {
 		if e.Kind == agent.TaskEnd && e.Err == nil {
 			t.Errorf("TaskEnd %s without an error after cancel", e.TaskID)

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/synapse-agent/synapse/internal/textutil"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -148,7 +149,7 @@ func (s *Set) Stop(ctx context.Context, in StopInput) []Output {
 			o.Continue = v.Block
 			return []Output{o}
 		case v.Block != "":
-			errs = append(errs, fmt.Errorf("asked the agent to go on again (%s), but it already went on as often as one turn allows; the turn ends", firstLines(v.Block, 3)))
+			errs = append(errs, fmt.Errorf("asked the agent to go on again (%s), but it already went on as often as one turn allows; the turn ends", textutil.FirstLines(v.Block, 3)))
 		}
 		if err := errors.Join(errs...); err != nil {
 			o.Error = err.Error()

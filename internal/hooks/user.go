@@ -346,17 +346,9 @@ func (r *Runner) stopVerdict(ctx context.Context, in StopInput) Verdict {
 func failure(event string, c Command, res result) error {
 	msg := fmt.Sprintf("%s hook `%s` exited with status %d", event, c.Command, res.exit)
 	if s := strings.TrimSpace(res.stderr); s != "" {
-		msg += ": " + firstLines(s, 5)
+		msg += ": " + textutil.FirstLines(s, 5)
 	}
 	return errors.New(msg + " (ignored)")
-}
-
-func firstLines(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = append(lines[:n], "…")
-	}
-	return strings.Join(lines, "\n")
 }
 
 // exec runs one hook command with the payload on stdin, in the agent's

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"github.com/synapse-agent/synapse/internal/testutil"
 	"os"
 	"regexp"
 	"strconv"
@@ -70,17 +71,6 @@ func gone(pids []int) bool {
 	return true
 }
 
-func waitCond(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestStartReadWaitEnd(t *testing.T) {
 	tb := newT(t)
 	gate := t.TempDir() + "/go"
@@ -147,7 +137,7 @@ echo $BASHPID >> `+pidFile+`; wait`)
 	if err != nil || got.State != Stopped {
 		t.Fatalf("Stop = %+v %v", got, err)
 	}
-	waitCond(t, "every process of the job to end", func() bool { return gone(pids) })
+	testutil.WaitFor(t, "every process of the job to end", func() bool { return gone(pids) })
 	if tb.Running() != 0 {
 		t.Fatalf("Running = %d after Stop", tb.Running())
 	}
@@ -161,12 +151,12 @@ func TestCloseKillsEveryJob(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitCond(t, "both jobs to start", func() bool { b, _ := os.ReadFile(pidFile); return len(strings.Fields(string(b))) == 4 })
+	testutil.WaitFor(t, "both jobs to start", func() bool { b, _ := os.ReadFile(pidFile); return len(strings.Fields(string(b))) == 4 })
 	pids := pidsIn(t, pidFile)
 	if err := tb.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitCond(t, "every process to end", func() bool { return gone(pids) })
+	testutil.WaitFor(t, "every process to end", func() bool { return gone(pids) })
 	if _, err := tb.Start(ctx, "true"); err == nil {
 		t.Fatal("Start after Close succeeded")
 	}
@@ -223,7 +213,7 @@ func TestBackgroundAdoptsGroups(t *testing.T) {
 	if got, err := tb.Stop(1); err != nil || got.State != Stopped {
 		t.Fatalf("Stop = %+v %v", got, err)
 	}
-	waitCond(t, "the moved process to end", func() bool { return gone([]int{cmd}) })
+	testutil.WaitFor(t, "the moved process to end", func() bool { return gone([]int{cmd}) })
 }
 
 // execSleep starts a sleep in a process group of its own, reaped by the test.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/synapse-agent/synapse/internal/testutil"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -92,27 +93,17 @@ func TestRunCancelKillsTheGroup(t *testing.T) {
 	done := make(chan Result, 1)
 	go func() { done <- Run(ctx, Cmd{Argv: bash(`sleep 300 & echo $! > ` + pidFile + `; wait`)}) }()
 	var pid int
-	deadline := time.Now().Add(10 * time.Second)
-	for pid == 0 && time.Now().Before(deadline) {
+	testutil.WaitFor(t, "the command to start its child", func() bool {
 		data, _ := os.ReadFile(pidFile)
 		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
-		time.Sleep(10 * time.Millisecond)
-	}
-	if pid == 0 {
-		t.Fatal("the command did not start its child")
-	}
+		return pid != 0
+	})
 	cancel()
 	r := <-done
 	if !r.Canceled || r.ExitCode != 128+int(syscall.SIGKILL) {
 		t.Errorf("got %+v, want canceled with 137", r)
 	}
-	for time.Now().Before(deadline) {
-		if syscall.Kill(pid, 0) != nil {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Errorf("grandchild %d outlived the cancel", pid)
+	testutil.WaitFor(t, "the grandchild to die with the cancel", func() bool { return syscall.Kill(pid, 0) != nil })
 }
 
 // A background job that keeps the output pipes open does not hold Run past

@@ -3,13 +3,13 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"github.com/synapse-agent/synapse/internal/testutil"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // The policy is a value of the workspace and the user's grants (issue 23):
@@ -44,9 +44,7 @@ func (f *fixture) waitDead(t *testing.T) {
 	if b == nil {
 		t.Fatal("no live shell to wait for")
 	}
-	for b.sess.Alive() { // a condition, bounded by the test's timeout
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.WaitFor(t, "the live shell to exit", func() bool { return !b.sess.Alive() })
 }
 
 // TestRedTeamCdHomeThenShellDies is the issue's reproduction: a command

@@ -242,11 +242,10 @@ func TestRedTeamBackgroundPlant(t *testing.T) {
 	b.stopIdle()
 	f.run(t, plant("evil2", "0"))
 	evil2 := filepath.Join(f.ws, "evil2")
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if b, err := os.ReadFile(filepath.Join(evil2, ".git", "config")); err == nil && strings.Contains(string(b), "fsmonitor") {
-			break
-		}
-	}
+	testutil.WaitFor(t, "the job to plant evil2", func() bool {
+		b, err := os.ReadFile(filepath.Join(evil2, ".git", "config"))
+		return err == nil && strings.Contains(string(b), "fsmonitor")
+	})
 	if report := strings.Join(f.m.Settle(), "\n"); !strings.Contains(report, "disabled a new git repository at "+filepath.Join(evil2, ".git")) {
 		t.Errorf("Settle does not report the planted repository: %q", report)
 	}
@@ -323,11 +322,7 @@ func TestSettleDoesNotWaitForACommand(t *testing.T) {
 		defer close(cmdDone)
 		_, _ = f.m.Execute(ctx, "echo started > started; sleep 30", "")
 	}()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(filepath.Join(f.ws, "started")); err == nil {
-			break
-		}
-	}
+	testutil.WaitFor(t, "the command to start", func() bool { _, err := os.Stat(filepath.Join(f.ws, "started")); return err == nil })
 	settled := make(chan struct{})
 	go func() {
 		f.m.Settle()

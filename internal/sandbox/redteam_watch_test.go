@@ -210,11 +210,10 @@ func TestRedTeamIdleHeldOpen(t *testing.T) {
 	}
 	f.run(t, `(exec 3>>plain/.git/config; sleep 0.5; printf '[core]\n\tfsmonitor = "touch `+mark+`; :"\n' >&3; sleep 60) >/dev/null 2>&1 & disown; echo started`)
 	plain := filepath.Join(f.ws, "plain")
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if m, _ := filepath.Glob(filepath.Join(plain, ".git.synapse-disabled-*")); len(m) > 0 {
-			break
-		}
-	}
+	testutil.WaitFor(t, "the idle watcher to disable the repository", func() bool {
+		m, _ := filepath.Glob(filepath.Join(plain, ".git.synapse-disabled-*"))
+		return len(m) > 0
+	})
 	hostGit(plain, "status", "--short")
 	if _, err := os.Stat(mark); err == nil {
 		t.Fatal("host git ran what a background job wrote into a config it kept open while the session was idle")

@@ -644,11 +644,7 @@ func Title(text string) string {
 	}
 	// Sanitized, so that a title never drives the terminal it is listed in.
 	t := strings.Join(strings.Fields(textutil.Sanitize(text)), " ")
-	r := []rune(t)
-	if len(r) > max {
-		return strings.TrimSpace(string(r[:max-1])) + "…"
-	}
-	return t
+	return textutil.OneLine(t, max)
 }
 
 // maxCorruptWarnings is how many corrupt lines of one file are reported one

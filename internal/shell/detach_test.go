@@ -3,6 +3,7 @@ package shell
 import (
 	"context"
 	"errors"
+	"github.com/synapse-agent/synapse/internal/testutil"
 	"os"
 	"strings"
 	"sync"
@@ -91,7 +92,7 @@ func TestDetachOutputGoesToSink(t *testing.T) {
 	dir := t.TempDir()
 	tg := tag(t)
 	ch := executeAsync(context.Background(), s, "bash -c 'echo first; touch "+dir+"/started; until [ -e "+dir+"/go ]; do sleep 0.01; done; echo late-line; exec sleep "+tg+"'")
-	waitFor(t, "the command to start", func() bool { _, err := os.Stat(dir + "/started"); return err == nil })
+	testutil.WaitFor(t, "the command to start", func() bool { _, err := os.Stat(dir + "/started"); return err == nil })
 	var sink sinkBuf
 	groups, err := s.Detach("moved", sink.write)
 	if err != nil {
@@ -104,7 +105,7 @@ func TestDetachOutputGoesToSink(t *testing.T) {
 	if err := os.WriteFile(dir+"/go", nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the job's later output in the sink", func() bool { return strings.Contains(sink.String(), "late-line") })
+	testutil.WaitFor(t, "the job's later output in the sink", func() bool { return strings.Contains(sink.String(), "late-line") })
 }
 
 func TestDetachNothingRunning(t *testing.T) {

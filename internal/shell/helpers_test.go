@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"github.com/synapse-agent/synapse/internal/testutil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,27 +77,14 @@ func liveWithTag(tag string) []string {
 	return out
 }
 
-// waitFor polls cond until it holds or 10 s pass. It synchronises with
-// asynchronous process exit; it is not a speed assertion.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func waitGone(t *testing.T, tag string) {
 	t.Helper()
-	waitFor(t, "processes tagged "+tag+" to exit", func() bool { return len(liveWithTag(tag)) == 0 })
+	testutil.WaitFor(t, "processes tagged "+tag+" to exit", func() bool { return len(liveWithTag(tag)) == 0 })
 }
 
 func waitRunning(t *testing.T, tag string) {
 	t.Helper()
-	waitFor(t, "a process tagged "+tag, func() bool { return len(liveWithTag(tag)) > 0 })
+	testutil.WaitFor(t, "a process tagged "+tag, func() bool { return len(liveWithTag(tag)) > 0 })
 }
 
 type execResult struct {

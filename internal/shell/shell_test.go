@@ -379,7 +379,7 @@ func TestBackgroundJobDoesNotDelay(t *testing.T) {
 	}
 	// The job may not have exec'd sleep yet on a loaded machine: wait for it
 	// to show up (it never does if the next command killed it).
-	waitFor(t, "the background job to be running", func() bool { return len(liveWithTag(tg)) > 0 })
+	testutil.WaitFor(t, "the background job to be running", func() bool { return len(liveWithTag(tg)) > 0 })
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -506,7 +506,7 @@ func TestCrashIsDetected(t *testing.T) {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the session to notice the crash", func() bool { return !s.Alive() })
+		testutil.WaitFor(t, "the session to notice the crash", func() bool { return !s.Alive() })
 		_, err = s.Execute(context.Background(), "echo hi")
 		if !errors.Is(err, ErrNotReady) || !errors.Is(err, ErrCrashed) || !strings.HasPrefix(err.Error(), "Bash session is not ready") {
 			t.Fatalf("err = %v", err)
@@ -533,7 +533,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 		}
 		_ = s.Close()
 	}
-	waitFor(t, "goroutines to settle", func() bool { return runtime.NumGoroutine() <= before+1 })
+	testutil.WaitFor(t, "goroutines to settle", func() bool { return runtime.NumGoroutine() <= before+1 })
 }
 
 func BenchmarkEchoRoundTrip(b *testing.B) {

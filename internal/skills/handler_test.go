@@ -3,6 +3,9 @@ package skills
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"github.com/synapse-agent/synapse/internal/command"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -194,7 +197,8 @@ func TestScriptExitCodesTimeoutCancel(t *testing.T) {
 	}
 	dir := h.Index.roots[0].Dir
 	slow := filepath.Join(dir, "hello", "scripts", "slow.sh")
-	if err := os.WriteFile(slow, []byte("sleep 30 & wait\n"), 0o644); err != nil {
+	started := filepath.Join(t.TempDir(), "started")
+	if err := os.WriteFile(slow, []byte("touch '"+started+"'\nsleep 30 & wait\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	h.Timeout = 200 * time.Millisecond
@@ -203,9 +207,15 @@ func TestScriptExitCodesTimeoutCancel(t *testing.T) {
 		t.Errorf("timeout: exit %d stderr %q", r.ExitCode, r.Stderr)
 	}
 	h.Timeout = 0
+	if err := os.Remove(started); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err) // the timed-out run may have stopped before its touch
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
-	r = h.Run(ctx, "skill:hello:slow")
+	done := make(chan command.Result, 1)
+	go func() { done <- h.Run(ctx, "skill:hello:slow") }()
+	testutil.WaitFor(t, "the script to start", func() bool { _, err := os.Stat(started); return err == nil })
+	cancel()
+	r = <-done
 	if r.ExitCode != 130 || !strings.Contains(r.Stderr, "interrupted") {
 		t.Errorf("cancel: exit %d stderr %q", r.ExitCode, r.Stderr)
 	}

@@ -140,7 +140,7 @@ func TestCancelInterrupts(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan command.Result, 1)
 	go func() { done <- f.h.Run(f.traced(ctx), `task:explore -p "look" -d "slow"`) }()
-	waitFor(t, "the sub-agent's request", func() bool { return f.srv.InFlight() == 1 })
+	testutil.WaitFor(t, "the sub-agent's request", func() bool { return f.srv.InFlight() == 1 })
 	cancel()
 	res := <-done
 	if res.ExitCode != command.Interrupted || !strings.Contains(res.Stderr, MsgInterrupted) {
@@ -165,13 +165,13 @@ func TestCancelKillsShellCommand(t *testing.T) {
 	done := make(chan command.Result, 1)
 	go func() { done <- f.h.Run(f.traced(ctx), `task:general -p "wait" -d "sleeper"`) }()
 	running := func() bool { return exec.Command("pgrep", "-f", "sleep "+regexp.QuoteMeta(secs)).Run() == nil }
-	waitFor(t, "the sleep to start", running)
+	testutil.WaitFor(t, "the sleep to start", running)
 	cancel()
 	res := <-done
 	if res.ExitCode != command.Interrupted {
 		t.Fatalf("result = %+v, want 130", res)
 	}
-	waitFor(t, "the sleep to be killed", func() bool { return !running() })
+	testutil.WaitFor(t, "the sleep to be killed", func() bool { return !running() })
 }
 
 // A task that outlives its timeout is stopped and reported as such.

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/agentsh"
@@ -152,16 +151,4 @@ func newFixture(t *testing.T, opts Options, turns ...llmtest.Turn) *fixture {
 // traced is ctx as the parent's tool call gives it: reporting to f.parent.
 func (f *fixture) traced(ctx context.Context) context.Context {
 	return agent.WithCallTrace(ctx, agent.CallTrace{Emit: f.parent.Emit, RecordUsage: f.parent.RecordUsage, Model: f.parent.Model})
-}
-
-// waitFor polls cond until it holds (a test of state, not of speed).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

@@ -54,3 +54,11 @@ func TestWriteFile(t *testing.T) {
 		t.Errorf("mode = %v, %v; want 0644", fi.Mode().Perm(), err)
 	}
 }
+
+func TestWaitFor(t *testing.T) {
+	n := 0
+	WaitFor(t, "the third look", func() bool { n++; return n == 3 })
+	if n != 3 {
+		t.Errorf("cond was called %d times, want 3", n)
+	}
+}

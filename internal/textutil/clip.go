@@ -84,3 +84,43 @@ func TailBytes(s string, n int) string {
 	}
 	return s[start:]
 }
+
+// FirstLines is s's first n lines, with a last line of Ellipsis when it had
+// more.
+func FirstLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = append(lines[:n], Ellipsis)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Ends splits s, when it is longer than n bytes, into its start (about two
+// thirds of n) and its end (the rest of n), each cut at a line end where
+// there is one and never inside a UTF-8 sequence; len(s)-len(head)-len(tail)
+// bytes lie between them. A short s is all head.
+func Ends(s string, n int) (head, tail string) {
+	if n >= len(s) {
+		return s, ""
+	}
+	head = HeadBytes(s, n*2/3)
+	if i := strings.LastIndexByte(head, '\n'); i > 0 {
+		head = head[:i+1]
+	}
+	rest := s[len(head):]
+	tail = TailBytes(rest, n-len(head))
+	if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)-1 && len(tail) < len(rest) {
+		tail = tail[i+1:]
+	}
+	return head, tail
+}
+
+// KeepEnds is s cut to about n bytes: its Ends around the CutNote of what
+// lies between them.
+func KeepEnds(s string, n int) string {
+	head, tail := Ends(s, n)
+	if len(head)+len(tail) == len(s) {
+		return s
+	}
+	return head + "\n" + CutNote(int64(len(s)-len(head)-len(tail))) + "\n" + tail
+}

@@ -1,6 +1,10 @@
 package textutil
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
 func TestFirstLine(t *testing.T) {
 	tests := []struct{ in, want string }{
@@ -104,5 +108,45 @@ func TestHeadTailBytes(t *testing.T) {
 		if got := TailBytes(s, tt.n); got != tt.tail {
 			t.Errorf("TailBytes(%d) = %q, want %q", tt.n, got, tt.tail)
 		}
+	}
+}
+
+func TestFirstLines(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"a\nb", 2, "a\nb"},
+		{"a\nb\nc", 2, "a\nb\n" + Ellipsis},
+		{"", 1, ""},
+	} {
+		if got := FirstLines(tt.s, tt.n); got != tt.want {
+			t.Errorf("FirstLines(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestKeepEnds(t *testing.T) {
+	short := "one\ntwo\n"
+	if got := KeepEnds(short, 100); got != short {
+		t.Errorf("a text within the bound changed: %q", got)
+	}
+	var lines []string
+	for i := range 100 {
+		lines = append(lines, fmt.Sprintf("line %02d", i))
+	}
+	long := strings.Join(lines, "\n")
+	got := KeepEnds(long, 90)
+	head, tail := Ends(long, 90)
+	if !strings.HasPrefix(got, "line 00\n") || !strings.HasSuffix(got, "line 99") ||
+		!strings.Contains(got, CutNote(int64(len(long)-len(head)-len(tail)))) {
+		t.Errorf("KeepEnds kept %q", got)
+	}
+	if !strings.HasSuffix(head, "\n") || strings.HasPrefix(tail, "ine") || len(head)+len(tail) > 90 {
+		t.Errorf("Ends cut inside a line or past the bound: head %q tail %q", head, tail)
+	}
+	if h, _ := Ends("ééééé", 4); h != "" && h != "é" {
+		t.Errorf("Ends cut inside a UTF-8 sequence: %q", h)
 	}
 }

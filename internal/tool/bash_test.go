@@ -3,12 +3,12 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"github.com/synapse-agent/synapse/internal/testutil"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/synapse-agent/synapse/internal/agentsh"
 	"github.com/synapse-agent/synapse/internal/command"
@@ -350,11 +350,12 @@ func TestOutputCap(t *testing.T) {
 func TestInterrupt(t *testing.T) {
 	b, _ := newTool(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		time.Sleep(200 * time.Millisecond) // let the command start; not a speed assertion
-		cancel()
-	}()
-	r := b.Run(ctx, Input{Command: "echo started; sleep 30"})
+	started := filepath.Join(t.TempDir(), "started")
+	done := make(chan Result, 1)
+	go func() { done <- b.Run(ctx, Input{Command: "touch '" + started + "'; sleep 30"}) }()
+	testutil.WaitFor(t, "the command to start", func() bool { _, err := os.Stat(started); return err == nil })
+	cancel()
+	r := <-done
 	if !r.IsError || !r.Facts.Interrupted || exitCodeOf(r) != command.Interrupted {
 		t.Fatalf("got %+v, want interrupted", r)
 	}

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"github.com/synapse-agent/synapse/internal/testutil"
 	"io"
 	"net/http"
 	"os"
@@ -225,7 +226,7 @@ func TestStopKillsProcessGroup(t *testing.T) {
 			c := e.dial(st.ID)
 			c.waitOutput("CHILDREN-STARTED")
 			needle := "sleep\x00" + marker
-			waitFor(t, "the stand-in's child and grandchild", func() bool { return len(processesWith(t, needle)) == 2 })
+			testutil.WaitFor(t, "the stand-in's child and grandchild", func() bool { return len(processesWith(t, needle)) == 2 })
 
 			ended := e.stop(st.ID)
 			if ended.Status != StatusEnded || ended.EndReason != EndStopped || ended.ExitCode == nil || ended.EndSummary != "stopped by you" {
@@ -290,7 +291,7 @@ func TestInputEchoAndResize(t *testing.T) {
 	c.waitOutput("echo: as text\r\n")
 	c.send(map[string]any{"type": "resize", "cols": 132, "rows": 43})
 	c.waitOutput("size=132x43") // from the program's SIGWINCH trap
-	waitFor(t, "the state to follow the resize", func() bool {
+	testutil.WaitFor(t, "the state to follow the resize", func() bool {
 		_, body := e.do("GET", "/api/sessions/current", nil)
 		s := decodeState(t, body["session"])
 		return s.Cols == 132 && s.Rows == 43
@@ -382,7 +383,7 @@ func TestFlowControlBoundsBuffering(t *testing.T) {
 		}
 	}
 	// The pump may now fill the ring, and no more.
-	waitFor(t, "the ring to fill", func() bool { return sess.out.Total() >= int64(unacked+sendWindow+ringSize/2) })
+	testutil.WaitFor(t, "the ring to fill", func() bool { return sess.out.Total() >= int64(unacked+sendWindow+ringSize/2) })
 	for range 20 {
 		if total := sess.out.Total(); total > int64(unacked+sendWindow+ringSize) {
 			t.Fatalf("server buffered %d bytes for a client that stopped acknowledging (bound %d)", total, unacked+sendWindow+ringSize)

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command nouserns runs a program the way a default Docker/Podman container
 // would: as an unprivileged user (nobody, when started as root) and inside
 // a seccomp filter that refuses user namespaces (unshare/clone with
