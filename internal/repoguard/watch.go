@@ -516,8 +516,10 @@ func (w *Watch) drain(note func(string), noteBare func(dir, name string), walkNe
 				w.ctlDirty = true
 			}
 			if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+				// Events were lost: folders made meanwhile hold no watch,
+				// so the sweep runs from now on, whole in this check.
 				w.ctlDirty = true
-				w.sw.full = true
+				w.sw.full, w.sw.on = true, true
 				continue
 			}
 			if ev.Mask&unix.IN_IGNORED != 0 {
