@@ -4,11 +4,12 @@
 # both binaries, alternating old and new in every round (same machine, same
 # load) and prints each figure as old, new and new/old.
 #
-#   scripts/bench-compare.sh [BASE]        ROUNDS=3 FOLDERS=100000 GOBENCH=1
+#   scripts/bench-compare.sh [BASE]   ROUNDS=3 FOLDERS=100000 GOBENCH=1 GOROUNDS=1 STEPS=1000
 #
-# GOBENCH=0 skips the figures that come from Go benchmarks (per-step
-# growth, five parallel sub-agents, the shell round trip); they are run in
-# each tree, old then new, as many times as ROUNDS.
+# The figures of the binaries are printed first. GOBENCH=0 skips those that
+# come from Go benchmarks (per-step growth over STEPS steps, five parallel
+# sub-agents, the shell round trip); they are run in each tree, old then
+# new, GOROUNDS times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -16,6 +17,8 @@ base=${1:-e26c325~20}
 rounds=${ROUNDS:-3}
 folders=${FOLDERS:-100000}
 gobench=${GOBENCH:-1}
+gorounds=${GOROUNDS:-1}
+steps=${STEPS:-1000}
 flags=(-trimpath -ldflags "-s -w")
 [ -x /usr/bin/time ] || { echo "bench-compare: needs GNU time at /usr/bin/time" >&2; exit 1; }
 
@@ -48,7 +51,7 @@ home=$work/home
 mkdir -p "$home"
 env_run=(env -i PATH="$PATH" HOME="$home" SYNAPSE_HOME="$home/.synapse" ANTHROPIC_API_KEY=test ANTHROPIC_BASE_URL="$url")
 
-declare -A sum
+declare -A sum count
 add() { sum[$1]=$(awk -v a="${sum[$1]:-0}" -v b="$2" 'BEGIN { print a + b }'); }
 # timed NAME DIR CMD...: wall seconds and peak RSS (MB) of one run.
 timed() {
@@ -89,45 +92,53 @@ for r in $(seq 1 "$rounds"); do
   done
   echo "round $r of $rounds done" >&2
 done
+count["binary MB"]=1
 add "old binary MB" "$(stat -c %s "$work/old" | awk '{ print $1 / 1e6 }')"
 add "new binary MB" "$(stat -c %s "$work/new" | awk '{ print $1 / 1e6 }')"
 
-# Go benchmarks, in each tree (old, new, old, new …).
-gob() { # gob DIR PKG BENCH TIME METRIC: the metric's value (ns/op or a custom unit)
-  (cd "$1" && "$GO" test -run '^$' -bench "$3" -benchtime "$4" "$2" 2>/dev/null) |
-    awk -v m="$5" '/^Benchmark/ { for (i = 3; i < NF; i++) if ($(i+1) == m) { print $i; exit } }'
+table() { # the figures gathered so far
+  printf '\n%-44s %12s %12s %8s\n' "figure (mean, interleaved)" old new new/old
+  for k in "${!sum[@]}"; do
+    case $k in old\ *) ;; *) continue ;; esac
+    f=${k#old }
+    o=${sum["old $f"]}
+    n=${sum["new $f"]:-}
+    [ -z "$n" ] && continue
+    d=${count["$f"]:-$rounds}
+    awk -v f="$f" -v o="$o" -v n="$n" -v d="$d" 'BEGIN {
+      o /= d; n /= d
+      printf "%-44s %12.3f %12.3f %8s\n", f, o, n, (o > 0 ? sprintf("%.2f", n / o) : "-") }'
+  done | sort
 }
-if [ "$gobench" = 1 ]; then
-  for r in $(seq 1 "$rounds"); do
-    for v in old new; do
-      dir=$PWD
-      [ "$v" = old ] && dir=$work/base
-      q1=$(gob "$dir" ./internal/agent LongSessionLargeResults 1000x agent-µs/step-firstQ-median)
-      q4=$(gob "$dir" ./internal/agent LongSessionLargeResults 1000x agent-µs/step-lastQ-median)
-      [ -n "$q1" ] && [ -n "$q4" ] && add "$v per-step growth (last/first quarter)" "$(awk -v a="$q4" -v b="$q1" 'BEGIN { print a / b }')"
-      p=$(gob "$dir" ./internal/e2e ParallelSubagentTurn 20x ns/op)
-      [ -n "$p" ] && add "$v 5 parallel sub-agents ms" "$(awk -v a="$p" 'BEGIN { print a / 1e6 }')"
-      e=$(gob "$dir" ./internal/shell EchoRoundTripBwrap 2000x ns/op)
-      [ -n "$e" ] && add "$v shell round trip ms" "$(awk -v a="$e" 'BEGIN { print a / 1e6 }')"
-    done
-  done
-fi
-
-printf '\n%-44s %12s %12s %8s\n' "figure (mean of $rounds, interleaved)" old new new/old
-for k in "${!sum[@]}"; do
-  case $k in old\ *) ;; *) continue ;; esac
-  f=${k#old }
-  o=${sum["old $f"]}
-  n=${sum["new $f"]:-}
-  [ -z "$n" ] && continue
-  d=$rounds
-  case $f in "binary MB") d=1 ;; esac
-  awk -v f="$f" -v o="$o" -v n="$n" -v d="$d" 'BEGIN {
-    o /= d; n /= d
-    printf "%-44s %12.3f %12.3f %8s\n", f, o, n, (o > 0 ? sprintf("%.2f", n / o) : "-") }'
-done | sort
+table
 # The goal of the first line: the big repository within 1.2 x the one-file one.
 for v in old new; do
   awk -v v="$v" -v b="${sum["$v first command, big repo s"]}" -v o="${sum["$v first command, 1-file repo s"]}" \
     'BEGIN { printf "%s: first command, big / 1-file repo: %.2f x\n", v, b / o }'
 done
+
+# Go benchmarks, in each tree (old, new, old, new …).
+gob() { # gob DIR PKG BENCH TIME METRIC…: the metrics' values (ns/op or custom units), one line
+  local dir=$1 pkg=$2 bench=$3 n=$4
+  shift 4
+  (cd "$dir" && "$GO" test -run '^$' -bench "$bench" -benchtime "$n" "$pkg" 2>/dev/null) |
+    awk -v ms="$*" '/^Benchmark/ { n = split(ms, m, " "); for (j = 1; j <= n; j++) for (i = 3; i < NF; i++) if ($(i+1) == m[j]) printf "%s ", $i; print ""; exit }'
+}
+if [ "$gobench" = 1 ]; then
+  for f in "per-step growth (last/first quarter)" "5 parallel sub-agents ms" "shell round trip ms"; do count["$f"]=$gorounds; done
+  for r in $(seq 1 "$gorounds"); do
+    for v in old new; do
+      dir=$PWD
+      [ "$v" = old ] && dir=$work/base
+      read -r q1 q4 <<<"$(gob "$dir" ./internal/agent LongSessionLargeResults "${steps}x" agent-µs/step-firstQ-median agent-µs/step-lastQ-median)"
+      [ -n "${q1:-}" ] && [ -n "${q4:-}" ] && add "$v per-step growth (last/first quarter)" "$(awk -v a="$q4" -v b="$q1" 'BEGIN { print a / b }')"
+      p=$(gob "$dir" ./internal/e2e ParallelSubagentTurn 20x ns/op)
+      [ -n "$p" ] && add "$v 5 parallel sub-agents ms" "$(awk -v a="$p" 'BEGIN { print a / 1e6 }')"
+      e=$(gob "$dir" ./internal/shell EchoRoundTripBwrap 2000x ns/op)
+      [ -n "$e" ] && add "$v shell round trip ms" "$(awk -v a="$e" 'BEGIN { print a / 1e6 }')"
+    done
+    echo "Go benchmarks: round $r of $gorounds done" >&2
+  done
+  table
+fi
+

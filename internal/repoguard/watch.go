@@ -213,13 +213,6 @@ func (w *Watch) MarkUnseen() { w.sw.on = true }
 // watched for both purposes counts twice: a bound, not a count).
 func (w *Watch) budgetLeft() bool { return len(w.wds)+len(w.ctl) < MaxWatches }
 
-// Watches is the number of inotify watches held.
-func (w *Watch) Watches() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.wds) + len(w.ctl)
-}
-
 // WaitFD is the inotify descriptor the idle watcher polls (-1: none).
 func (w *Watch) WaitFD() int {
 	if w == nil {
