@@ -76,16 +76,17 @@ func (w *Watch) startClock() {
 	}
 }
 
-// Exhaust makes the next check sweep the whole tree in one go: the
-// session ends, and what a command planted where no watch looks must not
-// outlive it armed.
+// Exhaust makes the next check sweep the whole tree in one go when some
+// folders are not watched: the session ends, and what a command planted
+// where no watch looks must not outlive it armed. (Where every folder is
+// watched the events have shown everything already.)
 func (w *Watch) Exhaust() {
 	if w == nil {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.sw.full = true
+	w.sw.full = w.sw.on
 }
 
 // sweepStep reads up to sweepStep folders of the current pass (all of a
