@@ -8,7 +8,7 @@ PKGS := ./...
 # make keep their debug information.
 BUILDFLAGS ?= -trimpath -ldflags "-s -w"
 
-.PHONY: all build run test test-landlock deps node-deps bench redteam fmt vet web-assets clean
+.PHONY: all build run test test-landlock deps node-deps bench bench-compare redteam fmt vet web-assets clean
 
 all: build
 
@@ -46,6 +46,12 @@ test: deps web-assets node-deps fmt vet lint
 
 bench: deps web-assets build
 	./scripts/bench.sh
+	@if [ -n "$(BASE)" ]; then ./scripts/bench-compare.sh $(BASE); fi
+
+# Issue 30's figures side by side with an earlier commit (BASE, default
+# e26c325~20), interleaved: make bench-compare BASE=v0.9.0 ROUNDS=5
+bench-compare: deps web-assets
+	./scripts/bench-compare.sh $(BASE)
 
 # The red-team suite: every attack on the trust boundary (issue 11),
 # performed for real (bwrap, git, files); runnable on its own.

@@ -3,10 +3,6 @@ package render
 import (
 	"strings"
 
-	"github.com/alecthomas/chroma/v2"
-	"github.com/alecthomas/chroma/v2/formatters"
-	"github.com/alecthomas/chroma/v2/lexers"
-	"github.com/alecthomas/chroma/v2/styles"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/yuin/goldmark"
 	gast "github.com/yuin/goldmark/ast"
@@ -15,7 +11,7 @@ import (
 	gtext "github.com/yuin/goldmark/text"
 )
 
-// SGR codes used by the renderer's own styles (chroma adds its own for code).
+// SGR codes used by the renderer's own styles (code has its own: highlight.go).
 const (
 	sgrReset     = "\x1b[0m"
 	sgrBold      = "\x1b[1m"
@@ -52,7 +48,7 @@ func (p palette) cyan(s string) string   { return p.wrap(sgrCyan, s) }
 // markdown renders the model's text for a terminal as it streams, one
 // complete line at a time, so that the cost of a line never depends on how
 // long the answer already is. goldmark parses each line's block and inline
-// structure, chroma highlights fenced code, x/ansi wraps at the terminal
+// structure, highlight.go colours fenced code, x/ansi wraps at the terminal
 // width. The only state carried between lines is what a line needs from
 // the ones before it: an open code fence (and its lexer), and the rows of a
 // table, which are laid out together once the table ends.
@@ -63,13 +59,22 @@ type markdown struct {
 
 	inCode bool
 	fence  string
-	lexer  chroma.Lexer // nil: no highlighting for this block
-	table  []string     // raw rows of the table being read
+	lexer  *codeLang // nil: no highlighting for this block
+	table  []string  // raw rows of the table being read
 }
 
 func newMarkdown(p palette, width int) markdown {
-	return markdown{p: p, width: width, gm: goldmark.New(goldmark.WithExtensions(
-		extension.Table, extension.Strikethrough, extension.TaskList))}
+	return markdown{p: p, width: width}
+}
+
+// parser returns the Markdown parser, made when the first line is
+// rendered: a renderer that never shows Markdown (exec, headless runs)
+// never builds one.
+func (m *markdown) parser() goldmark.Markdown {
+	if m.gm == nil {
+		m.gm = goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList))
+	}
+	return m.gm
 }
 
 func (m *markdown) reset() { m.inCode, m.fence, m.lexer, m.table = false, "", nil, nil }
@@ -116,9 +121,7 @@ func (m *markdown) line(s, trimmed string) []string {
 		}
 		m.lexer = nil
 		if lang != "" && m.p.on {
-			if l := lexers.Get(lang); l != nil {
-				m.lexer = chroma.Coalesce(l)
-			}
+			m.lexer = langFor(lang)
 		}
 		if lang == "" {
 			return nil
@@ -134,7 +137,7 @@ func (m *markdown) line(s, trimmed string) []string {
 	indent := s[:len(s)-len(strings.TrimLeft(s, " "))]
 	body := s[len(indent):]
 	src := []byte(body)
-	doc := m.gm.Parser().Parse(gtext.NewReader(src))
+	doc := m.parser().Parser().Parse(gtext.NewReader(src))
 	first := doc.FirstChild()
 	if first == nil {
 		return []string{indent + body}
@@ -298,15 +301,7 @@ func (m *markdown) highlight(line string) string {
 	if m.lexer == nil {
 		return m.p.cyan(line)
 	}
-	it, err := m.lexer.Tokenise(nil, line)
-	if err != nil {
-		return m.p.cyan(line)
-	}
-	var b strings.Builder
-	if err := formatters.TTY16.Format(&b, styles.Get("monokai"), it); err != nil {
-		return m.p.cyan(line)
-	}
-	return strings.TrimRight(b.String(), "\n") + sgrReset
+	return m.lexer.colour(line) + sgrReset
 }
 
 // fenceOf returns the fence (``` or ~~~ run) a line opens or closes, or "".
@@ -328,7 +323,7 @@ func (m *markdown) flushTable() []string {
 	rows := m.table
 	m.table = nil
 	src := []byte(strings.Join(trimIndent(rows), "\n") + "\n")
-	doc := m.gm.Parser().Parse(gtext.NewReader(src))
+	doc := m.parser().Parser().Parse(gtext.NewReader(src))
 	tbl, ok := doc.FirstChild().(*east.Table)
 	if !ok || tbl.NextSibling() != nil {
 		var out []string
@@ -469,7 +464,7 @@ func pad(s string, w int, a east.Alignment) string {
 // with the line renderer used for streamed text, leaving the stream's own
 // state alone.
 func (m *markdown) document(s string, width int) []string {
-	d := markdown{p: m.p, width: width, gm: m.gm}
+	d := markdown{p: m.p, width: width, gm: m.parser()}
 	var out []string
 	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
 		out = append(out, d.feed(l)...)

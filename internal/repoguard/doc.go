@@ -15,6 +15,37 @@
 // control files, create a new repository, or point a `.git` file somewhere
 // can make the user's next `git status` run a program outside the sandbox.
 //
+// What is covered, and when: the moments host git acts are the user's
+// (any time, in any folder) and ours, so the checks cannot wait for them.
+// A check runs after each command, before `!` lines and user hooks, while
+// idle when a watched folder changes, and at the end of the session. Its
+// cost is bounded whatever the size of the tree (a monorepo of 100 000
+// folders costs what one of a few thousand does):
+//
+//   - the start-up scan (the sandbox's mount plan) is bounded; the
+//     repositories it finds have their control files mounted read-only;
+//   - at most MaxWatches inotify watches are held, on the shallowest
+//     folders first: a repository made there, or in any new folder below
+//     one (new folders are walked whole), is found by the check after the
+//     command, or at once while idle;
+//   - the rest of the tree (deep folders, node_modules, what lies past the
+//     scan's bounds) is covered by a sweep that reads a bounded number of
+//     folders per check, resuming where the last one stopped, and the
+//     whole tree at the session's end (Exhaust: one read of every folder,
+//     seconds in a tree of 100 000, paid at exit, by `synapse exec` too;
+//     no watch and no memory kept). A repository the sweep
+//     finds whose control files all changed before the session started
+//     (change times, which no command can set back) is the user's: what
+//     would run in it is recorded, and it is judged again when that
+//     changes. Any other is judged as a new one.
+//
+// So in a tree larger than the watches cover, a repository planted deep
+// in an old folder is found within one pass of the sweep (folders / 256
+// checks), not at the next check: git run by the user in that very folder
+// before then would run it. Host git in the project (git status) reaches
+// such a folder only through a gitlink of the index, which is the
+// project's repository's and checked after each command that changed it.
+//
 // The sandbox (bubblewrap) mounts the control files of the repositories
 // present at start read-only; this package covers the rest:
 //

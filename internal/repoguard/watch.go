@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -67,7 +68,8 @@ type Watch struct {
 	// as they were, and their look is skipped: it costs a dozen syscalls
 	// per command in a repository.
 	ctlDirty, ctlBlind bool
-	changed            bool // the last check looked at the control files
+	changed            bool  // the last check looked at the control files
+	sw                 sweep // what no watch covers
 }
 
 // NewWatch returns a Watch with no roots: the mount plan fills it, Start
@@ -113,6 +115,10 @@ const ctlMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_CLOSE_WRITE | unix.I
 // control watches dir (when it exists) for the idle check.
 func (w *Watch) control(dir string) {
 	if w.fd < 0 {
+		return
+	}
+	if !w.budgetLeft() {
+		w.ctlBlind = true // look every time
 		return
 	}
 	wd, err := unix.InotifyAddWatch(w.fd, dir, ctlMask)
@@ -196,8 +202,16 @@ func (w *Watch) NeedsLook() bool {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.fresh) > 0 || len(w.dirs) > 0 || w.ctlBlind
+	return len(w.fresh) > 0 || len(w.dirs) > 0 || w.ctlBlind || w.sw.on
 }
+
+// MarkUnseen records that the start-up scan left folders of the writable
+// roots unvisited (its bounds): the sweep covers them.
+func (w *Watch) MarkUnseen() { w.sw.on = true }
+
+// budgetLeft reports whether another watch fits in MaxWatches (one inode
+// watched for both purposes counts twice: a bound, not a count).
+func (w *Watch) budgetLeft() bool { return len(w.wds)+len(w.ctl) < MaxWatches }
 
 // WaitFD is the inotify descriptor the idle watcher polls (-1: none).
 func (w *Watch) WaitFD() int {
@@ -216,9 +230,13 @@ func ctimeOf(st fs.FileInfo) int64 {
 	return st.ModTime().UnixNano()
 }
 
-// Remember records a directory of the start-up scan (or a new one).
+// Remember records a directory of the start-up scan (or a new one). Past
+// MaxWatches a new one is left to the sweep.
 func (w *Watch) Remember(dir string, d fs.DirEntry) {
-	if w.fd >= 0 && w.add(dir) {
+	if w.fd >= 0 {
+		if !w.add(dir) {
+			w.sw.on = true
+		}
 		return
 	}
 	if st, err := d.Info(); err == nil {
@@ -232,6 +250,9 @@ const watchMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_ONLYDIR | unix.IN_
 
 // add watches dir with inotify; false when it cannot.
 func (w *Watch) add(dir string) bool {
+	if !w.budgetLeft() {
+		return false
+	}
 	wd, err := unix.InotifyAddWatch(w.fd, dir, watchMask)
 	if err != nil {
 		return false
@@ -248,16 +269,15 @@ func (w *Watch) Start() {
 	if w.fd >= 0 {
 		return
 	}
+	w.startClock()
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
 		return // the ctime check covers every directory
 	}
 	w.fd = fd
-	for dir := range w.dirs {
-		if w.add(dir) {
-			delete(w.dirs, dir)
-		}
-	}
+	// The control folders of the repositories first (they wake the idle
+	// check), then the scan's folders, shallowest first, as far as
+	// MaxWatches goes; the sweep covers the rest.
 	for dir := range w.seq {
 		w.controlRepo(dir)
 	}
@@ -265,6 +285,19 @@ func (w *Watch) Start() {
 		if filepath.Base(p) == ".hg" {
 			w.controlRepo(p)
 		}
+	}
+	dirs := slices.Collect(maps.Keys(w.dirs))
+	slices.SortFunc(dirs, func(a, b string) int {
+		if c := strings.Count(a, "/") - strings.Count(b, "/"); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	for _, dir := range dirs {
+		if !w.add(dir) {
+			w.sw.on = true
+		}
+		delete(w.dirs, dir)
 	}
 }
 
@@ -349,6 +382,10 @@ func (w *Watch) Check() []string {
 	if w.fd >= 0 {
 		w.drain(note, noteBare, walkNew)
 	}
+	if w.fd < 0 || w.ctlDirty || w.ctlBlind {
+		w.checkGitlinks(note) // the index may have changed
+	}
+	w.sweepStep(note)
 	for dir, was := range w.dirs {
 		st, err := os.Lstat(dir)
 		if err != nil || !st.IsDir() {
@@ -455,20 +492,10 @@ func (w *Watch) checkSeq() []string {
 
 // drain reads the pending inotify events: a new `.git` is noted, a new
 // directory walked; after an overflow (a command that makes more than
-// 16 384 entries, or a job that wants the host busy) each writable root is
-// walked once more, which costs one read of every directory (reading each
-// watched one and walking its subdirectories cost that times the depth:
-// 3.6 s for 30 000 folders seven deep).
+// 16 384 entries, or a job that wants the host busy) the sweep makes a
+// whole pass in this check, which costs one read of every directory.
 func (w *Watch) drain(note func(string), noteBare func(dir, name string), walkNew func(string)) {
 	buf := make([]byte, 64*1024)
-	overflow := false
-	defer func() {
-		if overflow {
-			for _, r := range w.roots {
-				walkNew(r)
-			}
-		}
-	}()
 	for {
 		n, err := unix.Read(w.fd, buf)
 		if err != nil || n <= 0 {
@@ -482,8 +509,10 @@ func (w *Watch) drain(note func(string), noteBare func(dir, name string), walkNe
 				w.ctlDirty = true
 			}
 			if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+				// Events were lost: folders made meanwhile hold no watch,
+				// so the sweep runs from now on, whole in this check.
 				w.ctlDirty = true
-				overflow = true
+				w.sw.full, w.sw.on = true, true
 				continue
 			}
 			if ev.Mask&unix.IN_IGNORED != 0 {

@@ -335,6 +335,9 @@ func (b *LocalBackend) Dispose() error {
 		// killed: nothing can plant one after this last check.
 		b.stopIdle()
 		b.runMu.Lock()
+		// The last check sweeps the whole tree: what a command planted
+		// where no watch looks must not outlive the session armed.
+		b.plat.lastPlan.watch.Exhaust()
 		b.settleLocked()
 		b.runMu.Unlock()
 		b.plat.lastPlan.watch.Close()

@@ -27,8 +27,11 @@ const (
 	maxScanDepth   = 6
 	maxScanEntries = 20000
 	// maxWatchEntries bounds the walk past those bounds, in each writable
-	// root, for git repositories to protect and directories to watch.
-	maxWatchEntries = 500000
+	// root, for git repositories to protect and directories to watch
+	// (entries past the depth; folders inside node_modules, .hg and .svn).
+	// What lies further is left to the watch's sweep (repoguard): the
+	// start costs the same in a tree of any size.
+	maxWatchEntries = 2048
 )
 
 // scanSkip names directories the blacklist scan does not descend into:
@@ -288,10 +291,14 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 // scan's bounds: its git repositories are protected and its directories
 // watched all the same, or a command could plant a hook in an existing
 // repository seven levels down (src/main/java/…), or create one there
-// unseen. Only directory entries are looked at, up to maxWatchEntries.
+// unseen. Only directory entries are looked at, up to maxWatchEntries;
+// past that the watch's sweep finds them, after the command.
 func (mp *mountPlan) beyondBounds(path string, d fs.DirEntry, protectGit func(string, bool), protectHg func(string), left *int) error {
 	if *left <= 0 {
-		return fs.SkipAll
+		// The sweep covers the rest; the scan goes on with what it reads
+		// already (a directory past the bounds is not read).
+		mp.watch.MarkUnseen()
+		return fs.SkipDir
 	}
 	*left--
 	if d.Name() == ".hg" && d.IsDir() {
@@ -333,6 +340,7 @@ func (mp *mountPlan) watchTree(root string, protectGit func(string, bool), prote
 			}
 		case !d.IsDir():
 		case *left <= 0:
+			mp.watch.MarkUnseen() // the sweep covers the rest
 			return fs.SkipAll
 		default:
 			*left--

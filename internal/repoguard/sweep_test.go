@@ -1,0 +1,236 @@
+//go:build linux
+
+package repoguard
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// makeRepo makes a minimal git repository at dir (no git needed), with a
+// hook when armed.
+func makeRepo(t testing.TB, dir string, armed bool) string {
+	t.Helper()
+	git := filepath.Join(dir, ".git")
+	writeFile(t, filepath.Join(git, "HEAD"), "ref: refs/heads/main\n")
+	writeFile(t, filepath.Join(git, "config"), "[core]\n\tbare = false\n")
+	for _, d := range []string{"hooks", "objects/info", "refs/heads"} {
+		if err := os.MkdirAll(filepath.Join(git, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if armed {
+		writeFile(t, filepath.Join(git, "hooks", "pre-commit"), "#!/bin/sh\n")
+	}
+	return git
+}
+
+// waitClock waits until the file system's clock under root has moved past
+// every change time in root: what the test made before the watch starts
+// then counts as there before, as a user's tree does. It waits on that
+// condition, not for a time.
+func waitClock(t testing.TB, root string) {
+	t.Helper()
+	newest := int64(0)
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if st, serr := os.Lstat(p); serr == nil {
+			newest = max(newest, ctimeOf(st))
+		}
+		return nil
+	})
+	for {
+		fd, err := unix.Open(root, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			t.Skipf("no O_TMPFILE here: %v", err)
+		}
+		var st unix.Stat_t
+		err = unix.Fstat(fd, &st)
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Ctim.Sec*1e9+st.Ctim.Nsec > newest {
+			return
+		}
+	}
+}
+
+// startSwept starts a watch on root that, like the start-up scan past its
+// bounds, watches only root itself and leaves the rest to the sweep.
+func startSwept(t testing.TB, root string) *Watch {
+	t.Helper()
+	w := NewWatch()
+	w.SetRoots([]string{root})
+	st, err := os.Lstat(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Remember(root, fs.FileInfoToDirEntry(st))
+	w.MarkUnseen()
+	w.Start()
+	t.Cleanup(w.Close)
+	return w
+}
+
+func TestSweepFindsWhatNoWatchSees(t *testing.T) {
+	deep := filepath.Join("a", "b", "c", "d")
+	tests := []struct {
+		name    string
+		before  func(t *testing.T, root string) // the user's tree
+		command func(t *testing.T, root string) // what a command does
+		want    string                          // the path reported disabled, relative; "" none
+	}{
+		{
+			name:    "a new repository with a hook, deep",
+			command: func(t *testing.T, root string) { makeRepo(t, filepath.Join(root, deep, "evil"), true) },
+			want:    filepath.Join(deep, "evil", ".git"),
+		},
+		{
+			name:   "an untouched repository with a hook, there before",
+			before: func(t *testing.T, root string) { makeRepo(t, filepath.Join(root, deep, "husky"), true) },
+		},
+		{
+			name:   "a hook planted in a repository there before",
+			before: func(t *testing.T, root string) { makeRepo(t, filepath.Join(root, deep, "old"), false) },
+			command: func(t *testing.T, root string) {
+				writeFile(t, filepath.Join(root, deep, "old", ".git", "hooks", "post-checkout"), "#!/bin/sh\n")
+			},
+			want: filepath.Join(deep, "old", ".git"),
+		},
+		{
+			name:   "core.fsmonitor set in a repository there before",
+			before: func(t *testing.T, root string) { makeRepo(t, filepath.Join(root, deep, "old"), false) },
+			command: func(t *testing.T, root string) {
+				writeFile(t, filepath.Join(root, deep, "old", ".git", "config"), "[core]\n\tfsmonitor = touch /x\n")
+			},
+			want: filepath.Join(deep, "old", ".git"),
+		},
+		{
+			name:   "a harmless change to a harmless repository there before",
+			before: func(t *testing.T, root string) { makeRepo(t, filepath.Join(root, deep, "old"), false) },
+			command: func(t *testing.T, root string) {
+				writeFile(t, filepath.Join(root, deep, "old", ".git", "config"), "[core]\n\tbare = false\n[user]\n\tname = x\n")
+			},
+		},
+		{
+			name: "a bare repository made deep",
+			command: func(t *testing.T, root string) {
+				bare := filepath.Join(root, deep, "bare")
+				writeFile(t, filepath.Join(bare, "HEAD"), "ref: refs/heads/main\n")
+				writeFile(t, filepath.Join(bare, "config"), "[core]\n\tfsmonitor = touch /x\n")
+				for _, d := range []string{"objects", "refs"} {
+					if err := os.MkdirAll(filepath.Join(bare, d), 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+			},
+			want: filepath.Join(deep, "bare", "HEAD"),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(root, deep), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if tt.before != nil {
+				tt.before(t, root)
+			}
+			waitClock(t, root)
+			w := startSwept(t, root)
+			if lines := w.Check(); len(lines) > 0 {
+				t.Fatalf("the check before any command reported %q", lines)
+			}
+			if tt.command != nil {
+				tt.command(t, root)
+			}
+			lines := strings.Join(w.Check(), "\n")
+			if tt.want == "" {
+				if lines != "" {
+					t.Fatalf("reported %q, want nothing", lines)
+				}
+				return
+			}
+			want := filepath.Join(root, tt.want)
+			if !strings.Contains(lines, want) {
+				t.Fatalf("did not report %s: %q", want, lines)
+			}
+			if _, err := os.Lstat(want); err == nil {
+				t.Fatalf("%s is still in place", want)
+			}
+		})
+	}
+}
+
+// TestSweepIsBounded: one check reads at most sweepStep folders, and the
+// check at the end of a session (Exhaust) reads them all.
+func TestSweepIsBounded(t *testing.T) {
+	root := t.TempDir()
+	n := 2 * sweepStep
+	for i := range n {
+		if err := os.Mkdir(filepath.Join(root, fmt.Sprintf("d%05d", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := startSwept(t, root)
+	last := filepath.Join(root, fmt.Sprintf("d%05d", n-1))
+	makeRepo(t, last, true)
+	if lines := w.Check(); len(lines) > 0 {
+		t.Fatalf("one check read past its bound (the last folder of %d): %q", n, lines)
+	}
+	w.Exhaust()
+	if lines := strings.Join(w.Check(), "\n"); !strings.Contains(lines, filepath.Join(last, ".git")) {
+		t.Fatalf("the exhaustive check did not find the repository in the last folder: %q", lines)
+	}
+}
+
+// TestWatchesAreBounded: however many folders the scan remembers, the
+// watch holds at most MaxWatches, the shallowest first.
+func TestWatchesAreBounded(t *testing.T) {
+	root := t.TempDir()
+	w := NewWatch()
+	w.SetRoots([]string{root})
+	var deepest string
+	for i := range MaxWatches + 100 {
+		d := filepath.Join(root, fmt.Sprintf("d%05d", i))
+		if i == 0 {
+			deepest = filepath.Join(d, "x", "y")
+			if err := os.MkdirAll(deepest, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			st, _ := os.Lstat(deepest)
+			w.Remember(deepest, fs.FileInfoToDirEntry(st))
+		}
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		st, _ := os.Lstat(d)
+		w.Remember(d, fs.FileInfoToDirEntry(st))
+	}
+	w.Start()
+	defer w.Close()
+	if got := watchCount(w); got > MaxWatches {
+		t.Fatalf("%d watches, want at most %d", got, MaxWatches)
+	}
+	if !w.NeedsLook() {
+		t.Fatal("folders left unwatched, and the idle watcher is not told to look")
+	}
+	for _, dir := range w.wds {
+		if dir == deepest {
+			t.Fatal("the deepest folder was watched before shallower ones")
+		}
+	}
+}
+
+// watchCount is the number of inotify watches w holds.
+func watchCount(w *Watch) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.wds) + len(w.ctl)
+}
