@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	_ "embed"
@@ -357,9 +358,16 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 	header := id + " " + strconv.Itoa(strings.Count(payload, "\n")) + "\n"
 	fo, fe := newFrame(id, true, p.limit), newFrame(id, false, p.limit)
 	fo.out.spill = command.SpillOf(ctx)
+	// stderr's live output passes a filter that, once the command is being
+	// stopped, drops bash's report of the job we killed, as applyReason
+	// drops it from the result: a front end showing the output of a
+	// cancelled command shows the command's own lines.
+	var noise jobNoise
 	if fn := command.OutputOf(ctx); fn != nil {
 		fo.onOut = func(b []byte) { fn(string(b)) }
-		fe.onOut = fo.onOut
+		noise.emit = fo.onOut
+		fe.onOut = noise.write
+		defer noise.flush()
 	}
 	p.out.setActive(true)
 	p.err.setActive(true)
@@ -399,6 +407,7 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 			return
 		}
 		reason = why
+		noise.on = true
 		p.interrupt()
 		ticker = time.NewTicker(interruptEvery)
 		tick = ticker.C
@@ -578,6 +587,44 @@ const interruptedNote = "Command interrupted."
 // killedJobRe matches bash's report of a foreground job ended by a signal,
 // with the continuation lines of a pipeline's other members ("   1235  | cat").
 var killedJobRe = regexp.MustCompile(`(?m)^(?:[^\s:]+: )?(?:line \d+: )? *\d+ +(?:Killed|Terminated|Interrupt|Hangup)(?:[ \t].*)?(?:\n|$)(?:[ \t]+\d+[ \t]+\|.*(?:\n|$))*`)
+
+// jobNoise passes stderr's live output on; once on (the command is being
+// stopped) it passes whole lines only, without bash's report of the killed
+// job, holding a line back until its end arrives.
+type jobNoise struct {
+	emit func([]byte)
+	on   bool
+	held []byte
+}
+
+func (j *jobNoise) write(b []byte) {
+	if !j.on {
+		j.emit(b)
+		return
+	}
+	j.held = append(j.held, b...)
+	i := bytes.LastIndexByte(j.held, '\n')
+	if i < 0 {
+		return
+	}
+	out := killedJobRe.ReplaceAll(j.held[:i+1], nil)
+	j.held = append(j.held[:0:0], j.held[i+1:]...)
+	if len(out) > 0 {
+		j.emit(out)
+	}
+}
+
+// flush passes on a last line held back without its end.
+func (j *jobNoise) flush() {
+	if j.emit == nil || len(j.held) == 0 {
+		return
+	}
+	out := killedJobRe.ReplaceAll(j.held, nil)
+	j.held = nil
+	if len(out) > 0 {
+		j.emit(out)
+	}
+}
 
 func applyReason(res *command.Result, reason string, timeout time.Duration) {
 	note := ""
