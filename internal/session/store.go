@@ -185,6 +185,9 @@ func (ss *Session) AddUsage(u llm.Usage, model string) {
 type record struct {
 	Time   time.Time `json:"ts"`
 	Origin *origin   `json:"session,omitempty"`
+	// Shown is set on a line that is no message (no role): what was shown
+	// besides the conversation (shown.go).
+	Shown *Shown `json:"shown,omitempty"`
 	llm.Message
 }
 
@@ -419,6 +422,7 @@ type history struct {
 	msgs   []llm.Message
 	first  time.Time
 	origin *origin
+	shown  []shownAt
 }
 
 // readHistory reads a session's history file; corrupt lines are reported
@@ -441,7 +445,13 @@ func (s *Store) readHistory(id string) (history, error) {
 		line, err := r.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
 			var rec record
-			if jerr := json.Unmarshal(line, &rec); jerr != nil || !validRole(rec.Role) {
+			jerr := json.Unmarshal(line, &rec)
+			if jerr == nil && rec.Shown != nil && rec.Role == "" {
+				h.shown = append(h.shown, shownAt{at: len(h.msgs), shown: rec.Shown})
+				if h.origin == nil {
+					h.origin = rec.Origin
+				}
+			} else if jerr != nil || !validRole(rec.Role) {
 				if jerr == nil {
 					jerr = fmt.Errorf("unknown role %q", rec.Role)
 				}
