@@ -184,6 +184,9 @@ func (r *Runner) run(ctx context.Context, input string, images []llm.Image) (Res
 			// The step is dropped whole: no dangling tool calls, in memory or
 			// on disk. The note before the next prompt says what of it happened.
 			res.StopReason = StopInterrupted
+			if sess != nil {
+				r.saveFailed(sess, sess.AppendShown(session.Shown{Dropped: droppedStep(msg, results, states)}))
+			}
 			return res, &droppedStepError{note: droppedStepNote(msg.ToolCalls, results, states)}
 		}
 		deniedPerm = deniedPerm || denied(results)
@@ -197,6 +200,9 @@ func (r *Runner) run(ctx context.Context, input string, images []llm.Image) (Res
 			}
 		}
 		r.commit(sess, step...)
+		if sess != nil {
+			r.saveFailed(sess, sess.AppendShown(session.Shown{Changes: shownChanges(msg.ToolCalls, results)}))
+		}
 		r.Emit(Event{Kind: TurnEnd})
 
 		r.mu.Lock()
@@ -457,6 +463,46 @@ func droppedStepNote(calls []llm.ToolCall, results []tool.Result, states []callS
 	}
 	b.WriteString("\nDo not resume that work unless the next message asks for it.]")
 	return b.String()
+}
+
+// droppedStep is the record of a step an interrupt dropped: the message
+// and what became of each of its calls, as the person saw it.
+func droppedStep(msg llm.Message, results []tool.Result, states []callState) *session.DroppedStep {
+	d := &session.DroppedStep{Message: msg, Calls: make([]session.DroppedCall, len(msg.ToolCalls))}
+	for i, c := range msg.ToolCalls {
+		dc := session.DroppedCall{ID: c.ID, State: session.CallNotStarted}
+		switch states[i] {
+		case callFinished:
+			dc.State = session.CallFinished
+			dc.Output, dc.IsError = toolMessage(c.ID, results[i]).Text, results[i].IsError
+			dc.Change = shownChange(c.ID, results[i])
+		case callCancelled:
+			// The result of a call that returned after the cancel: what it
+			// printed ("" when it had not returned within the grace).
+			dc.State, dc.Output, dc.IsError = session.CallCancelled, results[i].Output, true
+		}
+		d.Calls[i] = dc
+	}
+	return d
+}
+
+// shownChanges are the file changes of a step's calls (write, edit).
+func shownChanges(calls []llm.ToolCall, results []tool.Result) []session.FileChange {
+	var out []session.FileChange
+	for i, c := range calls {
+		if ch := shownChange(c.ID, results[i]); ch != nil {
+			out = append(out, *ch)
+		}
+	}
+	return out
+}
+
+func shownChange(id string, res tool.Result) *session.FileChange {
+	ch := res.Change
+	if ch == nil || res.IsError {
+		return nil
+	}
+	return &session.FileChange{CallID: id, Path: ch.Path, Old: ch.Old, New: ch.New, Created: ch.Created}
 }
 
 // briefCommand is a command's first line, at most 160 characters: a

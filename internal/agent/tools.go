@@ -176,7 +176,12 @@ func (r *Runner) runGroup(ctx context.Context, calls []llm.ToolCall, commands []
 	}()
 	ended := make(map[int]bool, n)
 	cancelled := func(pending int) bool {
-		r.drain(done, pending)
+		for _, o := range r.drain(done, pending) {
+			if !o.skipped && !ended[o.index] {
+				// What a cancelled call printed, kept for the dropped step's record.
+				results[o.index] = o.res
+			}
+		}
 		// Every call that was shown starting is shown ending, as cancelled.
 		for _, i := range st.close() {
 			if !ended[i] {
@@ -253,17 +258,21 @@ func cancelledResult() tool.Result {
 }
 
 // drain waits (bounded) for calls still running after a cancel, so that a
-// well-behaved tool has stopped before Run returns.
-func (r *Runner) drain(done <-chan callOutcome, pending int) {
+// well-behaved tool has stopped before Run returns; it returns what they
+// returned.
+func (r *Runner) drain(done <-chan callOutcome, pending int) []callOutcome {
 	timer := time.NewTimer(cancelGrace)
 	defer timer.Stop()
+	var got []callOutcome
 	for ; pending > 0; pending-- {
 		select {
-		case <-done:
+		case o := <-done:
+			got = append(got, o)
 		case <-timer.C:
-			return
+			return got
 		}
 	}
+	return got
 }
 
 // callTool runs one call, turning a wrong tool name or a panic into an error result.
