@@ -193,7 +193,37 @@ func (w *world) newSession(t *testing.T) sdk.SessionId {
 	if !strings.HasPrefix(string(res.SessionId), "session-") {
 		t.Fatalf("session id %q is not a Synapse session id", res.SessionId)
 	}
+	// The session's greeting (its slash commands and usage) follows the
+	// answer: the tests look at what comes after it.
+	w.waitGreeting(t)
+	w.cl.reset()
 	return res.SessionId
+}
+
+// waitGreeting waits until the client has a session's greeting: an
+// available_commands_update and a usage_update.
+func (w *world) waitGreeting(t *testing.T) {
+	t.Helper()
+	waitUpdates(t, w.cl, func(ups []sdk.SessionUpdate) bool {
+		var cmds, usage bool
+		for _, u := range ups {
+			cmds = cmds || u.AvailableCommandsUpdate != nil
+			usage = usage || u.UsageUpdate != nil
+		}
+		return cmds && usage
+	})
+}
+
+// waitUpdates waits until the client's updates satisfy ok.
+func waitUpdates(t *testing.T, c *client, ok func([]sdk.SessionUpdate) bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !ok(c.snapshot()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the awaited updates did not come; got %d: %+v", len(c.snapshot()), c.snapshot())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func (w *world) prompt(t *testing.T, id sdk.SessionId, text string) sdk.PromptResponse {

@@ -414,6 +414,9 @@ func reminderText(items []todo.Item) string {
 const InterruptedNote = interruptedLead + " Its unfinished step was dropped: " +
 	"tool calls that were running did not complete. Do not resume that work unless the next message asks for it.]"
 
+// stoppedLead starts the note about a request a limit or a failure stopped.
+const stoppedLead = "[The previous request stopped before it finished: "
+
 // interruptedLead starts every note about an interrupted request.
 const interruptedLead = "[The user interrupted the previous request before it finished."
 
@@ -544,7 +547,7 @@ func unfinishedNote(err error) string {
 	if errors.Is(err, ErrInterrupted) {
 		return InterruptedNote
 	}
-	return "[The previous request stopped before it finished: " + err.Error() + "]"
+	return stoppedLead + err.Error() + "]"
 }
 
 // historyUnfinished reports whether a loaded history ends without an answer
@@ -556,6 +559,14 @@ func historyUnfinished(h []llm.Message) bool {
 	}
 	last := h[len(h)-1]
 	return last.Role != llm.RoleAssistant || len(last.ToolCalls) > 0
+}
+
+// IsUnfinishedNote reports whether a user message of a history is the
+// agent's note about a previous request that did not finish (not words the
+// person typed).
+func IsUnfinishedNote(text string) bool {
+	return strings.HasPrefix(text, interruptedLead) || strings.HasPrefix(text, resumedUnfinishedNote) ||
+		strings.HasPrefix(text, stoppedLead)
 }
 
 // IsInterrupted reports whether err means the run was cancelled.

@@ -252,8 +252,12 @@ func (s *groupStarts) close() []int {
 // run's cancel stopped; the call's step is dropped from the history.
 const CancelledStatus = "cancelled"
 
+// CancelledMessage is Result.Message of the end event of a call the run's
+// cancel stopped.
+const CancelledMessage = "cancelled: the run was interrupted"
+
 func cancelledResult() tool.Result {
-	return tool.Result{IsError: true, Message: "cancelled: the run was interrupted",
+	return tool.Result{IsError: true, Message: CancelledMessage,
 		Facts: tool.Facts{Status: CancelledStatus}}
 }
 

@@ -67,7 +67,8 @@ type TranscriptEntry struct {
 }
 
 // AppendShown writes sh to the history file as a line of its own. Changes
-// over MaxShownChange are left out.
+// over MaxShownChange are left out. After Close it writes nothing: the
+// session may be open elsewhere by then.
 func (ss *Session) AppendShown(sh Shown) error {
 	kept := sh.Changes[:0:0]
 	for _, c := range sh.Changes {
@@ -91,6 +92,9 @@ func (ss *Session) AppendShown(sh Shown) error {
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	if ss.closed {
+		return nil
+	}
 	if err := ss.openLocked(); err != nil {
 		return err
 	}

@@ -77,3 +77,28 @@ func TestShownKeptOutOfTheConversation(t *testing.T) {
 		t.Errorf("transcript %q, want %q (a change over MaxShownChange left out)", strings.Join(got, " "), want)
 	}
 }
+
+// A run that ends after its session was closed (a client loaded the
+// session again mid-turn) writes no record: the session stays free for
+// the next opener.
+func TestShownAfterCloseWritesNothing(t *testing.T) {
+	s, _ := newStore(t)
+	ss := s.Create("/w")
+	if err := ss.Append(user("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if err := ss.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ss.AppendShown(Shown{Dropped: &DroppedStep{Message: assistant("x")}}); err != nil {
+		t.Fatal(err)
+	}
+	other, _, err := s.Open(ss.ID())
+	if err != nil {
+		t.Fatalf("the session is not free after a record appended past Close: %v", err)
+	}
+	defer other.Close()
+	if tr, _ := s.Transcript(ss.ID()); len(tr) != 1 {
+		t.Errorf("transcript %+v, want the one message", tr)
+	}
+}

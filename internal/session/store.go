@@ -113,6 +113,10 @@ type Session struct {
 	buf         bytes.Buffer
 	indexed     bool      // the index has an entry for this session
 	lastFlush   time.Time // when usage and index were last written
+	// closed: Close was called and no message appended since; AppendShown
+	// then writes nothing (a run that ends after its session was closed
+	// must not take the session's lock again).
+	closed bool
 }
 
 // FlushInterval bounds how often Append rewrites the usage file and the index
@@ -218,6 +222,7 @@ func (ss *Session) Append(msgs ...llm.Message) error {
 	if err := ss.openLocked(); err != nil {
 		return err
 	}
+	ss.closed = false
 	now := ss.store.clock()
 	ss.buf.Reset()
 	if ss.needNewline {
@@ -339,6 +344,7 @@ func endsWithNewline(path string, size int64) bool {
 func (ss *Session) Close() error {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	ss.closed = true
 	err := ss.flushLocked()
 	if ss.file != nil {
 		if cerr := ss.file.Close(); err == nil && cerr != nil {
