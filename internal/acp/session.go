@@ -529,9 +529,12 @@ func (s *session) replayDropped(d sessions.DroppedStep) {
 			s.replayResult(c.ID, dc.Output, dc.IsError, dc.Change)
 			continue
 		}
+		// The live run showed the output's tail, then why it ended.
 		msg := agent.CancelledMessage
-		if out := strings.Trim(dc.Output, "\n"); strings.TrimSpace(out) != "" {
-			msg = codeBlock(textutil.Sanitize(out)) + "\n\n" + msg
+		var t tail
+		t.add(dc.Output)
+		if shown := t.block(); shown != "" {
+			msg = shown + "\n\n" + msg
 		}
 		s.send(sdk.UpdateToolCall(sdk.ToolCallId(c.ID), sdk.WithUpdateStatus(sdk.ToolCallStatusFailed),
 			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(msg))}),

@@ -208,6 +208,9 @@ func TestInterruptNoteNamesWhatTheStepDid(t *testing.T) {
 				case strings.HasPrefix(cmd, "grep"):
 					return tool.Result{Output: "", IsError: true, Facts: tool.Facts{Layer: "native", ExitCode: exit(1)}}
 				}
+				if out := command.OutputOf(ctx); out != nil {
+					out("partial line\n")
+				}
 				<-ctx.Done()
 				return tool.Result{Output: "interrupted", IsError: true, Facts: tool.Facts{Interrupted: true, ExitCode: exit(130)}}
 			})
@@ -248,8 +251,8 @@ func TestInterruptNoteNamesWhatTheStepDid(t *testing.T) {
 			if ch := d.Calls[1].Change; ch == nil || ch.Path != "notes.md" || ch.New != "draft" || !ch.Created {
 				t.Errorf("the finished write's change is %+v, want notes.md created with its text", ch)
 			}
-			if c := d.Calls[3]; c.Output != "interrupted" || !c.IsError {
-				t.Errorf("the cancelled call's record %+v: want what it returned after the cancel", c)
+			if c := d.Calls[3]; c.Output != "partial line\n" || !c.IsError {
+				t.Errorf("the cancelled call's record %+v: want what it streamed before the cancel", c)
 			}
 			if _, err := r.Run(context.Background(), "what now?"); err != nil {
 				t.Fatal(err)

@@ -179,13 +179,13 @@ func (r *Runner) run(ctx context.Context, input string, images []llm.Image) (Res
 			continue
 		}
 
-		results, states, complete := r.runTools(ctx, msg.ToolCalls)
+		results, states, streamed, complete := r.runTools(ctx, msg.ToolCalls)
 		if !complete || ctx.Err() != nil {
 			// The step is dropped whole: no dangling tool calls, in memory or
 			// on disk. The note before the next prompt says what of it happened.
 			res.StopReason = StopInterrupted
 			if sess != nil {
-				r.saveFailed(sess, sess.AppendShown(session.Shown{Dropped: droppedStep(msg, results, states)}))
+				r.saveFailed(sess, sess.AppendShown(session.Shown{Dropped: droppedStep(msg, results, states, streamed)}))
 			}
 			return res, &droppedStepError{note: droppedStepNote(msg.ToolCalls, results, states)}
 		}
@@ -469,8 +469,9 @@ func droppedStepNote(calls []llm.ToolCall, results []tool.Result, states []callS
 }
 
 // droppedStep is the record of a step an interrupt dropped: the message
-// and what became of each of its calls, as the person saw it.
-func droppedStep(msg llm.Message, results []tool.Result, states []callState) *session.DroppedStep {
+// and what became of each of its calls, as the person saw it (a cancelled
+// call's output is what it streamed before the cancel).
+func droppedStep(msg llm.Message, results []tool.Result, states []callState, streamed []*streamTail) *session.DroppedStep {
 	d := &session.DroppedStep{Message: msg, Calls: make([]session.DroppedCall, len(msg.ToolCalls))}
 	for i, c := range msg.ToolCalls {
 		dc := session.DroppedCall{ID: c.ID, State: session.CallNotStarted}
@@ -480,9 +481,7 @@ func droppedStep(msg llm.Message, results []tool.Result, states []callState) *se
 			dc.Output, dc.IsError = toolMessage(c.ID, results[i]).Text, results[i].IsError
 			dc.Change = shownChange(c.ID, results[i])
 		case callCancelled:
-			// The result of a call that returned after the cancel: what it
-			// printed ("" when it had not returned within the grace).
-			dc.State, dc.Output, dc.IsError = session.CallCancelled, results[i].Output, true
+			dc.State, dc.Output, dc.IsError = session.CallCancelled, streamed[i].String(), true
 		}
 		d.Calls[i] = dc
 	}
