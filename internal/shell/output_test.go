@@ -145,6 +145,8 @@ func TestJobNoiseFilter(t *testing.T) {
 		{"report dropped", []string{"a\n"}, []string{"bash: line 1: 1234 Killed                  sleep 30\n", "b\n"}, "a\nb\n"},
 		{"report cut between chunks", nil, []string{"bash: line 1: 12", "34 Killed  sleep 30\nmore"}, "more"},
 		{"pipeline members", nil, []string{"bash: line 1: 1234 Killed  sleep 30\n      1235  | cat\n"}, ""},
+		{"pipeline member in a later chunk", nil, []string{"/dev/fd/63: line 1: 1234 Killed  sleep 30\n", "     1235                       | cat\n", "after\n"}, "after\n"},
+		{"a member-like line without a report", nil, []string{"   12 | x\n"}, "   12 | x\n"},
 		{"other lines kept", nil, []string{"grep: x: No such file\n"}, "grep: x: No such file\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

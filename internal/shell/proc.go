@@ -590,12 +590,20 @@ var killedJobRe = regexp.MustCompile(`(?m)^(?:[^\s:]+: )?(?:line \d+: )? *\d+ +(
 
 // jobNoise passes stderr's live output on; once on (the command is being
 // stopped) it passes whole lines only, without bash's report of the killed
-// job, holding a line back until its end arrives.
+// job and the pipeline members' lines that follow it (which may come in a
+// later read), holding a line back until its end arrives.
 type jobNoise struct {
-	emit func([]byte)
-	on   bool
-	held []byte
+	emit   func([]byte)
+	on     bool
+	held   []byte
+	report bool // the last line passed judgement was a job report
 }
+
+// killedLineRe and memberLineRe are killedJobRe's two kinds of line.
+var (
+	killedLineRe = regexp.MustCompile(`^(?:[^\s:]+: )?(?:line \d+: )? *\d+ +(?:Killed|Terminated|Interrupt|Hangup)(?:[ \t].*)?$`)
+	memberLineRe = regexp.MustCompile(`^[ \t]+\d+[ \t]+\|.*$`)
+)
 
 func (j *jobNoise) write(b []byte) {
 	if !j.on {
@@ -607,11 +615,33 @@ func (j *jobNoise) write(b []byte) {
 	if i < 0 {
 		return
 	}
-	out := killedJobRe.ReplaceAll(j.held[:i+1], nil)
+	out := j.filter(j.held[:i+1])
 	j.held = append(j.held[:0:0], j.held[i+1:]...)
 	if len(out) > 0 {
 		j.emit(out)
 	}
+}
+
+// filter drops the report's lines from whole lines b.
+func (j *jobNoise) filter(b []byte) []byte {
+	var out []byte
+	for len(b) > 0 {
+		line := b
+		if k := bytes.IndexByte(b, '\n'); k >= 0 {
+			line = b[:k+1]
+		}
+		b = b[len(line):]
+		text := bytes.TrimSuffix(line, []byte("\n"))
+		switch {
+		case killedLineRe.Match(text):
+			j.report = true
+		case j.report && memberLineRe.Match(text):
+		default:
+			j.report = false
+			out = append(out, line...)
+		}
+	}
+	return out
 }
 
 // flush passes on a last line held back without its end.
@@ -619,7 +649,7 @@ func (j *jobNoise) flush() {
 	if j.emit == nil || len(j.held) == 0 {
 		return
 	}
-	out := killedJobRe.ReplaceAll(j.held, nil)
+	out := j.filter(j.held)
 	j.held = nil
 	if len(out) > 0 {
 		j.emit(out)
