@@ -52,12 +52,12 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &Server{opts: opts, ctx: ctx, sessions: map[string]*session{}}
+	s := &Server{opts: opts, ctx: ctx, sessions: map[string]*session{}, answers: &answerWatch{w: out}}
 	// The SDK starts reading as it builds the connection, before its own
 	// fields, s.conn and the logger are set: nothing is read until they are.
 	// lineGuard keeps an oversized or malformed message from ending it.
 	gate := &gatedReader{r: newLineGuard(in, opts.Log), ready: make(chan struct{})}
-	s.conn = sdk.NewAgentSideConnection(s, out, gate)
+	s.conn = sdk.NewAgentSideConnection(s, s.answers, gate)
 	s.conn.SetLogger(slog.New(slog.NewTextHandler(opts.Log, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	close(gate.ready)
 	select {
@@ -84,6 +84,8 @@ type Server struct {
 	opts Options
 	ctx  context.Context // the connection's lifetime: updates are sent under it
 	conn *sdk.AgentSideConnection
+	// answers runs a new session's first updates once its answer is out.
+	answers *answerWatch
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -129,6 +131,7 @@ func (s *Server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
+	s.answers.after(sess.id, sess.greet)
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(sess.id), Modes: sess.modeState(), Models: sess.modelState(), ConfigOptions: sess.configOptions()}, nil
 }
 
@@ -143,7 +146,9 @@ func (s *Server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	sess.replay(sess.g.Runner.History())
+	sess.replay(sess.transcript())
+	// The client named the session: its updates may precede the answer.
+	sess.greet()
 	return sdk.LoadSessionResponse{Modes: sess.modeState(), Models: sess.modelState(), ConfigOptions: sess.configOptions()}, nil
 }
 
@@ -157,6 +162,7 @@ func (s *Server) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) 
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
+	sess.greet()
 	return sdk.ResumeSessionResponse{Modes: sess.modeState(), Models: sess.modelState(), ConfigOptions: sess.configOptions()}, nil
 }
 
@@ -306,6 +312,22 @@ func (s *Server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 		sess.finish(nil)
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(err.Error())
 	}
+	if name, rest, ok := slashCommand(in.typed); ok {
+		if fam := userCommand(name); fam != "" {
+			// A command the person runs: the model is not asked.
+			sess.runUserCommand(runCtx, fam, strings.TrimSpace(name+" "+rest))
+			sess.finish(nil)
+			sess.sendCommands()
+			if runCtx.Err() != nil {
+				return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+			}
+			return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+		}
+		if n, all, ok := slashCommand(in.text); ok && n == name && sess.hasSkill(name) {
+			// The rest keeps the prompt's attachments.
+			in.text = skillPrompt(name, all)
+		}
+	}
 	// Plan mode wraps the prompt; the first after it ends carries a note.
 	mode, text := sess.perm.Prompt(in.text)
 	text = sess.modeNote(mode) + text
@@ -315,6 +337,10 @@ func (s *Server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 	}
 	res, runErr := sess.g.Runner.RunImages(runCtx, text, in.images)
 	sess.finish(runErr)
+	// After every turn, before its answer: the context and cost it left,
+	// and the slash commands when a skill came or went.
+	sess.sendUsage()
+	sess.sendCommands()
 	switch {
 	case runErr == nil:
 		stop := sdk.StopReasonEndTurn
@@ -359,6 +385,7 @@ func (s *Server) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (s
 	if sess == nil {
 		return sdk.CloseSessionResponse{}, sdk.NewInvalidParams(fmt.Sprintf("unknown session %s", quoteClip(string(p.SessionId))))
 	}
+	s.answers.forget(sess.id)
 	sess.close()
 	return sdk.CloseSessionResponse{}, nil
 }

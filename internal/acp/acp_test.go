@@ -193,7 +193,37 @@ func (w *world) newSession(t *testing.T) sdk.SessionId {
 	if !strings.HasPrefix(string(res.SessionId), "session-") {
 		t.Fatalf("session id %q is not a Synapse session id", res.SessionId)
 	}
+	// The session's greeting (its slash commands and usage) follows the
+	// answer: the tests look at what comes after it.
+	w.waitGreeting(t)
+	w.cl.reset()
 	return res.SessionId
+}
+
+// waitGreeting waits until the client has a session's greeting: an
+// available_commands_update and a usage_update.
+func (w *world) waitGreeting(t *testing.T) {
+	t.Helper()
+	waitUpdates(t, w.cl, func(ups []sdk.SessionUpdate) bool {
+		var cmds, usage bool
+		for _, u := range ups {
+			cmds = cmds || u.AvailableCommandsUpdate != nil
+			usage = usage || u.UsageUpdate != nil
+		}
+		return cmds && usage
+	})
+}
+
+// waitUpdates waits until the client's updates satisfy ok.
+func waitUpdates(t *testing.T, c *client, ok func([]sdk.SessionUpdate) bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !ok(c.snapshot()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the awaited updates did not come; got %d: %+v", len(c.snapshot()), c.snapshot())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func (w *world) prompt(t *testing.T, id sdk.SessionId, text string) sdk.PromptResponse {
@@ -318,6 +348,13 @@ func TestPromptStreamsAndLoadResumes(t *testing.T) {
 	}
 	if _, rupd := toolUpdates(replayed, "e-1"); finalStatus(rupd) != sdk.ToolCallStatusCompleted {
 		t.Errorf("replay lacks the edit call's completion")
+	} else if d := rupd[len(rupd)-1].Content[0].Diff; diff != nil && (d == nil || d.OldText == nil || *d.OldText != *diff.OldText || d.NewText != diff.NewText || d.Path != diff.Path) {
+		t.Errorf("the edit replays with diff %+v, want the live one %+v", d, diff)
+	}
+	if _, rupd := toolUpdates(replayed, "w"); finalStatus(rupd) != sdk.ToolCallStatusCompleted {
+		t.Errorf("replay lacks the write call's completion")
+	} else if d := rupd[len(rupd)-1].Content[0].Diff; d == nil || d.OldText != nil || d.NewText != "old line" {
+		t.Errorf("the write of a new file replays with diff %+v, want its text and no old text", d)
 	}
 	w.cl.reset()
 	if res := w.prompt(t, id, "and now?"); res.StopReason != sdk.StopReasonEndTurn {
@@ -353,10 +390,33 @@ func TestCancelMidTool(t *testing.T) {
 	}
 	s, upd := toolUpdates(w.cl.snapshot(), "s-1")
 	if s == nil || s.Kind != sdk.ToolKindExecute || finalStatus(upd) != sdk.ToolCallStatusFailed {
-		t.Errorf("sleep call: start %+v, final status %q", s, finalStatus(upd))
+		t.Fatalf("sleep call: start %+v, final status %q", s, finalStatus(upd))
+	}
+	live := upd[len(upd)-1]
+	if raw, _ := live.RawOutput.(map[string]any); raw["status"] != "cancelled" {
+		t.Errorf("the cancelled call's rawOutput %+v, want status cancelled", live.RawOutput)
 	}
 	if w.srv.Count() != 1 {
 		t.Errorf("the model was asked again after the cancel: %d requests", w.srv.Count())
+	}
+
+	// Loaded again, the cancelled call shows as it ended live.
+	w.cl = &client{}
+	w.connect(t)
+	if _, err := w.conn.LoadSession(context.Background(), sdk.LoadSessionRequest{SessionId: id, Cwd: w.proj, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	rs, rupd := toolUpdates(w.cl.snapshot(), "s-1")
+	if rs == nil || rs.Title != "sleep 30" || finalStatus(rupd) != sdk.ToolCallStatusFailed {
+		t.Fatalf("the cancelled call replays as start %+v, status %q", rs, finalStatus(rupd))
+	}
+	replayed := rupd[len(rupd)-1]
+	if raw, _ := replayed.RawOutput.(map[string]any); raw["status"] != "cancelled" || updateText(replayed) != updateText(live) {
+		t.Errorf("the cancelled call replays as %q (raw %+v), want as live: %q", updateText(replayed), replayed.RawOutput, updateText(live))
+	}
+	_, _, user := messageText(w.cl.snapshot())
+	if user != "wait a while" {
+		t.Errorf("the replay's user text %q", user)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/cmdline"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/router"
+	sessions "github.com/synapse-agent/synapse/internal/session"
 	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/todo"
 	"github.com/synapse-agent/synapse/internal/tool"
@@ -41,6 +42,10 @@ type session struct {
 	current string              // the call started last (questions name it when the command does not tell)
 	// planPrompted: the last prompt ran in plan mode.
 	planPrompted bool
+	// commandsKey is the slash commands the client was last told
+	// (commandsSent: it was told).
+	commandsKey  string
+	commandsSent bool
 
 	// liveMu orders a call's live output updates before its final one:
 	// a flush holds it while sending, and toolEnd takes the call out under it.
@@ -95,8 +100,54 @@ func (s *session) finish(runErr error) {
 			msg = out + "\n\n" + msg
 		}
 		s.send(sdk.UpdateToolCall(sdk.ToolCallId(id), sdk.WithUpdateStatus(sdk.ToolCallStatusFailed),
-			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(msg))})))
+			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(msg))}),
+			sdk.WithUpdateRawOutput(rawOutput("", true, runErr == nil || errors.Is(runErr, agent.ErrInterrupted)))))
 	}
+}
+
+// rawOutput is a call's rawOutput: the output as the model read it, whether
+// it failed and, for a call the run's cancel stopped, status "cancelled"
+// (the protocol's statuses have no such one: the call is "failed").
+func rawOutput(out string, isError, cancelled bool) map[string]any {
+	raw := map[string]any{"output": out, "isError": isError}
+	if cancelled {
+		raw["status"] = agent.CancelledStatus
+	}
+	return raw
+}
+
+// greet tells the client what a session offers beyond its answer: the
+// slash commands and the context's usage.
+func (s *session) greet() {
+	s.sendCommands()
+	s.sendUsage()
+}
+
+// hasSkill reports whether name is an installed skill.
+func (s *session) hasSkill(name string) bool {
+	for _, sk := range s.skills() {
+		if sk.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// transcript is the saved session as it happened (its messages and what
+// was shown besides them); the conversation alone when the file cannot be
+// read.
+func (s *session) transcript() []sessions.TranscriptEntry {
+	tr, err := s.srv.opts.App.SessionStore(func(error) {}).Transcript(s.id)
+	if err == nil {
+		return tr
+	}
+	fmt.Fprintln(s.srv.opts.Log, "synapse acp: warning: replay from the conversation only:", err)
+	h := s.g.Runner.History()
+	tr = make([]sessions.TranscriptEntry, len(h))
+	for i := range h {
+		tr[i] = sessions.TranscriptEntry{Message: &h[i]}
+	}
+	return tr
 }
 
 func (s *session) cancelRun() {
@@ -257,12 +308,7 @@ func (s *session) toolEnd(id string, res *tool.Result) {
 		// write and edit report the file before and after (bounded); the
 		// diff comes from there, not from reading the workspace again.
 		if ch := res.Change; ch != nil && status == sdk.ToolCallStatusCompleted {
-			d := sdk.ToolDiffContent(ch.Path, ch.New)
-			if !ch.Created {
-				old := ch.Old
-				d.Diff.OldText = &old
-			}
-			content = append(content, d)
+			content = append(content, diffContent(ch.Path, ch.Old, ch.New, ch.Created))
 		}
 		var out string
 		switch {
@@ -276,7 +322,7 @@ func (s *session) toolEnd(id string, res *tool.Result) {
 		if out != "" {
 			content = append(content, sdk.ToolContent(sdk.TextBlock(out)))
 		}
-		raw = map[string]any{"output": res.Output, "isError": res.IsError}
+		raw = rawOutput(res.Output, res.IsError, res.Facts.Status == agent.CancelledStatus)
 	}
 	opts := []sdk.ToolCallUpdateOpt{sdk.WithUpdateStatus(status)}
 	if len(content) > 0 {
@@ -363,45 +409,25 @@ func plan(items []todo.Item) sdk.SessionUpdate {
 	return sdk.UpdatePlan(entries...)
 }
 
-// replay sends a loaded conversation to the client: user and agent
-// messages, thinking, and each tool call with its result.
-func (s *session) replay(history []llm.Message) {
-	for _, m := range history {
-		switch m.Role {
-		case llm.RoleUser:
-			for _, img := range m.Images {
-				s.send(sdk.UpdateUserMessage(sdk.ImageBlock(base64.StdEncoding.EncodeToString(img.Data), img.MediaType)))
+// replay sends a loaded session to the client as it happened: user and
+// agent messages, thinking, each tool call with its result (a write's or
+// edit's diff as the live run sent it), the calls of a step the user
+// cancelled, and the todo list.
+func (s *session) replay(tr []sessions.TranscriptEntry) {
+	changes := map[string]sessions.FileChange{}
+	for _, e := range tr {
+		if e.Shown != nil {
+			for _, c := range e.Shown.Changes {
+				changes[c.CallID] = c
 			}
-			if m.Text != "" && !strings.HasPrefix(m.Text, agent.StopHookNotePrefix) {
-				s.send(sdk.UpdateUserMessageText(typedText(m.Text)))
-			}
-		case llm.RoleAssistant:
-			for _, th := range m.Thinking {
-				if th.Text != "" {
-					s.send(sdk.UpdateAgentThoughtText(th.Text))
-				}
-			}
-			if m.Text != "" {
-				s.send(sdk.UpdateAgentMessageText(m.Text))
-			}
-			for _, c := range m.ToolCalls {
-				var in struct {
-					Command string `json:"command"`
-				}
-				_ = json.Unmarshal(c.Input, &in)
-				kind, _ := classify(router.Classify(in.Command), in.Command)
-				s.send(sdk.StartToolCall(sdk.ToolCallId(c.ID), title(in.Command), sdk.WithStartKind(kind),
-					sdk.WithStartStatus(sdk.ToolCallStatusPending), sdk.WithStartRawInput(map[string]any{"command": in.Command})))
-			}
-		case llm.RoleTool:
-			st := sdk.ToolCallStatusCompleted
-			if m.IsError {
-				st = sdk.ToolCallStatusFailed
-			}
-			s.send(sdk.UpdateToolCall(sdk.ToolCallId(m.ToolCallID), sdk.WithUpdateStatus(st),
-				// Saved as the command printed it: escapes are removed here as
-				// in the live update.
-				sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(codeBlock(textutil.Sanitize(m.Text))))})))
+		}
+	}
+	for _, e := range tr {
+		switch {
+		case e.Message != nil:
+			s.replayMessage(*e.Message, changes)
+		case e.Shown.Dropped != nil:
+			s.replayDropped(*e.Shown.Dropped)
 		}
 	}
 	if todos := s.g.Runner.Todos(); todos != nil {
@@ -409,6 +435,121 @@ func (s *session) replay(history []llm.Message) {
 			s.send(plan(items))
 		}
 	}
+}
+
+func (s *session) replayMessage(m llm.Message, changes map[string]sessions.FileChange) {
+	switch m.Role {
+	case llm.RoleUser:
+		for _, img := range m.Images {
+			s.send(sdk.UpdateUserMessage(sdk.ImageBlock(base64.StdEncoding.EncodeToString(img.Data), img.MediaType)))
+		}
+		// Notes of the agent's own (a stop hook's objection, why the
+		// previous request has no answer) are not the person's words.
+		if m.Text != "" && !strings.HasPrefix(m.Text, agent.StopHookNotePrefix) && !agent.IsUnfinishedNote(m.Text) {
+			s.send(sdk.UpdateUserMessageText(typedText(m.Text)))
+		}
+	case llm.RoleAssistant:
+		s.replayAssistant(m)
+	case llm.RoleTool:
+		var ch *sessions.FileChange
+		if c, ok := changes[m.ToolCallID]; ok {
+			ch = &c
+		}
+		s.replayResult(m.ToolCallID, m.Text, m.IsError, ch)
+	}
+}
+
+// replayAssistant sends an assistant message: its thinking, its text and
+// the start of each of its calls.
+func (s *session) replayAssistant(m llm.Message) {
+	for _, th := range m.Thinking {
+		if th.Text != "" {
+			s.send(sdk.UpdateAgentThoughtText(th.Text))
+		}
+	}
+	if m.Text != "" {
+		s.send(sdk.UpdateAgentMessageText(m.Text))
+	}
+	for _, c := range m.ToolCalls {
+		s.replayStart(c)
+	}
+}
+
+func (s *session) replayStart(c llm.ToolCall) {
+	var in struct {
+		Command string `json:"command"`
+	}
+	_ = json.Unmarshal(c.Input, &in)
+	kind, path := classify(router.Classify(in.Command), in.Command)
+	opts := []sdk.ToolCallStartOpt{sdk.WithStartKind(kind), sdk.WithStartStatus(sdk.ToolCallStatusPending),
+		sdk.WithStartRawInput(map[string]any{"command": in.Command})}
+	if path != "" {
+		opts = append(opts, sdk.WithStartLocations([]sdk.ToolCallLocation{{Path: s.abs(path)}}))
+	}
+	s.send(sdk.StartToolCall(sdk.ToolCallId(c.ID), title(in.Command), opts...))
+}
+
+// replayResult ends a replayed call as the live run did: its diff, then
+// its output.
+func (s *session) replayResult(id, text string, isError bool, ch *sessions.FileChange) {
+	st := sdk.ToolCallStatusCompleted
+	if isError {
+		st = sdk.ToolCallStatusFailed
+	}
+	var content []sdk.ToolCallContent
+	if ch != nil && !isError {
+		content = append(content, diffContent(ch.Path, ch.Old, ch.New, ch.Created))
+	}
+	// Saved as the command printed it: escapes are removed here as in the
+	// live update.
+	content = append(content, sdk.ToolContent(sdk.TextBlock(codeBlock(textutil.Sanitize(strings.Trim(text, "\n"))))))
+	s.send(sdk.UpdateToolCall(sdk.ToolCallId(id), sdk.WithUpdateStatus(st), sdk.WithUpdateContent(content),
+		sdk.WithUpdateRawOutput(rawOutput(text, isError, false))))
+}
+
+// replayDropped sends a step the user's cancel dropped from the
+// conversation as the live run showed it: its text, and each call that
+// started, finished or cancelled (failed, with what it printed and why it
+// ended); calls that never started were never shown.
+func (s *session) replayDropped(d sessions.DroppedStep) {
+	m := d.Message
+	m.ToolCalls = nil
+	s.replayAssistant(m)
+	state := map[string]sessions.DroppedCall{}
+	for _, c := range d.Calls {
+		state[c.ID] = c
+	}
+	for _, c := range d.Message.ToolCalls {
+		dc, ok := state[c.ID]
+		if !ok || dc.State == sessions.CallNotStarted {
+			continue
+		}
+		s.replayStart(c)
+		if dc.State == sessions.CallFinished {
+			s.replayResult(c.ID, dc.Output, dc.IsError, dc.Change)
+			continue
+		}
+		// The live run showed the output's tail, then why it ended.
+		msg := agent.CancelledMessage
+		var t tail
+		t.add(dc.Output)
+		if shown := t.block(); shown != "" {
+			msg = shown + "\n\n" + msg
+		}
+		s.send(sdk.UpdateToolCall(sdk.ToolCallId(c.ID), sdk.WithUpdateStatus(sdk.ToolCallStatusFailed),
+			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(msg))}),
+			sdk.WithUpdateRawOutput(rawOutput(dc.Output, true, true))))
+	}
+}
+
+// diffContent is a write's or edit's change as diff content: the file
+// before (none when it was created) and after.
+func diffContent(path, old, new string, created bool) sdk.ToolCallContent {
+	d := sdk.ToolDiffContent(path, new)
+	if !created {
+		d.Diff.OldText = &old
+	}
+	return d
 }
 
 // readFile is a linked file's text as the agent's own `read` shows it
@@ -436,7 +577,7 @@ func typedText(text string) string {
 			text = rest
 		}
 	}
-	return text
+	return unwrapSkillPrompt(text)
 }
 
 // modeNote is, when the previous prompt ran in plan mode and this one

@@ -14,6 +14,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/llm/anthropic"
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 	"github.com/synapse-agent/synapse/internal/llm/openai"
+	"github.com/synapse-agent/synapse/internal/session"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
 
@@ -207,12 +208,16 @@ func TestInterruptNoteNamesWhatTheStepDid(t *testing.T) {
 				case strings.HasPrefix(cmd, "grep"):
 					return tool.Result{Output: "", IsError: true, Facts: tool.Facts{Layer: "native", ExitCode: exit(1)}}
 				}
+				if out := command.OutputOf(ctx); out != nil {
+					out("partial line\n")
+				}
 				<-ctx.Done()
 				return tool.Result{Output: "interrupted", IsError: true, Facts: tool.Facts{Interrupted: true, ExitCode: exit(130)}}
 			})
 			srv := llmtest.New(t, llmtest.BashTurn("a", "echo hi > a.txt", "write notes.md <<'EOF'\ndraft\nEOF", "grep -r TODO .", "sleep 100", "ls"),
 				llmtest.TextTurn("noted"))
-			r, rec := newRunner(t, wire(t, format, srv), tt, func(o *Options) { o.SessionsDir = t.TempDir() })
+			dir := t.TempDir()
+			r, rec := newRunner(t, wire(t, format, srv), tt, func(o *Options) { o.SessionsDir = dir })
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			rec.hook = func(e Event) {
@@ -225,6 +230,29 @@ func TestInterruptNoteNamesWhatTheStepDid(t *testing.T) {
 			}
 			if h := r.History(); len(h) != 1 || len(danglingCalls(h)) != 0 {
 				t.Fatalf("the step was not dropped whole: %+v", h)
+			}
+			// The session file keeps the dropped step beside the
+			// conversation, for a replay: each call as it ended.
+			tr, err := session.NewStore(dir, nil, func(err error) { t.Errorf("warning: %v", err) }).Transcript(r.SessionID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tr) != 2 || tr[1].Shown == nil || tr[1].Shown.Dropped == nil {
+				t.Fatalf("transcript %+v: want the prompt, then the dropped step", tr)
+			}
+			d := tr[1].Shown.Dropped
+			var states []string
+			for _, c := range d.Calls {
+				states = append(states, c.State)
+			}
+			if got := strings.Join(states, " "); got != "finished finished finished cancelled not_started" || len(d.Message.ToolCalls) != 5 {
+				t.Errorf("dropped calls' states %q (%d calls), want finished ×3, cancelled, not_started", got, len(d.Message.ToolCalls))
+			}
+			if ch := d.Calls[1].Change; ch == nil || ch.Path != "notes.md" || ch.New != "draft" || !ch.Created {
+				t.Errorf("the finished write's change is %+v, want notes.md created with its text", ch)
+			}
+			if c := d.Calls[3]; c.Output != "partial line\n" || !c.IsError {
+				t.Errorf("the cancelled call's record %+v: want what it streamed before the cancel", c)
 			}
 			if _, err := r.Run(context.Background(), "what now?"); err != nil {
 				t.Fatal(err)
@@ -250,5 +278,45 @@ func TestInterruptNoteNamesWhatTheStepDid(t *testing.T) {
 				t.Errorf("the note does not name the cancelled and the unstarted call, or quotes a write's content:\n%s", note)
 			}
 		})
+	}
+}
+
+// A finished step's file changes (write, edit) are kept beside the
+// conversation, after its tool messages, for a replay to show the diff;
+// failed calls' are not (their change did not happen).
+func TestStepChangesKeptForReplay(t *testing.T) {
+	exit := func(n int) *int { return &n }
+	tt := newTestTool(func(ctx context.Context, cmd string) tool.Result {
+		if strings.HasPrefix(cmd, "edit") {
+			return tool.Result{Output: "edited a.txt", Facts: tool.Facts{Layer: "agent", ExitCode: exit(0)},
+				Change: &command.FileChange{Path: "/w/a.txt", Old: "one\n", New: "two\n"}}
+		}
+		return tool.Result{Output: "no", IsError: true, Change: &command.FileChange{Path: "/w/b.txt", New: "x"}}
+	})
+	srv := llmtest.New(t, llmtest.BashTurn("a", "edit a.txt one two", "write b.txt x"), llmtest.TextTurn("done"))
+	dir := t.TempDir()
+	r, _ := newRunner(t, wire(t, llmtest.FormatAnthropic, srv), tt, func(o *Options) { o.SessionsDir = dir })
+	if _, err := r.Run(context.Background(), "change it"); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := session.NewStore(dir, nil, func(err error) { t.Errorf("warning: %v", err) }).Transcript(r.SessionID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	var changes []session.FileChange
+	for _, e := range tr {
+		if e.Message != nil {
+			kinds = append(kinds, string(e.Message.Role))
+			continue
+		}
+		kinds = append(kinds, "shown")
+		changes = append(changes, e.Shown.Changes...)
+	}
+	if got := strings.Join(kinds, " "); got != "user assistant tool tool shown assistant" {
+		t.Errorf("transcript %q, want the changes after the step's tool messages", got)
+	}
+	if len(changes) != 1 || changes[0].Path != "/w/a.txt" || changes[0].Old != "one\n" || changes[0].New != "two\n" || changes[0].CallID == "" {
+		t.Errorf("changes %+v, want the edit's only", changes)
 	}
 }

@@ -179,11 +179,14 @@ func (r *Runner) run(ctx context.Context, input string, images []llm.Image) (Res
 			continue
 		}
 
-		results, states, complete := r.runTools(ctx, msg.ToolCalls)
+		results, states, streamed, complete := r.runTools(ctx, msg.ToolCalls)
 		if !complete || ctx.Err() != nil {
 			// The step is dropped whole: no dangling tool calls, in memory or
 			// on disk. The note before the next prompt says what of it happened.
 			res.StopReason = StopInterrupted
+			if sess != nil {
+				r.saveFailed(sess, sess.AppendShown(session.Shown{Dropped: droppedStep(msg, results, states, streamed)}))
+			}
 			return res, &droppedStepError{note: droppedStepNote(msg.ToolCalls, results, states)}
 		}
 		deniedPerm = deniedPerm || denied(results)
@@ -197,6 +200,9 @@ func (r *Runner) run(ctx context.Context, input string, images []llm.Image) (Res
 			}
 		}
 		r.commit(sess, step...)
+		if sess != nil {
+			r.saveFailed(sess, sess.AppendShown(session.Shown{Changes: shownChanges(msg.ToolCalls, results)}))
+		}
 		r.Emit(Event{Kind: TurnEnd})
 
 		r.mu.Lock()
@@ -408,6 +414,9 @@ func reminderText(items []todo.Item) string {
 const InterruptedNote = interruptedLead + " Its unfinished step was dropped: " +
 	"tool calls that were running did not complete. Do not resume that work unless the next message asks for it.]"
 
+// stoppedLead starts the note about a request a limit or a failure stopped.
+const stoppedLead = "[The previous request stopped before it finished: "
+
 // interruptedLead starts every note about an interrupted request.
 const interruptedLead = "[The user interrupted the previous request before it finished."
 
@@ -459,6 +468,45 @@ func droppedStepNote(calls []llm.ToolCall, results []tool.Result, states []callS
 	return b.String()
 }
 
+// droppedStep is the record of a step an interrupt dropped: the message
+// and what became of each of its calls, as the person saw it (a cancelled
+// call's output is what it streamed before the cancel).
+func droppedStep(msg llm.Message, results []tool.Result, states []callState, streamed []*streamTail) *session.DroppedStep {
+	d := &session.DroppedStep{Message: msg, Calls: make([]session.DroppedCall, len(msg.ToolCalls))}
+	for i, c := range msg.ToolCalls {
+		dc := session.DroppedCall{ID: c.ID, State: session.CallNotStarted}
+		switch states[i] {
+		case callFinished:
+			dc.State = session.CallFinished
+			dc.Output, dc.IsError = toolMessage(c.ID, results[i]).Text, results[i].IsError
+			dc.Change = shownChange(c.ID, results[i])
+		case callCancelled:
+			dc.State, dc.Output, dc.IsError = session.CallCancelled, streamed[i].String(), true
+		}
+		d.Calls[i] = dc
+	}
+	return d
+}
+
+// shownChanges are the file changes of a step's calls (write, edit).
+func shownChanges(calls []llm.ToolCall, results []tool.Result) []session.FileChange {
+	var out []session.FileChange
+	for i, c := range calls {
+		if ch := shownChange(c.ID, results[i]); ch != nil {
+			out = append(out, *ch)
+		}
+	}
+	return out
+}
+
+func shownChange(id string, res tool.Result) *session.FileChange {
+	ch := res.Change
+	if ch == nil || res.IsError {
+		return nil
+	}
+	return &session.FileChange{CallID: id, Path: ch.Path, Old: ch.Old, New: ch.New, Created: ch.Created}
+}
+
 // briefCommand is a command's first line, at most 160 characters: a
 // write's whole content does not belong in the note.
 func briefCommand(cmd string) string {
@@ -498,7 +546,7 @@ func unfinishedNote(err error) string {
 	if errors.Is(err, ErrInterrupted) {
 		return InterruptedNote
 	}
-	return "[The previous request stopped before it finished: " + err.Error() + "]"
+	return stoppedLead + err.Error() + "]"
 }
 
 // historyUnfinished reports whether a loaded history ends without an answer
@@ -510,6 +558,14 @@ func historyUnfinished(h []llm.Message) bool {
 	}
 	last := h[len(h)-1]
 	return last.Role != llm.RoleAssistant || len(last.ToolCalls) > 0
+}
+
+// IsUnfinishedNote reports whether a user message of a history is the
+// agent's note about a previous request that did not finish (not words the
+// person typed).
+func IsUnfinishedNote(text string) bool {
+	return strings.HasPrefix(text, interruptedLead) || strings.HasPrefix(text, resumedUnfinishedNote) ||
+		strings.HasPrefix(text, stoppedLead)
 }
 
 // IsInterrupted reports whether err means the run was cancelled.

@@ -103,34 +103,36 @@ const (
 // call, in call order, and each call's state. complete is false when ctx
 // was cancelled before every call returned; the results of the calls that
 // finished are there all the same.
-func (r *Runner) runTools(ctx context.Context, calls []llm.ToolCall) ([]tool.Result, []callState, bool) {
+func (r *Runner) runTools(ctx context.Context, calls []llm.ToolCall) ([]tool.Result, []callState, []*streamTail, bool) {
 	commands := make([]string, len(calls))
 	shown := make([]string, len(calls))
+	tails := make([]*streamTail, len(calls))
 	for i, c := range calls {
 		commands[i] = commandOf(c.Input)
 		shown[i] = shownCommand(c, commands[i])
+		tails[i] = &streamTail{}
 	}
 	results := make([]tool.Result, len(calls))
 	states := make([]callState, len(calls))
 	for _, g := range groupCalls(commands) {
 		if ctx.Err() != nil {
-			return results, states, false
+			return results, states, tails, false
 		}
 		width := 1
 		if g.parallel {
 			width = r.limits.maxParallel
 		}
-		if !r.runGroup(ctx, calls, shown, results, states, g, width) {
-			return results, states, false
+		if !r.runGroup(ctx, calls, shown, results, states, tails, g, width) {
+			return results, states, tails, false
 		}
 	}
-	return results, states, true
+	return results, states, tails, true
 }
 
 // runGroup runs calls[g.start:g.end] with at most width running at once; the
 // rest queue and start as running ones finish. ToolEnd events are emitted in
 // completion order, so fast calls report first.
-func (r *Runner) runGroup(ctx context.Context, calls []llm.ToolCall, commands []string, results []tool.Result, states []callState, g group, width int) bool {
+func (r *Runner) runGroup(ctx context.Context, calls []llm.ToolCall, commands []string, results []tool.Result, states []callState, tails []*streamTail, g group, width int) bool {
 	n := g.end - g.start
 	done := make(chan callOutcome, n) // buffered: an abandoned call never blocks
 	sem := make(chan struct{}, width)
@@ -166,7 +168,9 @@ func (r *Runner) runGroup(ctx context.Context, calls []llm.ToolCall, commands []
 				start := time.Now()
 				id := calls[i].ID
 				// The person sees a running command's output as it comes.
+				tail := tails[i]
 				octx := command.WithOutput(ctx, func(chunk string) {
+					tail.add(chunk)
 					r.Emit(Event{Kind: ToolOutput, CallID: id, Text: chunk})
 				})
 				res := r.hookedCall(octx, calls[i])
@@ -247,8 +251,12 @@ func (s *groupStarts) close() []int {
 // run's cancel stopped; the call's step is dropped from the history.
 const CancelledStatus = "cancelled"
 
+// CancelledMessage is Result.Message of the end event of a call the run's
+// cancel stopped.
+const CancelledMessage = "cancelled: the run was interrupted"
+
 func cancelledResult() tool.Result {
-	return tool.Result{IsError: true, Message: "cancelled: the run was interrupted",
+	return tool.Result{IsError: true, Message: CancelledMessage,
 		Facts: tool.Facts{Status: CancelledStatus}}
 }
 
@@ -264,6 +272,33 @@ func (r *Runner) drain(done <-chan callOutcome, pending int) {
 			return
 		}
 	}
+}
+
+// streamTailMax bounds what a call's streamed output keeps for the record
+// of a dropped step: its end, as front ends show a running command's tail.
+const streamTailMax = 8 << 10
+
+// streamTail keeps the end of a call's output as it streams (ToolOutput):
+// for a call the cancel stopped, what the person saw of it.
+type streamTail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *streamTail) add(chunk string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, chunk...)
+	if len(t.buf) > 2*streamTailMax {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-streamTailMax:]...)
+	}
+}
+
+// String is the kept output: at most streamTailMax bytes, whole runes.
+func (t *streamTail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return textutil.TailBytes(string(t.buf), streamTailMax)
 }
 
 // callTool runs one call, turning a wrong tool name or a panic into an error result.

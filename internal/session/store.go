@@ -113,6 +113,10 @@ type Session struct {
 	buf         bytes.Buffer
 	indexed     bool      // the index has an entry for this session
 	lastFlush   time.Time // when usage and index were last written
+	// closed: Close was called and no message appended since; AppendShown
+	// then writes nothing (a run that ends after its session was closed
+	// must not take the session's lock again).
+	closed bool
 }
 
 // FlushInterval bounds how often Append rewrites the usage file and the index
@@ -185,6 +189,9 @@ func (ss *Session) AddUsage(u llm.Usage, model string) {
 type record struct {
 	Time   time.Time `json:"ts"`
 	Origin *origin   `json:"session,omitempty"`
+	// Shown is set on a line that is no message (no role): what was shown
+	// besides the conversation (shown.go).
+	Shown *Shown `json:"shown,omitempty"`
 	llm.Message
 }
 
@@ -215,6 +222,7 @@ func (ss *Session) Append(msgs ...llm.Message) error {
 	if err := ss.openLocked(); err != nil {
 		return err
 	}
+	ss.closed = false
 	now := ss.store.clock()
 	ss.buf.Reset()
 	if ss.needNewline {
@@ -336,6 +344,7 @@ func endsWithNewline(path string, size int64) bool {
 func (ss *Session) Close() error {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	ss.closed = true
 	err := ss.flushLocked()
 	if ss.file != nil {
 		if cerr := ss.file.Close(); err == nil && cerr != nil {
@@ -419,6 +428,7 @@ type history struct {
 	msgs   []llm.Message
 	first  time.Time
 	origin *origin
+	shown  []shownAt
 }
 
 // readHistory reads a session's history file; corrupt lines are reported
@@ -441,7 +451,13 @@ func (s *Store) readHistory(id string) (history, error) {
 		line, err := r.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
 			var rec record
-			if jerr := json.Unmarshal(line, &rec); jerr != nil || !validRole(rec.Role) {
+			jerr := json.Unmarshal(line, &rec)
+			if jerr == nil && rec.Shown != nil && rec.Role == "" {
+				h.shown = append(h.shown, shownAt{at: len(h.msgs), shown: rec.Shown})
+				if h.origin == nil {
+					h.origin = rec.Origin
+				}
+			} else if jerr != nil || !validRole(rec.Role) {
 				if jerr == nil {
 					jerr = fmt.Errorf("unknown role %q", rec.Role)
 				}

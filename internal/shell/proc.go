@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	_ "embed"
@@ -357,9 +358,16 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 	header := id + " " + strconv.Itoa(strings.Count(payload, "\n")) + "\n"
 	fo, fe := newFrame(id, true, p.limit), newFrame(id, false, p.limit)
 	fo.out.spill = command.SpillOf(ctx)
+	// stderr's live output passes a filter that, once the command is being
+	// stopped, drops bash's report of the job we killed, as applyReason
+	// drops it from the result: a front end showing the output of a
+	// cancelled command shows the command's own lines.
+	var noise jobNoise
 	if fn := command.OutputOf(ctx); fn != nil {
 		fo.onOut = func(b []byte) { fn(string(b)) }
-		fe.onOut = fo.onOut
+		noise.emit = fo.onOut
+		fe.onOut = noise.write
+		defer noise.flush()
 	}
 	p.out.setActive(true)
 	p.err.setActive(true)
@@ -399,6 +407,7 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 			return
 		}
 		reason = why
+		noise.on = true
 		p.interrupt()
 		ticker = time.NewTicker(interruptEvery)
 		tick = ticker.C
@@ -578,6 +587,74 @@ const interruptedNote = "Command interrupted."
 // killedJobRe matches bash's report of a foreground job ended by a signal,
 // with the continuation lines of a pipeline's other members ("   1235  | cat").
 var killedJobRe = regexp.MustCompile(`(?m)^(?:[^\s:]+: )?(?:line \d+: )? *\d+ +(?:Killed|Terminated|Interrupt|Hangup)(?:[ \t].*)?(?:\n|$)(?:[ \t]+\d+[ \t]+\|.*(?:\n|$))*`)
+
+// jobNoise passes stderr's live output on; once on (the command is being
+// stopped) it passes whole lines only, without bash's report of the killed
+// job and the pipeline members' lines that follow it (which may come in a
+// later read), holding a line back until its end arrives.
+type jobNoise struct {
+	emit   func([]byte)
+	on     bool
+	held   []byte
+	report bool // the last line passed judgement was a job report
+}
+
+// killedLineRe and memberLineRe are killedJobRe's two kinds of line.
+var (
+	killedLineRe = regexp.MustCompile(`^(?:[^\s:]+: )?(?:line \d+: )? *\d+ +(?:Killed|Terminated|Interrupt|Hangup)(?:[ \t].*)?$`)
+	memberLineRe = regexp.MustCompile(`^[ \t]+\d+[ \t]+\|.*$`)
+)
+
+func (j *jobNoise) write(b []byte) {
+	if !j.on {
+		j.emit(b)
+		return
+	}
+	j.held = append(j.held, b...)
+	i := bytes.LastIndexByte(j.held, '\n')
+	if i < 0 {
+		return
+	}
+	out := j.filter(j.held[:i+1])
+	j.held = append(j.held[:0:0], j.held[i+1:]...)
+	if len(out) > 0 {
+		j.emit(out)
+	}
+}
+
+// filter drops the report's lines from whole lines b.
+func (j *jobNoise) filter(b []byte) []byte {
+	var out []byte
+	for len(b) > 0 {
+		line := b
+		if k := bytes.IndexByte(b, '\n'); k >= 0 {
+			line = b[:k+1]
+		}
+		b = b[len(line):]
+		text := bytes.TrimSuffix(line, []byte("\n"))
+		switch {
+		case killedLineRe.Match(text):
+			j.report = true
+		case j.report && memberLineRe.Match(text):
+		default:
+			j.report = false
+			out = append(out, line...)
+		}
+	}
+	return out
+}
+
+// flush passes on a last line held back without its end.
+func (j *jobNoise) flush() {
+	if j.emit == nil || len(j.held) == 0 {
+		return
+	}
+	out := j.filter(j.held)
+	j.held = nil
+	if len(out) > 0 {
+		j.emit(out)
+	}
+}
 
 func applyReason(res *command.Result, reason string, timeout time.Duration) {
 	note := ""
