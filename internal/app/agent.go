@@ -464,4 +464,3 @@ func (a *App) askScratch(settings config.Settings, sb *sandbox.Manager) (writech
 	c.Scratch = append(c.Scratch, extra...)
 	return c, warns
 }
-
