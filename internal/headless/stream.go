@@ -51,6 +51,7 @@ type InitEvent struct {
 type MCPStatus struct {
 	Name   string `json:"name"`
 	Status string `json:"status"` // connected, failed, pending
+	Error  string `json:"error,omitempty"`
 }
 
 // messageEvent is an assistant or user message carrying content blocks.
