@@ -324,7 +324,7 @@ func (t *turnCancel) interrupt() {
 // goroutine, so an interrupt or a permission answer arrives while a turn
 // runs), until stdin ends or the process is interrupted. A turn the host
 // interrupted is not a failure of the run; otherwise the last turn's error
-// decides the exit status.
+// decides the exit status, unless the host spoke the control protocol.
 func runControlled(ctx context.Context, in io.Reader, ctl *headless.Control, turns *turnCancel, perm *tool.Permissions, runner *agent.Runner, out *runOutput) error {
 	if in == nil {
 		return exitCode(2, errors.New("--input-format stream-json needs stdin"))
@@ -337,6 +337,12 @@ func runControlled(ctx context.Context, in io.Reader, ctl *headless.Control, tur
 			return err
 		}
 		if !ok {
+			if ctl.Initialized() && ctx.Err() == nil {
+				// A host of the control protocol (the Agent SDK) has each
+				// turn's outcome in its result; a failed turn is not a
+				// failure of the process, which it would report as a crash.
+				return nil
+			}
 			return last
 		}
 		_, prompt := perm.Prompt(text)

@@ -80,7 +80,12 @@ type Control struct {
 	pending map[string]chan map[string]any // our requests awaiting the host
 	seq     int
 	silent  atomic.Bool // dontAsk: the host is not asked
+	inited  atomic.Bool // the host sent initialize
 }
+
+// Initialized reports whether the host spoke the control protocol (sent
+// initialize): such a host reads each turn's outcome from its result.
+func (c *Control) Initialized() bool { return c.inited.Load() }
 
 // SetHandlers replaces the handlers (set before Serve: the agent they
 // drive is built after the Control its gate asks through).
@@ -308,6 +313,7 @@ func (c *Control) request(n int, env envelope) {
 			in.Agents = append(in.Agents, k)
 		}
 		resp, err := h.Initialize(in)
+		c.inited.Store(err == nil)
 		c.reply(env.RequestID, resp, err)
 	case "interrupt":
 		if h.Interrupt != nil {

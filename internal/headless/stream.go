@@ -121,7 +121,6 @@ type message struct {
 	Role       string      `json:"role"`
 	Model      string      `json:"model,omitempty"`
 	Content    []Block     `json:"content"`
-	StopReason *string     `json:"stop_reason,omitempty"`
 	Usage      *UsageEvent `json:"usage,omitempty"`
 	*apiNulls
 }
