@@ -116,12 +116,12 @@ func snakeKeys(m map[string]any) map[string]any {
 // every field the API's Message has (null where Synapse has nothing to
 // say), a user message only role and content.
 type message struct {
-	ID         string      `json:"id,omitempty"`
-	Type       string      `json:"type,omitempty"` // "message" on assistant messages
-	Role       string      `json:"role"`
-	Model      string      `json:"model,omitempty"`
-	Content    []Block     `json:"content"`
-	Usage      *UsageEvent `json:"usage,omitempty"`
+	ID      string      `json:"id,omitempty"`
+	Type    string      `json:"type,omitempty"` // "message" on assistant messages
+	Role    string      `json:"role"`
+	Model   string      `json:"model,omitempty"`
+	Content []Block     `json:"content"`
+	Usage   *UsageEvent `json:"usage,omitempty"`
 	*apiNulls
 }
 

@@ -125,7 +125,7 @@ func ParseRule(spec string) (Rule, error) {
 		r.match = family(router.FamilyBuiltin, registry.Write)
 	case name == "Edit" || name == "MultiEdit":
 		r.match = family(router.FamilyBuiltin, registry.Edit)
-	case name == "TodoWrite":
+	case name == registry.TodoWrite: // Claude Code's tool has our command's name
 		r.match = family(router.FamilyBuiltin, registry.TodoWrite)
 	case name == "Task" || name == "Agent":
 		r.match = family(router.FamilyTask)
