@@ -189,7 +189,9 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	// stdout carries the events and, with stream-json input, the control
 	// protocol: whole lines, never interleaved.
 	stdout := headless.NewSyncWriter(stdio.Out)
-	stdio.Out = stdout
+	if f.format != formatText {
+		stdio.Out = stdout // the text view must still see the terminal it writes to
+	}
 	out := newRunOutput(stdio, f.format, f.partial, getenvOr(stdio.Getenv))
 	var ctl *headless.Control
 	turns := &turnCancel{}
