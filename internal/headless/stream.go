@@ -340,15 +340,8 @@ func New(w io.Writer, stream, partial bool) *Stream {
 	return &Stream{enc: enc, stream: stream, partial: partial, uuid: NewUUID, parent: map[string]string{}, command: map[string]string{}}
 }
 
-// SetUUIDs replaces the source of the events' uuids (tests make them
-// predictable).
-func (s *Stream) SetUUIDs(f func() string) { s.uuid = f }
-
 // SetModel changes the model later messages name (set_model).
 func (s *Stream) SetModel(m string) { s.model = m }
-
-// SessionID is the session of the init event.
-func (s *Stream) SessionID() string { return s.sessionID }
 
 // NewUUID is a random (version 4) UUID.
 func NewUUID() string {

@@ -146,7 +146,7 @@ func renderHeadless(format string, partial bool, events []agent.Event, sum Summa
 	var out bytes.Buffer
 	o := New(&out, format == "stream-json", partial)
 	n := 0
-	o.SetUUIDs(func() string { n++; return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) })
+	o.uuid = func() string { n++; return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }
 	o.Init(InitEvent{SessionID: "session-20260101-000000-abcd", Model: "claude-sonnet-4-5", Cwd: "/home/me/project",
 		Tools: []string{ToolName}, MCPServers: []MCPStatus{{Name: "docs", Status: "connected"}}, PermissionMode: "default",
 		Sandbox: true, SynapseVersion: "0.1.0"})
