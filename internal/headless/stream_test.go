@@ -77,6 +77,8 @@ var headlessCases = []struct {
 			{Kind: agent.Reminder, Text: "[System Reminder] Your todo list still has unfinished items."},
 			{Kind: agent.TurnEnd},
 			{Kind: agent.Warning, Err: errors.New("pricing.json: unknown model, cost not counted")},
+			{Kind: agent.ContextNotice, Text: "context compacted: 150000 → 20000 tokens (40 messages summarised)",
+				Context: &agent.ContextChange{Action: "compact", Before: 150000, After: 20000}},
 			{Kind: agent.HookProgress, Text: "running stop hook lint"},
 			{Kind: agent.HookOutput, Text: "lint: ok", Hooks: []hooks.Output{{Hook: "lint", Text: "ok"}}},
 		},
@@ -218,4 +220,40 @@ func BenchmarkStreamJSON(b *testing.B) {
 		renderHeadless(tc.format, tc.partial, tc.events, tc.sum)
 	}
 	b.ReportMetric(float64(len(tc.events)), "events/run")
+}
+
+// The hosts' mode names: the SDK's camelCase beside Synapse's; "default"
+// is the ask mode when the host answers questions.
+func TestParseMode(t *testing.T) {
+	cases := []struct {
+		name     string
+		hostAsks bool
+		want     tool.Mode
+		ask      bool
+		note     bool
+	}{
+		{"default", false, tool.ModeDefault, false, false},
+		{"default", true, tool.ModeAsk, true, false},
+		{"acceptEdits", true, tool.ModeAcceptEdits, true, false},
+		{"accept-edits", false, tool.ModeAcceptEdits, false, false},
+		{"plan", true, tool.ModePlan, true, false},
+		{"ask", false, tool.ModeAsk, false, false},
+		{"bypassPermissions", false, tool.ModeAcceptEdits, false, true},
+		{"dontAsk", true, tool.ModeDefault, false, true},
+		{"auto", true, tool.ModeDefault, true, true},
+	}
+	for _, c := range cases {
+		m, err := ParseMode(c.name, c.hostAsks)
+		if err != nil || m.Mode != c.want || m.Ask != c.ask || (m.Note != "") != c.note {
+			t.Errorf("ParseMode(%q, %v) = %+v, %v", c.name, c.hostAsks, m, err)
+		}
+	}
+	if _, err := ParseMode("yolo", false); err == nil || !strings.Contains(err.Error(), "acceptEdits") {
+		t.Errorf("yolo: %v", err)
+	}
+	for m, want := range map[tool.Mode]string{tool.ModeDefault: "default", tool.ModeAsk: "default", tool.ModeAcceptEdits: "acceptEdits", tool.ModePlan: "plan"} {
+		if got := SDKName(m); got != want {
+			t.Errorf("SDKName(%s) = %s", m, got)
+		}
+	}
 }
