@@ -77,6 +77,11 @@ func (h *sdkHost) initialize(in headless.Init) (map[string]any, error) {
 		slices.Sort(in.Agents)
 		h.notSupported("the host's agent definitions (" + strings.Join(in.Agents, ", ") + ") are not used: synapse's sub-agents are task:explore, task:general and task:skill:search")
 	}
+	if len(in.MCPServers) > 0 {
+		slices.Sort(in.MCPServers)
+		h.notSupported("MCP servers sent in initialize (" + strings.Join(in.MCPServers, ", ") + ") are not started: synapse reads them from --mcp-config (the SDK's default delivery, mcpServersDelivery 'argv')")
+		resp["mcp_servers_applied"] = false
+	}
 	for _, s := range in.SDKMCPServers {
 		if !slices.Contains(h.sdkServers, s) {
 			h.sdkServers = append(h.sdkServers, s)

@@ -41,6 +41,7 @@ type Init struct {
 	Hooks              []string // hook events the host registered callbacks for (not run here)
 	Agents             []string // custom sub-agents the host defined (not run here)
 	SDKMCPServers      []string // the host's in-process MCP servers (not served here)
+	MCPServers         []string // MCP servers sent in initialize instead of --mcp-config (not started here)
 }
 
 // Handlers are what the control requests do; cli wires them to the agent.
@@ -285,6 +286,7 @@ func (c *Control) request(n int, env envelope) {
 		Hooks              map[string]json.RawMessage `json:"hooks"`
 		Agents             map[string]json.RawMessage `json:"agents"`
 		SDKMCPServers      []string                   `json:"sdkMcpServers"`
+		MCPServers         map[string]json.RawMessage `json:"mcpServers"`
 		Mode               string                     `json:"mode"`
 		Model              *string                    `json:"model"`
 	}
@@ -311,6 +313,9 @@ func (c *Control) request(n int, env envelope) {
 		}
 		for k := range req.Agents {
 			in.Agents = append(in.Agents, k)
+		}
+		for k := range req.MCPServers {
+			in.MCPServers = append(in.MCPServers, k)
 		}
 		resp, err := h.Initialize(in)
 		c.inited.Store(err == nil)
