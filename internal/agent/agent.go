@@ -349,7 +349,22 @@ func (r *Runner) SetModelProvider(m string, p llm.Provider) {
 func (r *Runner) Cwd() string { return r.cwd }
 
 // SystemPromptText is the system prompt sent with every request.
-func (r *Runner) SystemPromptText() string { return r.system }
+func (r *Runner) SystemPromptText() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.system
+}
+
+// SetSystemPrompt replaces the system prompt for the next requests (a
+// headless host's initialize); "" restores the built-in one.
+func (r *Runner) SetSystemPrompt(s string) {
+	if s == "" {
+		s = SystemPrompt(r.cwd)
+	}
+	r.mu.Lock()
+	r.system = s
+	r.mu.Unlock()
+}
 
 // Reset starts a new conversation: history and todo list cleared, and a new
 // session on the next run.

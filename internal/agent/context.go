@@ -188,6 +188,7 @@ func (r *Runner) offload(sess *session.Session, st contextmgr.Settings) {
 	r.mu.Lock()
 	h := slices.Clone(r.history)
 	r.mu.Unlock()
+	before := r.estimate()
 	moved, err := contextmgr.Offload(h, len(h)-st.KeepRecent, sess.OffloadDir(), st.OffloadMinChars)
 	if len(moved) > 0 {
 		if _, rerr := sess.Rewrite(h, nil, nil); rerr != nil {
@@ -196,7 +197,7 @@ func (r *Runner) offload(sess *session.Session, st contextmgr.Settings) {
 		if r.replaced(h, moved, &r.cw.offloadTold) {
 			// Once per run: later steps usually move one result each.
 			r.Emit(Event{Kind: ContextNotice, Text: fmt.Sprintf("context past %d tokens: large older tool results are moved to %s (the model can read them back)",
-				st.OffloadAt, sess.OffloadDir())})
+				st.OffloadAt, sess.OffloadDir()), Context: &ContextChange{Action: "offload", Before: before, After: r.estimate()}})
 		}
 	}
 	if err != nil {
@@ -217,6 +218,7 @@ func (r *Runner) shrink(sess *session.Session, st contextmgr.Settings, from, nee
 		dir = sess.OffloadDir()
 		where = "the whole texts are in " + dir
 	}
+	before := r.estimate()
 	moved, _, err := contextmgr.Shrink(h, from, dir, st.OffloadMinChars, need)
 	if len(moved) > 0 {
 		if sess != nil {
@@ -226,7 +228,8 @@ func (r *Runner) shrink(sess *session.Session, st contextmgr.Settings, from, nee
 		}
 		if r.replaced(h, moved, &r.cw.shrinkTold) {
 			r.Emit(Event{Kind: ContextNotice, Text: fmt.Sprintf("context: the newest tool results are too large for the window of %d tokens, "+
-				"so the largest are cut to their start and end (%s; the model can read them back)", st.Window, where)})
+				"so the largest are cut to their start and end (%s; the model can read them back)", st.Window, where),
+				Context: &ContextChange{Action: "shrink", Before: before, After: r.estimate()}})
 		}
 	}
 	if err != nil && sess != nil {
@@ -351,7 +354,8 @@ func (r *Runner) compact(ctx context.Context, sess *session.Session, instruction
 
 // compactedNotice tells the user about a compaction they did not ask for.
 func (r *Runner) compactedNotice(res CompactResult) {
-	r.Emit(Event{Kind: ContextNotice, Text: fmt.Sprintf("context compacted: %d → %d tokens (%d messages summarised)", res.Before, res.After, res.Summarised)})
+	r.Emit(Event{Kind: ContextNotice, Text: fmt.Sprintf("context compacted: %d → %d tokens (%d messages summarised)", res.Before, res.After, res.Summarised),
+		Context: &ContextChange{Action: "compact", Before: res.Before, After: res.After}})
 }
 
 func cmpOr(a, b string) string {

@@ -73,4 +73,22 @@ type Event struct {
 	Hooks           []hooks.Output
 	// RetryNotice is the retry a Retry event announces (Text says it in words).
 	RetryNotice *llm.RetryNotice
+	// StopReason and Calls are, on a Usage event, why the model's response
+	// ended and the tool calls it made (in order, ids made unique): a
+	// headless stream closes the model's message with them before any
+	// call runs.
+	StopReason string
+	Calls      []llm.ToolCall
+	// Context is, on a ContextNotice event, what changed in the history.
+	Context *ContextChange
+}
+
+// ContextChange is a rewrite of the history a ContextNotice announces.
+type ContextChange struct {
+	// Action: "compact" (older messages summarised), "offload" (large older
+	// tool results moved to files) or "shrink" (the newest cut to fit).
+	Action string
+	// Manual: the user asked for it (/compact); else the thresholds did.
+	Manual        bool
+	Before, After int // estimated context tokens around the change
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -143,14 +144,14 @@ func (r *Runner) run(ctx context.Context, input string, images []llm.Image) (Res
 		r.mu.Lock()
 		r.total = r.total.Add(resp.Usage)
 		r.mu.Unlock()
-		u := resp.Usage
-		r.Emit(Event{Kind: Usage, Usage: &u})
-		if sess != nil {
-			sess.AddUsage(resp.Usage, model)
-		}
 		msg := resp.Message
 		msg.Role = llm.RoleAssistant
 		uniqueCallIDs(msg.ToolCalls)
+		u := resp.Usage
+		r.Emit(Event{Kind: Usage, Usage: &u, StopReason: resp.StopReason, Calls: slices.Clone(msg.ToolCalls)})
+		if sess != nil {
+			sess.AddUsage(resp.Usage, model)
+		}
 		res.StopReason = resp.StopReason
 
 		if len(msg.ToolCalls) == 0 {

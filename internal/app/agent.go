@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -103,6 +104,13 @@ type AgentSetup struct {
 	// Extensions tunes skills and MCP (start-up timeout, deferred start);
 	// Sandbox and Env are the agent's own and need not be set.
 	Extensions ExtensionOptions
+	// MaxTurns, when > 0, replaces the configured model turns per run
+	// (synapse --max-turns).
+	MaxTurns int
+	// SystemPrompt, when set, replaces the built-in system prompt;
+	// AppendSystemPrompt is added after whichever prompt is used
+	// (--system-prompt, --append-system-prompt).
+	SystemPrompt, AppendSystemPrompt string
 }
 
 // scratchMaxAge is when a scratch directory left by an agent that did not
@@ -389,6 +397,13 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 	opts.ResumeID, opts.Fork = s.ResumeID, s.Fork
 	opts.DisableSkillSearchInstruction = s.DisableSkillSearchInstruction || !settings.SkillSearchInstruction()
 	opts.MaxTokens, opts.ThinkingBudget = settings.MaxTokens, settings.ThinkingBudget
+	if s.MaxTurns > 0 {
+		opts.MaxTurns = s.MaxTurns
+	}
+	opts.SystemPrompt = s.SystemPrompt
+	if s.AppendSystemPrompt != "" {
+		opts.SystemPrompt = cmp.Or(s.SystemPrompt, agent.SystemPrompt(cwd)) + "\n\n" + s.AppendSystemPrompt
+	}
 	if opts.CompactModel != "" {
 		if opts.CompactProvider, err = g.providers.For(opts.CompactModel); err != nil {
 			g.settingsWarnings = append(slices.Clone(g.settingsWarnings), fmt.Sprintf("SYNAPSE_COMPACT_MODEL: %v; summaries use the conversation's model", err))

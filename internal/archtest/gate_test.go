@@ -15,7 +15,7 @@ import (
 // frontEnds are the packages that talk to a person (or to no one): they
 // implement tool.Asker and render its questions; only the gate
 // (tool.Permissions) decides permissions.
-var frontEnds = []string{"internal/repl", "internal/acp", "internal/cli"}
+var frontEnds = []string{"internal/repl", "internal/acp", "internal/cli", "internal/headless"}
 
 // gateOnly are the tool package's decision helpers and the tool's side of
 // the gate: a front end that names one decides permissions itself (the

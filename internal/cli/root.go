@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/synapse-agent/synapse/internal/app"
 	"github.com/synapse-agent/synapse/internal/fsutil"
@@ -73,6 +74,14 @@ func Main(args []string) int {
 // Run executes the command line and returns the exit code.
 func Run(ctx context.Context, args []string, stdio IO) int {
 	root := newRootCmd(stdio)
+	if headlessArgs(args) {
+		// Claude Code's headless command lines: a flag synapse does not
+		// know is noted and skipped, never bad usage (its set grows).
+		if target, _, err := root.Find(args); err == nil && (target == root || target.Name() == "run") {
+			target.FParseErrWhitelist.UnknownFlags = true
+			noteFlags(stdio.Err, target.Flags(), args)
+		}
+	}
 	root.SetArgs(args)
 	root.SetIn(stdio.In)
 	root.SetOut(stdio.Out)
@@ -103,18 +112,48 @@ func Run(ctx context.Context, args []string, stdio IO) int {
 }
 
 func newRootCmd(stdio IO) *cobra.Command {
+	var f runFlags
 	root := &cobra.Command{
-		Use:           "synapse",
-		Short:         "A terminal AI agent whose one tool is a shell",
+		Use:   "synapse",
+		Short: "A terminal AI agent whose one tool is a shell",
+		Long: "A terminal AI agent whose one tool is a shell.\n\n" +
+			"With no command it starts the REPL (synapse chat). With -p/--print, --output-format\n" +
+			"or --input-format it runs headless, as synapse run does, and reads Claude Code's\n" +
+			"headless flags: the Claude Agent SDK can start synapse as its executable\n" +
+			"(docs/headless.md).",
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fl := cmd.Flags()
+			if f.claude.print || fl.Changed("output-format") || fl.Changed("input-format") {
+				return runTask(cmd, stdio, f, args)
+			}
+			if len(args) > 0 {
+				return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
+			}
+			var headlessOnly []string
+			fl.Visit(func(fl *pflag.Flag) {
+				switch fl.Name {
+				case "model", "provider", "resume", "continue", "fork-session", "permission-mode":
+				default:
+					headlessOnly = append(headlessOnly, "--"+fl.Name)
+				}
+			})
+			if len(headlessOnly) > 0 {
+				return exitCode(2, fmt.Errorf("%s: only in headless mode (add -p, or use synapse run)", strings.Join(headlessOnly, ", ")))
+			}
+			return runChat(cmd.Context(), stdio, chatFlags{model: f.model, provider: f.provider, resume: f.resume,
+				mode: f.permissionMode, cont: f.cont, fork: f.fork})
+		},
 	}
-	chat := newChatCmd(stdio)
-	root.RunE = chat.RunE
-	root.Flags().AddFlagSet(chat.Flags())
+	addRunFlags(root.Flags(), &f)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return exitCode(2, fmt.Errorf("%w; run '%s --help' for usage", err, c.CommandPath()))
+	})
 	root.AddCommand(
-		chat,
+		newChatCmd(stdio),
 		newRunCmd(stdio),
 		newACPCmd(stdio),
 		newExecCmd(stdio),

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/synapse-agent/synapse/internal/agent"
@@ -39,6 +39,7 @@ type runFlags struct {
 	cont, allowClone, allowImport   bool
 	fork                            bool
 	allowPaths                      []string
+	claude                          claudeFlags // Claude Code's headless flags
 }
 
 func newRunCmd(stdio IO) *cobra.Command {
@@ -56,26 +57,34 @@ func newRunCmd(stdio IO) *cobra.Command {
 			"one JSON event per line in the usual agent-CLI shape: system/init first, then\n" +
 			"assistant and user messages with content blocks, Synapse's own system events,\n" +
 			"and a result event (docs/headless.md). --input-format stream-json reads user\n" +
-			"messages from stdin, one JSON object a line, and runs one turn for each.\n" +
+			"messages from stdin, one JSON object a line, and runs one turn for each; it\n" +
+			"also speaks the Claude Agent SDK's control protocol there.\n" +
+			"Claude Code's headless flags are accepted too (synapse -p …, docs/headless.md).\n" +
 			"Exit status: 0 done, 1 failed (provider error or a limit), 2 bad usage,\n" +
 			"130 interrupted (Ctrl+C or SIGTERM).",
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runTask(cmd, stdio, f, args) },
 	}
-	fl := cmd.Flags()
+	addRunFlags(cmd.Flags(), &f)
+	return badUsageExits2(cmd)
+}
+
+// addRunFlags declares run's flags (also the root command's, which runs
+// headless when given them) and Claude Code's headless flags.
+func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.StringVar(&f.model, "model", "", "model to use (default: settings.json or SYNAPSE_MODEL)")
 	fl.StringVar(&f.provider, "provider", "", "provider: anthropic or openai (default: settings.json)")
 	fl.StringVar(&f.format, "output-format", formatText, "output format: text, json or stream-json")
-	fl.StringVar(&f.inputFormat, "input-format", formatText, "input format: text, or stream-json (user messages on stdin; needs --output-format stream-json)")
-	fl.BoolVar(&f.partial, "include-partial-messages", false, "stream-json: also stream text and thinking deltas as stream_event lines")
+	fl.StringVar(&f.inputFormat, "input-format", formatText, "input format: text, or stream-json (user messages and the control protocol on stdin; needs --output-format stream-json)")
+	fl.BoolVar(&f.partial, "include-partial-messages", false, "stream-json: also stream the model's response as stream_event lines")
 	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the most recent session of this project (the git repository you are in, else this directory)")
 	fl.StringVarP(&f.resume, "resume", "r", "", "resume the session with this id (or unique id prefix)")
 	fl.BoolVar(&f.fork, "fork-session", false, forkSessionHelp)
 	fl.StringArrayVar(&f.allowPaths, "allow-path", nil, "also allow the sandbox to write this path (repeatable)")
-	fl.StringVar(&f.permissionMode, "permission-mode", string(tool.ModeDefault), permissionModeHelp)
+	fl.StringVar(&f.permissionMode, "permission-mode", string(tool.ModeDefault), permissionModeHelp+"; the Agent SDK's acceptEdits, bypassPermissions, dontAsk and auto are read too")
 	fl.BoolVar(&f.allowClone, "allow-clone", false, "let skill:import clone git repositories on the host (without your SSH agent, keys or credential helpers)")
 	fl.BoolVar(&f.allowImport, "allow-skill-import", false, "let the model's skill:import install or replace skills in your skill store ($SYNAPSE_HOME/skills), which every project uses")
-	return badUsageExits2(cmd)
+	f.claude.add(fl)
 }
 
 // badUsageExits2 makes cmd's flag and argument errors exit with status 2
@@ -119,11 +128,46 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	if f.partial && f.format != formatStreamJSON {
 		return exitCode(2, errors.New("--include-partial-messages needs --output-format stream-json"))
 	}
+	cf := f.claude
+	hostAsks := false
+	switch cf.promptTool {
+	case "":
+	case "stdio":
+		if !streamIn {
+			return exitCode(2, errors.New("--permission-prompt-tool stdio needs --input-format stream-json (the questions travel on the control protocol)"))
+		}
+		hostAsks = true
+	default:
+		return exitCode(2, errPromptTool)
+	}
+	if cf.maxTurns < 0 {
+		return exitCode(2, fmt.Errorf("--max-turns %d: give a positive number", cf.maxTurns))
+	}
 	resume, err := resumeID(f.cont, f.resume, f.fork)
 	if err != nil {
 		return err
 	}
-	mode, err := tool.ParseMode(f.permissionMode)
+	modeName := f.permissionMode
+	if cf.dangerouslySkip {
+		modeName = "bypassPermissions"
+	}
+	hm, err := headless.ParseMode(modeName, hostAsks)
+	if err != nil {
+		return exitCode(2, err)
+	}
+	if hm.Note != "" {
+		fmt.Fprintln(stdio.Err, "synapse: note: --permission-mode", hm.Note)
+	}
+	mode := hm.Mode
+	allow, ignoredAllow := tool.ParseRules(cf.allowed)
+	deny, ignoredDeny := tool.ParseRules(cf.disallowed)
+	for _, n := range ignoredAllow {
+		fmt.Fprintln(stdio.Err, "synapse: note: --allowedTools", textutil.Sanitize(n)+"; ignored")
+	}
+	for _, n := range ignoredDeny {
+		fmt.Fprintln(stdio.Err, "synapse: note: --disallowedTools", textutil.Sanitize(n)+"; ignored")
+	}
+	extraMCP, sdkServers, err := mcpConfigs(cf.mcpConfig)
 	if err != nil {
 		return exitCode(2, err)
 	}
@@ -142,23 +186,40 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	}
 	busy := forkBusy(a, resume, f.cont && !f.fork)
 
+	// stdout carries the events and, with stream-json input, the control
+	// protocol: whole lines, never interleaved.
+	stdout := headless.NewSyncWriter(stdio.Out)
+	if f.format != formatText {
+		stdio.Out = stdout // the text view must still see the terminal it writes to
+	}
 	out := newRunOutput(stdio, f.format, f.partial, getenvOr(stdio.Getenv))
-	// No one to ask: the gate decides what the mode decides (plan refuses
-	// and says why, accept-edits grants inside the project) and refuses
-	// the rest, telling the model why.
-	perm := tool.NewPermissions(nil, tool.ModeDefault, tool.ProjectRoot(cwd))
+	var ctl *headless.Control
+	turns := &turnCancel{}
+	var asker tool.Asker // nil: no one to ask; the gate refuses what it would ask
+	if streamIn {
+		ctl = headless.NewControl(stdout, stdio.Err, headless.Handlers{Interrupt: turns.interrupt, CallFor: out.callFor, Denied: out.denied})
+		ctl.SetAsking(hm.Ask)
+		if hostAsks {
+			asker = ctl
+		}
+	}
+	perm := tool.NewPermissions(asker, tool.ModeDefault, tool.ProjectRoot(cwd))
+	perm.SetRules(allow, deny)
 	g, err := a.NewAgent(cmd.Context(), app.AgentSetup{
-		Provider:   f.provider,
-		Model:      f.model,
-		Cwd:        cwd,
-		Persist:    true,
-		ResumeID:   resume,
-		Fork:       f.fork || busy != nil,
-		AllowPaths: f.allowPaths,
-		OnEvent:    out.event,
-		Warn:       out.warn,
-		Extensions: app.ExtensionOptions{ClientVersion: Version, Import: runImportPolicy(f.allowClone, f.allowImport)},
-		Approver:   perm,
+		Provider:           f.provider,
+		Model:              f.model,
+		Cwd:                cwd,
+		Persist:            true,
+		ResumeID:           resume,
+		Fork:               f.fork || busy != nil,
+		AllowPaths:         append(slices.Clone(f.allowPaths), cf.addDirs...),
+		OnEvent:            out.event,
+		Warn:               out.warn,
+		Extensions:         app.ExtensionOptions{ClientVersion: Version, Import: runImportPolicy(f.allowClone, f.allowImport), ExtraMCP: extraMCP},
+		Approver:           perm,
+		MaxTurns:           cf.maxTurns,
+		SystemPrompt:       cf.systemPrompt,
+		AppendSystemPrompt: cf.appendPrompt,
 	})
 	if err != nil {
 		return exitCode(1, lockedHint(err))
@@ -171,10 +232,13 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 		_ = g.Close()
 		return exitCode(1, fmt.Errorf("--permission-mode %s: %w", mode, err))
 	}
-	_, prompt = perm.Prompt(prompt)
 	runner := g.Runner
+	host := &sdkHost{g: g, perm: perm, out: out, ctl: ctl, hostAsks: hostAsks, sdkServers: sdkServers,
+		startModel: runner.Model(), basePrompt: runner.SystemPromptText(), errw: stdio.Err}
 	out.init(headless.InitEvent{SessionID: runner.BeginSession(), Model: runner.Model(), Cwd: cwd, Tools: []string{headless.ToolName},
-		MCPServers: mcpStatuses(g), PermissionMode: string(mode), Sandbox: g.Sandbox.Enabled(), SynapseVersion: Version})
+		MCPServers: host.mcpStatus(), PermissionMode: string(mode), SDKPermissionMode: headless.SDKName(mode),
+		APIKeySource: apiKeySource(getenvOr(stdio.Getenv)), Skills: skillNames(g), Agents: taskTypes(),
+		ClaudeCodeVersion: Version, Sandbox: g.Sandbox.Enabled(), SynapseVersion: Version})
 	for _, w := range slices.Concat(g.SettingsWarnings(), g.Sandbox.Warnings()) {
 		out.warn(errors.New(w))
 	}
@@ -185,8 +249,10 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	}
 	var runErr error
 	if streamIn {
-		runErr = runStreamInput(cmd.Context(), stdio, runner, out)
+		ctl.SetHandlers(host.handlers(turns))
+		runErr = runControlled(cmd.Context(), stdio.In, ctl, turns, perm, runner, out)
 	} else {
+		_, prompt = perm.Prompt(prompt)
 		runErr = runOnce(cmd.Context(), runner, out, prompt)
 	}
 	if cerr := g.Close(); cerr != nil && runErr == nil {
@@ -220,35 +286,76 @@ func runOnce(ctx context.Context, runner *agent.Runner, out *runOutput, prompt s
 	return runErr
 }
 
-// runStreamInput runs one turn per user message read from stdin, until
-// stdin ends or the run is interrupted. A bad line is reported on stderr and
-// skipped; the error of the last turn decides the exit status.
-func runStreamInput(ctx context.Context, stdio IO, runner *agent.Runner, out *runOutput) error {
-	if stdio.In == nil {
+// turnCancel holds the running turn's cancel, for the host's interrupt.
+type turnCancel struct {
+	mu          sync.Mutex
+	cancel      context.CancelFunc
+	interrupted bool
+}
+
+func (t *turnCancel) start(ctx context.Context) context.Context {
+	tctx, cancel := context.WithCancel(ctx)
+	t.mu.Lock()
+	t.cancel, t.interrupted = cancel, false
+	t.mu.Unlock()
+	return tctx
+}
+
+// end forgets the turn and says whether the host interrupted it.
+func (t *turnCancel) end() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cancel != nil {
+		t.cancel()
+	}
+	t.cancel = nil
+	return t.interrupted
+}
+
+func (t *turnCancel) interrupt() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cancel != nil {
+		t.interrupted = true
+		t.cancel()
+	}
+}
+
+// runControlled runs one turn per user message read from stdin, answering
+// the control protocol as it goes (Control reads stdin on its own
+// goroutine, so an interrupt or a permission answer arrives while a turn
+// runs), until stdin ends or the process is interrupted. A turn the host
+// interrupted is not a failure of the run; otherwise the last turn's error
+// decides the exit status, unless the host spoke the control protocol.
+func runControlled(ctx context.Context, in io.Reader, ctl *headless.Control, turns *turnCancel, perm *tool.Permissions, runner *agent.Runner, out *runOutput) error {
+	if in == nil {
 		return exitCode(2, errors.New("--input-format stream-json needs stdin"))
 	}
-	sc := bufio.NewScanner(stdio.In)
-	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
+	go ctl.Serve(in)
 	var last error
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		text, err := headless.InputText([]byte(line))
+	for {
+		text, ok, err := ctl.Next(ctx)
 		if err != nil {
-			fmt.Fprintf(stdio.Err, "synapse: stdin line %d skipped: %v\n", n, err)
-			continue
+			return err
 		}
-		last = runOnce(ctx, runner, out, text)
-		if errors.Is(last, agent.ErrInterrupted) || ctx.Err() != nil {
+		if !ok {
+			if ctl.Initialized() && ctx.Err() == nil {
+				// A host of the control protocol (the Agent SDK) has each
+				// turn's outcome in its result; a failed turn is not a
+				// failure of the process, which it would report as a crash.
+				return nil
+			}
+			return last
+		}
+		_, prompt := perm.Prompt(text)
+		last = runOnce(turns.start(ctx), runner, out, prompt)
+		if turns.end() && ctx.Err() == nil {
+			last = nil // the host stopped this turn; the session goes on
+		}
+		if ctx.Err() != nil {
 			return last
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read stdin: %w", err)
-	}
-	return last
 }
 
 // mcpStatuses lists the MCP servers for the init event.
@@ -417,6 +524,34 @@ func (o *runOutput) finish(r headless.Summary) {
 	default:
 		o.view.Renderer().EndTurn()
 		o.view.Finish(errors.Is(r.Err, agent.ErrInterrupted))
+	}
+}
+
+// callFor is the running call of command (a permission question's tool_use_id).
+func (o *runOutput) callFor(command string) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.sj == nil {
+		return ""
+	}
+	return o.sj.CallFor(command)
+}
+
+// denied records a call the host refused.
+func (o *runOutput) denied(id, command string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.sj != nil {
+		o.sj.Deny(id, command)
+	}
+}
+
+// setModel names the model in later messages.
+func (o *runOutput) setModel(m string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.sj != nil {
+		o.sj.SetModel(m)
 	}
 }
 

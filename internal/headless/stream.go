@@ -1,10 +1,13 @@
 package headless
 
 import (
+	"cmp"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,24 +21,37 @@ import (
 const ToolName = "Bash"
 
 // InitEvent opens a stream-json run (type "system", subtype "init"; Init
-// fills both).
+// fills both and the uuid). The camelCase fields and slash_commands,
+// skills, agents, output_style, plugins and claude_code_version are the
+// Agent SDK's (SDKSystemMessage); permission_mode, sandbox and
+// synapse_version are Synapse's.
 type InitEvent struct {
-	Type           string      `json:"type"`
-	Subtype        string      `json:"subtype"`
-	SessionID      string      `json:"session_id"`
-	Model          string      `json:"model"`
-	Cwd            string      `json:"cwd"`
-	Tools          []string    `json:"tools"`
-	MCPServers     []MCPStatus `json:"mcp_servers"`
-	PermissionMode string      `json:"permission_mode"`
-	Sandbox        bool        `json:"sandbox"`
-	SynapseVersion string      `json:"synapse_version"`
+	Type              string      `json:"type"`
+	Subtype           string      `json:"subtype"`
+	UUID              string      `json:"uuid"`
+	SessionID         string      `json:"session_id"`
+	Model             string      `json:"model"`
+	Cwd               string      `json:"cwd"`
+	Tools             []string    `json:"tools"`
+	MCPServers        []MCPStatus `json:"mcp_servers"`
+	PermissionMode    string      `json:"permission_mode"`
+	SDKPermissionMode string      `json:"permissionMode"` // the SDK's name of the mode (SDKMode)
+	APIKeySource      string      `json:"apiKeySource"`
+	SlashCommands     []string    `json:"slash_commands"`
+	Skills            []string    `json:"skills"`
+	Agents            []string    `json:"agents"`
+	OutputStyle       string      `json:"output_style"`
+	Plugins           []struct{}  `json:"plugins"`
+	ClaudeCodeVersion string      `json:"claude_code_version"` // Synapse's version: the SDK compares it with nothing
+	Sandbox           bool        `json:"sandbox"`
+	SynapseVersion    string      `json:"synapse_version"`
 }
 
 // MCPStatus is one MCP server of the init event.
 type MCPStatus struct {
 	Name   string `json:"name"`
 	Status string `json:"status"` // connected, failed, pending
+	Error  string `json:"error,omitempty"`
 }
 
 // messageEvent is an assistant or user message carrying content blocks.
@@ -43,6 +59,7 @@ type messageEvent struct {
 	Type            string  `json:"type"` // assistant, user
 	Message         message `json:"message"`
 	ParentToolUseID *string `json:"parent_tool_use_id"`
+	UUID            string  `json:"uuid"`
 	SessionID       string  `json:"session_id"`
 	// ToolUseResult is Synapse's structured view of a tool_result (user
 	// messages only): the command, its failure category and exit code…
@@ -95,6 +112,9 @@ func snakeKeys(m map[string]any) map[string]any {
 	return out
 }
 
+// message is an Anthropic Messages API message: an assistant message has
+// every field the API's Message has (null where Synapse has nothing to
+// say), a user message only role and content.
 type message struct {
 	ID      string      `json:"id,omitempty"`
 	Type    string      `json:"type,omitempty"` // "message" on assistant messages
@@ -102,33 +122,99 @@ type message struct {
 	Model   string      `json:"model,omitempty"`
 	Content []Block     `json:"content"`
 	Usage   *UsageEvent `json:"usage,omitempty"`
+	*apiNulls
+}
+
+// apiNulls are the API message's fields Synapse never fills: present, and
+// null, on assistant messages.
+type apiNulls struct {
+	StopReason        *string   `json:"stop_reason"` // null until the response is complete
+	Container         *struct{} `json:"container"`
+	ContextManagement *struct{} `json:"context_management"`
+	Diagnostics       *struct{} `json:"diagnostics"`
+	StopDetails       *struct{} `json:"stop_details"`
+	StopSequence      *string   `json:"stop_sequence"`
 }
 
 // Block is one content block: text, thinking, tool_use or tool_result.
 type Block struct {
-	Type      string         `json:"type"`
-	Text      *string        `json:"text,omitempty"`
-	Thinking  *string        `json:"thinking,omitempty"`
-	ID        string         `json:"id,omitempty"`
-	Name      string         `json:"name,omitempty"`
-	Input     map[string]any `json:"input,omitempty"`
-	ToolUseID string         `json:"tool_use_id,omitempty"`
-	Content   *string        `json:"content,omitempty"`
-	IsError   *bool          `json:"is_error,omitempty"`
+	Type      string          `json:"type"`
+	Text      *string         `json:"text,omitempty"`
+	Citations json.RawMessage `json:"citations,omitempty"` // text blocks: null
+	Thinking  *string         `json:"thinking,omitempty"`
+	Signature *string         `json:"signature,omitempty"` // thinking blocks
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   *string         `json:"content,omitempty"`
+	IsError   *bool           `json:"is_error,omitempty"`
 }
 
-// UsageEvent is token usage as the format spells it.
+func textBlock(t string) Block { return Block{Type: "text", Text: &t, Citations: jsonNull} }
+
+func thinkingBlock(t string) Block { return Block{Type: "thinking", Thinking: &t, Signature: ptr("")} }
+
+var jsonNull = json.RawMessage("null")
+
+// UsageEvent is token usage as the Messages API spells it. The fields
+// after the four counts are the API's too; Synapse knows none of them and
+// writes zeros ("standard" for the tier and speed), so that the SDK's
+// NonNullableUsage holds.
 type UsageEvent struct {
-	InputTokens              int64 `json:"input_tokens"`
-	OutputTokens             int64 `json:"output_tokens"`
-	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	InputTokens              int64               `json:"input_tokens"`
+	OutputTokens             int64               `json:"output_tokens"`
+	CacheReadInputTokens     int64               `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int64               `json:"cache_creation_input_tokens"`
+	CacheCreation            cacheCreation       `json:"cache_creation"`
+	ServerToolUse            serverToolUse       `json:"server_tool_use"`
+	OutputTokensDetails      outputTokensDetails `json:"output_tokens_details"`
+	Iterations               []struct{}          `json:"iterations"`
+	InferenceGeo             string              `json:"inference_geo"`
+	ServiceTier              string              `json:"service_tier"`
+	Speed                    string              `json:"speed"`
+	FallbackCredit           *struct{}           `json:"fallback_credit"`
+}
+
+type cacheCreation struct {
+	Ephemeral1h int64 `json:"ephemeral_1h_input_tokens"`
+	Ephemeral5m int64 `json:"ephemeral_5m_input_tokens"`
+}
+
+type serverToolUse struct {
+	WebFetch  int64 `json:"web_fetch_requests"`
+	WebSearch int64 `json:"web_search_requests"`
+}
+
+type outputTokensDetails struct {
+	Thinking int64 `json:"thinking_tokens"`
 }
 
 // UsageOf converts the runner's usage.
 func UsageOf(u llm.Usage) UsageEvent {
 	return UsageEvent{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-		CacheReadInputTokens: u.CacheReadTokens, CacheCreationInputTokens: u.CacheCreationTokens}
+		CacheReadInputTokens: u.CacheReadTokens, CacheCreationInputTokens: u.CacheCreationTokens,
+		Iterations: []struct{}{}, ServiceTier: "standard", Speed: "standard"}
+}
+
+// deltaUsage is a message_delta's usage (the API's MessageDeltaUsage).
+func deltaUsage(u llm.Usage) map[string]any {
+	return map[string]any{"input_tokens": u.InputTokens, "output_tokens": u.OutputTokens,
+		"cache_read_input_tokens": u.CacheReadTokens, "cache_creation_input_tokens": u.CacheCreationTokens,
+		"server_tool_use": nil, "output_tokens_details": nil, "iterations": nil, "fallback_credit": nil}
+}
+
+// ModelUsage is one model's share of a run (the SDK's ModelUsage; camelCase
+// as the SDK spells it).
+type ModelUsage struct {
+	InputTokens              int64   `json:"inputTokens"`
+	OutputTokens             int64   `json:"outputTokens"`
+	CacheReadInputTokens     int64   `json:"cacheReadInputTokens"`
+	CacheCreationInputTokens int64   `json:"cacheCreationInputTokens"`
+	WebSearchRequests        int64   `json:"webSearchRequests"`
+	CostUSD                  float64 `json:"costUSD"`
+	ContextWindow            int     `json:"contextWindow"`
+	MaxOutputTokens          int     `json:"maxOutputTokens"`
 }
 
 // streamEvent is a partial-message event (--include-partial-messages).
@@ -136,31 +222,49 @@ type streamEvent struct {
 	Type            string         `json:"type"` // stream_event
 	Event           map[string]any `json:"event"`
 	ParentToolUseID *string        `json:"parent_tool_use_id"`
+	UUID            string         `json:"uuid"`
 	SessionID       string         `json:"session_id"`
 }
 
-// systemEvent is one of Synapse's own events (type "system").
+// systemEvent is one of Synapse's own events (type "system"), or the SDK's
+// compact_boundary.
 type systemEvent struct {
-	Type            string         `json:"type"`
-	Subtype         string         `json:"subtype"`
-	SessionID       string         `json:"session_id"`
-	ParentToolUseID *string        `json:"parent_tool_use_id,omitempty"`
-	ToolUseID       string         `json:"tool_use_id,omitempty"`
-	TaskID          string         `json:"task_id,omitempty"`
-	TaskType        string         `json:"task_type,omitempty"`
-	Description     string         `json:"description,omitempty"`
-	Command         string         `json:"command,omitempty"`
-	Resource        string         `json:"resource,omitempty"`
-	Reason          string         `json:"reason,omitempty"`
-	Text            string         `json:"text,omitempty"`
-	Message         string         `json:"message,omitempty"`
-	Todos           *[]todoEvent   `json:"todos,omitempty"`
-	Hooks           []hooks.Output `json:"hooks,omitempty"`
-	DurationMs      *int64         `json:"duration_ms,omitempty"`
-	ToolCount       *int           `json:"tool_count,omitempty"`
-	Usage           *UsageEvent    `json:"usage,omitempty"`
-	IsError         *bool          `json:"is_error,omitempty"`
-	Error           string         `json:"error,omitempty"`
+	Type            string           `json:"type"`
+	Subtype         string           `json:"subtype"`
+	UUID            string           `json:"uuid"`
+	SessionID       string           `json:"session_id"`
+	ParentToolUseID *string          `json:"parent_tool_use_id,omitempty"`
+	ToolUseID       string           `json:"tool_use_id,omitempty"`
+	TaskID          string           `json:"task_id,omitempty"`
+	TaskType        string           `json:"task_type,omitempty"`
+	SubagentType    string           `json:"subagent_type,omitempty"`
+	Description     string           `json:"description,omitempty"`
+	Command         string           `json:"command,omitempty"`
+	Resource        string           `json:"resource,omitempty"`
+	Reason          string           `json:"reason,omitempty"`
+	Text            string           `json:"text,omitempty"`
+	Message         string           `json:"message,omitempty"`
+	Todos           *[]todoEvent     `json:"todos,omitempty"`
+	Hooks           []hooks.Output   `json:"hooks,omitempty"`
+	DurationMs      *int64           `json:"duration_ms,omitempty"`
+	ToolCount       *int             `json:"tool_count,omitempty"`
+	Usage           *UsageEvent      `json:"usage,omitempty"`
+	IsError         *bool            `json:"is_error,omitempty"`
+	Error           string           `json:"error,omitempty"`
+	Action          string           `json:"action,omitempty"`
+	CompactMetadata *compactMetadata `json:"compact_metadata,omitempty"`
+	// api_retry, as the SDK's SDKAPIRetryMessage has it.
+	Attempt      *int   `json:"attempt,omitempty"`
+	MaxRetries   *int   `json:"max_retries,omitempty"`
+	RetryDelayMs *int64 `json:"retry_delay_ms,omitempty"`
+}
+
+// compactMetadata is compact_boundary's: what triggered the rewrite and
+// the context's estimated tokens before and after it.
+type compactMetadata struct {
+	Trigger    string `json:"trigger"` // auto, manual
+	PreTokens  int    `json:"pre_tokens"`
+	PostTokens int    `json:"post_tokens"`
 }
 
 type todoEvent struct {
@@ -170,22 +274,27 @@ type todoEvent struct {
 }
 
 // ResultEvent ends a run (and is the whole output of --output-format json).
+// modelUsage and errors are the SDK's (errors: on error results, what went
+// wrong); error, cost_known and hooks are Synapse's.
 type ResultEvent struct {
-	Type              string         `json:"type"`
-	Subtype           string         `json:"subtype"` // success, error_max_turns, error_during_execution
-	IsError           bool           `json:"is_error"`
-	DurationMs        int64          `json:"duration_ms"`
-	DurationAPIMs     int64          `json:"duration_api_ms"`
-	NumTurns          int            `json:"num_turns"`
-	Result            string         `json:"result"`
-	SessionID         string         `json:"session_id"`
-	TotalCostUSD      float64        `json:"total_cost_usd"`
-	CostKnown         bool           `json:"cost_known"`
-	Usage             UsageEvent     `json:"usage"`
-	PermissionDenials []Denial       `json:"permission_denials"`
-	StopReason        string         `json:"stop_reason"`
-	Error             string         `json:"error,omitempty"`
-	Hooks             []hooks.Output `json:"hooks,omitempty"`
+	Type              string                `json:"type"`
+	Subtype           string                `json:"subtype"` // success, error_max_turns, error_during_execution
+	IsError           bool                  `json:"is_error"`
+	DurationMs        int64                 `json:"duration_ms"`
+	DurationAPIMs     int64                 `json:"duration_api_ms"`
+	NumTurns          int                   `json:"num_turns"`
+	Result            string                `json:"result"`
+	SessionID         string                `json:"session_id"`
+	UUID              string                `json:"uuid"`
+	TotalCostUSD      float64               `json:"total_cost_usd"`
+	CostKnown         bool                  `json:"cost_known"`
+	Usage             UsageEvent            `json:"usage"`
+	ModelUsage        map[string]ModelUsage `json:"modelUsage"`
+	PermissionDenials []Denial              `json:"permission_denials"`
+	StopReason        string                `json:"stop_reason"`
+	Errors            []string              `json:"errors,omitempty"`
+	Error             string                `json:"error,omitempty"`
+	Hooks             []hooks.Output        `json:"hooks,omitempty"`
 }
 
 // Denial is a call the sandbox refused.
@@ -201,6 +310,7 @@ type Stream struct {
 	enc     *json.Encoder
 	partial bool // --include-partial-messages
 	stream  bool // false for --output-format json: only the result is written
+	uuid    func() string
 
 	sessionID string
 	model     string
@@ -211,8 +321,9 @@ type Stream struct {
 	text     strings.Builder
 	block    string // the open partial block: "text", "thinking" or ""
 	stopped  bool   // the turn's message_stop was sent
-	index    int    // its index within the message
+	index    int    // the open block's index within the message
 	usage    *llm.Usage
+	stop     string // the model's stop reason, once its response is complete
 
 	open    []string // tool_use ids without a tool_result, in order
 	parent  map[string]string
@@ -226,7 +337,19 @@ type Stream struct {
 func New(w io.Writer, stream, partial bool) *Stream {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return &Stream{enc: enc, stream: stream, partial: partial, parent: map[string]string{}, command: map[string]string{}}
+	return &Stream{enc: enc, stream: stream, partial: partial, uuid: NewUUID, parent: map[string]string{}, command: map[string]string{}}
+}
+
+// SetModel changes the model later messages name (set_model).
+func (s *Stream) SetModel(m string) { s.model = m }
+
+// NewUUID is a random (version 4) UUID.
+func NewUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
 
 func (s *Stream) emit(v any) {
@@ -238,7 +361,27 @@ func (s *Stream) emit(v any) {
 // Init writes the system/init event and remembers its session and model.
 func (s *Stream) Init(ev InitEvent) {
 	s.sessionID, s.model = ev.SessionID, ev.Model
-	ev.Type, ev.Subtype = "system", "init"
+	ev.Type, ev.Subtype, ev.UUID = "system", "init", s.uuid()
+	for _, l := range []*[]string{&ev.Tools, &ev.SlashCommands, &ev.Skills, &ev.Agents} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	if ev.MCPServers == nil {
+		ev.MCPServers = []MCPStatus{}
+	}
+	if ev.Plugins == nil {
+		ev.Plugins = []struct{}{}
+	}
+	if ev.OutputStyle == "" {
+		ev.OutputStyle = "default"
+	}
+	if ev.APIKeySource == "" {
+		ev.APIKeySource = "none"
+	}
+	if ev.SDKPermissionMode == "" {
+		ev.SDKPermissionMode = "default"
+	}
 	s.emit(ev)
 }
 
@@ -252,13 +395,13 @@ func parentID(id string) *string {
 }
 
 func (s *Stream) sys(ev systemEvent) {
-	ev.Type, ev.SessionID = "system", s.sessionID
+	ev.Type, ev.SessionID, ev.UUID = "system", s.sessionID, s.uuid()
 	s.emit(ev)
 }
 
 func (s *Stream) partialEvent(ev map[string]any) {
 	if s.partial {
-		s.emit(streamEvent{Type: "stream_event", Event: ev, SessionID: s.sessionID})
+		s.emit(streamEvent{Type: "stream_event", Event: ev, SessionID: s.sessionID, UUID: s.uuid()})
 	}
 }
 
@@ -268,10 +411,34 @@ func (s *Stream) turnID() string {
 		s.msgSeq++
 		s.msgID = fmt.Sprintf("msg_%d", s.msgSeq)
 		s.index = 0
-		s.partialEvent(map[string]any{"type": "message_start", "message": map[string]any{
-			"id": s.msgID, "type": "message", "role": "assistant", "model": s.model, "content": []any{}}})
+		m := s.apiMessage(nil, "", llm.Usage{})
+		s.partialEvent(map[string]any{"type": "message_start", "message": m})
 	}
 	return s.msgID
+}
+
+// apiMessage is an assistant message of the current model turn (parent
+// "": the main agent's) or of a sub-agent, with blocks.
+func (s *Stream) apiMessage(blocks []Block, parent string, u llm.Usage) message {
+	if blocks == nil {
+		blocks = []Block{}
+	}
+	ue := UsageOf(u)
+	m := message{Type: "message", Role: "assistant", Model: s.model, Content: blocks, Usage: &ue, apiNulls: &apiNulls{}}
+	if parent != "" {
+		s.msgSeq++
+		m.ID = fmt.Sprintf("msg_%d", s.msgSeq)
+		m.apiNulls.StopReason = ptr("tool_use")
+		return m
+	}
+	m.ID = s.msgID
+	if s.usage != nil {
+		ue = UsageOf(*s.usage)
+	}
+	if s.stop != "" {
+		m.apiNulls.StopReason = ptr(s.stop)
+	}
+	return m
 }
 
 func (s *Stream) delta(kind, text string) {
@@ -282,7 +449,10 @@ func (s *Stream) delta(kind, text string) {
 	if s.block != kind {
 		s.closeBlock()
 		s.block = kind
-		start := map[string]any{"type": kind, kind: ""}
+		start := textBlock("")
+		if kind == "thinking" {
+			start = thinkingBlock("")
+		}
 		s.partialEvent(map[string]any{"type": "content_block_start", "index": s.index, "content_block": start})
 	}
 	field := "text"
@@ -310,73 +480,153 @@ func (s *Stream) closeBlock() {
 func (s *Stream) flush() {
 	s.closeBlock()
 	if s.thinking.Len() > 0 {
-		t := s.thinking.String()
-		s.assistant(Block{Type: "thinking", Thinking: &t}, "")
+		s.assistant(thinkingBlock(s.thinking.String()), "")
 		s.thinking.Reset()
 	}
 	if s.text.Len() > 0 {
-		t := s.text.String()
-		s.assistant(Block{Type: "text", Text: &t}, "")
+		s.assistant(textBlock(s.text.String()), "")
 		s.text.Reset()
 	}
 }
 
 func (s *Stream) assistant(b Block, parent string) {
-	m := message{Type: "message", Role: "assistant", Model: s.model, Content: []Block{b}}
 	if parent == "" {
-		m.ID = s.turnID()
-		if s.usage != nil {
-			u := UsageOf(*s.usage)
-			m.Usage = &u
-		}
+		s.turnID()
 	}
-	s.emit(messageEvent{Type: "assistant", Message: m, ParentToolUseID: parentID(parent), SessionID: s.sessionID})
+	m := s.apiMessage([]Block{b}, parent, llm.Usage{})
+	s.emit(messageEvent{Type: "assistant", Message: m, ParentToolUseID: parentID(parent), SessionID: s.sessionID, UUID: s.uuid()})
+}
+
+// apiStopReason is the model's stop reason in the Messages API's words
+// (another provider's are mapped; a response with tool calls stopped for
+// them).
+func apiStopReason(reason string, calls int) string {
+	if calls > 0 {
+		return "tool_use"
+	}
+	switch reason {
+	case "end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal", "model_context_window_exceeded":
+		return reason
+	case "length":
+		return "max_tokens"
+	}
+	return "end_turn"
+}
+
+// respond ends the model's response: its text and thinking blocks, then
+// its tool calls (with partial messages streamed as tool_use blocks whose
+// input is an input_json_delta), then message_delta (stop reason and
+// usage) and message_stop — all before any call runs and is answered.
+func (s *Stream) respond(e agent.Event) {
+	if e.Usage != nil {
+		u := *e.Usage
+		s.usage = &u
+	}
+	s.turnID()
+	s.stop = apiStopReason(e.StopReason, len(e.Calls))
+	s.closeBlock()
+	for _, c := range e.Calls {
+		input := callInput(c)
+		s.partialEvent(map[string]any{"type": "content_block_start", "index": s.index,
+			"content_block": map[string]any{"type": "tool_use", "id": c.ID, "name": ToolName, "input": map[string]any{}}})
+		s.partialEvent(map[string]any{"type": "content_block_delta", "index": s.index,
+			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(input)}})
+		s.partialEvent(map[string]any{"type": "content_block_stop", "index": s.index})
+		s.index++
+	}
+	s.flush()
+	for _, c := range e.Calls {
+		s.announce(c.ID, callInput(c), commandOf(c), "")
+	}
+	s.stopMessage()
+}
+
+// callInput is a call's input object as the model sent it ({} and the
+// parser's complaint when it is not JSON).
+func callInput(c llm.ToolCall) json.RawMessage {
+	var m map[string]any
+	if c.InvalidInput != "" || json.Unmarshal(c.Input, &m) != nil {
+		b, _ := json.Marshal(map[string]any{"invalid_input": cmp.Or(c.InvalidInput, string(c.Input))})
+		return b
+	}
+	b, _ := json.Marshal(m) // compact, keys in order
+	return b
+}
+
+// commandOf is the command a call's input names ("" when none).
+func commandOf(c llm.ToolCall) string {
+	var in struct {
+		Command string `json:"command"`
+	}
+	_ = json.Unmarshal(c.Input, &in)
+	return in.Command
 }
 
 // stopMessage ends the model's message: its blocks are written, and with
-// partial messages, message_delta (usage) and message_stop follow.
+// partial messages, message_delta (stop reason, usage) and message_stop follow.
 func (s *Stream) stopMessage() {
 	s.flush()
 	if s.msgID == "" || s.stopped {
 		return
 	}
 	s.stopped = true
+	var u llm.Usage
 	if s.usage != nil {
-		s.partialEvent(map[string]any{"type": "message_delta", "usage": UsageOf(*s.usage)})
+		u = *s.usage
 	}
+	s.partialEvent(map[string]any{"type": "message_delta", "context_management": nil,
+		"delta": map[string]any{"stop_reason": cmp.Or(s.stop, "end_turn"), "stop_sequence": nil, "container": nil, "stop_details": nil},
+		"usage": deltaUsage(u)})
 	s.partialEvent(map[string]any{"type": "message_stop"})
 }
 
 // endTurn closes the model turn (its message and tool calls).
 func (s *Stream) endTurn() {
 	s.stopMessage()
-	s.msgID, s.usage, s.stopped = "", nil, false
+	s.msgID, s.usage, s.stopped, s.stop = "", nil, false, ""
 }
 
-func (s *Stream) toolUse(id, command, parent string) {
-	if parent == "" {
-		s.flush()
+// announce writes a tool_use block once per call id.
+func (s *Stream) announce(id string, input json.RawMessage, command, parent string) {
+	if _, seen := s.parent[id]; seen {
+		return
 	}
-	s.assistant(Block{Type: "tool_use", ID: id, Name: ToolName, Input: map[string]any{"command": command}}, parent)
+	s.assistant(Block{Type: "tool_use", ID: id, Name: ToolName, Input: input}, parent)
 	s.open = append(s.open, id)
 	s.parent[id] = parent
 	s.command[id] = command
 }
 
+func (s *Stream) toolUse(id, command, parent string) {
+	if _, seen := s.parent[id]; seen {
+		return
+	}
+	if parent == "" {
+		s.flush()
+	}
+	in, _ := json.Marshal(map[string]any{"command": command})
+	s.announce(id, in, command, parent)
+}
+
+// CallFor is the id of the open tool call running command (the latest
+// such), "" when none: what a permission question is about.
+func (s *Stream) CallFor(command string) string {
+	for i := len(s.open) - 1; i >= 0; i-- {
+		if s.command[s.open[i]] == command {
+			return s.open[i]
+		}
+	}
+	return ""
+}
+
 // toolResult writes the call's result, once: a call already answered (or
 // never started) is skipped.
 func (s *Stream) toolResult(id, command, parent string, res *tool.Result, took time.Duration) {
-	i := -1
-	for k, o := range s.open {
-		if o == id {
-			i = k
-			break
-		}
-	}
+	i := slices.Index(s.open, id)
 	if i < 0 {
 		return
 	}
-	s.open = append(s.open[:i], s.open[i+1:]...)
+	s.open = slices.Delete(s.open, i, i+1)
 	delete(s.parent, id)
 	if command == "" {
 		command = s.command[id]
@@ -393,12 +643,18 @@ func (s *Stream) toolResult(id, command, parent string, res *tool.Result, took t
 		tr.Cancelled = res.Facts.Interrupted || res.Facts.Status == "cancelled"
 	}
 	s.emit(messageEvent{Type: "user", Message: message{Role: "user", Content: []Block{{Type: "tool_result", ToolUseID: id, Content: &out, IsError: &isErr}}},
-		ParentToolUseID: parentID(parent), SessionID: s.sessionID, ToolUseResult: tr})
+		ParentToolUseID: parentID(parent), SessionID: s.sessionID, UUID: s.uuid(), ToolUseResult: tr})
 	if res != nil && res.Facts.SandboxBlocked() {
 		resource, reason := res.Facts.Resource, res.Facts.Reason
 		s.denials = append(s.denials, Denial{ToolName: ToolName, ToolUseID: id, ToolInput: map[string]any{"command": command}})
 		s.sys(systemEvent{Subtype: "sandbox_blocked", ToolUseID: id, ParentToolUseID: parentID(parent), Command: command, Resource: resource, Reason: reason})
 	}
+}
+
+// Deny records a call the host or the permission mode refused (the
+// result's permission_denials).
+func (s *Stream) Deny(id, command string) {
+	s.denials = append(s.denials, Denial{ToolName: ToolName, ToolUseID: id, ToolInput: map[string]any{"command": command}})
 }
 
 // Event encodes one agent event.
@@ -409,11 +665,7 @@ func (s *Stream) Event(e agent.Event) {
 	case agent.ThinkingDelta:
 		s.delta("thinking", e.Text)
 	case agent.Usage:
-		if e.Usage != nil {
-			u := *e.Usage
-			s.usage = &u
-		}
-		s.stopMessage() // the model's response is complete
+		s.respond(e)
 	case agent.ToolStart:
 		s.toolUse(e.CallID, e.Command, "")
 	case agent.ToolEnd:
@@ -425,7 +677,8 @@ func (s *Stream) Event(e agent.Event) {
 	case agent.TurnEnd:
 		s.endTurn()
 	case agent.TaskStart:
-		s.sys(systemEvent{Subtype: "task_started", TaskID: e.TaskID, ParentToolUseID: parentID(e.ParentCallID), TaskType: e.TaskType, Description: e.TaskDescription})
+		s.sys(systemEvent{Subtype: "task_started", TaskID: e.TaskID, ParentToolUseID: parentID(e.ParentCallID), ToolUseID: e.ParentCallID,
+			TaskType: e.TaskType, SubagentType: e.TaskType, Description: e.TaskDescription})
 	case agent.TaskEnd:
 		ev := systemEvent{Subtype: "task_finished", TaskID: e.TaskID, ParentToolUseID: parentID(e.ParentCallID), TaskType: e.TaskType,
 			Description: e.TaskDescription, DurationMs: ptr(e.Duration.Milliseconds()), ToolCount: ptr(e.ToolCount),
@@ -446,16 +699,38 @@ func (s *Stream) Event(e agent.Event) {
 	case agent.Reminder:
 		s.sys(systemEvent{Subtype: "todo_reminder", Text: e.Text})
 	case agent.Retry:
-		s.sys(systemEvent{Subtype: "api_retry", Message: e.Text})
+		ev := systemEvent{Subtype: "api_retry", Message: e.Text, Error: "unknown"}
+		if n := e.RetryNotice; n != nil {
+			ev.Attempt, ev.MaxRetries, ev.RetryDelayMs = ptr(n.Attempt), ptr(n.Max), ptr(n.Wait.Milliseconds())
+		}
+		s.sys(ev)
 	case agent.Warning:
 		if e.Err != nil {
 			s.sys(systemEvent{Subtype: "warning", Message: e.Err.Error()})
 		}
+	case agent.ContextNotice:
+		s.context(e)
 	case agent.HookProgress:
 		s.sys(systemEvent{Subtype: "hook_progress", Text: e.Text})
 	case agent.HookOutput:
 		s.sys(systemEvent{Subtype: "hook_output", Hooks: e.Hooks, Text: e.Text})
 	}
+}
+
+// context writes a history rewrite (compaction, offload, shrink) as the
+// SDK's compact_boundary, with Synapse's action and message beside it.
+func (s *Stream) context(e agent.Event) {
+	c := e.Context
+	if c == nil {
+		s.sys(systemEvent{Subtype: "warning", Message: e.Text})
+		return
+	}
+	trigger := "auto"
+	if c.Manual {
+		trigger = "manual"
+	}
+	s.sys(systemEvent{Subtype: "compact_boundary", Action: c.Action, Message: e.Text,
+		CompactMetadata: &compactMetadata{Trigger: trigger, PreTokens: c.Before, PostTokens: c.After}})
 }
 
 // Summary is the outcome of one run, for the result event.
@@ -469,7 +744,8 @@ type Summary struct {
 
 // Finish answers every tool_use still open (the run was cancelled under
 // it; the agent reports its own calls ended, but a sub-agent's command can
-// be cut off mid-way), closes the turn and writes the result event.
+// be cut off mid-way, and a call after an interrupted one never starts),
+// closes the turn and writes the result event.
 func (s *Stream) Finish(r Summary) {
 	for len(s.open) > 0 {
 		id := s.open[len(s.open)-1] // innermost (a sub-agent's) first
@@ -479,13 +755,19 @@ func (s *Stream) Finish(r Summary) {
 	}
 	s.endTurn()
 	out := ResultEvent{Type: "result", Subtype: "success", DurationMs: r.Took.Milliseconds(), DurationAPIMs: r.Result.APIDuration.Milliseconds(),
-		NumTurns: r.Result.Turns, Result: r.Result.Text, SessionID: s.sessionID, TotalCostUSD: r.Cost, CostKnown: r.Priced,
-		Usage: UsageOf(r.Result.Usage), PermissionDenials: s.denials, StopReason: r.Result.StopReason, Hooks: r.Result.Hooks}
+		NumTurns: r.Result.Turns, Result: r.Result.Text, SessionID: s.sessionID, UUID: s.uuid(), TotalCostUSD: r.Cost, CostKnown: r.Priced,
+		Usage: UsageOf(r.Result.Usage), PermissionDenials: s.denials, StopReason: r.Result.StopReason, Hooks: r.Result.Hooks,
+		ModelUsage: map[string]ModelUsage{}}
+	if u := r.Result.Usage; s.model != "" && u != (llm.Usage{}) {
+		out.ModelUsage[s.model] = ModelUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+			CacheReadInputTokens: u.CacheReadTokens, CacheCreationInputTokens: u.CacheCreationTokens, CostUSD: r.Cost}
+	}
 	if out.PermissionDenials == nil {
 		out.PermissionDenials = []Denial{}
 	}
 	if r.Err != nil {
 		out.IsError, out.Error = true, r.Err.Error()
+		out.Errors = []string{r.Err.Error()}
 		out.Subtype = "error_during_execution"
 		var le *agent.LimitError
 		if errors.As(r.Err, &le) && le.Reason == agent.StopMaxTurns {

@@ -2,6 +2,7 @@ package headless
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,6 +30,16 @@ func toolRes(out string, isErr bool, facts tool.Facts) *tool.Result {
 	return r
 }
 
+// bashCalls are the Bash calls of a model response: id, command, id, command…
+func bashCalls(idCommand ...string) []llm.ToolCall {
+	var calls []llm.ToolCall
+	for i := 0; i+1 < len(idCommand); i += 2 {
+		in, _ := json.Marshal(map[string]string{"command": idCommand[i+1]})
+		calls = append(calls, llm.ToolCall{ID: idCommand[i], Name: ToolName, Input: in})
+	}
+	return calls
+}
+
 // headlessCases are event sequences as the runner emits them, covering
 // every stream-json event type; each is rendered and compared with its
 // golden file (go test -run TestStreamJSONGolden -update rewrites them).
@@ -47,7 +58,9 @@ var headlessCases = []struct {
 			{Kind: agent.ThinkingDelta, Text: "look."},
 			{Kind: agent.TextDelta, Text: "Checking "},
 			{Kind: agent.TextDelta, Text: "the files."},
-			{Kind: agent.Usage, Usage: &llm.Usage{InputTokens: 1200, OutputTokens: 40, CacheReadTokens: 800}},
+			{Kind: agent.Usage, Usage: &llm.Usage{InputTokens: 1200, OutputTokens: 40, CacheReadTokens: 800}, StopReason: "tool_use",
+				Calls: bashCalls("toolu_1", `TodoWrite '{"todos":[{"content":"List files","activeForm":"Listing files","status":"in_progress"}]}'`,
+					"toolu_2", "ls", "toolu_3", "write /etc/motd hi")},
 			{Kind: agent.ToolStart, CallID: "toolu_1", Command: `TodoWrite '{"todos":[{"content":"List files","activeForm":"Listing files","status":"in_progress"}]}'`},
 			{Kind: agent.TodoChange, Todos: []todo.Item{{Content: "List files", ActiveForm: "Listing files", Status: todo.InProgress}}},
 			{Kind: agent.ToolEnd, CallID: "toolu_1", Command: `TodoWrite '{"todos":[{"content":"List files","activeForm":"Listing files","status":"in_progress"}]}'`,
@@ -64,6 +77,8 @@ var headlessCases = []struct {
 			{Kind: agent.Reminder, Text: "[System Reminder] Your todo list still has unfinished items."},
 			{Kind: agent.TurnEnd},
 			{Kind: agent.Warning, Err: errors.New("pricing.json: unknown model, cost not counted")},
+			{Kind: agent.ContextNotice, Text: "context compacted: 150000 → 20000 tokens (40 messages summarised)",
+				Context: &agent.ContextChange{Action: "compact", Before: 150000, After: 20000}},
 			{Kind: agent.HookProgress, Text: "running stop hook lint"},
 			{Kind: agent.HookOutput, Text: "lint: ok", Hooks: []hooks.Output{{Hook: "lint", Text: "ok"}}},
 		},
@@ -132,6 +147,8 @@ var headlessCases = []struct {
 func renderHeadless(format string, partial bool, events []agent.Event, sum Summary) string {
 	var out bytes.Buffer
 	o := New(&out, format == "stream-json", partial)
+	n := 0
+	o.uuid = func() string { n++; return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }
 	o.Init(InitEvent{SessionID: "session-20260101-000000-abcd", Model: "claude-sonnet-4-5", Cwd: "/home/me/project",
 		Tools: []string{ToolName}, MCPServers: []MCPStatus{{Name: "docs", Status: "connected"}}, PermissionMode: "default",
 		Sandbox: true, SynapseVersion: "0.1.0"})
@@ -203,4 +220,40 @@ func BenchmarkStreamJSON(b *testing.B) {
 		renderHeadless(tc.format, tc.partial, tc.events, tc.sum)
 	}
 	b.ReportMetric(float64(len(tc.events)), "events/run")
+}
+
+// The hosts' mode names: the SDK's camelCase beside Synapse's; "default"
+// is the ask mode when the host answers questions.
+func TestParseMode(t *testing.T) {
+	cases := []struct {
+		name     string
+		hostAsks bool
+		want     tool.Mode
+		ask      bool
+		note     bool
+	}{
+		{"default", false, tool.ModeDefault, false, false},
+		{"default", true, tool.ModeAsk, true, false},
+		{"acceptEdits", true, tool.ModeAcceptEdits, true, false},
+		{"accept-edits", false, tool.ModeAcceptEdits, false, false},
+		{"plan", true, tool.ModePlan, true, false},
+		{"ask", false, tool.ModeAsk, false, false},
+		{"bypassPermissions", false, tool.ModeAcceptEdits, false, true},
+		{"dontAsk", true, tool.ModeDefault, false, true},
+		{"auto", true, tool.ModeDefault, true, true},
+	}
+	for _, c := range cases {
+		m, err := ParseMode(c.name, c.hostAsks)
+		if err != nil || m.Mode != c.want || m.Ask != c.ask || (m.Note != "") != c.note {
+			t.Errorf("ParseMode(%q, %v) = %+v, %v", c.name, c.hostAsks, m, err)
+		}
+	}
+	if _, err := ParseMode("yolo", false); err == nil || !strings.Contains(err.Error(), "acceptEdits") {
+		t.Errorf("yolo: %v", err)
+	}
+	for m, want := range map[tool.Mode]string{tool.ModeDefault: "default", tool.ModeAsk: "default", tool.ModeAcceptEdits: "acceptEdits", tool.ModePlan: "plan"} {
+		if got := SDKName(m); got != want {
+			t.Errorf("SDKName(%s) = %s", m, got)
+		}
+	}
 }

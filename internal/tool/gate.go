@@ -28,6 +28,8 @@ type Permissions struct {
 	always map[string]bool // ask mode: command words allowed for the session
 	grants []string        // lasting grants made here, for /sandbox
 	sw     func(Mode) error
+	allow  []Rule // the host's pre-approved commands (SetRules)
+	deny   []Rule // the host's refused commands
 }
 
 // NewPermissions returns the gate for an agent working in project (the
@@ -292,7 +294,10 @@ func (p *Permissions) BeforeRun(ctx context.Context, req RunRequest) (bool, stri
 		p.tell(Question{Kind: AskRun, Command: req.Command}, AnswerDeny, ByPlan)
 		return false, PlanModeNote
 	}
-	if mode != ModeAsk {
+	if spec := p.ruled(true, req.Command); spec != "" {
+		return false, DisallowedNote(spec)
+	}
+	if mode != ModeAsk || p.ruled(false, req.Command) != "" {
 		return true, ""
 	}
 	reasons := req.Reasons()

@@ -11,9 +11,10 @@ import (
 )
 
 // CheckStream holds the format's contract on any output: every line is JSON
-// with a type, keys are snake_case, the first event is system/init (for
-// stream-json), the last is the result, and every tool_use has exactly one
-// tool_result.
+// with a type and a uuid, keys are snake_case (but for the few the Agent
+// SDK spells in camelCase), the first event is system/init (for
+// stream-json; control protocol lines aside), the last is the result, and
+// every tool_use has exactly one tool_result.
 func CheckStream(t testing.TB, out string) {
 	t.Helper()
 	uses, results := map[string]int{}, map[string]int{}
@@ -25,7 +26,13 @@ func CheckStream(t testing.TB, out string) {
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("not JSON: %q", sc.Text())
 		}
+		if typ := fmt.Sprint(ev["type"]); typ == "control_request" || typ == "control_response" {
+			continue
+		}
 		types = append(types, fmt.Sprint(ev["type"]))
+		if id, _ := ev["uuid"].(string); id == "" {
+			t.Errorf("event without a uuid: %s", sc.Text())
+		}
 		checkSnake(t, ev, "")
 		msg, _ := ev["message"].(map[string]any)
 		blocks, _ := msg["content"].([]any)
@@ -57,17 +64,22 @@ func CheckStream(t testing.TB, out string) {
 	}
 }
 
+// sdkCamel are the keys the Agent SDK's types spell in camelCase
+// (system/init's permissionMode and apiKeySource, the result's modelUsage,
+// whose entries are keyed by model and camelCase throughout).
+var sdkCamel = map[string]bool{"permissionMode": true, "apiKeySource": true, "modelUsage": true}
+
 // checkSnake fails on a camelCase key anywhere but inside tool inputs
-// (the model's own arguments).
+// (the model's own arguments) and the SDK's own camelCase fields.
 func checkSnake(t testing.TB, v any, key string) {
 	t.Helper()
 	switch x := v.(type) {
 	case map[string]any:
-		if key == "input" || key == "tool_input" {
+		if key == "input" || key == "tool_input" || key == "modelUsage" {
 			return
 		}
 		for k, e := range x {
-			if strings.ToLower(k) != k {
+			if strings.ToLower(k) != k && !sdkCamel[k] {
 				t.Errorf("key %q is not snake_case", k)
 			}
 			checkSnake(t, e, k)

@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/synapse-agent/synapse/internal/agentsh/registry"
+	"github.com/synapse-agent/synapse/internal/app"
+	"github.com/synapse-agent/synapse/internal/headless"
+	"github.com/synapse-agent/synapse/internal/textutil"
+	"github.com/synapse-agent/synapse/internal/tool"
+)
+
+// sdkHost answers the Agent SDK's control requests for one `synapse run`
+// session: it wires headless.Control's handlers to the agent, the gate
+// and the output.
+type sdkHost struct {
+	g          *app.Agent
+	perm       *tool.Permissions
+	out        *runOutput
+	ctl        *headless.Control
+	hostAsks   bool     // --permission-prompt-tool stdio
+	sdkServers []string // the host's in-process MCP servers (--mcp-config type sdk, initialize)
+	startModel string
+	basePrompt string // the system prompt after the flags
+	errw       io.Writer
+}
+
+func (h *sdkHost) handlers(turns *turnCancel) headless.Handlers {
+	return headless.Handlers{
+		Initialize:        h.initialize,
+		Interrupt:         turns.interrupt,
+		SetPermissionMode: h.setMode,
+		SetModel:          h.setModel,
+		MCPStatus:         h.mcpStatus,
+		CallFor:           h.out.callFor,
+		Denied:            h.out.denied,
+	}
+}
+
+// notSupported reports what the host set up that Synapse does not do, on
+// stderr and as a warning event.
+func (h *sdkHost) notSupported(what string) {
+	fmt.Fprintln(h.errw, "synapse: note:", textutil.Sanitize(what))
+	h.out.warn(errors.New(what))
+}
+
+func (h *sdkHost) initialize(in headless.Init) (map[string]any, error) {
+	if in.SystemPrompt != "" || in.AppendSystemPrompt != "" {
+		p := h.basePrompt
+		if in.SystemPrompt != "" {
+			p = in.SystemPrompt
+		}
+		if in.AppendSystemPrompt != "" {
+			p += "\n\n" + in.AppendSystemPrompt
+		}
+		h.g.Runner.SetSystemPrompt(p)
+	}
+	resp := map[string]any{
+		"commands":                []any{},
+		"agents":                  agentInfos(),
+		"output_style":            "default",
+		"available_output_styles": []string{"default"},
+		"models":                  []any{map[string]any{"value": h.g.Runner.Model(), "displayName": h.g.Runner.Model(), "description": "the session's model"}},
+		"account":                 map[string]any{},
+		"claude_code_version":     Version,
+	}
+	if len(in.Hooks) > 0 {
+		slices.Sort(in.Hooks)
+		h.notSupported("the host's hook callbacks (" + strings.Join(in.Hooks, ", ") + ") are not run: synapse's hooks are its own (settings.json)")
+		resp["hooks_applied"] = false
+	}
+	if len(in.Agents) > 0 {
+		slices.Sort(in.Agents)
+		h.notSupported("the host's agent definitions (" + strings.Join(in.Agents, ", ") + ") are not used: synapse's sub-agents are task:explore, task:general and task:skill:search")
+	}
+	if len(in.MCPServers) > 0 {
+		slices.Sort(in.MCPServers)
+		h.notSupported("MCP servers sent in initialize (" + strings.Join(in.MCPServers, ", ") + ") are not started: synapse reads them from --mcp-config (the SDK's default delivery, mcpServersDelivery 'argv')")
+		resp["mcp_servers_applied"] = false
+	}
+	for _, s := range in.SDKMCPServers {
+		if !slices.Contains(h.sdkServers, s) {
+			h.sdkServers = append(h.sdkServers, s)
+		}
+	}
+	if len(in.SDKMCPServers) > 0 {
+		h.notSupported("the host's in-process MCP servers (" + strings.Join(in.SDKMCPServers, ", ") + ") are not served: synapse runs MCP servers as processes or URLs (--mcp-config with a command or url)")
+	}
+	return resp, nil
+}
+
+// setMode switches the permission mode (set_permission_mode, setPermissionMode()).
+func (h *sdkHost) setMode(name string) error {
+	m, err := headless.ParseMode(name, h.hostAsks)
+	if err != nil {
+		return err
+	}
+	if err := h.perm.SetMode(m.Mode); err != nil {
+		return fmt.Errorf("permission mode %s: %w", name, err)
+	}
+	h.ctl.SetAsking(m.Ask)
+	if m.Note != "" {
+		fmt.Fprintln(h.errw, "synapse: note: permission mode", m.Note)
+	}
+	return nil
+}
+
+// setModel switches the model (set_model); "" and "default" go back to the
+// session's first.
+func (h *sdkHost) setModel(model string) error {
+	if model == "" || model == "default" {
+		model = h.startModel
+	}
+	if err := h.g.SwitchModel(model); err != nil {
+		return err
+	}
+	h.out.setModel(model)
+	return nil
+}
+
+// mcpStatus lists the MCP servers, the host's in-process ones as failed.
+func (h *sdkHost) mcpStatus() []headless.MCPStatus {
+	rows := mcpStatuses(h.g)
+	for _, s := range h.sdkServers {
+		rows = append(rows, headless.MCPStatus{Name: s, Status: "failed", Error: "in-process (SDK) MCP servers are not supported by synapse"})
+	}
+	return rows
+}
+
+// apiKeySource is where the key comes from, as the SDK names it.
+func apiKeySource(getenv func(string) string) string {
+	if getenv("ANTHROPIC_API_KEY") != "" {
+		return "ANTHROPIC_API_KEY"
+	}
+	return "none"
+}
+
+// skillNames are the installed skills (system/init's skills).
+func skillNames(g *app.Agent) []string {
+	var out []string
+	if g.Extensions == nil || g.Extensions.Index == nil {
+		return out
+	}
+	for _, s := range g.Extensions.Index.Skills() {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// taskTypes are the sub-agent types (system/init's agents), from the registry.
+func taskTypes() []string {
+	var out []string
+	for _, n := range registry.Names(registry.FamilyTask) {
+		out = append(out, strings.TrimPrefix(n, registry.FamilyTask))
+	}
+	return out
+}
+
+// agentInfos are the sub-agents for initialize's response.
+func agentInfos() []any {
+	out := []any{}
+	for _, c := range registry.All() {
+		if c.Family == registry.FamilyTask {
+			out = append(out, map[string]any{"name": strings.TrimPrefix(c.Name, registry.FamilyTask), "description": c.Help})
+		}
+	}
+	return out
+}
