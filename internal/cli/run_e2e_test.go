@@ -41,6 +41,9 @@ func newRunEnv(t *testing.T, srv *llmtest.Server, format string) runEnv {
 	case llmtest.FormatResponses:
 		e.env = append(e.env, srv.ResponsesEnv()...)
 		e.env = append(e.env, "SYNAPSE_PROVIDER=openai", "SYNAPSE_MODEL=gpt-5")
+	case llmtest.FormatGemini:
+		e.env = append(e.env, srv.GeminiEnv()...)
+		e.env = append(e.env, "SYNAPSE_PROVIDER=gemini", "SYNAPSE_MODEL=gemini-2.5-pro")
 	default:
 		e.env = append(e.env, srv.AnthropicEnv()...)
 		e.env = append(e.env, "SYNAPSE_MODEL=claude-sonnet-4-5")
@@ -85,7 +88,7 @@ func todoCmd(statuses ...string) string {
 	return `TodoWrite '{"todos":[` + strings.Join(items, ",") + `]}'`
 }
 
-var formats = []string{llmtest.FormatAnthropic, llmtest.FormatOpenAI, llmtest.FormatResponses}
+var formats = []string{llmtest.FormatAnthropic, llmtest.FormatOpenAI, llmtest.FormatResponses, llmtest.FormatGemini}
 
 // The bar of issue 4: the built binary completes a scripted task of several
 // tool calls (shell, read, write, TodoWrite) and leaves a correct session.
@@ -141,6 +144,10 @@ func TestRunCompletesScriptedTask(t *testing.T) {
 			}
 			if ent.Usage.InputTokens == 0 || ent.Usage.RoundCount != 6 {
 				t.Errorf("usage = %+v", ent.Usage)
+			}
+			// Every format's model here has a built-in price.
+			if !ent.Usage.Priced || ent.Usage.UnpricedRounds != 0 || ent.Usage.CostUSD <= 0 {
+				t.Errorf("cost = %v (priced %v, %d unpriced rounds)", ent.Usage.CostUSD, ent.Usage.Priced, ent.Usage.UnpricedRounds)
 			}
 			hist, err := store.History(ent.ID)
 			if err != nil {

@@ -9,8 +9,11 @@
 package gemini
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -148,7 +151,7 @@ type tapKey struct{}
 type tapTransport struct{ base http.RoundTripper }
 
 func (t tapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(req)
+	resp, err := llm.StreamFromJSON(streamFromJSON)(req, t.base.RoundTrip)
 	tp, _ := req.Context().Value(tapKey{}).(*tap)
 	if err != nil || tp == nil {
 		return resp, err
@@ -156,6 +159,28 @@ func (t tapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	tp.status, tp.header = resp.StatusCode, resp.Header
 	resp.Body = &tapBody{rc: resp.Body, tap: tp}
 	return resp, nil
+}
+
+// streamFromJSON turns a whole answer (a gateway that ignored alt=sse) into
+// the stream the SDK reads: one GenerateContentResponse object, or the JSON
+// array of them the API answers without alt=sse, one event each.
+func streamFromJSON(body []byte) ([]byte, error) {
+	var chunks []json.RawMessage
+	if err := json.Unmarshal(body, &chunks); err != nil {
+		var one map[string]json.RawMessage
+		if err := json.Unmarshal(body, &one); err != nil {
+			return nil, err
+		}
+		if _, ok := one["candidates"]; !ok {
+			return nil, errors.New("not a GenerateContentResponse")
+		}
+		chunks = []json.RawMessage{body}
+	}
+	var buf bytes.Buffer
+	for _, c := range chunks {
+		llm.SSEEvent(&buf, "", c)
+	}
+	return buf.Bytes(), nil
 }
 
 type tapBody struct {

@@ -276,6 +276,22 @@ func TestErrorsAndRetries(t *testing.T) {
 	}
 }
 
+// A gateway that ignores alt=sse and answers the whole response as JSON is
+// read as one complete response.
+func TestPlainJSONAnswer(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Turn{PlainJSON: true, Text: "whole", ToolCalls: []llmtest.ToolCall{llmtest.BashCall("c1", "ls")},
+		Usage: llmtest.Usage{InputTokens: 10, OutputTokens: 5, Exact: true}})
+	var c llmtest.Events
+	resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.On)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.Text != "whole" || len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].ID != "c1" || resp.StopReason != llm.StopToolUse ||
+		resp.Usage != (llm.Usage{InputTokens: 10, OutputTokens: 5}) || c.Text != "whole" {
+		t.Errorf("resp %+v, events %+v", resp, c)
+	}
+}
+
 func TestContextOverflowIsPromptTooLong(t *testing.T) {
 	srv := llmtest.New(t)
 	srv.LimitTokens(5)
