@@ -122,6 +122,7 @@ func newRootCmd(stdio IO) *cobra.Command {
 		newSandboxCmd(stdio),
 		newMCPCmd(stdio),
 		newSessionsCmd(stdio),
+		newDoctorCmd(stdio),
 		newVersionCmd(stdio),
 	)
 	return root
