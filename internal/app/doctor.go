@@ -21,7 +21,7 @@ type Diagnosis struct {
 	Provider  string // the provider a start would use
 	Why       string // what chose it, to follow "chosen by"
 	Model     string
-	ModelFrom string // where the model came from: "from SYNAPSE_MODEL (environment)", "the provider's default"…
+	ModelFrom string         // where the model came from: "from SYNAPSE_MODEL (environment)", "the provider's default"…
 	Endpoint  string         // the base URL in use (no user info, no query), "" for the provider's default
 	Price     *session.Price // per million tokens; nil when the model has no known price
 	// Problem, when set, is why the provider cannot be used, worded as the fix.

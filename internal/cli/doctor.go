@@ -71,4 +71,3 @@ func printDiagnosis(w io.Writer, d app.Diagnosis) {
 		fmt.Fprintf(w, "  %s: %s\n", c.Provider, textutil.Sanitize(found))
 	}
 }
-
