@@ -663,3 +663,31 @@ func TestRunResponsesKeepsReasoning(t *testing.T) {
 		t.Errorf("usage %+v: want the first request priced at $2.375 plus a little for the others", u)
 	}
 }
+
+// Gemini 2.5 gives its function calls no ids: synapse run still pairs each
+// result with its call (by name and order, the ids it made up never sent),
+// and sends the call back with the thought signature it came with.
+func TestRunGeminiCallsWithoutIDs(t *testing.T) {
+	srv := llmtest.New(t,
+		llmtest.Turn{Signature: "state-1", ToolCalls: []llmtest.ToolCall{
+			{Name: "Bash", Input: map[string]any{"command": "echo first"}},
+			{Name: "Bash", Input: map[string]any{"command": "echo second"}}}},
+		llmtest.TextTurn("Both ran."))
+	e := newRunEnv(t, srv, llmtest.FormatGemini)
+	r := e.run(t, "", "run", "run two commands")
+	if r.code != 0 || !strings.Contains(r.stdout, "Both ran.") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	req := srv.Requests()[1]
+	var calls []llmtest.ReceivedCall
+	for _, m := range req.Messages {
+		calls = append(calls, m.ToolCalls...)
+	}
+	if len(calls) != 2 || calls[0].ID != "" || calls[1].ID != "" || calls[0].Signature == "" || calls[1].Signature != "" {
+		t.Fatalf("calls sent back: %+v", calls)
+	}
+	res := req.LastToolResults()
+	if len(res) != 2 || strings.TrimSpace(res[0].Content) != "first" || strings.TrimSpace(res[1].Content) != "second" || res[0].ToolCallID != "" {
+		t.Errorf("results: %+v", res)
+	}
+}
