@@ -170,7 +170,7 @@ func (a *App) credentialReports(lookup func(string) (string, string), from func(
 	}
 	geminiKey := ""
 	if chosen == config.ProviderGemini {
-		geminiKey = GeminiKeyVar(lookup)
+		geminiKey = geminiKeyVar(lookup)
 	}
 	anthropicKey, openaiKey := "", ""
 	if c.APIKey != "" {

@@ -204,7 +204,7 @@ func resolveProvider(s config.Settings, getenv config.Getenv, settingsPath strin
 		keyVar, urlVar = "OPENAI_API_KEY", "OPENAI_BASE_URL"
 	}
 	if name == config.ProviderGemini {
-		keyVar, urlVar = GeminiKeyVar(lookup), "GOOGLE_GEMINI_BASE_URL"
+		keyVar, urlVar = geminiKeyVar(lookup), "GOOGLE_GEMINI_BASE_URL"
 	}
 	c.APIKey, _ = lookup(keyVar)
 	if name == config.ProviderAnthropic {
@@ -289,9 +289,9 @@ func exampleURL(provider string) string {
 	return "https://api.anthropic.com"
 }
 
-// GeminiKeyVar is the variable the Gemini key is read from: GOOGLE_API_KEY
+// geminiKeyVar is the variable the Gemini key is read from: GOOGLE_API_KEY
 // when it is set, as Google's SDKs prefer it, else GEMINI_API_KEY.
-func GeminiKeyVar(lookup func(string) (string, string)) string {
+func geminiKeyVar(lookup func(string) (string, string)) string {
 	if v, _ := lookup("GOOGLE_API_KEY"); v != "" {
 		return "GOOGLE_API_KEY"
 	}
