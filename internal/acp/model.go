@@ -25,6 +25,8 @@ var knownModels = []struct{ provider, model string }{
 	{config.ProviderOpenAI, "gpt-5"},
 	{config.ProviderOpenAI, "gpt-5-mini"},
 	{config.ProviderOpenAI, "gpt-5-nano"},
+	{config.ProviderGemini, "gemini-2.5-pro"},
+	{config.ProviderGemini, "gemini-2.5-flash"},
 }
 
 // modelChoice is one model the session may switch to.
@@ -88,6 +90,8 @@ func providerName(p string) string {
 		return "Anthropic"
 	case config.ProviderOpenAI:
 		return "OpenAI"
+	case config.ProviderGemini:
+		return "Google Gemini"
 	}
 	return p
 }

@@ -13,13 +13,14 @@ import (
 	"github.com/synapse-agent/synapse/internal/config"
 	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/llm/anthropic"
+	"github.com/synapse-agent/synapse/internal/llm/gemini"
 	"github.com/synapse-agent/synapse/internal/llm/openai"
 )
 
 // ProviderSelection is what the command line asked for; empty fields defer to
 // the environment, then settings.json, then inference and defaults.
 type ProviderSelection struct {
-	Provider string // --provider: anthropic or openai
+	Provider string // --provider: anthropic, openai or gemini
 	Model    string // --model
 }
 
@@ -112,6 +113,9 @@ func (e *missingKeyError) Error() string {
 	if e.provider == config.ProviderOpenAI {
 		hint = "; for a local OpenAI-compatible server (Ollama, vLLM, llama.cpp) set OPENAI_BASE_URL to its address, e.g. http://127.0.0.1:11434/v1, and no key is needed"
 	}
+	if e.provider == config.ProviderGemini {
+		hint = "; GOOGLE_API_KEY works too (a Gemini API key from https://aistudio.google.com/apikey)"
+	}
 	return fmt.Sprintf("no API key for the %s provider: set %s in the environment or in \"env\" of %s (or pick another provider with --provider)%s",
 		e.provider, e.keyVar, e.settingsPath, hint)
 }
@@ -139,6 +143,8 @@ func (c providerChoice) build() llm.Provider {
 	var p llm.Provider
 	if c.Name == config.ProviderOpenAI {
 		p = openai.New(openai.Options{APIKey: c.APIKey, BaseURL: c.BaseURL, Images: c.Images, Wire: c.Wire, IdleTimeout: c.IdleTimeout, Retry: retry})
+	} else if c.Name == config.ProviderGemini {
+		p = gemini.New(gemini.Options{APIKey: c.APIKey, BaseURL: c.BaseURL, IdleTimeout: c.IdleTimeout, Retry: retry})
 	} else {
 		p = anthropic.New(anthropic.Options{APIKey: c.APIKey, AuthToken: c.AuthToken, BaseURL: c.BaseURL, IdleTimeout: c.IdleTimeout, Retry: retry})
 	}
@@ -167,8 +173,8 @@ func resolveProvider(s config.Settings, getenv config.Getenv, settingsPath strin
 	if name == "" && s.Provider != "" {
 		name, nameFrom = s.Provider, `"provider" in `+settingsPath
 	}
-	if name != "" && name != config.ProviderAnthropic && name != config.ProviderOpenAI {
-		return providerChoice{}, fmt.Errorf("unknown provider %q (%s): use anthropic or openai", name, nameFrom)
+	if name != "" && name != config.ProviderAnthropic && name != config.ProviderOpenAI && name != config.ProviderGemini {
+		return providerChoice{}, fmt.Errorf("unknown provider %q (%s): use anthropic, openai or gemini", name, nameFrom)
 	}
 
 	// Model: flag > SYNAPSE_MODEL > settings "model" (when it is for this provider).
@@ -187,6 +193,9 @@ func resolveProvider(s config.Settings, getenv config.Getenv, settingsPath strin
 		if name == config.ProviderOpenAI {
 			model = openai.DefaultModel
 		}
+		if name == config.ProviderGemini {
+			model = gemini.DefaultModel
+		}
 	}
 
 	c := providerChoice{Name: name, Model: model}
@@ -194,10 +203,13 @@ func resolveProvider(s config.Settings, getenv config.Getenv, settingsPath strin
 	if name == config.ProviderOpenAI {
 		keyVar, urlVar = "OPENAI_API_KEY", "OPENAI_BASE_URL"
 	}
+	if name == config.ProviderGemini {
+		keyVar, urlVar = geminiKeyVar(lookup), "GOOGLE_GEMINI_BASE_URL"
+	}
 	c.APIKey, _ = lookup(keyVar)
 	if name == config.ProviderAnthropic {
 		c.AuthToken, _ = lookup("ANTHROPIC_AUTH_TOKEN")
-	} else {
+	} else if name == config.ProviderOpenAI {
 		switch v, from := lookup("SYNAPSE_OPENAI_IMAGES"); v {
 		case "", "on", "off":
 			c.Images = v
@@ -246,6 +258,9 @@ func inferProvider(model string, lookup func(string) (string, string)) string {
 	if !configured("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL") && configured("OPENAI_API_KEY", "OPENAI_BASE_URL") {
 		return config.ProviderOpenAI
 	}
+	if !configured("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL") && configured("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL") {
+		return config.ProviderGemini
+	}
 	return config.ProviderAnthropic
 }
 
@@ -258,6 +273,8 @@ func modelProvider(model string) string {
 		return config.ProviderAnthropic
 	case strings.HasPrefix(m, "gpt-"), strings.HasPrefix(m, "o1"), strings.HasPrefix(m, "o3"), strings.HasPrefix(m, "o4"), strings.HasPrefix(m, "chatgpt"):
 		return config.ProviderOpenAI
+	case strings.HasPrefix(m, "gemini-"):
+		return config.ProviderGemini
 	}
 	return ""
 }
@@ -266,7 +283,19 @@ func exampleURL(provider string) string {
 	if provider == config.ProviderOpenAI {
 		return "https://api.openai.com/v1 or http://127.0.0.1:11434/v1"
 	}
+	if provider == config.ProviderGemini {
+		return gemini.DefaultBaseURL
+	}
 	return "https://api.anthropic.com"
+}
+
+// geminiKeyVar is the variable the Gemini key is read from: GOOGLE_API_KEY
+// when it is set, as Google's SDKs prefer it, else GEMINI_API_KEY.
+func geminiKeyVar(lookup func(string) (string, string)) string {
+	if v, _ := lookup("GOOGLE_API_KEY"); v != "" {
+		return "GOOGLE_API_KEY"
+	}
+	return "GEMINI_API_KEY"
 }
 
 // isLoopback reports whether a base URL points at this machine.

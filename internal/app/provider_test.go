@@ -81,8 +81,28 @@ func TestResolveProvider(t *testing.T) {
 			env:     map[string]string{"OPENAI_BASE_URL": "https://api.example.com/v1"},
 			wantErr: []string{"OPENAI_API_KEY", path, "Ollama"}},
 		{name: "unknown provider flag",
-			env: map[string]string{"ANTHROPIC_API_KEY": "a"}, sel: ProviderSelection{Provider: "gemini"},
-			wantErr: []string{`"gemini"`, "--provider", "anthropic or openai"}},
+			env: map[string]string{"ANTHROPIC_API_KEY": "a"}, sel: ProviderSelection{Provider: "bard"},
+			wantErr: []string{`"bard"`, "--provider", "anthropic, openai or gemini"}},
+		{name: "SYNAPSE_PROVIDER=gemini with GEMINI_API_KEY",
+			env:  map[string]string{"SYNAPSE_PROVIDER": "gemini", "GEMINI_API_KEY": "g", "ANTHROPIC_API_KEY": "a"},
+			want: providerChoice{Name: "gemini", Model: "gemini-2.5-pro", APIKey: "g"}},
+		{name: "GOOGLE_API_KEY wins over GEMINI_API_KEY, as in Google's SDKs",
+			settings: config.Settings{Provider: "gemini", Env: map[string]string{"GEMINI_API_KEY": "g"}},
+			env:      map[string]string{"GOOGLE_API_KEY": "goog"},
+			want:     providerChoice{Name: "gemini", Model: "gemini-2.5-pro", APIKey: "goog"}},
+		{name: "only a Gemini key configured infers gemini",
+			env:  map[string]string{"GEMINI_API_KEY": "g"},
+			want: providerChoice{Name: "gemini", Model: "gemini-2.5-pro", APIKey: "g"}},
+		{name: "a gemini model name picks gemini",
+			env:  map[string]string{"ANTHROPIC_API_KEY": "a", "GOOGLE_API_KEY": "g"},
+			sel:  ProviderSelection{Model: "gemini-2.5-flash"},
+			want: providerChoice{Name: "gemini", Model: "gemini-2.5-flash", APIKey: "g"}},
+		{name: "gemini base URL override on loopback needs no key",
+			env:  map[string]string{"SYNAPSE_PROVIDER": "gemini", "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:8080"},
+			want: providerChoice{Name: "gemini", Model: "gemini-2.5-pro", BaseURL: "http://127.0.0.1:8080"}},
+		{name: "missing gemini key names both variables",
+			env:     map[string]string{"SYNAPSE_PROVIDER": "gemini"},
+			wantErr: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", path}},
 		{name: "unknown SYNAPSE_PROVIDER",
 			env:     map[string]string{"SYNAPSE_PROVIDER": "bard"},
 			wantErr: []string{"SYNAPSE_PROVIDER", "environment"}},
@@ -117,7 +137,7 @@ func TestResolveProvider(t *testing.T) {
 // TestProviderTalksToServer builds each provider through App.Provider, from
 // settings.json and the environment, and streams one turn over the real wire.
 func TestProviderTalksToServer(t *testing.T) {
-	for _, format := range []string{llmtest.FormatAnthropic, llmtest.FormatOpenAI, llmtest.FormatResponses} {
+	for _, format := range []string{llmtest.FormatAnthropic, llmtest.FormatOpenAI, llmtest.FormatResponses, llmtest.FormatGemini} {
 		t.Run(format, func(t *testing.T) {
 			srv := llmtest.New(t, llmtest.TextTurn("hello from "+format))
 			home := t.TempDir()
@@ -130,6 +150,10 @@ func TestProviderTalksToServer(t *testing.T) {
 			if format == llmtest.FormatResponses {
 				settings = `{"provider":"openai","env":{"SYNAPSE_OPENAI_WIRE":"responses"}}`
 				env = map[string]string{"HOME": home, "SYNAPSE_HOME": home, "OPENAI_BASE_URL": srv.OpenAIBaseURL()}
+			}
+			if format == llmtest.FormatGemini {
+				settings = `{"provider":"gemini","env":{"GEMINI_API_KEY":"from-settings"}}`
+				env = map[string]string{"HOME": home, "SYNAPSE_HOME": home, "GOOGLE_GEMINI_BASE_URL": srv.URL()}
 			}
 			if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte(settings), 0o600); err != nil {
 				t.Fatal(err)
@@ -165,6 +189,10 @@ func TestProviderTalksToServer(t *testing.T) {
 			case llmtest.FormatResponses:
 				if r.Format != llmtest.FormatResponses || r.Model != "gpt-5" {
 					t.Errorf("format %q model %q: want the default model on the Responses wire", r.Format, r.Model)
+				}
+			case llmtest.FormatGemini:
+				if r.Header.Get("X-Goog-Api-Key") != "from-settings" || r.Model != "gemini-2.5-pro" {
+					t.Errorf("key %q model %q", r.Header.Get("X-Goog-Api-Key"), r.Model)
 				}
 			}
 		})

@@ -161,6 +161,7 @@ func newRootCmd(stdio IO) *cobra.Command {
 		newSandboxCmd(stdio),
 		newMCPCmd(stdio),
 		newSessionsCmd(stdio),
+		newDoctorCmd(stdio),
 		newVersionCmd(stdio),
 	)
 	return root

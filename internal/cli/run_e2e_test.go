@@ -41,6 +41,9 @@ func newRunEnv(t *testing.T, srv *llmtest.Server, format string) runEnv {
 	case llmtest.FormatResponses:
 		e.env = append(e.env, srv.ResponsesEnv()...)
 		e.env = append(e.env, "SYNAPSE_PROVIDER=openai", "SYNAPSE_MODEL=gpt-5")
+	case llmtest.FormatGemini:
+		e.env = append(e.env, srv.GeminiEnv()...)
+		e.env = append(e.env, "SYNAPSE_PROVIDER=gemini", "SYNAPSE_MODEL=gemini-2.5-pro")
 	default:
 		e.env = append(e.env, srv.AnthropicEnv()...)
 		e.env = append(e.env, "SYNAPSE_MODEL=claude-sonnet-4-5")
@@ -85,7 +88,7 @@ func todoCmd(statuses ...string) string {
 	return `TodoWrite '{"todos":[` + strings.Join(items, ",") + `]}'`
 }
 
-var formats = []string{llmtest.FormatAnthropic, llmtest.FormatOpenAI, llmtest.FormatResponses}
+var formats = []string{llmtest.FormatAnthropic, llmtest.FormatOpenAI, llmtest.FormatResponses, llmtest.FormatGemini}
 
 // The bar of issue 4: the built binary completes a scripted task of several
 // tool calls (shell, read, write, TodoWrite) and leaves a correct session.
@@ -141,6 +144,10 @@ func TestRunCompletesScriptedTask(t *testing.T) {
 			}
 			if ent.Usage.InputTokens == 0 || ent.Usage.RoundCount != 6 {
 				t.Errorf("usage = %+v", ent.Usage)
+			}
+			// Every format's model here has a built-in price.
+			if !ent.Usage.Priced || ent.Usage.UnpricedRounds != 0 || ent.Usage.CostUSD <= 0 {
+				t.Errorf("cost = %v (priced %v, %d unpriced rounds)", ent.Usage.CostUSD, ent.Usage.Priced, ent.Usage.UnpricedRounds)
 			}
 			hist, err := store.History(ent.ID)
 			if err != nil {
@@ -654,5 +661,33 @@ func TestRunResponsesKeepsReasoning(t *testing.T) {
 	u := list[0].Usage
 	if u.CacheReadTokens != 1_000_000 || !u.Priced || u.CostUSD < 2.375 || u.CostUSD > 2.5 {
 		t.Errorf("usage %+v: want the first request priced at $2.375 plus a little for the others", u)
+	}
+}
+
+// Gemini 2.5 gives its function calls no ids: synapse run still pairs each
+// result with its call (by name and order, the ids it made up never sent),
+// and sends the call back with the thought signature it came with.
+func TestRunGeminiCallsWithoutIDs(t *testing.T) {
+	srv := llmtest.New(t,
+		llmtest.Turn{Signature: "state-1", ToolCalls: []llmtest.ToolCall{
+			{Name: "Bash", Input: map[string]any{"command": "echo first"}},
+			{Name: "Bash", Input: map[string]any{"command": "echo second"}}}},
+		llmtest.TextTurn("Both ran."))
+	e := newRunEnv(t, srv, llmtest.FormatGemini)
+	r := e.run(t, "", "run", "run two commands")
+	if r.code != 0 || !strings.Contains(r.stdout, "Both ran.") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	req := srv.Requests()[1]
+	var calls []llmtest.ReceivedCall
+	for _, m := range req.Messages {
+		calls = append(calls, m.ToolCalls...)
+	}
+	if len(calls) != 2 || calls[0].ID != "" || calls[1].ID != "" || calls[0].Signature == "" || calls[1].Signature != "" {
+		t.Fatalf("calls sent back: %+v", calls)
+	}
+	res := req.LastToolResults()
+	if len(res) != 2 || strings.TrimSpace(res[0].Content) != "first" || strings.TrimSpace(res[1].Content) != "second" || res[0].ToolCallID != "" {
+		t.Errorf("results: %+v", res)
 	}
 }

@@ -98,7 +98,7 @@ func sameMessage(cached, m Message) bool {
 	}
 	for i, a := range cached.ToolCalls {
 		b := m.ToolCalls[i]
-		if a.ID != b.ID || a.Name != b.Name || !bytes.Equal(a.Input, b.Input) {
+		if a.ID != b.ID || a.Name != b.Name || a.Signature != b.Signature || !bytes.Equal(a.Input, b.Input) {
 			return false
 		}
 	}

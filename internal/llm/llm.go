@@ -21,12 +21,14 @@ const (
 // ToolCall is one complete tool call made by the model. Input is always
 // valid JSON: arguments that are not (a model's malformed output) are kept
 // in InvalidInput, with Input "{}", so the caller can tell the model instead
-// of failing the turn.
+// of failing the turn. Signature is Gemini's thought signature of the
+// call (base64), sent back unchanged and only to Gemini.
 type ToolCall struct {
 	ID           string          `json:"id"`
 	Name         string          `json:"name"`
 	Input        json.RawMessage `json:"input"`
 	InvalidInput string          `json:"invalid_input,omitempty"`
+	Signature    string          `json:"signature,omitempty"`
 }
 
 // Thinking is a block of the model's reasoning. Its opaque parts must be sent

@@ -34,6 +34,7 @@ var windows = []struct {
 	{"mistral", 32_768},
 	{"deepseek", 128_000},
 	{"gemma3", 131_072},
+	{"gemini-", 1_048_576},
 }
 
 // LookupContextWindow returns the context window of model, if known.

@@ -299,7 +299,7 @@ func firstLine(s string) string {
 }
 
 // providerCredentials are the agent's own model credentials.
-var providerCredentials = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY"}
+var providerCredentials = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"}
 
 // ProviderCredentials names the variables holding the agent's own model
 // credentials, which no sandboxed command sees.

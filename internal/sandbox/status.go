@@ -32,6 +32,20 @@ type Status struct {
 	ScanTruncated bool `json:"scanTruncated,omitempty"`
 }
 
+// Headline is the status's first line: whether commands are sandboxed, by
+// which backend.
+func (s Status) Headline() string {
+	switch {
+	case s.Unavailable:
+		return "Sandbox: UNAVAILABLE (every command is refused)"
+	case s.Platform == "landlock":
+		return fmt.Sprintf("Sandbox: ON (landlock ABI %d + seccomp, provider %s)", s.LandlockABI, s.Provider)
+	case s.Enabled:
+		return fmt.Sprintf("Sandbox: ON (%s, provider %s)", s.Platform, s.Provider)
+	}
+	return "Sandbox: OFF"
+}
+
 // Status reports the current decision and the policy commands run under.
 func (m *Manager) Status() Status {
 	p, _ := m.activePolicy()
@@ -70,16 +84,7 @@ func (m *Manager) Status() Status {
 // String renders the status for people (synapse sandbox status, /sandbox).
 func (s Status) String() string {
 	var b strings.Builder
-	switch {
-	case s.Unavailable:
-		b.WriteString("Sandbox: UNAVAILABLE (every command is refused)\n")
-	case s.Platform == "landlock":
-		fmt.Fprintf(&b, "Sandbox: ON (landlock ABI %d + seccomp, provider %s)\n", s.LandlockABI, s.Provider)
-	case s.Enabled:
-		fmt.Fprintf(&b, "Sandbox: ON (%s, provider %s)\n", s.Platform, s.Provider)
-	default:
-		b.WriteString("Sandbox: OFF\n")
-	}
+	b.WriteString(s.Headline() + "\n")
 	fmt.Fprintf(&b, "Why: %s\n", s.Reason)
 	if s.ConfigPath != "" {
 		fmt.Fprintf(&b, "Config: %s\n", s.ConfigPath)

@@ -1,7 +1,7 @@
 package session
 
-// DefaultPricing is the built-in price list for current Anthropic and OpenAI
-// models, in US dollars per million tokens (the providers' published list
+// DefaultPricing is the built-in price list for current Anthropic, OpenAI
+// and Gemini models, in US dollars per million tokens (the providers' published list
 // prices), so costs show from the first run. Entries match by longest
 // prefix, so dated snapshots ("claude-sonnet-4-5-20250929") are priced too.
 // $SYNAPSE_HOME/pricing.json overrides or adds entries (see WithOverrides).
@@ -14,6 +14,12 @@ func DefaultPricing() Pricing {
 	openai := func(in, out, cached float64) Price {
 		// OpenAI bills cached prompt tokens at a discount and caching itself
 		// costs nothing.
+		return Price{Input: in, Output: out, CacheRead: cached}
+	}
+	gemini := func(in, out, cached float64) Price {
+		// Gemini API list prices for prompts up to 200k tokens (Pro models
+		// charge more beyond); implicit cache hits are billed at the cached
+		// rate, with no storage charge. Thinking tokens are output.
 		return Price{Input: in, Output: out, CacheRead: cached}
 	}
 	return Pricing{
@@ -41,6 +47,11 @@ func DefaultPricing() Pricing {
 		"o3-mini":      openai(1.1, 4.4, 0.55),
 		"o4-mini":      openai(1.1, 4.4, 0.275),
 		"o1":           openai(15, 60, 7.5),
+
+		"gemini-2.5-pro":        gemini(1.25, 10, 0.125),
+		"gemini-2.5-flash":      gemini(0.3, 2.5, 0.03),
+		"gemini-2.5-flash-lite": gemini(0.1, 0.4, 0.01),
+		"gemini-3-pro-preview":  gemini(2, 12, 0.2),
 	}
 }
 

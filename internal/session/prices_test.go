@@ -24,6 +24,9 @@ func TestDefaultPricing(t *testing.T) {
 		{"gpt-4o-mini-2024-07-18", 0.75, true},
 		{"gpt-5-mini", 2.25, true},
 		{"gpt-4.1-nano", 0.5, true},
+		{"gemini-2.5-pro", 11.25, true},
+		{"gemini-2.5-flash", 2.8, true},
+		{"gemini-2.5-flash-lite-preview-09-2025", 0.5, true},
 		{"llama3.1", 0, false},
 	} {
 		got, ok := p.Cost(tc.model, million)

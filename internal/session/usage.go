@@ -100,7 +100,7 @@ type Pricing map[string]Price
 
 // Cost returns the price of u under model, and whether the model is priced.
 func (p Pricing) Cost(model string, u llm.Usage) (float64, bool) {
-	pr, ok := p.lookup(model)
+	pr, ok := p.Lookup(model)
 	if !ok {
 		return 0, false
 	}
@@ -112,7 +112,8 @@ func (p Pricing) Cost(model string, u llm.Usage) (float64, bool) {
 	return c / perMillion, true
 }
 
-func (p Pricing) lookup(model string) (Price, bool) {
+// Lookup returns the price of model and whether it has one.
+func (p Pricing) Lookup(model string) (Price, bool) {
 	if len(p) == 0 || model == "" {
 		return Price{}, false
 	}

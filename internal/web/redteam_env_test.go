@@ -19,6 +19,7 @@ func TestRedTeamEngineEnv(t *testing.T) {
 		"AWS_SECRET_ACCESS_KEY=aws-secret",
 		"GITHUB_TOKEN=ghp-secret",
 		"GEMINI_API_KEY=gemini-own",
+		"GEMINI_CLI_HINT=gemini-cli-own",
 		"CODEX_HOME_HINT=codex-own",
 		"IFLOW_API_KEY=iflow-own",
 		"LC_ALL=C.UTF-8",
@@ -41,10 +42,17 @@ func TestRedTeamEngineEnv(t *testing.T) {
 			{"LC_ALL", "ENV LC_ALL=C.UTF-8"},
 			{"LANG", "ENV LANG=C.UTF-8"},
 		}},
+		// GEMINI_API_KEY is Synapse's own Gemini key too: like
+		// OPENAI_API_KEY for codex, the gemini engine gets it only mapped.
 		{"gemini", "gemini-tui", nil, []want{
-			{"GEMINI_API_KEY", "ENV GEMINI_API_KEY=gemini-own"},
+			{"GEMINI_API_KEY", "ENV GEMINI_API_KEY unset"},
+			{"GEMINI_CLI_HINT", "ENV GEMINI_CLI_HINT=gemini-cli-own"},
 			{"ANTHROPIC_API_KEY", "ENV ANTHROPIC_API_KEY unset"},
 			{"IFLOW_API_KEY", "ENV IFLOW_API_KEY unset"},
+		}},
+		{"gemini with GEMINI_API_KEY mapped by the user", "gemini-tui", map[string][]string{"gemini-tui": {"GEMINI_API_KEY"}}, []want{
+			{"GEMINI_API_KEY", "ENV GEMINI_API_KEY=gemini-own"},
+			{"OPENAI_API_KEY", "ENV OPENAI_API_KEY unset"},
 		}},
 		{"iflow", "iflow-tui", nil, []want{
 			{"IFLOW_API_KEY", "ENV IFLOW_API_KEY=iflow-own"},

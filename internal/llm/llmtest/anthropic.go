@@ -20,6 +20,10 @@ func mustJSON(v any) []byte {
 }
 
 func writeError(w http.ResponseWriter, format string, status int, e APIError, retryAfter, retryAfterMs string) {
+	if format == FormatGemini {
+		writeGeminiError(w, status, e, retryAfter)
+		return
+	}
 	if e.Type == "" {
 		e.Type = errorTypeFor(status)
 	}

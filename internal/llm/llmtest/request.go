@@ -19,7 +19,7 @@ const (
 // Request is one received request, decoded into a format-neutral shape.
 type Request struct {
 	Index     int    // 0-based order of arrival
-	Format    string // FormatAnthropic, FormatOpenAI or FormatResponses
+	Format    string // FormatAnthropic, FormatOpenAI, FormatResponses or FormatGemini
 	Model     string
 	System    string
 	Messages  []Message
@@ -65,6 +65,8 @@ type ReceivedCall struct {
 	ID    string
 	Name  string
 	Input json.RawMessage
+	// Signature is the thoughtSignature sent with a Gemini functionCall part.
+	Signature string
 }
 
 // ToolResult is a tool result sent by the client.

@@ -1,6 +1,6 @@
 // Package llmtest is a scripted fake LLM server over real HTTP, speaking the
-// Anthropic Messages, OpenAI Chat Completions and OpenAI Responses wire
-// formats (JSON and SSE streaming), so that the real provider adapters and the built binary can be
+// Anthropic Messages, OpenAI Chat Completions, OpenAI Responses and Gemini
+// API (gemini.go) wire formats (JSON and SSE streaming), so that the real provider adapters and the built binary can be
 // tested without a key or the network.
 //
 // A test scripts the replies as Turns, points a client at URL() (Anthropic)
@@ -138,6 +138,9 @@ func (r *record) full() Request {
 			r.req.DecodeError = err.Error()
 		} else {
 			d.Index, d.Header, d.Raw = r.req.Index, r.req.Header, r.req.Raw
+			if d.Format == FormatGemini { // the path names them, not the body
+				d.Model, d.Stream = r.req.Model, r.req.Stream
+			}
 			r.req = d
 		}
 	}
@@ -150,6 +153,8 @@ func decode(format string, body []byte) (Request, error) {
 		return decodeAnthropic(body)
 	case FormatResponses:
 		return decodeResponses(body)
+	case FormatGemini:
+		return decodeGemini(body)
 	}
 	return decodeOpenAI(body)
 }
@@ -205,7 +210,10 @@ func (s *Server) Unexpected() []string {
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	var format string
+	gModel, gStream, gemini := geminiTarget(r.URL.Path)
 	switch {
+	case r.Method == http.MethodPost && gemini:
+		format = FormatGemini
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/messages"):
 		format = FormatAnthropic
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions"):
@@ -230,6 +238,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := Request{Format: format, Model: light.Model, Stream: light.Stream, Header: r.Header.Clone(), Raw: body}
+	if gemini {
+		req.Model, req.Stream = gModel, gStream
+	}
 
 	turn, ok := s.begin(&req)
 	defer s.end()
@@ -270,6 +281,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeAnthropic(r.Context(), w, &req, turn, reply)
 	case FormatResponses:
 		writeResponses(r.Context(), w, &req, turn, reply)
+	case FormatGemini:
+		writeGemini(r.Context(), w, &req, turn, reply)
 	default:
 		writeOpenAI(r.Context(), w, &req, turn, reply)
 	}
@@ -396,6 +409,7 @@ type sse struct {
 	cutAfter int
 	stall    int
 	delay    time.Duration
+	crlf     bool // end events with CRLF CRLF, as Google does
 }
 
 func newSSE(ctx context.Context, w http.ResponseWriter, t Turn) *sse {
@@ -422,7 +436,11 @@ func (e *sse) send(event string, data []byte) bool {
 	}
 	b.WriteString("data: ")
 	b.Write(data)
-	b.WriteString("\n\n")
+	if e.crlf {
+		b.WriteString("\r\n\r\n")
+	} else {
+		b.WriteString("\n\n")
+	}
 	if _, err := io.WriteString(e.w, b.String()); err != nil {
 		return false
 	}

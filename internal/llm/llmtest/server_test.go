@@ -451,3 +451,95 @@ func TestDecodeResponsesRequest(t *testing.T) {
 		t.Error("want an error for an unknown item type")
 	}
 }
+
+func TestGeminiStream(t *testing.T) {
+	s := New(t, Turn{
+		Text:      "héllo wörld",
+		ToolCalls: []ToolCall{BashCall("c1", "ls"), {Name: "Bash", Input: map[string]any{"command": "pwd"}}},
+		Signature: "state",
+		Usage:     Usage{InputTokens: 10, OutputTokens: 20, CacheReadTokens: 30, Exact: true},
+	})
+	resp := post(t, s.URL()+"/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse",
+		`{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"systemInstruction":{"role":"user","parts":[{"text":"sys"}]},"tools":[{"functionDeclarations":[{"name":"Bash","parametersJsonSchema":{"type":"object"}}]}]}`)
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	events := strings.Split(strings.TrimSuffix(string(body), "\r\n\r\n"), "\r\n\r\n")
+	var text string
+	var last map[string]any
+	for _, e := range events {
+		data, ok := strings.CutPrefix(e, "data: ")
+		if !ok {
+			t.Fatalf("event %q is not a data line", e)
+		}
+		var chunk struct {
+			Candidates []struct {
+				Content struct {
+					Role  string           `json:"role"`
+					Parts []map[string]any `json:"parts"`
+				} `json:"content"`
+			} `json:"candidates"`
+			ModelVersion string `json:"modelVersion"`
+		}
+		if err := json.Unmarshal([]byte(data), &chunk); err != nil || len(chunk.Candidates) != 1 || chunk.Candidates[0].Content.Role != "model" || chunk.ModelVersion != "gemini-2.5-pro" {
+			t.Fatalf("chunk %s (%v)", data, err)
+		}
+		for _, p := range chunk.Candidates[0].Content.Parts {
+			if s, ok := p["text"].(string); ok {
+				text += s
+			}
+		}
+		_ = json.Unmarshal([]byte(data), &last)
+	}
+	if text != "héllo wörld" {
+		t.Errorf("text %q", text)
+	}
+	cand := last["candidates"].([]any)[0].(map[string]any)
+	parts := cand["content"].(map[string]any)["parts"].([]any)
+	first, second := parts[0].(map[string]any), parts[1].(map[string]any)
+	if cand["finishReason"] != "STOP" || first["thoughtSignature"] != "c3RhdGU=" || second["thoughtSignature"] != nil {
+		t.Errorf("last chunk %v", last)
+	}
+	if fc := first["functionCall"].(map[string]any); fc["id"] != "c1" || fc["name"] != "Bash" {
+		t.Errorf("first call %v", fc)
+	}
+	if fc := second["functionCall"].(map[string]any); fc["id"] != nil {
+		t.Errorf("a call the script gave no id has one: %v", fc)
+	}
+	u := last["usageMetadata"].(map[string]any)
+	if u["promptTokenCount"] != 40.0 || u["cachedContentTokenCount"] != 30.0 || u["candidatesTokenCount"] != 20.0 || u["totalTokenCount"] != 60.0 {
+		t.Errorf("usage %v", u)
+	}
+	r, _ := s.LastRequest()
+	if r.Format != FormatGemini || r.Model != "gemini-2.5-pro" || !r.Stream || r.System != "sys" || r.FirstUserText() != "hi" || len(r.Tools) != 1 {
+		t.Errorf("request %+v", r)
+	}
+}
+
+func TestGeminiErrors(t *testing.T) {
+	s := New(t, Turn{Status: 429, RetryAfter: "7"}, TextTurn("never"))
+	resp := post(t, s.URL()+"/v1beta/models/m:streamGenerateContent?alt=sse", `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`)
+	body, _ := io.ReadAll(resp.Body)
+	var e struct {
+		Error struct {
+			Code    int              `json:"code"`
+			Status  string           `json:"status"`
+			Details []map[string]any `json:"details"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(body, &e); err != nil || resp.StatusCode != 429 || e.Error.Code != 429 || e.Error.Status != "RESOURCE_EXHAUSTED" ||
+		len(e.Error.Details) != 1 || e.Error.Details[0]["retryDelay"] != "7s" {
+		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+	// A model turn whose first call has no thought signature is refused, as Gemini 3 does.
+	resp = post(t, s.URL()+"/v1beta/models/m:streamGenerateContent?alt=sse",
+		`{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"functionCall":{"name":"Bash","args":{}}}]},{"role":"user","parts":[{"functionResponse":{"name":"Bash","response":{"output":"x"}}}]}]}`)
+	body, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !strings.Contains(string(body), "missing a thought_signature") {
+		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+}

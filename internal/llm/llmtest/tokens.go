@@ -68,6 +68,10 @@ func tooLong(format string, n, limit int) Turn {
 		return Turn{Status: http.StatusBadRequest, Error: APIError{Type: "invalid_request_error",
 			Message: fmt.Sprintf("prompt is too long: %d tokens > %d maximum", n, limit)}}
 	}
+	if format == FormatGemini {
+		return Turn{Status: http.StatusBadRequest, Error: APIError{
+			Message: fmt.Sprintf("The input token count (%d) exceeds the maximum number of tokens allowed (%d).", n, limit)}}
+	}
 	if format == FormatResponses {
 		return Turn{Status: http.StatusBadRequest, Error: APIError{Type: "invalid_request_error", Code: "context_length_exceeded",
 			Message: "Your input exceeds the context window of this model. Please adjust your input and try again."}}

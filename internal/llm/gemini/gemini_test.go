@@ -1,0 +1,384 @@
+package gemini
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+)
+
+var bashSchema = json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`)
+
+func newProvider(srv *llmtest.Server, w *llmtest.Waits, maxRetries int) *Provider {
+	return New(Options{APIKey: "test-key", BaseURL: srv.URL(), Retry: llmtest.RetryPolicy(maxRetries, w)})
+}
+
+func baseRequest(msgs ...llm.Message) llm.Request {
+	if len(msgs) == 0 {
+		msgs = []llm.Message{{Role: llm.RoleUser, Text: "hi"}}
+	}
+	return llm.Request{Model: "gemini-2.5-pro", System: "You are a test.", Messages: msgs,
+		Tools: []llm.ToolSpec{{Name: "Bash", Description: "Run a command", InputSchema: bashSchema}}}
+}
+
+func TestTextAnswerAndUsage(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Turn{Text: "Hello there, ü…", Fragment: 3,
+		Usage: llmtest.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 60, Exact: true}})
+	var c llmtest.Events
+	req := baseRequest()
+	req.MaxTokens = 900
+	resp, err := newProvider(srv, nil, 0).Stream(context.Background(), req, c.On)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.Text != "Hello there, ü…" || c.Text != resp.Message.Text || resp.StopReason != llm.StopEndTurn || resp.Model != "gemini-2.5-pro" {
+		t.Errorf("resp %+v, streamed %q", resp, c.Text)
+	}
+	// promptTokenCount counts the cached ones: 160 in, 60 of them cached.
+	want := llm.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 60}
+	if resp.Usage != want || len(c.Usage) != 1 || c.Usage[0] != want {
+		t.Errorf("usage %+v, events %+v; want %+v", resp.Usage, c.Usage, want)
+	}
+	r, _ := srv.LastRequest()
+	if r.Format != llmtest.FormatGemini || !r.Stream || r.Model != "gemini-2.5-pro" || r.System != "You are a test." || r.MaxTokens != 900 || r.FirstUserText() != "hi" {
+		t.Errorf("request %+v", r)
+	}
+	if len(r.Tools) != 1 || r.Tools[0].Name != "Bash" || r.Tools[0].Description != "Run a command" || !jsonEqual(r.Tools[0].Schema, bashSchema) {
+		t.Errorf("tools %+v", r.Tools)
+	}
+	if got := r.Header.Get("X-Goog-Api-Key"); got != "test-key" {
+		t.Errorf("x-goog-api-key = %q", got)
+	}
+}
+
+func TestThinkingIsShownNotSentBack(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Turn{Thinking: "Let me think.", Text: "42"}, llmtest.TextTurn("ok"))
+	p := newProvider(srv, nil, 0)
+	var c llmtest.Events
+	req := baseRequest()
+	req.ThinkingBudget = 1024
+	resp, err := p.Stream(context.Background(), req, c.On)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Thinking != "Let me think." || !reflect.DeepEqual(resp.Message.Thinking, []llm.Thinking{{Text: "Let me think."}}) || resp.Message.Text != "42" {
+		t.Errorf("thinking %q, message %+v", c.Thinking, resp.Message)
+	}
+	var raw struct {
+		GenerationConfig struct {
+			ThinkingConfig struct {
+				IncludeThoughts bool `json:"includeThoughts"`
+				ThinkingBudget  int  `json:"thinkingBudget"`
+			} `json:"thinkingConfig"`
+		} `json:"generationConfig"`
+	}
+	r, _ := srv.LastRequest()
+	if err := json.Unmarshal(r.Raw, &raw); err != nil || !raw.GenerationConfig.ThinkingConfig.IncludeThoughts || raw.GenerationConfig.ThinkingConfig.ThinkingBudget != 1024 {
+		t.Errorf("thinking config %+v (%v) in %s", raw.GenerationConfig, err, r.Raw)
+	}
+	req.Messages = append(req.Messages, resp.Message, llm.Message{Role: llm.RoleUser, Text: "more"})
+	if _, err := p.Stream(context.Background(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	r, _ = srv.LastRequest()
+	if m := r.Messages[1]; m.Role != "assistant" || m.Text != "42" || len(m.Thinking) != 0 {
+		t.Errorf("assistant message sent back as %+v", m)
+	}
+}
+
+// The bar of the Gemini wire: a function call comes back in the next
+// request as it was made, with its thought signature (the server refuses
+// a history without it, as Gemini 3 does), and its result is a
+// functionResponse named after it, paired by id when the model gave one and
+// by position when it did not (Gemini 2.5 gives none).
+func TestToolRoundTripKeepsThoughtSignatures(t *testing.T) {
+	for _, withID := range []bool{true, false} {
+		name := map[bool]string{true: "model gives ids", false: "model gives no ids"}[withID]
+		t.Run(name, func(t *testing.T) {
+			calls := []llmtest.ToolCall{{Name: "Bash", Input: map[string]any{"command": "ls -la"}}, {Name: "Bash", Input: map[string]any{"command": "pwd"}}}
+			if withID {
+				calls[0].ID, calls[1].ID = "fc_a", "fc_b"
+			}
+			srv := llmtest.New(t,
+				llmtest.Turn{Text: "Looking.", Signature: "opaque-state-1", ToolCalls: calls},
+				llmtest.TextTurn("Two files."),
+			)
+			p := newProvider(srv, nil, 0)
+			var c llmtest.Events
+			history := []llm.Message{{Role: llm.RoleUser, Text: "what is here?"}}
+			resp, err := p.Stream(context.Background(), baseRequest(history...), c.On)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := resp.Message.ToolCalls
+			if resp.StopReason != llm.StopToolUse || len(got) != 2 || !reflect.DeepEqual(c.Calls, got) {
+				t.Fatalf("stop %q calls %+v events %+v", resp.StopReason, got, c.Calls)
+			}
+			if string(got[0].Input) != `{"command":"ls -la"}` || got[1].Name != "Bash" {
+				t.Errorf("calls %+v", got)
+			}
+			if got[0].Signature != base64.StdEncoding.EncodeToString([]byte("opaque-state-1")) || got[1].Signature != "" {
+				t.Errorf("signatures %q, %q: want the first call's only, as sent", got[0].Signature, got[1].Signature)
+			}
+			if withID && (got[0].ID != "fc_a" || got[1].ID != "fc_b") {
+				t.Errorf("ids %q %q", got[0].ID, got[1].ID)
+			}
+			if got[0].ID == "" || got[0].ID == got[1].ID {
+				t.Errorf("ids %q %q: want unique ids", got[0].ID, got[1].ID)
+			}
+			// The message survives a session: stored as JSON and read back.
+			stored, err := json.Marshal(resp.Message)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back llm.Message
+			if err := json.Unmarshal(stored, &back); err != nil {
+				t.Fatal(err)
+			}
+			history = append(history, back,
+				llm.Message{Role: llm.RoleTool, ToolCallID: got[0].ID, Text: "a.txt\nb.txt"},
+				llm.Message{Role: llm.RoleTool, ToolCallID: got[1].ID, Text: "no such dir", IsError: true})
+			resp, err = p.Stream(context.Background(), baseRequest(history...), nil)
+			if err != nil || resp.Message.Text != "Two files." {
+				t.Fatalf("second request: %+v, %v", resp, err)
+			}
+			r, _ := srv.LastRequest()
+			if len(r.Messages) != 3 {
+				t.Fatalf("messages %+v", r.Messages)
+			}
+			a := r.Messages[1]
+			if a.Role != "assistant" || a.Text != "Looking." || len(a.ToolCalls) != 2 || a.ToolCalls[0].Signature != got[0].Signature || a.ToolCalls[1].Signature != "" {
+				t.Errorf("assistant sent back as %+v", a)
+			}
+			wantIDs := []string{"fc_a", "fc_b"}
+			if !withID {
+				wantIDs = []string{"", ""} // made-up ids are not sent
+			}
+			for i, tc := range a.ToolCalls {
+				if tc.ID != wantIDs[i] || !jsonEqual(tc.Input, got[i].Input) {
+					t.Errorf("call %d sent back as %+v", i, tc)
+				}
+			}
+			res := r.Messages[2].ToolResults
+			if len(res) != 2 || res[0].Content != "a.txt\nb.txt" || res[0].IsError || res[1].Content != "no such dir" || !res[1].IsError ||
+				res[0].ToolCallID != wantIDs[0] || res[1].ToolCallID != wantIDs[1] {
+				t.Errorf("results %+v", res)
+			}
+			var raw struct {
+				Contents []struct {
+					Parts []struct {
+						FunctionResponse *struct {
+							Name string `json:"name"`
+						} `json:"functionResponse"`
+					} `json:"parts"`
+				} `json:"contents"`
+			}
+			if err := json.Unmarshal(r.Raw, &raw); err != nil {
+				t.Fatal(err)
+			}
+			for _, part := range raw.Contents[2].Parts {
+				if part.FunctionResponse == nil || part.FunctionResponse.Name != "Bash" {
+					t.Errorf("result part %+v: want a functionResponse named Bash", part)
+				}
+			}
+		})
+	}
+}
+
+// A history made by another provider (after /model) has calls without a
+// Gemini signature: the first call of each step gets the documented
+// placeholder instead of being refused.
+func TestForeignHistoryGetsPlaceholderSignature(t *testing.T) {
+	srv := llmtest.New(t, llmtest.TextTurn("ok"))
+	history := []llm.Message{
+		{Role: llm.RoleUser, Text: "list"},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{
+			{ID: "toolu_1", Name: "Bash", Input: json.RawMessage(`{"command":"ls"}`)},
+			{ID: "toolu_2", Name: "Bash", Input: json.RawMessage(`{"command":"pwd"}`)}},
+			Thinking: []llm.Thinking{{Text: "Anthropic's", Signature: "anthropic-sig"}}},
+		{Role: llm.RoleTool, ToolCallID: "toolu_1", Text: "a"},
+		{Role: llm.RoleTool, ToolCallID: "toolu_2", Text: "/"},
+	}
+	if _, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(history...), nil); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := srv.LastRequest()
+	calls := r.Messages[1].ToolCalls
+	if len(calls) != 2 || calls[1].Signature != "" || len(r.Messages[1].Thinking) != 0 {
+		t.Fatalf("calls %+v", r.Messages[1])
+	}
+	if !strings.Contains(string(r.Raw), `"thoughtSignature":"skip/thought/signature/validator"`) {
+		t.Errorf("want the placeholder signature on the first call: %s", r.Raw)
+	}
+}
+
+func TestErrorsAndRetries(t *testing.T) {
+	tests := []struct {
+		name       string
+		script     []llmtest.Turn
+		maxRetries int
+		wantKind   llm.ErrorKind
+		wantMsg    string
+		wantCount  int
+		wantWaits  []time.Duration
+	}{
+		{name: "429 with RetryInfo, then success", script: []llmtest.Turn{{Status: 429, RetryAfter: "3", Error: llmtest.APIError{Message: "Resource has been exhausted (e.g. check quota)."}}, llmtest.TextTurn("ok")},
+			maxRetries: 2, wantCount: 2, wantWaits: []time.Duration{3 * time.Second}},
+		{name: "503 then success", script: []llmtest.Turn{{Status: 503, Error: llmtest.APIError{Message: "The model is overloaded. Please try again later."}}, llmtest.TextTurn("ok")}, maxRetries: 2, wantCount: 2},
+		{name: "500 exhausted", script: []llmtest.Turn{{Status: 500}, {Status: 500}}, maxRetries: 1, wantKind: llm.ErrStatus, wantMsg: "gave up after 1 retry", wantCount: 2},
+		{name: "error event retried", script: []llmtest.Turn{{StreamError: &llmtest.APIError{}}, llmtest.TextTurn("ok")}, maxRetries: 2, wantCount: 2},
+		{name: "bad key (Google says so with a 400)", script: []llmtest.Turn{llmtest.ErrorTurn(400, "API key not valid. Please pass a valid API key.")},
+			maxRetries: 2, wantKind: llm.ErrAuth, wantMsg: "GEMINI_API_KEY", wantCount: 1},
+		{name: "401", script: []llmtest.Turn{llmtest.ErrorTurn(401, "Request had invalid authentication credentials.")}, maxRetries: 2, wantKind: llm.ErrAuth, wantMsg: "GEMINI_API_KEY", wantCount: 1},
+		{name: "404 model", script: []llmtest.Turn{llmtest.ErrorTurn(404, "models/gemini-9 is not found for API version v1beta")}, maxRetries: 2, wantKind: llm.ErrStatus, wantMsg: "SYNAPSE_MODEL", wantCount: 1},
+		{name: "half-closed after output", script: []llmtest.Turn{{Text: "a fairly long answer", CutAfter: 2}}, maxRetries: 2, wantKind: llm.ErrConnection, wantMsg: "closed before", wantCount: 1},
+		{name: "clean end without finishReason", script: []llmtest.Turn{{Raw: "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"hi\"}],\"role\": \"model\"},\"index\": 0}]}\r\n\r\n"}},
+			maxRetries: 0, wantKind: llm.ErrConnection, wantMsg: "finishReason", wantCount: 1},
+		{name: "not an event stream", script: []llmtest.Turn{{Raw: "<html>hello</html>"}}, maxRetries: 2, wantKind: llm.ErrProtocol, wantMsg: "GOOGLE_GEMINI_BASE_URL", wantCount: 1},
+		{name: "malformed function call: retried", script: []llmtest.Turn{{StopReason: "MALFORMED_FUNCTION_CALL"}, llmtest.TextTurn("ok")}, maxRetries: 2, wantCount: 2},
+		{name: "prompt blocked", script: []llmtest.Turn{{Raw: "data: {\"promptFeedback\": {\"blockReason\": \"PROHIBITED_CONTENT\"},\"usageMetadata\": {\"promptTokenCount\": 8,\"totalTokenCount\": 8}}\r\n\r\n"}},
+			maxRetries: 2, wantKind: llm.ErrBadRequest, wantMsg: "PROHIBITED_CONTENT", wantCount: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.New(t, tc.script...)
+			var w llmtest.Waits
+			var c llmtest.Events
+			resp, err := newProvider(srv, &w, tc.maxRetries).Stream(context.Background(), baseRequest(), c.On)
+			if tc.wantKind == "" {
+				if err != nil || resp.Message.Text != "ok" {
+					t.Fatalf("resp %+v err %v", resp, err)
+				}
+				if len(c.Retries) != tc.wantCount-1 {
+					t.Errorf("retry notices %+v", c.Retries)
+				}
+			} else {
+				if llmtest.KindOf(err) != tc.wantKind || !strings.Contains(err.Error(), tc.wantMsg) {
+					t.Fatalf("err = %v (kind %q), want %s containing %q", err, llmtest.KindOf(err), tc.wantKind, tc.wantMsg)
+				}
+				if len(c.Calls) != 0 {
+					t.Errorf("calls emitted despite the error: %+v", c.Calls)
+				}
+			}
+			if srv.Count() != tc.wantCount {
+				t.Errorf("%d requests, want %d", srv.Count(), tc.wantCount)
+			}
+			if tc.wantWaits != nil && !reflect.DeepEqual(w.List(), tc.wantWaits) {
+				t.Errorf("waits %v, want %v", w.List(), tc.wantWaits)
+			}
+		})
+	}
+}
+
+// A gateway that ignores alt=sse and answers the whole response as JSON is
+// read as one complete response.
+func TestPlainJSONAnswer(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Turn{PlainJSON: true, Text: "whole", ToolCalls: []llmtest.ToolCall{llmtest.BashCall("c1", "ls")},
+		Usage: llmtest.Usage{InputTokens: 10, OutputTokens: 5, Exact: true}})
+	var c llmtest.Events
+	resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.On)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.Text != "whole" || len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].ID != "c1" || resp.StopReason != llm.StopToolUse ||
+		resp.Usage != (llm.Usage{InputTokens: 10, OutputTokens: 5}) || c.Text != "whole" {
+		t.Errorf("resp %+v, events %+v", resp, c)
+	}
+}
+
+func TestContextOverflowIsPromptTooLong(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.LimitTokens(5)
+	_, err := newProvider(srv, nil, 2).Stream(context.Background(), baseRequest(llm.Message{Role: llm.RoleUser, Text: strings.Repeat("long ", 50)}), nil)
+	if !llm.IsPromptTooLong(err) || srv.Count() != 1 {
+		t.Fatalf("err = %v after %d requests: want one refusal recognised as prompt too long", err, srv.Count())
+	}
+}
+
+func TestPromptImages(t *testing.T) {
+	srv := llmtest.New(t, llmtest.TextTurn("a cat"))
+	png := []byte("\x89PNG fake")
+	msg := llm.Message{Role: llm.RoleUser, Text: "what is this? [image 1]", Images: []llm.Image{{MediaType: "image/png", Data: png}}}
+	if _, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(msg), nil); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := srv.LastRequest()
+	if m := r.Messages[0]; m.Text != msg.Text || len(m.Images) != 1 || m.Images[0].MediaType != "image/png" || string(m.Images[0].Data) != string(png) {
+		t.Errorf("message %+v", m)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	llmtest.CheckCancel(t, func(srv *llmtest.Server) llm.Provider { return newProvider(srv, nil, 3) })
+}
+
+// The idle-timeout contract of llmtest.CheckStall, but for the cases the
+// Gemini wire can show: its first event already carries text, so a stream
+// that stalls "before any text" is one that sends no headers.
+func TestStalledServer(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	tests := []struct {
+		name       string
+		turns      []llmtest.Turn
+		maxRetries int
+		wantErr    string
+		wantTries  int
+		wantNotes  int
+	}{
+		{name: "no headers, then a reply: retried", turns: []llmtest.Turn{{Text: "late", Delay: time.Hour}, {Text: "ok"}}, maxRetries: 2, wantTries: 2, wantNotes: 1},
+		{name: "stalls after text was shown: clear failure", turns: []llmtest.Turn{{Text: "a partial answer that stops", Fragment: 4, StallAfter: 3}},
+			maxRetries: 2, wantErr: "stalled: no data for 0.3s", wantTries: 1},
+		{name: "never answers: gives up", turns: []llmtest.Turn{{Delay: time.Hour}, {Delay: time.Hour}}, maxRetries: 1, wantErr: "did not answer: no response within 0.3s", wantTries: 2, wantNotes: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.New(t, tt.turns...)
+			var w llmtest.Waits
+			p := New(Options{APIKey: "k", BaseURL: srv.URL(), IdleTimeout: idle, Retry: llmtest.RetryPolicy(tt.maxRetries, &w)})
+			var ev llmtest.Events
+			resp, err := p.Stream(context.Background(), baseRequest(), ev.On)
+			if tt.wantErr == "" {
+				if err != nil || resp.Message.Text != "ok" {
+					t.Fatalf("Stream = %q, %v; want ok", resp.Message.Text, err)
+				}
+			} else {
+				if llmtest.KindOf(err) != llm.ErrStalled {
+					t.Fatalf("err = %v (kind %q), want kind %q", err, llmtest.KindOf(err), llm.ErrStalled)
+				}
+				for _, want := range []string{tt.wantErr, srv.URL(), "GOOGLE_GEMINI_BASE_URL", "SYNAPSE_STREAM_IDLE_TIMEOUT"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error %q does not contain %q", err, want)
+					}
+				}
+			}
+			if srv.Count() != tt.wantTries || len(ev.Retries) != tt.wantNotes {
+				t.Errorf("%d requests, %d notices (%+v); want %d, %d", srv.Count(), len(ev.Retries), ev.Retries, tt.wantTries, tt.wantNotes)
+			}
+			srv.Script(llmtest.Turn{Text: "ok"})
+			if resp, err := p.Stream(context.Background(), baseRequest(), nil); err != nil || resp.Message.Text != "ok" {
+				t.Fatalf("next request = %q, %v", resp.Message.Text, err)
+			}
+		})
+	}
+}
+
+// A server on this machine needs no key: the client still starts (the SDK
+// insists on one) and the request goes out.
+func TestNoKeyForLocalServer(t *testing.T) {
+	srv := llmtest.New(t, llmtest.TextTurn("ok"))
+	resp, err := New(Options{BaseURL: srv.URL()}).Stream(context.Background(), baseRequest(), nil)
+	if err != nil || resp.Message.Text != "ok" {
+		t.Fatalf("%+v, %v", resp, err)
+	}
+}
+
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
