@@ -64,6 +64,8 @@ type Platform struct {
 	URLVar   string // the setting that overrides the endpoint
 	Cred     string // what the credentials are, e.g. "the AWS credentials"
 	AuthHint string // what to check when the credentials are refused
+	// AccessHint is what to check when they may not use the model.
+	AccessHint string
 	// Model maps a model name to the platform's model id; nil keeps it.
 	Model func(string) string
 }
@@ -90,8 +92,7 @@ func New(opts Options) *Provider {
 	model := func(m string) string { return m }
 	if pl := opts.Platform; pl != nil {
 		ro = append(ro, pl.Options...)
-		s = site{provider: pl.Name, endpoint: strings.TrimSuffix(pl.Endpoint, "/"), urlVar: pl.URLVar,
-			api: "an endpoint of " + pl.Name + " serving Claude", cred: pl.Cred, authHint: pl.AuthHint}
+		s = newSite(pl.Name, pl.Endpoint, pl.URLVar, "an endpoint of "+pl.Name+" serving Claude", pl.Cred, pl.AuthHint, pl.AccessHint)
 		if opts.BaseURL != "" {
 			ro = append(ro, option.WithBaseURL(opts.BaseURL))
 			s.endpoint = strings.TrimSuffix(opts.BaseURL, "/")
@@ -108,8 +109,8 @@ func New(opts Options) *Provider {
 		if opts.AuthToken != "" {
 			ro = append(ro, option.WithAuthToken(opts.AuthToken))
 		}
-		s = site{provider: Name, endpoint: strings.TrimSuffix(base, "/"), urlVar: "ANTHROPIC_BASE_URL",
-			api: "an Anthropic Messages API endpoint", cred: "the API key", authHint: keyHint}
+		s = newSite(Name, base, "ANTHROPIC_BASE_URL", "an Anthropic Messages API endpoint", "the API key", keyHint, keyHint+" and the key's permissions")
+		s.refused = "the API key was refused"
 	}
 	rp := llm.DefaultRetryPolicy()
 	if opts.Retry != nil {

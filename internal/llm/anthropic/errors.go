@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 
@@ -17,7 +18,15 @@ const keyHint = `check ANTHROPIC_API_KEY (environment, or "env" in settings.json
 // it should serve, the credentials it sends and what to check when they are
 // refused.
 type site struct {
-	provider, endpoint, urlVar, api, cred, authHint string
+	provider, endpoint, urlVar, api string
+	refused, forbidden              string // what a 401 and a 403 mean
+	authHint, accessHint            string // what to check then
+}
+
+func newSite(provider, endpoint, urlVar, api, cred, authHint, accessHint string) site {
+	return site{provider: provider, endpoint: strings.TrimSuffix(endpoint, "/"), urlVar: urlVar, api: api,
+		refused: "the server refused " + cred, forbidden: cred + " may not use this model or feature",
+		authHint: authHint, accessHint: accessHint}
 }
 
 func (s site) closed() string {
@@ -56,11 +65,16 @@ func (s site) fromAPI(e *sdk.Error, err error) (*llm.Error, bool) {
 	}
 	f := llm.NewAPIFailure(s.provider, e.StatusCode, apiMessage(e.RawJSON()), header, err)
 	kind, status := string(e.Type()), f.Status
+	if kind == "" {
+		// Bedrock names the error in a header: "ThrottlingException:http://…".
+		kind, _, _ = strings.Cut(header.Get("X-Amzn-ErrorType"), ":")
+	}
 	switch {
-	case kind == "authentication_error" || status == http.StatusUnauthorized:
-		return f.Typed(llm.ErrAuth, s.cred+" was refused", s.authHint), false
+	case kind == "authentication_error" || status == http.StatusUnauthorized ||
+		kind == "InvalidSignatureException" || kind == "UnrecognizedClientException" || kind == "ExpiredTokenException" || kind == "MissingAuthenticationTokenException":
+		return f.Typed(llm.ErrAuth, s.refused, s.authHint), false
 	case kind == "permission_error" || status == http.StatusForbidden:
-		return f.Typed(llm.ErrAuth, s.cred+" may not use this model or feature", s.authHint+" and its permissions"), false
+		return f.Typed(llm.ErrAuth, s.forbidden, s.accessHint), false
 	case kind == "rate_limit_error" || kind == "throttlingException" || status == http.StatusTooManyRequests:
 		return f.Typed(llm.ErrRateLimit, "rate limited", "wait a minute and retry, or run fewer parallel tasks (SYNAPSE_MAX_PARALLEL_TASKS)"), true
 	case kind == "overloaded_error" || kind == "serviceUnavailableException" || kind == "modelStreamErrorException" || status == 529 || status == http.StatusServiceUnavailable:

@@ -116,8 +116,10 @@ func New(ctx context.Context, opts Options) (*anthropic.Provider, error) {
 			Endpoint: "https://bedrock-runtime." + region + ".amazonaws.com",
 			URLVar:   URLVar,
 			Cred:     "the AWS credentials",
-			AuthHint: "check the AWS credentials (" + credentialsHelp + "), that the account has access to the model in the Bedrock console's model access page, and AWS_REGION (" + region + ")",
-			Model:    func(m string) string { return ModelID(m, region) },
+			AuthHint: credentialsHelp,
+			AccessHint: "check that the AWS account has access to the model in " + region + " (the Bedrock console's model access page; AWS_REGION), " +
+				"that the credentials' IAM policy allows bedrock:InvokeModelWithResponseStream, and the model (SYNAPSE_MODEL or --model)",
+			Model: func(m string) string { return ModelID(m, region) },
 		},
 	}), nil
 }
