@@ -115,8 +115,10 @@ func New(ctx context.Context, opts Options) (_ *anthropic.Provider, err error) {
 			Endpoint: Endpoint(opts.Region),
 			URLVar:   URLVar,
 			Cred:     "the Google credentials (" + source + ")",
-			AuthHint: "check that its account may use Vertex AI in project " + project + " (roles/aiplatform.user) and that Claude is enabled there in the Model Garden; " + credentialsHelp,
-			Model:    ModelID,
+			AuthHint: credentialsHelp,
+			AccessHint: "check that the account may use Vertex AI in project " + project + " (roles/aiplatform.user), that the model is enabled there " +
+				"in the Model Garden and served in " + opts.Region + " (CLOUD_ML_REGION), and the model (SYNAPSE_MODEL or --model)",
+			Model: ModelID,
 		},
 	}), nil
 }
