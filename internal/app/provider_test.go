@@ -82,7 +82,7 @@ func TestResolveProvider(t *testing.T) {
 			wantErr: []string{"OPENAI_API_KEY", path, "Ollama"}},
 		{name: "unknown provider flag",
 			env: map[string]string{"ANTHROPIC_API_KEY": "a"}, sel: ProviderSelection{Provider: "gemini"},
-			wantErr: []string{`"gemini"`, "--provider", "anthropic or openai"}},
+			wantErr: []string{`"gemini"`, "--provider", "anthropic, openai, bedrock or vertex"}},
 		{name: "unknown SYNAPSE_PROVIDER",
 			env:     map[string]string{"SYNAPSE_PROVIDER": "bard"},
 			wantErr: []string{"SYNAPSE_PROVIDER", "environment"}},

@@ -340,7 +340,7 @@ func TestChatStartupErrors(t *testing.T) {
 		{name: "broken settings.json", settings: `{"model": "x",}`, env: []string{"ANTHROPIC_API_KEY=test"},
 			want: []string{"settings.json", "line 1"}},
 		{name: "unknown provider", env: []string{"ANTHROPIC_API_KEY=test", "SYNAPSE_PROVIDER=gemini"},
-			want: []string{`"gemini"`, "anthropic or openai"}},
+			want: []string{`"gemini"`, "anthropic, openai"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

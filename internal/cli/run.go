@@ -64,7 +64,7 @@ func newRunCmd(stdio IO) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.model, "model", "", "model to use (default: settings.json or SYNAPSE_MODEL)")
-	fl.StringVar(&f.provider, "provider", "", "provider: anthropic or openai (default: settings.json)")
+	fl.StringVar(&f.provider, "provider", "", "provider: anthropic, openai, bedrock or vertex (default: settings.json)")
 	fl.StringVar(&f.format, "output-format", formatText, "output format: text, json or stream-json")
 	fl.StringVar(&f.inputFormat, "input-format", formatText, "input format: text, or stream-json (user messages on stdin; needs --output-format stream-json)")
 	fl.BoolVar(&f.partial, "include-partial-messages", false, "stream-json: also stream text and thinking deltas as stream_event lines")

@@ -31,7 +31,7 @@ func TestLoadSettings(t *testing.T) {
 		{name: "bool as string", content: ptr(`{"enableSkillSearchInstruction":"yes"}`), wantErr: []string{"enableSkillSearchInstruction", "true or false"}},
 		{name: "not an object", content: ptr(`[1]`), wantErr: []string{"settings.json"}},
 		{name: "null", content: ptr(`null`), wantErr: []string{"settings.json", "JSON object"}},
-		{name: "unknown provider", content: ptr(`{"provider":"gemini"}`), wantErr: []string{"settings.json", `"gemini"`, `"anthropic" or "openai"`}},
+		{name: "unknown provider", content: ptr(`{"provider":"gemini"}`), wantErr: []string{"settings.json", `"gemini"`, `"anthropic", "openai"`}},
 		{name: "negative maxTokens", content: ptr(`{"maxTokens":-1}`), wantErr: []string{"maxTokens"}},
 	}
 	for _, tc := range tests {
