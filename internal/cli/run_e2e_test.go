@@ -41,6 +41,17 @@ func newRunEnv(t *testing.T, srv *llmtest.Server, format string) runEnv {
 	case llmtest.FormatResponses:
 		e.env = append(e.env, srv.ResponsesEnv()...)
 		e.env = append(e.env, "SYNAPSE_PROVIDER=openai", "SYNAPSE_MODEL=gpt-5")
+	case llmtest.FormatBedrock:
+		// As a Claude Code user has it: CLAUDE_CODE_USE_BEDROCK=1 and the AWS variables.
+		e.env = append(e.env, srv.BedrockEnv()...)
+		e.env = append(e.env, "SYNAPSE_MODEL=claude-sonnet-4-5")
+	case llmtest.FormatVertex:
+		env, err := srv.VertexEnv(home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.env = append(e.env, env...)
+		e.env = append(e.env, "SYNAPSE_MODEL=claude-sonnet-4-5")
 	default:
 		e.env = append(e.env, srv.AnthropicEnv()...)
 		e.env = append(e.env, "SYNAPSE_MODEL=claude-sonnet-4-5")
@@ -85,7 +96,7 @@ func todoCmd(statuses ...string) string {
 	return `TodoWrite '{"todos":[` + strings.Join(items, ",") + `]}'`
 }
 
-var formats = []string{llmtest.FormatAnthropic, llmtest.FormatOpenAI, llmtest.FormatResponses}
+var formats = []string{llmtest.FormatAnthropic, llmtest.FormatOpenAI, llmtest.FormatResponses, llmtest.FormatBedrock, llmtest.FormatVertex}
 
 // The bar of issue 4: the built binary completes a scripted task of several
 // tool calls (shell, read, write, TodoWrite) and leaves a correct session.
@@ -139,8 +150,11 @@ func TestRunCompletesScriptedTask(t *testing.T) {
 			if !strings.HasPrefix(ent.ID, "session-") || ent.Title != "Copy the notes" || ent.MessageCount != 14 || ent.Cwd != e.dir {
 				t.Errorf("index entry = %+v", ent)
 			}
-			if ent.Usage.InputTokens == 0 || ent.Usage.RoundCount != 6 {
+			if ent.Usage.InputTokens == 0 || ent.Usage.RoundCount != 6 || !ent.Usage.Priced || ent.Usage.CostUSD <= 0 {
 				t.Errorf("usage = %+v", ent.Usage)
+			}
+			if f := srv.AuthFailures(); len(f) > 0 {
+				t.Errorf("requests refused for their credentials: %v", f)
 			}
 			hist, err := store.History(ent.ID)
 			if err != nil {

@@ -12,7 +12,7 @@ import (
 // shown the request is retried (and stderr says so); once the answer had
 // started, the run fails within about the idle timeout, naming the endpoint.
 func TestRunStalledServer(t *testing.T) {
-	for _, format := range []string{llmtest.FormatAnthropic, llmtest.FormatOpenAI, llmtest.FormatResponses} {
+	for _, format := range formats {
 		t.Run(format+"/stalls mid-answer: fails naming the endpoint", func(t *testing.T) {
 			srv := llmtest.New(t, llmtest.Turn{Text: "Working on it, here is the first part", Fragment: 5, StallAfter: 6})
 			e := newRunEnv(t, srv, format)
