@@ -9,6 +9,7 @@ package vertex
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -151,7 +152,19 @@ func findCredentials(ctx context.Context, opts Options) (*google.Credentials, st
 	if err != nil {
 		return nil, "", fmt.Errorf("vertex: cannot read the Google credentials (%s): %w; %s", source, err, credentialsHelp)
 	}
-	creds, err := google.CredentialsFromJSON(ctx, data, scope)
+	// The file is the user's own (their variable, or gcloud's file in their
+	// home), and only the types ADC knows are accepted.
+	var head struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(data, &head)
+	t := google.CredentialsType(head.Type)
+	switch t {
+	case google.ServiceAccount, google.AuthorizedUser, google.ExternalAccount, google.ExternalAccountAuthorizedUser, google.ImpersonatedServiceAccount:
+	default:
+		return nil, "", fmt.Errorf("vertex: the Google credentials (%s) have type %q, not a service-account key (service_account), an authorized-user file (authorized_user) or workload identity federation (external_account); %s", source, head.Type, credentialsHelp)
+	}
+	creds, err := google.CredentialsFromJSONWithType(ctx, data, t, scope)
 	if err != nil {
 		return nil, "", fmt.Errorf("vertex: the Google credentials (%s) are not a usable service-account key or authorized-user file: %w; %s", source, err, credentialsHelp)
 	}

@@ -274,12 +274,17 @@ func TestMissingSettings(t *testing.T) {
 	if err := os.WriteFile(authorizedUser, []byte(`{"type":"authorized_user","client_id":"id","client_secret":"s3cr3t","refresh_token":"r"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	wrongType := filepath.Join(dir, "other.json")
+	if err := os.WriteFile(wrongType, []byte(`{"type":"api_key","key":"s3cr3t"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		opts Options
 		want []string
 	}{
 		{"no region", Options{Project: "p"}, []string{"CLOUD_ML_REGION"}},
+		{"a file of another kind", Options{Region: "us-east5", CredentialsFile: wrongType}, []string{`type "api_key"`, "service_account"}},
 		{"unreadable key file", Options{Region: "us-east5", CredentialsFile: filepath.Join(dir, "missing.json")},
 			[]string{"GOOGLE_APPLICATION_CREDENTIALS=" + filepath.Join(dir, "missing.json"), "gcloud auth application-default login"}},
 		{"no project: an authorized-user file has none", Options{Region: "us-east5", ADCFile: authorizedUser},
