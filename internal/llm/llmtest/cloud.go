@@ -264,10 +264,8 @@ func verifySigV4(r *http.Request, body []byte) error {
 	if scope[1] != signedAt.Format("20060102") {
 		return fmt.Errorf("the credential scope's date %s is not X-Amz-Date's", scope[1])
 	}
-	u, err := url.Parse("http://" + r.Host + r.RequestURI)
-	if err != nil {
-		return err
-	}
+	// The path as sent, escapes included (the model id's ":" is "%3A"): SigV4 signs it escaped again.
+	u := &url.URL{Scheme: "http", Host: r.Host, Path: r.URL.Path, RawPath: r.URL.RawPath, RawQuery: r.URL.RawQuery}
 	check, err := http.NewRequest(r.Method, u.String(), nil)
 	if err != nil {
 		return err
