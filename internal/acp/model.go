@@ -46,13 +46,20 @@ func (s *session) offerModels() {
 	}
 	list := []modelChoice{{id: s.g.Model, provider: start, configured: true}}
 	seen := map[string]bool{s.g.Model: true}
+	// On Bedrock or Vertex, the Claude models are served there.
+	served := func(provider string) string {
+		if provider == config.ProviderAnthropic && (start == config.ProviderBedrock || start == config.ProviderVertex) {
+			return start
+		}
+		return provider
+	}
 	add := func(same bool) {
 		for _, k := range knownModels {
-			if seen[k.model] || (k.provider == start) != same {
+			if seen[k.model] || (served(k.provider) == start) != same {
 				continue
 			}
 			p, err := s.g.ModelProvider(k.model)
-			if err != nil || p != k.provider {
+			if err != nil || p != served(k.provider) {
 				continue
 			}
 			seen[k.model] = true
@@ -92,6 +99,10 @@ func providerName(p string) string {
 		return "OpenAI"
 	case config.ProviderGemini:
 		return "Google Gemini"
+	case config.ProviderBedrock:
+		return "Amazon Bedrock"
+	case config.ProviderVertex:
+		return "Google Vertex AI"
 	}
 	return p
 }

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"testing"
@@ -174,6 +175,7 @@ func TestModelChoices(t *testing.T) {
 		want   string
 		to     string // a model to switch to and prompt with
 		format string // the wire format that request must use
+		id     string // the model id that request must name; "" means to
 	}{
 		{name: "anthropic only", want: anthropic},
 		{name: "a dated configured model", env: func(*world) map[string]string {
@@ -186,6 +188,14 @@ func TestModelChoices(t *testing.T) {
 			return map[string]string{"SYNAPSE_PROVIDER": "openai", "SYNAPSE_MODEL": "gpt-4.1", "OPENAI_BASE_URL": w.srv.OpenAIBaseURL(),
 				"OPENAI_API_KEY": "llmtest-key", "ANTHROPIC_API_KEY": "", "ANTHROPIC_BASE_URL": ""}
 		}, want: "gpt-4.1," + openai, to: "gpt-5", format: llmtest.FormatOpenAI},
+		{name: "bedrock start: the Claude models, on Bedrock", env: func(w *world) map[string]string {
+			env := map[string]string{"ANTHROPIC_API_KEY": "", "ANTHROPIC_BASE_URL": ""}
+			for _, kv := range w.srv.BedrockEnv() {
+				k, v, _ := strings.Cut(kv, "=")
+				env[k] = v
+			}
+			return env
+		}, want: anthropic, to: "claude-opus-4-5", format: llmtest.FormatBedrock, id: "us.anthropic.claude-opus-4-5-20251101-v1:0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, llmtest.TextTurn("ok"))
@@ -215,8 +225,8 @@ func TestModelChoices(t *testing.T) {
 			}
 			w.prompt(t, res.SessionId, "hi")
 			req, _ := w.srv.LastRequest()
-			if req.Model != tc.to || req.Format != tc.format {
-				t.Errorf("request after the switch: %s %s, want %s %s", req.Format, req.Model, tc.format, tc.to)
+			if id := cmp.Or(tc.id, tc.to); req.Model != id || req.Format != tc.format {
+				t.Errorf("request after the switch: %s %s, want %s %s", req.Format, req.Model, tc.format, id)
 			}
 		})
 	}

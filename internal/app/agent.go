@@ -266,7 +266,10 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 		if choice, err = a.resolveProvider(ProviderSelection{Provider: s.Provider, Model: s.Model}); err != nil {
 			return nil, err
 		}
-		provider, model = choice.build(), choice.Model
+		if provider, err = choice.build(); err != nil {
+			return nil, err
+		}
+		model = choice.Model
 	}
 
 	g := &Agent{Model: model, settingsWarnings: a.Config.Warnings}

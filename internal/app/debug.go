@@ -24,7 +24,7 @@ func (a *App) debugLog() *slog.Logger {
 	}
 	a.debugOnce.Do(func() {
 		var secrets []string
-		for _, k := range append(sandbox.ProviderCredentials(), a.hiddenEnv()...) {
+		for _, k := range append(append(sandbox.ProviderCredentials(), a.hiddenEnv()...), cloudSecretVars()...) {
 			if v := a.Config.Getenv(k); v != "" {
 				secrets = append(secrets, v)
 			}

@@ -20,7 +20,7 @@ import (
 // ProviderSelection is what the command line asked for; empty fields defer to
 // the environment, then settings.json, then inference and defaults.
 type ProviderSelection struct {
-	Provider string // --provider: anthropic, openai or gemini
+	Provider string // --provider: anthropic, openai, gemini, bedrock or vertex
 	Model    string // --model
 }
 
@@ -37,7 +37,11 @@ func (a *App) Provider(sel ProviderSelection) (llm.Provider, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return c.build(), c.Model, nil
+	p, err := c.build()
+	if err != nil {
+		return nil, "", err
+	}
+	return p, c.Model, nil
 }
 
 func (a *App) resolveProvider(sel ProviderSelection) (providerChoice, error) {
@@ -72,7 +76,7 @@ func (a *App) newModelProviders(start providerChoice, p llm.Provider) *modelProv
 // name is the provider model's requests go to: the one its name implies,
 // else the start-up one.
 func (m *modelProviders) name(model string) string {
-	if name := modelProvider(model); name != "" {
+	if name := modelProvider(model); name != "" && !staysOnCloud(m.start.Name, name) {
 		return name
 	}
 	return m.start.Name
@@ -97,7 +101,9 @@ func (m *modelProviders) For(model string) (llm.Provider, error) {
 	defer m.mu.Unlock()
 	p, ok := m.built[c]
 	if !ok {
-		p = c.build()
+		if p, err = c.build(); err != nil {
+			return nil, fmt.Errorf("%s needs the %s provider: %w", model, name, err)
+		}
 		m.built[c] = p
 	}
 	return p, nil
@@ -127,31 +133,38 @@ type providerChoice struct {
 	APIKey    string
 	AuthToken string // anthropic only
 	BaseURL   string
-	Images    string // openai only: SYNAPSE_OPENAI_IMAGES (on, off, or "" for api.openai.com only)
-	Wire      string // openai only: SYNAPSE_OPENAI_WIRE (chat, responses, or "" to choose by model)
+	Images    string      // openai only: SYNAPSE_OPENAI_IMAGES (on, off, or "" for api.openai.com only)
+	Wire      string      // openai only: SYNAPSE_OPENAI_WIRE (chat, responses, or "" to choose by model)
+	Cloud     cloudConfig // bedrock and vertex only
 	// IdleTimeout abandons a request whose server stays silent that long.
 	IdleTimeout time.Duration
 	// log, when set (SYNAPSE_DEBUG=1), records the requests and retries.
 	log *slog.Logger
 }
 
-func (c providerChoice) build() llm.Provider {
+func (c providerChoice) build() (llm.Provider, error) {
 	var retry *llm.RetryPolicy
 	if c.log != nil {
 		retry = retryLogged(llm.DefaultRetryPolicy(), c.Name, c.log)
 	}
 	var p llm.Provider
-	if c.Name == config.ProviderOpenAI {
+	switch {
+	case c.Name == config.ProviderOpenAI:
 		p = openai.New(openai.Options{APIKey: c.APIKey, BaseURL: c.BaseURL, Images: c.Images, Wire: c.Wire, IdleTimeout: c.IdleTimeout, Retry: retry})
-	} else if c.Name == config.ProviderGemini {
+	case c.Name == config.ProviderGemini:
 		p = gemini.New(gemini.Options{APIKey: c.APIKey, BaseURL: c.BaseURL, IdleTimeout: c.IdleTimeout, Retry: retry})
-	} else {
+	case isCloud(c.Name):
+		var err error
+		if p, err = c.buildCloud(retry); err != nil {
+			return nil, err
+		}
+	default:
 		p = anthropic.New(anthropic.Options{APIKey: c.APIKey, AuthToken: c.AuthToken, BaseURL: c.BaseURL, IdleTimeout: c.IdleTimeout, Retry: retry})
 	}
 	if c.log != nil {
 		p = loggedProvider{Provider: p, log: c.log}
 	}
-	return p
+	return p, nil
 }
 
 func resolveProvider(s config.Settings, getenv config.Getenv, settingsPath string, sel ProviderSelection) (providerChoice, error) {
@@ -173,8 +186,8 @@ func resolveProvider(s config.Settings, getenv config.Getenv, settingsPath strin
 	if name == "" && s.Provider != "" {
 		name, nameFrom = s.Provider, `"provider" in `+settingsPath
 	}
-	if name != "" && name != config.ProviderAnthropic && name != config.ProviderOpenAI && name != config.ProviderGemini {
-		return providerChoice{}, fmt.Errorf("unknown provider %q (%s): use anthropic, openai or gemini", name, nameFrom)
+	if name != "" && name != config.ProviderAnthropic && name != config.ProviderOpenAI && name != config.ProviderGemini && !isCloud(name) {
+		return providerChoice{}, fmt.Errorf("unknown provider %q (%s): use anthropic, openai, gemini, bedrock or vertex", name, nameFrom)
 	}
 
 	// Model: flag > SYNAPSE_MODEL > settings "model" (when it is for this provider).
@@ -199,6 +212,9 @@ func resolveProvider(s config.Settings, getenv config.Getenv, settingsPath strin
 	}
 
 	c := providerChoice{Name: name, Model: model}
+	if isCloud(name) {
+		return resolveCloud(c, lookup, where)
+	}
 	keyVar, urlVar := "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"
 	if name == config.ProviderOpenAI {
 		keyVar, urlVar = "OPENAI_API_KEY", "OPENAI_BASE_URL"
@@ -241,9 +257,14 @@ func resolveProvider(s config.Settings, getenv config.Getenv, settingsPath strin
 	return c, nil
 }
 
-// inferProvider picks a provider when none is named: from the model name
-// when it is unambiguous, else from which provider is configured, else anthropic.
+// inferProvider picks a provider when none is named: Claude Code's
+// CLAUDE_CODE_USE_BEDROCK/VERTEX (unless the model is another vendor's), else
+// from the model name when it is unambiguous, else from which provider is
+// configured, else anthropic.
 func inferProvider(model string, lookup func(string) (string, string)) string {
+	if name := cloudSwitch(lookup); name != "" && (modelProvider(model) == "" || staysOnCloud(name, modelProvider(model))) {
+		return name
+	}
 	if name := modelProvider(model); name != "" {
 		return name
 	}
@@ -268,6 +289,9 @@ func inferProvider(model string, lookup func(string) (string, string)) string {
 // say (a local model such as llama3 may be served by either wire format).
 func modelProvider(model string) string {
 	m := strings.ToLower(strings.TrimSpace(model))
+	if name := cloudModelProvider(m); name != "" {
+		return name
+	}
 	switch {
 	case strings.HasPrefix(m, "claude"):
 		return config.ProviderAnthropic

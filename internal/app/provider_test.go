@@ -82,7 +82,7 @@ func TestResolveProvider(t *testing.T) {
 			wantErr: []string{"OPENAI_API_KEY", path, "Ollama"}},
 		{name: "unknown provider flag",
 			env: map[string]string{"ANTHROPIC_API_KEY": "a"}, sel: ProviderSelection{Provider: "bard"},
-			wantErr: []string{`"bard"`, "--provider", "anthropic, openai or gemini"}},
+			wantErr: []string{`"bard"`, "--provider", "anthropic, openai, gemini, bedrock or vertex"}},
 		{name: "SYNAPSE_PROVIDER=gemini with GEMINI_API_KEY",
 			env:  map[string]string{"SYNAPSE_PROVIDER": "gemini", "GEMINI_API_KEY": "g", "ANTHROPIC_API_KEY": "a"},
 			want: providerChoice{Name: "gemini", Model: "gemini-2.5-pro", APIKey: "g"}},

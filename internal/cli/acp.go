@@ -45,7 +45,7 @@ Diagnostics go to stderr.`,
 			return acp.Serve(cmd.Context(), acp.Options{App: a, Version: Version, Provider: provider, Model: model, Mode: m, Log: stdio.Err}, stdio.In, stdio.Out)
 		},
 	}
-	cmd.Flags().StringVar(&provider, "provider", "", "provider: anthropic, openai or gemini (default: settings.json)")
+	cmd.Flags().StringVar(&provider, "provider", "", "provider: anthropic, openai, gemini, bedrock or vertex (default: settings.json)")
 	cmd.Flags().StringVar(&model, "model", "", "model sessions start with (default: settings.json or SYNAPSE_MODEL); the editor switches with the \"model\" config option")
 	cmd.Flags().StringVar(&mode, "permission-mode", string(tool.ModeDefault), "the mode sessions start in; "+permissionModeHelp+"; the editor switches with session/set_mode")
 	return badUsageExits2(cmd)

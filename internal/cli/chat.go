@@ -48,7 +48,7 @@ func newChatCmd(stdio IO) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.model, "model", "", "model to use (default: SYNAPSE_MODEL or settings.json)")
-	fl.StringVar(&f.provider, "provider", "", "provider: anthropic, openai or gemini (default: SYNAPSE_PROVIDER or settings.json)")
+	fl.StringVar(&f.provider, "provider", "", "provider: anthropic, openai, gemini, bedrock or vertex (default: SYNAPSE_PROVIDER or settings.json)")
 	fl.StringVarP(&f.resume, "resume", "r", "", "resume the session with this id (or unique id prefix)")
 	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the most recent session of this project (the git repository you are in, else this directory)")
 	fl.BoolVar(&f.fork, "fork-session", false, forkSessionHelp)

@@ -340,7 +340,11 @@ func TestChatStartupErrors(t *testing.T) {
 		{name: "broken settings.json", settings: `{"model": "x",}`, env: []string{"ANTHROPIC_API_KEY=test"},
 			want: []string{"settings.json", "line 1"}},
 		{name: "unknown provider", env: []string{"ANTHROPIC_API_KEY=test", "SYNAPSE_PROVIDER=gemini"},
-			want: []string{`"gemini"`, "anthropic or openai"}},
+			want: []string{`"gemini"`, "anthropic, openai"}},
+		{name: "bedrock without a region", env: []string{"CLAUDE_CODE_USE_BEDROCK=1", "AWS_EC2_METADATA_DISABLED=true"},
+			want: []string{"bedrock", "set AWS_REGION"}},
+		{name: "vertex without a project", env: []string{"CLAUDE_CODE_USE_VERTEX=1", "CLOUD_ML_REGION=us-east5"},
+			want: []string{"vertex", "ANTHROPIC_VERTEX_PROJECT_ID"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -73,7 +73,7 @@ func newRunCmd(stdio IO) *cobra.Command {
 // headless when given them) and Claude Code's headless flags.
 func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.StringVar(&f.model, "model", "", "model to use (default: settings.json or SYNAPSE_MODEL)")
-	fl.StringVar(&f.provider, "provider", "", "provider: anthropic, openai or gemini (default: settings.json)")
+	fl.StringVar(&f.provider, "provider", "", "provider: anthropic, openai, gemini, bedrock or vertex (default: settings.json)")
 	fl.StringVar(&f.format, "output-format", formatText, "output format: text, json or stream-json")
 	fl.StringVar(&f.inputFormat, "input-format", formatText, "input format: text, or stream-json (user messages and the control protocol on stdin; needs --output-format stream-json)")
 	fl.BoolVar(&f.partial, "include-partial-messages", false, "stream-json: also stream the model's response as stream_event lines")

@@ -44,6 +44,17 @@ func newRunEnv(t *testing.T, srv *llmtest.Server, format string) runEnv {
 	case llmtest.FormatGemini:
 		e.env = append(e.env, srv.GeminiEnv()...)
 		e.env = append(e.env, "SYNAPSE_PROVIDER=gemini", "SYNAPSE_MODEL=gemini-2.5-pro")
+	case llmtest.FormatBedrock:
+		// As a Claude Code user has it: CLAUDE_CODE_USE_BEDROCK=1 and the AWS variables.
+		e.env = append(e.env, srv.BedrockEnv()...)
+		e.env = append(e.env, "SYNAPSE_MODEL=claude-sonnet-4-5")
+	case llmtest.FormatVertex:
+		env, err := srv.VertexEnv(home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.env = append(e.env, env...)
+		e.env = append(e.env, "SYNAPSE_MODEL=claude-sonnet-4-5")
 	default:
 		e.env = append(e.env, srv.AnthropicEnv()...)
 		e.env = append(e.env, "SYNAPSE_MODEL=claude-sonnet-4-5")
@@ -88,7 +99,7 @@ func todoCmd(statuses ...string) string {
 	return `TodoWrite '{"todos":[` + strings.Join(items, ",") + `]}'`
 }
 
-var formats = []string{llmtest.FormatAnthropic, llmtest.FormatOpenAI, llmtest.FormatResponses, llmtest.FormatGemini}
+var formats = []string{llmtest.FormatAnthropic, llmtest.FormatOpenAI, llmtest.FormatResponses, llmtest.FormatGemini, llmtest.FormatBedrock, llmtest.FormatVertex}
 
 // The bar of issue 4: the built binary completes a scripted task of several
 // tool calls (shell, read, write, TodoWrite) and leaves a correct session.
@@ -142,12 +153,15 @@ func TestRunCompletesScriptedTask(t *testing.T) {
 			if !strings.HasPrefix(ent.ID, "session-") || ent.Title != "Copy the notes" || ent.MessageCount != 14 || ent.Cwd != e.dir {
 				t.Errorf("index entry = %+v", ent)
 			}
-			if ent.Usage.InputTokens == 0 || ent.Usage.RoundCount != 6 {
+			if ent.Usage.InputTokens == 0 || ent.Usage.RoundCount != 6 || !ent.Usage.Priced || ent.Usage.CostUSD <= 0 {
 				t.Errorf("usage = %+v", ent.Usage)
 			}
 			// Every format's model here has a built-in price.
 			if !ent.Usage.Priced || ent.Usage.UnpricedRounds != 0 || ent.Usage.CostUSD <= 0 {
 				t.Errorf("cost = %v (priced %v, %d unpriced rounds)", ent.Usage.CostUSD, ent.Usage.Priced, ent.Usage.UnpricedRounds)
+			}
+			if f := srv.AuthFailures(); len(f) > 0 {
+				t.Errorf("requests refused for their credentials: %v", f)
 			}
 			hist, err := store.History(ent.ID)
 			if err != nil {

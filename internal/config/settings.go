@@ -19,13 +19,15 @@ const (
 	ProviderAnthropic = "anthropic"
 	ProviderOpenAI    = "openai"
 	ProviderGemini    = "gemini"
+	ProviderBedrock   = "bedrock" // Claude through Amazon Bedrock
+	ProviderVertex    = "vertex"  // Claude through Google Vertex AI
 )
 
 // Settings is $SYNAPSE_HOME/settings.json. Every field is optional; a missing
 // file is all defaults. Keys this version does not know are kept in Extra and
 // written back by SaveSettings.
 type Settings struct {
-	// Provider is "anthropic", "openai" or "gemini"; empty means inferred.
+	// Provider is "anthropic", "openai", "gemini", "bedrock" or "vertex"; empty means inferred.
 	Provider string `json:"provider,omitempty"`
 	// Model is the default model; empty means the provider's default.
 	Model string `json:"model,omitempty"`
@@ -172,8 +174,8 @@ func ParseSettings(path string, data []byte) (Settings, error) {
 		}
 	}
 	s.Provider = strings.ToLower(strings.TrimSpace(s.Provider))
-	if s.Provider != "" && s.Provider != ProviderAnthropic && s.Provider != ProviderOpenAI && s.Provider != ProviderGemini {
-		return Settings{}, fmt.Errorf(`%s: "provider" is %q; use "anthropic", "openai" or "gemini" (or remove the key to infer it)`, path, s.Provider)
+	if s.Provider != "" && s.Provider != ProviderAnthropic && s.Provider != ProviderOpenAI && s.Provider != ProviderGemini && s.Provider != ProviderBedrock && s.Provider != ProviderVertex {
+		return Settings{}, fmt.Errorf(`%s: "provider" is %q; use "anthropic", "openai", "gemini", "bedrock" or "vertex" (or remove the key to infer it)`, path, s.Provider)
 	}
 	if s.MaxTokens < 0 {
 		return Settings{}, fmt.Errorf(`%s: "maxTokens" must be a positive number, not %d`, path, s.MaxTokens)

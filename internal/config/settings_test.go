@@ -31,7 +31,7 @@ func TestLoadSettings(t *testing.T) {
 		{name: "bool as string", content: ptr(`{"enableSkillSearchInstruction":"yes"}`), wantErr: []string{"enableSkillSearchInstruction", "true or false"}},
 		{name: "not an object", content: ptr(`[1]`), wantErr: []string{"settings.json"}},
 		{name: "null", content: ptr(`null`), wantErr: []string{"settings.json", "JSON object"}},
-		{name: "unknown provider", content: ptr(`{"provider":"bard"}`), wantErr: []string{"settings.json", `"bard"`, `"anthropic", "openai" or "gemini"`}},
+		{name: "unknown provider", content: ptr(`{"provider":"bard"}`), wantErr: []string{"settings.json", `"bard"`, `"anthropic", "openai", "gemini", "bedrock" or "vertex"`}},
 		{name: "negative maxTokens", content: ptr(`{"maxTokens":-1}`), wantErr: []string{"maxTokens"}},
 	}
 	for _, tc := range tests {

@@ -117,7 +117,7 @@ func stalledMessage(s *StallError, m TransportMessages) string {
 // exceeded the model's context window.
 func promptTooLong(detail, code string) bool {
 	d := strings.ToLower(detail)
-	for _, s := range []string{"prompt is too long", "context length", "context window", "context size", "too many tokens", "context_length_exceeded",
+	for _, s := range []string{"prompt is too long", "input is too long", "context length", "context window", "context size", "too many tokens", "context_length_exceeded",
 		"exceeds the maximum number of tokens", // Gemini's
 	} {
 		if strings.Contains(d, s) || strings.Contains(code, s) {

@@ -298,8 +298,10 @@ func firstLine(s string) string {
 	return s
 }
 
-// providerCredentials are the agent's own model credentials.
-var providerCredentials = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"}
+// providerCredentials are the agent's own model credentials. (AWS keys and
+// Google key files are the user's for every AWS or Google tool, not the
+// agent's own: commands keep them; a Bedrock API key serves only Bedrock.)
+var providerCredentials = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "AWS_BEARER_TOKEN_BEDROCK"}
 
 // ProviderCredentials names the variables holding the agent's own model
 // credentials, which no sandboxed command sees.

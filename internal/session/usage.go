@@ -95,7 +95,8 @@ type Price struct {
 
 // Pricing maps model names to prices. A model matches an entry exactly, or
 // else the longest entry that is a prefix of it (so "claude-sonnet-4-5"
-// prices "claude-sonnet-4-5-20250929").
+// prices "claude-sonnet-4-5-20250929"); Amazon Bedrock's and Google Vertex
+// AI's ids of a Claude model match as its Anthropic name (llm.ClaudeName).
 type Pricing map[string]Price
 
 // Cost returns the price of u under model, and whether the model is priced.
@@ -117,6 +118,11 @@ func (p Pricing) Lookup(model string) (Price, bool) {
 	if len(p) == 0 || model == "" {
 		return Price{}, false
 	}
+	if pr, ok := p[model]; ok {
+		return pr, true
+	}
+	// A cloud platform's id of a Claude model costs what the model costs.
+	model = llm.ClaudeName(model)
 	if pr, ok := p[model]; ok {
 		return pr, true
 	}

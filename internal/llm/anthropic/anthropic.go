@@ -44,6 +44,30 @@ type Options struct {
 	Retry *llm.RetryPolicy
 	// DisableCache leaves out cache_control markers (for gateways that refuse them).
 	DisableCache bool
+	// Platform, when set, reaches Claude through a cloud platform instead of
+	// the Anthropic API; APIKey and AuthToken are then not used, and BaseURL
+	// (when set) replaces the platform's own endpoint.
+	Platform *Platform
+}
+
+// Platform is a cloud that serves Claude's Messages API under its own
+// endpoint, credentials and model ids (Amazon Bedrock, Google Vertex AI).
+// The SDK's option for it (bedrock.WithConfig, vertex.WithCredentials)
+// rewrites and authorizes each request; streaming, tool calls, retries,
+// usage and errors are this package's as for the Anthropic API.
+type Platform struct {
+	Name string // the provider's name, in Name() and errors
+	// Options are the platform's client options, applied after this
+	// package's own (so they wrap its HTTP client and middleware).
+	Options  []option.RequestOption
+	Endpoint string // the platform's endpoint, for messages
+	URLVar   string // the setting that overrides the endpoint
+	Cred     string // what the credentials are, e.g. "the AWS credentials"
+	AuthHint string // what to check when the credentials are refused
+	// AccessHint is what to check when they may not use the model.
+	AccessHint string
+	// Model maps a model name to the platform's model id; nil keeps it.
+	Model func(string) string
 }
 
 // Provider is the Anthropic implementation of llm.Provider. It is safe for
@@ -51,25 +75,42 @@ type Options struct {
 type Provider struct {
 	messages sdk.MessageService
 	retry    llm.RetryPolicy
-	baseURL  string
+	site     site
+	model    func(string) string // the id sent for a model name
 	noCache  bool
 	conv     *convCache
 }
 
 // New builds a Provider.
 func New(opts Options) *Provider {
-	base := cmp.Or(opts.BaseURL, DefaultBaseURL)
 	ro := []option.RequestOption{
 		option.WithHTTPClient(httpClient(opts.HTTPClient, opts.IdleTimeout)),
-		option.WithBaseURL(base),
 		option.WithMaxRetries(0), // retries are ours: they also cover errors inside the stream
 		option.WithMiddleware(llm.StreamFromJSON(streamFromMessage)),
 	}
-	if opts.APIKey != "" {
-		ro = append(ro, option.WithAPIKey(opts.APIKey))
-	}
-	if opts.AuthToken != "" {
-		ro = append(ro, option.WithAuthToken(opts.AuthToken))
+	var s site
+	model := func(m string) string { return m }
+	if pl := opts.Platform; pl != nil {
+		ro = append(ro, pl.Options...)
+		s = newSite(pl.Name, pl.Endpoint, pl.URLVar, "an endpoint of "+pl.Name+" serving Claude", pl.Cred, pl.AuthHint, pl.AccessHint)
+		if opts.BaseURL != "" {
+			ro = append(ro, option.WithBaseURL(opts.BaseURL))
+			s.endpoint = strings.TrimSuffix(opts.BaseURL, "/")
+		}
+		if pl.Model != nil {
+			model = pl.Model
+		}
+	} else {
+		base := cmp.Or(opts.BaseURL, DefaultBaseURL)
+		ro = append(ro, option.WithBaseURL(base))
+		if opts.APIKey != "" {
+			ro = append(ro, option.WithAPIKey(opts.APIKey))
+		}
+		if opts.AuthToken != "" {
+			ro = append(ro, option.WithAuthToken(opts.AuthToken))
+		}
+		s = newSite(Name, base, "ANTHROPIC_BASE_URL", "an Anthropic Messages API endpoint", "the API key", keyHint, keyHint+" and the key's permissions")
+		s.refused = "the API key was refused"
 	}
 	rp := llm.DefaultRetryPolicy()
 	if opts.Retry != nil {
@@ -78,14 +119,15 @@ func New(opts Options) *Provider {
 	return &Provider{
 		messages: sdk.NewMessageService(ro...),
 		retry:    rp,
-		baseURL:  strings.TrimSuffix(base, "/"),
+		site:     s,
+		model:    model,
 		noCache:  opts.DisableCache,
 		conv:     &convCache{},
 	}
 }
 
 // Name implements llm.Provider.
-func (p *Provider) Name() string { return Name }
+func (p *Provider) Name() string { return p.site.provider }
 
 // Stream implements llm.Provider. A failure before anything was streamed is
 // retried per the policy; once output has reached onEvent it is not, since
@@ -94,7 +136,7 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onEvent func(llm
 	params := p.params(req)
 	body, err := p.conv.body(params, req.Messages, !p.noCache)
 	if err != nil {
-		return llm.Response{}, &llm.Error{Kind: llm.ErrBadRequest, Provider: Name, Err: err,
+		return llm.Response{}, &llm.Error{Kind: llm.ErrBadRequest, Provider: p.site.provider, Err: err,
 			Message: "cannot encode the request: " + err.Error()}
 	}
 	if onEvent == nil {
@@ -110,7 +152,7 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onEvent func(llm
 func (p *Provider) once(ctx context.Context, body []byte, maxTokens int, onEvent func(llm.Event)) (llm.Response, bool, *llm.AttemptError) {
 	stream := p.messages.NewStreaming(ctx, sdk.MessageNewParams{}, option.WithRequestBody("application/json", body))
 	defer stream.Close()
-	a := assembler{onEvent: onEvent, maxTokens: int64(maxTokens)}
+	a := assembler{site: p.site, onEvent: onEvent, maxTokens: int64(maxTokens)}
 	for stream.Next() {
 		if err := a.add(stream.Current()); err != nil {
 			return llm.Response{}, a.emitted, &llm.AttemptError{Error: err}
@@ -120,7 +162,7 @@ func (p *Provider) once(ctx context.Context, body []byte, maxTokens int, onEvent
 		le, retry := p.classify(err)
 		return llm.Response{}, a.emitted, &llm.AttemptError{Error: le, Retry: retry}
 	}
-	resp, err := a.finish(p.baseURL)
+	resp, err := a.finish()
 	if err != nil {
 		// An incomplete stream is a connection failure and may be retried.
 		return llm.Response{}, a.emitted, &llm.AttemptError{Error: err, Retry: err.Kind == llm.ErrConnection}

@@ -82,7 +82,7 @@ func (p *Provider) params(req llm.Request) wireRequest {
 		maxTokens = llm.MaxOutputTokens(req.Model)
 	}
 	w := wireRequest{
-		Model:     req.Model,
+		Model:     p.model(req.Model),
 		MaxTokens: maxTokens,
 		Stream:    true,
 	}
@@ -112,6 +112,7 @@ func (p *Provider) params(req llm.Request) wireRequest {
 // adaptiveThinking reports models that want thinking.type=adaptive instead
 // of a fixed budget.
 func adaptiveThinking(model string) bool {
+	model = llm.ClaudeName(model)
 	return strings.HasPrefix(model, "claude-opus-4-6") || strings.HasPrefix(model, "claude-mythos")
 }
 

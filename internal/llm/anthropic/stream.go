@@ -23,6 +23,7 @@ type block struct {
 
 // assembler turns stream events into llm events and a final response.
 type assembler struct {
+	site      site
 	onEvent   func(llm.Event)
 	maxTokens int64
 	emitted   bool
@@ -43,7 +44,7 @@ func (a *assembler) emit(e llm.Event) {
 
 func (a *assembler) block(i int64) (*block, *llm.Error) {
 	if i < 0 || int(i) >= len(a.blocks) || a.blocks[i] == nil {
-		return nil, protocolError(fmt.Sprintf("the stream referred to content block %d before starting it", i))
+		return nil, a.site.protocolError(fmt.Sprintf("the stream referred to content block %d before starting it", i))
 	}
 	return a.blocks[i], nil
 }
@@ -63,7 +64,7 @@ func (a *assembler) add(ev sdk.MessageStreamEventUnion) *llm.Error {
 	case "content_block_start":
 		i := ev.Index
 		if i < 0 || i > 1<<16 {
-			return protocolError(fmt.Sprintf("content block index %d is out of range", i))
+			return a.site.protocolError(fmt.Sprintf("content block index %d is out of range", i))
 		}
 		for int(i) >= len(a.blocks) {
 			a.blocks = append(a.blocks, nil)
@@ -169,9 +170,9 @@ func normalStop(s string) string {
 }
 
 // finish checks the stream was complete and builds the response.
-func (a *assembler) finish(baseURL string) (llm.Response, *llm.Error) {
+func (a *assembler) finish() (llm.Response, *llm.Error) {
 	if a.events == 0 {
-		return llm.Response{}, protocolError("the server answered with no stream events: check that ANTHROPIC_BASE_URL (" + baseURL + ") points at an Anthropic Messages API endpoint")
+		return llm.Response{}, a.site.protocolError("the server answered with no stream events: check that " + a.site.urlVar + " (" + a.site.endpoint + ") points at " + a.site.api)
 	}
 	stop := normalStop(a.stop)
 	var truncated []string
@@ -183,7 +184,7 @@ func (a *assembler) finish(baseURL string) (llm.Response, *llm.Error) {
 	if len(truncated) > 0 && stop == llm.StopMaxTokens {
 		return llm.Response{}, &llm.Error{
 			Kind:     llm.ErrTruncated,
-			Provider: Name,
+			Provider: a.site.provider,
 			Message: fmt.Sprintf("the model reached the output limit (max_tokens %d) in the middle of a %s tool call, so the call was not run; "+
 				"raise the limit or ask for smaller steps (for example, write a large file in several parts)", a.maxTokens, truncated[len(truncated)-1]),
 		}
@@ -191,13 +192,13 @@ func (a *assembler) finish(baseURL string) (llm.Response, *llm.Error) {
 	if !a.completed {
 		return llm.Response{}, &llm.Error{
 			Kind:     llm.ErrConnection,
-			Provider: Name,
-			Message:  "the connection closed before the response was complete; check the network or ANTHROPIC_BASE_URL and try again",
+			Provider: a.site.provider,
+			Message:  a.site.closed(),
 		}
 	}
 	for _, b := range a.blocks {
 		if b != nil && b.kind == "tool_use" && !b.stopped {
-			return llm.Response{}, protocolError(fmt.Sprintf("the stream never finished the %s tool call it started", b.name))
+			return llm.Response{}, a.site.protocolError(fmt.Sprintf("the stream never finished the %s tool call it started", b.name))
 		}
 	}
 	msg := llm.Message{Role: llm.RoleAssistant}
@@ -227,6 +228,6 @@ func (a *assembler) finish(baseURL string) (llm.Response, *llm.Error) {
 	return llm.Response{Message: msg, Usage: a.usage, StopReason: stop, Model: a.model}, nil
 }
 
-func protocolError(msg string) *llm.Error {
-	return &llm.Error{Kind: llm.ErrProtocol, Provider: Name, Message: msg}
+func (s site) protocolError(msg string) *llm.Error {
+	return &llm.Error{Kind: llm.ErrProtocol, Provider: s.provider, Message: msg}
 }

@@ -36,12 +36,17 @@ func writeError(w http.ResponseWriter, format string, status int, e APIError, re
 	if retryAfterMs != "" {
 		w.Header().Set("Retry-After-Ms", retryAfterMs)
 	}
+	var body any
+	if format == FormatBedrock || format == FormatVertex {
+		body = cloudErrorBody(w, format, status, e)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	var body any
-	if format == FormatAnthropic {
+	switch {
+	case body != nil:
+	case format == FormatAnthropic:
 		body = obj{"type": "error", "error": obj{"type": e.Type, "message": e.Message}}
-	} else {
+	default:
 		var code any
 		if e.Code != "" {
 			code = e.Code
@@ -100,7 +105,7 @@ func writeAnthropic(ctx context.Context, w http.ResponseWriter, req *Request, t 
 		return
 	}
 
-	e := newSSE(ctx, w, t)
+	e := newEventStream(ctx, w, t, req.Format)
 	send := func(event string, data obj) bool {
 		data["type"] = event
 		return e.send(event, mustJSON(data))
@@ -122,6 +127,13 @@ func writeAnthropic(ctx context.Context, w http.ResponseWriter, req *Request, t 
 		}
 		if se.Message == "" {
 			se.Message = "Overloaded"
+		}
+		if e.bedrock {
+			// Bedrock reports it as an event-stream exception, not an event of the model's.
+			if _, err := w.Write(bedrockException(bedrockStreamException(se.Type), se.Message)); err == nil {
+				_ = e.rc.Flush()
+			}
+			return
 		}
 		send("error", obj{"error": obj{"type": se.Type, "message": se.Message}})
 		return

@@ -14,13 +14,18 @@ const (
 	FormatOpenAI    = "openai"
 	// FormatResponses is the OpenAI Responses API (POST /v1/responses).
 	FormatResponses = "responses"
+	// FormatBedrock is Claude on Amazon Bedrock (POST /model/{id}/invoke-with-response-stream).
+	FormatBedrock = "bedrock"
+	// FormatVertex is Claude on Google Vertex AI (POST …/publishers/anthropic/models/{id}:streamRawPredict).
+	FormatVertex = "vertex"
 )
 
 // Request is one received request, decoded into a format-neutral shape.
 type Request struct {
 	Index     int    // 0-based order of arrival
-	Format    string // FormatAnthropic, FormatOpenAI, FormatResponses or FormatGemini
-	Model     string
+	Format    string // FormatAnthropic, FormatOpenAI, FormatResponses, FormatGemini, FormatBedrock or FormatVertex
+	Model     string // for Gemini, Bedrock and Vertex, the model id of the path
+	Path      string // the URL path
 	System    string
 	Messages  []Message
 	Tools     []Tool

@@ -1,7 +1,10 @@
 // Package llmtest is a scripted fake LLM server over real HTTP, speaking the
 // Anthropic Messages, OpenAI Chat Completions, OpenAI Responses and Gemini
-// API (gemini.go) wire formats (JSON and SSE streaming), so that the real provider adapters and the built binary can be
-// tested without a key or the network.
+// API (gemini.go) wire formats (JSON and SSE streaming), and Claude as Amazon
+// Bedrock (SigV4 checked, AWS event-stream framing) and Google Vertex AI
+// (OAuth token endpoint, streamRawPredict) serve it (cloud.go), so that the
+// real provider adapters and the built binary can be tested without a key or
+// the network.
 //
 // A test scripts the replies as Turns, points a client at URL() (Anthropic)
 // or OpenAIBaseURL() (OpenAI, both wires), then asserts on the recorded Requests:
@@ -21,6 +24,7 @@ package llmtest
 
 import (
 	"context"
+	"crypto/rsa"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -48,6 +52,10 @@ type Server struct {
 	maxInFlight int
 	tokenLimit  int   // LimitTokens
 	refused     []int // requests refused as too long
+
+	saKey        *rsa.PrivateKey // Vertex's service-account key, made on first use
+	tokens       []string        // Vertex access tokens issued
+	authFailures []string        // cloud requests refused for their credentials
 }
 
 // New starts a server with the given script; it is closed when the test ends,
@@ -137,9 +145,13 @@ func (r *record) full() Request {
 		if err != nil {
 			r.req.DecodeError = err.Error()
 		} else {
-			d.Index, d.Header, d.Raw = r.req.Index, r.req.Header, r.req.Raw
-			if d.Format == FormatGemini { // the path names them, not the body
+			d.Index, d.Header, d.Raw, d.Path = r.req.Index, r.req.Header, r.req.Raw, r.req.Path
+			switch r.req.Format {
+			case FormatGemini: // the path names them, not the body
 				d.Model, d.Stream = r.req.Model, r.req.Stream
+			case FormatBedrock, FormatVertex:
+				// The cloud platforms name the model in the path; Bedrock streams by path too.
+				d.Format, d.Model, d.Stream = r.req.Format, r.req.Model, r.req.Stream
 			}
 			r.req = d
 		}
@@ -149,7 +161,7 @@ func (r *record) full() Request {
 
 func decode(format string, body []byte) (Request, error) {
 	switch format {
-	case FormatAnthropic:
+	case FormatAnthropic, FormatBedrock, FormatVertex:
 		return decodeAnthropic(body)
 	case FormatResponses:
 		return decodeResponses(body)
@@ -209,11 +221,18 @@ func (s *Server) Unexpected() []string {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && r.URL.Path == "/token" {
+		s.serveToken(w, r)
+		return
+	}
 	var format string
 	gModel, gStream, gemini := geminiTarget(r.URL.Path)
+	cloud, isCloud := routeCloud(r)
 	switch {
 	case r.Method == http.MethodPost && gemini:
 		format = FormatGemini
+	case isCloud:
+		format = cloud.format
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/messages"):
 		format = FormatAnthropic
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions"):
@@ -237,9 +256,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, format, http.StatusBadRequest, APIError{Message: "llmtest: request body is not valid JSON: " + err.Error()}, "", "")
 		return
 	}
-	req := Request{Format: format, Model: light.Model, Stream: light.Stream, Header: r.Header.Clone(), Raw: body}
-	if gemini {
+	req := Request{Format: format, Model: light.Model, Stream: light.Stream, Header: r.Header.Clone(), Raw: body, Path: r.URL.Path}
+	switch {
+	case gemini:
 		req.Model, req.Stream = gModel, gStream
+	case isCloud:
+		if !s.checkCloud(w, r, cloud, body) {
+			return
+		}
+		req.Model, req.Stream = cloud.model, cloud.stream
 	}
 
 	turn, ok := s.begin(&req)
@@ -267,6 +292,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		ct := "application/json"
 		if req.Stream {
 			ct = "text/event-stream"
+			if format == FormatBedrock {
+				ct = "application/vnd.amazon.eventstream"
+			}
 		}
 		w.Header().Set("Content-Type", ct)
 		_, _ = io.WriteString(w, turn.Raw)
@@ -277,7 +305,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		req.Stream = false
 	}
 	switch format {
-	case FormatAnthropic:
+	case FormatAnthropic, FormatBedrock, FormatVertex:
 		writeAnthropic(r.Context(), w, &req, turn, reply)
 	case FormatResponses:
 		writeResponses(r.Context(), w, &req, turn, reply)
@@ -379,7 +407,7 @@ func newReply(req *Request, t Turn) reply {
 		id := c.ID
 		if id == "" {
 			prefix := "toolu"
-			if req.Format != FormatAnthropic {
+			if req.Format == FormatOpenAI || req.Format == FormatResponses || req.Format == FormatGemini {
 				prefix = "call"
 			}
 			id = fmt.Sprintf("%s_llmtest_%d_%d", prefix, req.Index, i)
@@ -400,7 +428,8 @@ func newReply(req *Request, t Turn) reply {
 }
 
 // sse writes server-sent events, flushing each, and cuts the connection
-// after cutAfter events when asked to.
+// after cutAfter events when asked to. For Bedrock it writes each event as
+// an AWS event-stream chunk instead.
 type sse struct {
 	ctx      context.Context
 	w        http.ResponseWriter
@@ -410,13 +439,27 @@ type sse struct {
 	stall    int
 	delay    time.Duration
 	crlf     bool // end events with CRLF CRLF, as Google does
+	bedrock  bool
 }
 
 func newSSE(ctx context.Context, w http.ResponseWriter, t Turn) *sse {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
+	return newEventStream(ctx, w, t, "")
+}
+
+// newEventStream starts a stream in the format's framing: Bedrock's event
+// stream, else server-sent events.
+func newEventStream(ctx context.Context, w http.ResponseWriter, t Turn, format string) *sse {
+	bedrock := format == FormatBedrock
+	if bedrock {
+		w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
+		w.Header().Set("X-Amzn-Bedrock-Content-Type", "application/json")
+		w.Header().Set("X-Amzn-RequestId", "llmtest-request")
+	} else {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+	}
 	w.WriteHeader(http.StatusOK)
-	return &sse{ctx: ctx, w: w, rc: http.NewResponseController(w), cutAfter: t.CutAfter, stall: t.StallAfter, delay: t.EventDelay}
+	return &sse{ctx: ctx, w: w, rc: http.NewResponseController(w), cutAfter: t.CutAfter, stall: t.StallAfter, delay: t.EventDelay, bedrock: bedrock}
 }
 
 // send writes one event (event may be "" for data-only events). It reports
@@ -428,20 +471,22 @@ func (e *sse) send(event string, data []byte) bool {
 	if e.n > 0 && e.delay > 0 && !sleep(e.ctx, e.delay) {
 		return false
 	}
-	var b strings.Builder
-	if event != "" {
-		b.WriteString("event: ")
-		b.WriteString(event)
-		b.WriteByte('\n')
-	}
-	b.WriteString("data: ")
-	b.Write(data)
-	if e.crlf {
-		b.WriteString("\r\n\r\n")
+	var b []byte
+	if e.bedrock {
+		b = bedrockChunk(data)
 	} else {
-		b.WriteString("\n\n")
+		if event != "" {
+			b = append(b, "event: "+event+"\n"...)
+		}
+		b = append(b, "data: "...)
+		b = append(b, data...)
+		if e.crlf {
+			b = append(b, "\r\n\r\n"...)
+		} else {
+			b = append(b, "\n\n"...)
+		}
 	}
-	if _, err := io.WriteString(e.w, b.String()); err != nil {
+	if _, err := e.w.Write(b); err != nil {
 		return false
 	}
 	_ = e.rc.Flush()

@@ -64,7 +64,10 @@ func (s *Server) Refused() []int {
 // tooLong is the refusal of a request of n tokens over limit, worded as
 // each API words it (the client recognises both).
 func tooLong(format string, n, limit int) Turn {
-	if format == FormatAnthropic {
+	if format == FormatBedrock {
+		return Turn{Status: http.StatusBadRequest, Error: APIError{Message: "Input is too long for requested model."}}
+	}
+	if format == FormatAnthropic || format == FormatVertex {
 		return Turn{Status: http.StatusBadRequest, Error: APIError{Type: "invalid_request_error",
 			Message: fmt.Sprintf("prompt is too long: %d tokens > %d maximum", n, limit)}}
 	}

@@ -1,0 +1,322 @@
+package bedrock
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/llm/llmtest"
+	"github.com/synapse-agent/synapse/internal/session"
+)
+
+var bashSchema = json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`)
+
+// testOptions point a provider at srv with the keys it checks signatures with.
+func testOptions(srv *llmtest.Server, w *llmtest.Waits, maxRetries int) Options {
+	return Options{
+		Region:      llmtest.BedrockRegion,
+		AccessKeyID: llmtest.BedrockAccessKeyID, SecretAccessKey: llmtest.BedrockSecretAccessKey, SessionToken: llmtest.BedrockSessionToken,
+		NoIMDS:  true,
+		BaseURL: srv.URL(),
+		Retry:   llmtest.RetryPolicy(maxRetries, w),
+	}
+}
+
+func newProvider(t *testing.T, srv *llmtest.Server, w *llmtest.Waits, maxRetries int) llm.Provider {
+	t.Helper()
+	p, err := New(context.Background(), testOptions(srv, w, maxRetries))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// isolateAWS keeps the developer's own AWS setup (files, profile, keys,
+// container credentials) out of a test of the credential chain.
+func isolateAWS(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "config"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "credentials"))
+	for _, v := range []string{"AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+		"AWS_SESSION_TOKEN", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+		"AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_BEARER_TOKEN_BEDROCK"} {
+		t.Setenv(v, "")
+	}
+}
+
+func request(msgs ...llm.Message) llm.Request {
+	if len(msgs) == 0 {
+		msgs = []llm.Message{{Role: llm.RoleUser, Text: "hi"}}
+	}
+	return llm.Request{Model: "claude-sonnet-4-5", System: "You are a test.", Messages: msgs,
+		Tools: []llm.ToolSpec{{Name: "Bash", Description: "Run a command", InputSchema: bashSchema}}}
+}
+
+// A text answer through InvokeModelWithResponseStream: the request is
+// SigV4-signed (the server recomputes the signature), names Bedrock's
+// inference profile in the path, carries anthropic_version and no model or
+// stream field; the answer arrives in event-stream framing.
+func TestTextAnswer(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Turn{Text: "Hello from Bedrock, in several fragments ✓", Fragment: 5})
+	var ev llmtest.Events
+	resp, err := newProvider(t, srv, nil, 0).Stream(context.Background(), request(), ev.On)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.Text != "Hello from Bedrock, in several fragments ✓" || ev.Text != resp.Message.Text || resp.StopReason != llm.StopEndTurn {
+		t.Errorf("resp = %+v, streamed %q", resp, ev.Text)
+	}
+	if f := srv.AuthFailures(); len(f) > 0 {
+		t.Fatalf("auth failures: %v", f)
+	}
+	r, _ := srv.LastRequest()
+	const id = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+	if r.Format != llmtest.FormatBedrock || r.Model != id || r.Path != "/model/"+id+"/invoke-with-response-stream" || !r.Stream {
+		t.Errorf("request = %s %s %q stream=%v", r.Format, r.Path, r.Model, r.Stream)
+	}
+	if r.System != "You are a test." || r.FirstUserText() != "hi" || len(r.Tools) != 1 || r.DecodeError != "" {
+		t.Errorf("body = %+v", r)
+	}
+	if a := r.Header.Get("Authorization"); !strings.HasPrefix(a, "AWS4-HMAC-SHA256 Credential="+llmtest.BedrockAccessKeyID+"/") || !strings.Contains(a, "/us-east-1/bedrock/aws4_request") {
+		t.Errorf("Authorization = %q", a)
+	}
+	var body map[string]any
+	if err := json.Unmarshal(r.Raw, &body); err != nil || body["anthropic_version"] != "bedrock-2023-05-31" {
+		t.Errorf("anthropic_version = %v (%v)", body["anthropic_version"], err)
+	}
+}
+
+// A tool call and its result, over two requests.
+func TestToolCallRoundTrip(t *testing.T) {
+	srv := llmtest.New(t,
+		llmtest.Turn{Text: "Let me look.", ToolCalls: []llmtest.ToolCall{llmtest.BashCall("toolu_1", "ls -la")}, Fragment: 3},
+		llmtest.TextTurn("There are two files."),
+	)
+	p := newProvider(t, srv, nil, 0)
+	var ev llmtest.Events
+	resp, err := p.Stream(context.Background(), request(), ev.On)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StopReason != llm.StopToolUse || len(resp.Message.ToolCalls) != 1 || len(ev.Calls) != 1 {
+		t.Fatalf("resp = %+v, calls %+v", resp, ev.Calls)
+	}
+	c := resp.Message.ToolCalls[0]
+	if c.ID != "toolu_1" || c.Name != "Bash" || string(c.Input) != `{"command":"ls -la"}` {
+		t.Errorf("call = %+v", c)
+	}
+	history := []llm.Message{{Role: llm.RoleUser, Text: "hi"}, resp.Message, {Role: llm.RoleTool, ToolCallID: "toolu_1", Text: "a.txt\nb.txt"}}
+	resp, err = p.Stream(context.Background(), request(history...), nil)
+	if err != nil || resp.Message.Text != "There are two files." {
+		t.Fatalf("second answer = %q, %v", resp.Message.Text, err)
+	}
+	tr, ok := srv.Requests()[1].ToolResult("toolu_1")
+	if !ok || tr.Content != "a.txt\nb.txt" {
+		t.Errorf("tool result = %+v, %v", tr, ok)
+	}
+}
+
+// Throttling (HTTP 429 ThrottlingException, with retry-after), an
+// unavailable service (503) and an exception inside the stream are retried;
+// an access error is not, and says what to check.
+func TestRetriesAndErrors(t *testing.T) {
+	tests := []struct {
+		name      string
+		turns     []llmtest.Turn
+		wantText  string
+		wantKind  llm.ErrorKind
+		wantInErr []string
+		wantTries int
+		wantWaits []time.Duration
+	}{
+		{name: "429 then 503 then an answer",
+			turns: []llmtest.Turn{
+				{Status: 429, RetryAfter: "2", Error: llmtest.APIError{Message: "Too many requests, please wait before trying again."}},
+				{Status: 503, Error: llmtest.APIError{Message: "Bedrock is unable to process your request."}},
+				llmtest.TextTurn("ok"),
+			},
+			wantText: "ok", wantTries: 3, wantWaits: []time.Duration{2 * time.Second, 20 * time.Millisecond}},
+		{name: "an exception in the stream, then an answer",
+			turns:    []llmtest.Turn{{StreamError: &llmtest.APIError{Type: "overloaded_error", Message: "Model is getting throttled."}}, llmtest.TextTurn("ok")},
+			wantText: "ok", wantTries: 2, wantWaits: []time.Duration{10 * time.Millisecond}},
+		{name: "access denied: not retried",
+			turns:     []llmtest.Turn{{Status: 403, Error: llmtest.APIError{Message: "You don't have access to the model with the specified model ID."}}},
+			wantKind:  llm.ErrAuth,
+			wantInErr: []string{"bedrock: the AWS credentials may not use this model", "You don't have access to the model", "model access page", "us-east-1"},
+			wantTries: 1},
+		{name: "input too long: the prompt-too-long refusal",
+			turns:     []llmtest.Turn{{Status: 400, Error: llmtest.APIError{Message: "Input is too long for requested model."}}},
+			wantKind:  llm.ErrBadRequest,
+			wantInErr: []string{"Input is too long", "context window"},
+			wantTries: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.New(t, tt.turns...)
+			var w llmtest.Waits
+			var ev llmtest.Events
+			resp, err := newProvider(t, srv, &w, 3).Stream(context.Background(), request(), ev.On)
+			if tt.wantKind == "" {
+				if err != nil || resp.Message.Text != tt.wantText {
+					t.Fatalf("Stream = %q, %v", resp.Message.Text, err)
+				}
+			} else {
+				if llmtest.KindOf(err) != tt.wantKind {
+					t.Fatalf("err = %v (kind %q), want %q", err, llmtest.KindOf(err), tt.wantKind)
+				}
+				for _, s := range tt.wantInErr {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("error %q does not contain %q", err, s)
+					}
+				}
+			}
+			if srv.Count() != tt.wantTries {
+				t.Errorf("%d requests, want %d", srv.Count(), tt.wantTries)
+			}
+			// The first wait is the server's retry-after when it sent one; backoffs are jittered.
+			if got := w.List(); len(got) != len(tt.wantWaits) || (len(got) > 0 && tt.wantWaits[0] >= time.Second && got[0] != tt.wantWaits[0]) {
+				t.Errorf("waits = %v, want %v", got, tt.wantWaits)
+			}
+			if len(ev.Retries) != len(tt.wantWaits) {
+				t.Errorf("retry notices = %+v", ev.Retries)
+			}
+		})
+	}
+}
+
+func TestStalledServer(t *testing.T) {
+	llmtest.CheckStall(t, URLVar, func(srv *llmtest.Server, idle time.Duration, maxRetries int) llm.Provider {
+		o := testOptions(srv, &llmtest.Waits{}, maxRetries)
+		o.IdleTimeout = idle
+		p, err := New(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	})
+}
+
+func TestCancelStopsPromptly(t *testing.T) {
+	llmtest.CheckCancel(t, func(srv *llmtest.Server) llm.Provider { return newProvider(t, srv, nil, 3) })
+}
+
+// Usage with cache tokens arrives as Anthropic's, and Bedrock's model id is
+// priced as the Claude model it is.
+func TestUsageAndCost(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Turn{Text: "ok", Usage: llmtest.Usage{InputTokens: 1000, OutputTokens: 200, CacheReadTokens: 5000, CacheCreationTokens: 300, Exact: true}})
+	var ev llmtest.Events
+	resp, err := newProvider(t, srv, nil, 0).Stream(context.Background(), request(), ev.On)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := llm.Usage{InputTokens: 1000, OutputTokens: 200, CacheReadTokens: 5000, CacheCreationTokens: 300}
+	if resp.Usage != want || len(ev.Usage) != 1 || ev.Usage[0] != want {
+		t.Errorf("usage = %+v, events %+v", resp.Usage, ev.Usage)
+	}
+	// The server names the model as Bedrock's id; either way it is priced as claude-sonnet-4-5 ($3 in, $15 out per million).
+	for _, model := range []string{resp.Model, "us.anthropic.claude-sonnet-4-5-20250929-v1:0"} {
+		cost, ok := session.DefaultPricing().Cost(model, resp.Usage)
+		if wantCost := (1000*3 + 200*15 + 5000*0.3 + 300*3.75) / 1e6; !ok || cost < wantCost-1e-12 || cost > wantCost+1e-12 {
+			t.Errorf("cost of %q = %v, %v; want %v", model, cost, ok, wantCost)
+		}
+	}
+}
+
+// A request signed with the wrong secret is refused by the server's
+// signature check; the error names the AWS credentials and never the secret.
+func TestWrongSecretRefused(t *testing.T) {
+	srv := llmtest.New(t)
+	o := testOptions(srv, nil, 3)
+	o.SecretAccessKey = "not-the-secret-XYZ"
+	p, err := New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Stream(context.Background(), request(), nil)
+	if llmtest.KindOf(err) != llm.ErrAuth || !strings.Contains(err.Error(), "the server refused the AWS credentials") || !strings.Contains(err.Error(), "signature") {
+		t.Fatalf("err = %v", err)
+	}
+	if strings.Contains(err.Error(), "not-the-secret-XYZ") {
+		t.Errorf("the error shows the secret: %v", err)
+	}
+	if len(srv.AuthFailures()) != 1 || srv.Count() != 0 {
+		t.Errorf("auth failures %v, %d requests reached the model", srv.AuthFailures(), srv.Count())
+	}
+}
+
+// With no credentials anywhere, the request fails before it is sent, saying
+// how to supply them; without a region, New says how to set one.
+func TestMissingCredentialsAndRegion(t *testing.T) {
+	isolateAWS(t)
+	srv := llmtest.New(t)
+	p, err := New(context.Background(), Options{Region: "us-east-1", NoIMDS: true, BaseURL: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Stream(context.Background(), request(), nil)
+	if llmtest.KindOf(err) != llm.ErrAuth {
+		t.Fatalf("err = %v (kind %q)", err, llmtest.KindOf(err))
+	}
+	for _, want := range []string{"no AWS credentials found", "AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_BEARER_TOKEN_BEDROCK", "instance or task role"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+	if srv.Count() != 0 || len(srv.AuthFailures()) != 0 {
+		t.Errorf("a request without credentials was sent")
+	}
+
+	_, err = New(context.Background(), Options{NoIMDS: true})
+	if err == nil || !strings.Contains(err.Error(), "set AWS_REGION") {
+		t.Errorf("no region: err = %v", err)
+	}
+	_, err = New(context.Background(), Options{Region: "us-east-1", AccessKeyID: "AKID"})
+	if err == nil || !strings.Contains(err.Error(), "AWS_SECRET_ACCESS_KEY is not set") {
+		t.Errorf("half a key: err = %v", err)
+	}
+}
+
+// A Bedrock API key (AWS_BEARER_TOKEN_BEDROCK) is sent as a bearer token,
+// not a signature.
+func TestBearerToken(t *testing.T) {
+	isolateAWS(t)
+	srv := llmtest.New(t)
+	o := Options{Region: "us-east-1", NoIMDS: true, BaseURL: srv.URL(), BearerToken: "bedrock-api-key-123", Retry: llmtest.RetryPolicy(0, nil)}
+	p, err := New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Stream(context.Background(), request(), nil)
+	// The test server checks SigV4 only, so it refuses the bearer token; what matters is what was sent.
+	if llmtest.KindOf(err) != llm.ErrAuth || strings.Contains(err.Error(), "bedrock-api-key-123") {
+		t.Fatalf("err = %v", err)
+	}
+	if f := srv.AuthFailures(); len(f) != 1 || !strings.Contains(f[0], "no AWS4-HMAC-SHA256 Authorization header") {
+		t.Errorf("auth failures = %v", f)
+	}
+}
+
+func TestModelID(t *testing.T) {
+	tests := []struct{ model, region, want string }{
+		{"claude-sonnet-4-5", "us-east-1", "us.anthropic.claude-sonnet-4-5-20250929-v1:0"},
+		{"claude-sonnet-4-5-20250929", "us-west-2", "us.anthropic.claude-sonnet-4-5-20250929-v1:0"},
+		{"claude-opus-4-5", "eu-central-1", "eu.anthropic.claude-opus-4-5-20251101-v1:0"},
+		{"claude-haiku-4-5", "ap-northeast-1", "apac.anthropic.claude-haiku-4-5-20251001-v1:0"},
+		{"claude-sonnet-4", "us-gov-west-1", "us-gov.anthropic.claude-sonnet-4-20250514-v1:0"},
+		{"claude-3-7-sonnet", "ca-central-1", "anthropic.claude-3-7-sonnet-20250219-v1:0"},
+		{"global.anthropic.claude-sonnet-4-5-20250929-v1:0", "us-east-1", "global.anthropic.claude-sonnet-4-5-20250929-v1:0"},
+		{"anthropic.claude-3-haiku-20240307-v1:0", "us-east-1", "anthropic.claude-3-haiku-20240307-v1:0"},
+		{"arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc", "us-east-1", "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc"},
+		{"claude-future-9", "us-east-1", "claude-future-9"},
+		{"meta.llama3-70b-instruct-v1:0", "us-east-1", "meta.llama3-70b-instruct-v1:0"},
+	}
+	for _, tt := range tests {
+		if got := ModelID(tt.model, tt.region); got != tt.want {
+			t.Errorf("ModelID(%q, %q) = %q, want %q", tt.model, tt.region, got, tt.want)
+		}
+	}
+}
