@@ -113,6 +113,7 @@ func runChat(ctx context.Context, stdio IO, f chatFlags) error {
 		In: stdio.In, Out: stdio.Out, TTY: tty, RenderTTY: outTTY,
 		Color: outTTY && getenv("NO_COLOR") == "", Width: width, Height: height,
 		Version: Version, Mode: mode, InTmux: getenv("TMUX") != "",
+		Size: liveSize(stdio.Out, outTTY),
 	})
 	if err != nil {
 		return exitCode(1, lockedHint(err))
@@ -166,6 +167,22 @@ type chatSetup struct {
 	Version       string
 	Mode          tool.Mode // the permission mode to start in ("": default)
 	InTmux        bool      // the terminal is a tmux pane ($TMUX is set)
+	// Size reads the terminal's size now (nil: not a terminal).
+	Size func() (cols, rows int, ok bool)
+}
+
+// liveSize reads out's terminal size when out is one: the renderer checks
+// it before each redraw, so a redraw between a resize and its SIGWINCH
+// is laid out for the size the terminal has.
+func liveSize(out io.Writer, tty bool) func() (int, int, bool) {
+	f, ok := out.(*os.File)
+	if !tty || !ok {
+		return nil
+	}
+	return func() (int, int, bool) {
+		w, h, err := term.GetSize(int(f.Fd()))
+		return w, h, err == nil
+	}
 }
 
 // expandKey is the key the fold lines name: Ctrl+O, read by the REPL's
@@ -201,7 +218,7 @@ func newChat(ctx context.Context, a *app.App, s chatSetup) (*chat, error) {
 	rend := render.New(render.Options{
 		Out: s.Out, TTY: s.RenderTTY, Color: s.Color, Width: s.Width, Height: s.Height,
 		MaxRecentTools: a.Config.MaxRecentTools, ShowThinking: a.Config.ShowThinking,
-		Animate: liveInterval(s.RenderTTY), ExpandKey: expandKey(s.TTY),
+		Animate: liveInterval(s.RenderTTY), ExpandKey: expandKey(s.TTY), Size: s.Size,
 	})
 	v := view.New(rend)
 	warn := func(err error) {

@@ -74,6 +74,12 @@ type Options struct {
 	Animate time.Duration
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
+	// Size, when set, reads the terminal's size as it is now (an ioctl).
+	// The live area is erased and drawn at that size whenever it changed,
+	// so a redraw between a resize and its SIGWINCH reaching SetSize (on a
+	// loaded machine, many spinner ticks) never erases by the old width
+	// and leaves a copy of the area behind each time.
+	Size func() (cols, rows int, ok bool)
 }
 
 // ToolKind says how a top-level tool call is shown while it runs.
@@ -158,6 +164,8 @@ type Renderer struct {
 	interruptKey, expandKey         string
 	animate                         time.Duration
 	epoch                           time.Time // spinner frames count from here
+	size                            func() (cols, rows int, ok bool)
+	resizing                        bool // resize is running: no nested size check
 
 	md   markdown
 	line strings.Builder // current incomplete line of model text
@@ -211,6 +219,7 @@ func New(opts Options) *Renderer {
 		interruptKey: opts.InterruptKey,
 		expandKey:    opts.ExpandKey,
 		animate:      opts.Animate,
+		size:         opts.Size,
 	}
 	if r.out == nil {
 		r.out = io.Discard
@@ -246,7 +255,29 @@ func (r *Renderer) SetSize(cols, rows int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer r.flush()
-	cols, rows = orDefault(cols, DefaultWidth), orDefault(rows, DefaultHeight)
+	r.resize(orDefault(cols, DefaultWidth), orDefault(rows, DefaultHeight))
+}
+
+// checkSize applies a change of the terminal's size that SetSize has not
+// been told of yet (Options.Size), before the live area is erased.
+func (r *Renderer) checkSize() {
+	if r.size == nil || r.resizing || !r.tty {
+		return
+	}
+	cols, rows, ok := r.size()
+	if !ok || cols <= 0 || rows <= 0 || (cols == r.width && rows == r.height) {
+		return
+	}
+	r.resize(cols, rows)
+}
+
+// resize is SetSize with the lock held.
+func (r *Renderer) resize(cols, rows int) {
+	if cols == r.width && rows == r.height {
+		return
+	}
+	r.resizing = true
+	defer func() { r.resizing = false }()
 	if r.tty && (r.shown != "" || r.regionRows > 0) {
 		shown := r.shown
 		if shown != "" {
@@ -260,7 +291,7 @@ func (r *Renderer) SetSize(cols, rows int) {
 			for _, w := range r.regionWidths {
 				up += rowsAt(w, cols)
 			}
-			r.buf.WriteString(cursorUp(up))
+			r.buf.WriteString("\r" + cursorUp(up))
 		}
 		r.buf.WriteString("\x1b[J")
 		r.shown, r.regionRows, r.regionWidths, r.aside = "", 0, nil, false
@@ -528,6 +559,7 @@ func cursorUp(n int) string { return "\x1b[" + itoa(n) + "A" }
 // eraseRegion erases the status region; the cursor ends at column 0 of its
 // first row.
 func (r *Renderer) eraseRegion() {
+	r.checkSize()
 	if r.regionRows == 0 {
 		return
 	}
@@ -540,6 +572,7 @@ func (r *Renderer) eraseRegion() {
 // eraseLive erases the unfinished line or the region, whichever is shown;
 // the cursor ends at column 0 where it began.
 func (r *Renderer) eraseLive() {
+	r.checkSize()
 	if r.shown != "" {
 		r.buf.WriteString("\r")
 		if up := min(r.shownRows, r.height) - 1; up > 0 {
@@ -595,6 +628,7 @@ func (r *Renderer) drawRegion() {
 	if !r.tty || r.shown != "" {
 		return
 	}
+	r.checkSize() // lay the rows out for the width they will be shown at
 	lines := r.regionLines()
 	for _, l := range lines {
 		r.buf.WriteString(l)
@@ -621,6 +655,7 @@ func (r *Renderer) Tick() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer r.flush()
+	r.checkSize()
 	if r.tty && r.shown == "" && (r.regionRows > 0 || r.live.busy) && r.now().Sub(r.lastText) >= textPause {
 		r.redraw()
 	}

@@ -1,0 +1,68 @@
+package render
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A terminal resized while three long-titled tasks run keeps each task's
+// row once, however many redraws come between the resize and SetSize
+// (SIGWINCH is late on a loaded machine): the renderer reads the size it
+// draws at (Options.Size) instead of trusting the last one it was told.
+func TestResizeBeforeSIGWINCHLeavesNoCopies(t *testing.T) {
+	tests := []struct {
+		name  string
+		steps []int // widths the terminal takes, in order
+		ticks int   // redraws between each resize and its SetSize
+	}{
+		{"shrink then widen", []int{60, 100}, 5},
+		{"shrink twice", []int{70, 40}, 3},
+		{"no tick before the signal", []int{60, 100}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &ctl{now: time.Unix(1_700_000_000, 0)}
+			term := newVT(120, 40)
+			c.term = term
+			cols, rows := 120, 40
+			r := New(Options{
+				Out: teeVT{buf: &bytes.Buffer{}, term: term, c: c}, TTY: true, Width: cols, Height: rows, Now: c.clock,
+				Size: func() (int, int, bool) { return cols, rows, true },
+			})
+			c.r = r
+			r.SetStatus(Status{Model: "claude-sonnet-4-5", ContextPercent: 1, Sandbox: "on (bubblewrap)"})
+			r.StartTurn()
+			jobs := []string{"alpha", "beta", "gamma"}
+			for _, j := range jobs {
+				r.TaskStart(j, "general", j+" job with a long title that runs past half the terminal width")
+				r.TaskToolStart(j, "sleep 30 # a command long enough to fill the rest of the row")
+			}
+			for _, w := range tt.steps {
+				term.resize(w, rows) // the terminal reflows at once…
+				cols = w
+				for range tt.ticks { // …the renderer redraws before it hears of it
+					c.advance(100 * time.Millisecond)
+					r.Tick()
+				}
+				r.SetSize(w, rows)
+				c.advance(100 * time.Millisecond)
+				r.Tick()
+			}
+			for _, j := range jobs {
+				r.TaskEnd(j, true, 2*time.Second, 1, "")
+			}
+			r.EndTurn()
+			if c.err != nil {
+				t.Fatal(c.err)
+			}
+			screen := term.String()
+			for _, j := range jobs {
+				if n := strings.Count(screen, "Task(general: "+j+" job"); n != 1 {
+					t.Errorf("task %s is on the terminal %d times, want once:\n%s", j, n, screen)
+				}
+			}
+		})
+	}
+}
