@@ -131,8 +131,9 @@ type toolState struct {
 	id, cmd string
 	kind    ToolKind
 	start   time.Time
-	tail    []string // last lines of live output (TTY)
-	partial string   // unfinished last line of live output
+	tail    []string      // last lines of live output (TTY)
+	partial string        // unfinished last line of live output
+	paused  time.Duration // time spent waiting for the user's answer (PauseClock)
 }
 
 type taskTool struct {
@@ -145,6 +146,7 @@ type taskState struct {
 	start         time.Time
 	recent        []taskTool // the last MaxRecentTools tools
 	total         int
+	paused        time.Duration // time spent waiting for the user's answer (PauseClock)
 }
 
 // Renderer writes the agent's activity to Options.Out.
@@ -670,7 +672,7 @@ func (r *Renderer) Tick() {
 // output tail, one row per task, the indicator and the footer.
 func (r *Renderer) regionLines() []string {
 	maxRows := max(r.height-2, 3)
-	now := r.now()
+	now := r.clock()
 	var tail []string // indicator and footer: always shown
 	if l := r.indicatorLine(now); l != "" {
 		tail = append(tail, r.fit(l))
@@ -821,6 +823,7 @@ func (r *Renderer) ToolEnd(id string, ok bool, output string, meta ToolMeta) {
 	for i, t := range r.tools {
 		if t.id == id {
 			cmd, kind = t.cmd, t.kind
+			meta.Duration = max(0, meta.Duration-t.paused) // the user's thinking time is not the command's
 			r.tools = append(r.tools[:i], r.tools[i+1:]...)
 			break
 		}
@@ -1094,6 +1097,7 @@ func (r *Renderer) TaskEnded(taskID string, o TaskOutcome) {
 	if t == nil {
 		t = &taskState{id: taskID, typ: "task", desc: taskID}
 	}
+	o.Duration = max(0, o.Duration-t.paused)
 	if o.Tools > t.total {
 		t.total = o.Tools
 	}

@@ -66,3 +66,38 @@ func TestResizeBeforeSIGWINCHLeavesNoCopies(t *testing.T) {
 		})
 	}
 }
+
+// While a question waits for the user the clocks stand still: the command's
+// duration, the indicator's time and a task's time leave out the wait.
+func TestPauseClockLeavesOutTheWait(t *testing.T) {
+	tests := []struct {
+		name string
+		tty  bool
+	}{{"tty", true}, {"plain", false}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &ctl{now: time.Unix(1_700_000_000, 0)}
+			var out bytes.Buffer
+			r := New(Options{Out: &out, TTY: tt.tty, Width: 100, Height: 30, Now: c.clock})
+			r.StartTurn()
+			r.ToolStart("c1", "touch f")
+			r.TaskStart("k", "general", "look around")
+			c.advance(1500 * time.Millisecond)
+			r.PauseClock()
+			c.advance(8 * time.Second) // the user thinks
+			r.Tick()
+			if tt.tty && !strings.Contains(out.String(), "Waiting for your answer") {
+				t.Errorf("the indicator does not say it waits:\n%s", out.String())
+			}
+			r.ResumeClock()
+			c.advance(400 * time.Millisecond)
+			r.ToolEnd("c1", true, "", ToolMeta{Duration: 9900 * time.Millisecond}) // the agent's clock ran on
+			r.TaskEnd("k", true, 9900*time.Millisecond, 0, "")
+			r.EndTurn()
+			s := out.String()
+			if strings.Contains(s, "9.9s") || !strings.Contains(s, "touch f · 1.9s") || !strings.Contains(s, "Task(general: look around) · 1.9s") {
+				t.Errorf("the wait is counted:\n%s", s)
+			}
+		})
+	}
+}

@@ -317,7 +317,6 @@ type Queue struct {
 	Prompts []string // lines ended with Enter, to run in order
 	Partial string   // the line being typed
 	Exit    bool     // /exit was typed: leave once the turn has stopped
-	Asking  bool     // a question is open (Esc answers it rather than clearing)
 }
 
 func (q Queue) empty() bool { return len(q.Prompts) == 0 && q.Partial == "" }
@@ -378,9 +377,9 @@ func (w *turnWatch) feed(in []keyInput) {
 		case !ki.isPaste && k.String() == "ctrl+c":
 			w.cancel()
 			continue
-		case ans != nil && !ki.isPaste && answerKey(k) != 0: // a question is open: its answer
+		case ans != nil && !ki.isPaste && w.answerOf(k) != 0: // a question is open: its answer
 			select {
-			case ans <- answerKey(k):
+			case ans <- w.answerOf(k):
 			default: // an answer is already waiting
 			}
 			continue
@@ -422,6 +421,24 @@ func answerKey(k tea.KeyPressMsg) byte {
 		return k.Text[0]
 	}
 	return 0
+}
+
+// answerOf is the byte k gives the open question, 0 when k is type-ahead:
+// a digit; Esc (deny) unless text is queued, which Esc clears first (a
+// digit typed just before the question opened was queued, and the Esc
+// that clears it must not deny); Enter (the default) when nothing is
+// being typed, since an Enter that ends typed text queues that line.
+func (w *turnWatch) answerOf(k tea.KeyPressMsg) byte {
+	w.mu.Lock()
+	empty, partial := w.q.empty(), w.q.Partial
+	w.mu.Unlock()
+	switch {
+	case k.Code == tea.KeyEscape && k.Mod == 0 && !empty:
+		return 0
+	case k.Code == tea.KeyEnter && k.Mod == 0 && partial == "":
+		return '\r'
+	}
+	return answerKey(k)
 }
 
 // edit applies one key to the queue; it reports whether the queue changed.
@@ -491,7 +508,6 @@ func (w *turnWatch) Queue() Queue {
 	defer w.mu.Unlock()
 	q := w.q
 	q.Prompts = append([]string(nil), q.Prompts...)
-	q.Asking = w.answers != nil
 	return q
 }
 

@@ -586,7 +586,7 @@ func (r *REPL) status() render.Status {
 		st.Jobs = r.o.Jobs.Running()
 	}
 	r.qmu.Lock()
-	st.Queued, st.QueuedSends, st.QueuedAsking = r.queue.Text(), len(r.queue.Prompts) > 0, r.queue.Asking
+	st.Queued, st.QueuedSends = r.queue.Text(), len(r.queue.Prompts) > 0
 	r.qmu.Unlock()
 	return st
 }
