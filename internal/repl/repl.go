@@ -474,8 +474,10 @@ func (r *REPL) cancellable(ctx context.Context, fn func(ctx context.Context)) (i
 		// where the footer shows them and Esc clears them.
 		start := Queue{Prompts: r.queued, Partial: r.partial}
 		r.queued, r.partial = nil, ""
-		w := r.keys.watchTurn(start, cancel, r.setQueue, func() { // Shift+Tab: the next mode, said above the live area and shown in the footer
-			r.r.Notice(r.cycleMode())
+		w := r.keys.watchTurn(start, cancel, r.setQueue, func() { // Shift+Tab: the next mode, shown in the footer (the scrollback is the conversation's)
+			if err := r.nextMode(); err != nil {
+				r.r.Notice("mode unchanged: " + err.Error())
+			}
 			r.r.SetStatus(r.status())
 		}, r.toggleVerbose)
 		w.setCtrlB(r.background)
@@ -671,9 +673,11 @@ func modeHelp(m tool.Mode) string {
 
 // cycleMode is Shift+Tab: the next mode. It returns what to tell the user.
 func (r *REPL) cycleMode() string {
-	next := r.perm.Mode().Next()
-	if err := r.setMode(next); err != nil {
+	if err := r.nextMode(); err != nil {
 		return "mode unchanged: " + err.Error()
 	}
-	return "mode " + modeHelp(next) + " (Shift+Tab: next mode)"
+	return "mode " + modeHelp(r.perm.Mode()) + " (Shift+Tab: next mode)"
 }
+
+// nextMode switches to the mode after the present one.
+func (r *REPL) nextMode() error { return r.setMode(r.perm.Mode().Next()) }
