@@ -393,7 +393,7 @@ func usageFailure(res tool.Result) bool {
 
 func reminderText(items []todo.Item) string {
 	var b strings.Builder
-	b.WriteString("[System Reminder] Your todo list still has unfinished items. Continue working on them now; ")
+	b.WriteString(todoReminderLead + " Your todo list still has unfinished items. Continue working on them now; ")
 	b.WriteString("if an item is done or no longer needed, update the list with TodoWrite before you finish.\n")
 	for _, it := range items {
 		fmt.Fprintf(&b, "- [%s] %s\n", it.Status, it.Content)
@@ -407,6 +407,9 @@ func reminderText(items []todo.Item) string {
 // see an unanswered request.
 const InterruptedNote = interruptedLead + " Its unfinished step was dropped: " +
 	"tool calls that were running did not complete. Do not resume that work unless the next message asks for it.]"
+
+// todoReminderLead starts the todo reminder.
+const todoReminderLead = "[System Reminder]"
 
 // interruptedLead starts every note about an interrupted request.
 const interruptedLead = "[The user interrupted the previous request before it finished."
