@@ -134,6 +134,16 @@ type toolState struct {
 	tail    []string      // last lines of live output (TTY)
 	partial string        // unfinished last line of live output
 	paused  time.Duration // time spent waiting for the user's answer (PauseClock)
+	lines   int           // lines of live output so far (ToolOutput), the last unfinished one not counted
+	open    bool          // the live output so far ends inside a line
+}
+
+// streamedLines is how many lines the tool's live output had (0: none seen).
+func (t *toolState) streamedLines() int {
+	if t.open {
+		return t.lines + 1
+	}
+	return t.lines
 }
 
 type taskTool struct {
@@ -771,7 +781,7 @@ func (t *toolState) liveTail() []string {
 // last lines show under its row until it ends. Not on a TTY it is ignored
 // (the folded result follows at the end).
 func (r *Renderer) ToolOutput(id, chunk string) {
-	if !r.tty || chunk == "" {
+	if chunk == "" {
 		return
 	}
 	r.mu.Lock()
@@ -784,6 +794,13 @@ func (r *Renderer) ToolOutput(id, chunk string) {
 		}
 	}
 	if t == nil {
+		return
+	}
+	// The whole output's lines, counted as they stream: the result the
+	// model gets (and ToolEnd shows) may be cut, or spilled to a file.
+	t.lines += strings.Count(chunk, "\n")
+	t.open = !strings.HasSuffix(chunk, "\n")
+	if !r.tty {
 		return
 	}
 	// The unfinished line is kept raw and cleaned whole once shown or
@@ -820,9 +837,10 @@ func (r *Renderer) ToolEnd(id string, ok bool, output string, meta ToolMeta) {
 	defer r.flush()
 	cmd := id
 	kind := ToolCommand
+	streamed := 0
 	for i, t := range r.tools {
 		if t.id == id {
-			cmd, kind = t.cmd, t.kind
+			cmd, kind, streamed = t.cmd, t.kind, t.streamedLines()
 			meta.Duration = max(0, meta.Duration-t.paused) // the user's thinking time is not the command's
 			r.tools = append(r.tools[:i], r.tools[i+1:]...)
 			break
@@ -863,7 +881,7 @@ func (r *Renderer) ToolEnd(id string, ok bool, output string, meta ToolMeta) {
 		if ok && meta.Markdown && r.tty {
 			rows, folded = r.markdownPreview(output)
 		} else {
-			rows, folded = r.outputLinesOf(output, ok)
+			rows, folded = r.outputLinesOf(output, ok, streamed)
 		}
 		if folded {
 			p := foldedPart{head: cmd, ok: ok, markdown: ok && meta.Markdown, text: output, fullPath: meta.FullOutputPath}
@@ -887,24 +905,25 @@ func (r *Renderer) mark(ok bool) string {
 // outputLinesOf folds a tool's output: the first lines of a success, the last
 // lines of a failure (where errors usually are), with a count of the rest.
 // folded reports that some lines were left out.
-func (r *Renderer) outputLinesOf(output string, ok bool) (out []string, folded bool) {
+func (r *Renderer) outputLinesOf(output string, ok bool, streamed int) (out []string, folded bool) {
 	text := strings.TrimRight(clean(output, r.tty), "\n ")
 	if strings.TrimSpace(text) == "" {
 		return nil, false
 	}
 	all := strings.Split(text, "\n")
+	total := max(len(all), streamed) // the output as it ran, not as cut for the model
 	n := r.outputLines
 	var shown []string
 	var fold string
 	switch {
-	case len(all) <= n+1: // folding one line would save nothing
+	case total <= n+1: // folding one line would save nothing
 		shown = all
 	case ok:
-		shown = all[:n]
-		fold = "… " + plural(len(all)-n, "more line", "more lines") + r.expandHint()
+		shown = all[:min(n, len(all))]
+		fold = "… " + plural(total-n, "more line", "more lines") + r.expandHint()
 	default:
-		shown = all[len(all)-n:]
-		fold = "… " + plural(len(all)-n, "earlier line", "earlier lines") + r.expandHint()
+		shown = all[max(0, len(all)-n):]
+		fold = "… " + plural(total-n, "earlier line", "earlier lines") + r.expandHint()
 	}
 	if fold != "" && !ok {
 		out = append(out, r.p.dim("    "+fold))

@@ -101,3 +101,38 @@ func TestPauseClockLeavesOutTheWait(t *testing.T) {
 		})
 	}
 }
+
+// A 200,000-line output cut for the model still says how long it was: the
+// fold counts the lines as they streamed, not those of the cut result.
+func TestFoldCountsTheWholeOutput(t *testing.T) {
+	tests := []struct {
+		name string
+		tty  bool
+		ok   bool
+		want string
+	}{
+		{"tty success", true, true, "… 199996 more lines"},
+		{"plain success", false, true, "… 199996 more lines"},
+		{"tty failure", true, false, "… 199996 earlier lines"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			r := New(Options{Out: &out, TTY: tt.tty, Width: 100, Height: 30})
+			r.ToolStart("c1", "seq 200000")
+			var chunk strings.Builder
+			for i := 1; i <= 200000; i++ {
+				chunk.WriteString("line\n")
+				if chunk.Len() >= 4096 || i == 200000 {
+					r.ToolOutput("c1", chunk.String())
+					chunk.Reset()
+				}
+			}
+			cut := strings.Repeat("line\n", 50) + "[… output cut: 199900 lines not shown …]\n" + strings.Repeat("line\n", 50)
+			r.ToolEnd("c1", tt.ok, cut, ToolMeta{})
+			if s := out.String(); !strings.Contains(s, tt.want) {
+				t.Errorf("want %q:\n%s", tt.want, s[max(0, len(s)-400):])
+			}
+		})
+	}
+}
