@@ -120,10 +120,9 @@ func (m *markdown) line(s, trimmed string) []string {
 				m.lexer = chroma.Coalesce(l)
 			}
 		}
-		if lang == "" {
-			return nil
-		}
-		return []string{m.p.dim("  " + lang)}
+		// The language picks the highlighting; it is not a line of the
+		// answer (the peers do not print it either).
+		return nil
 	}
 	if m.inCode {
 		return []string{"  " + m.highlight(s)}

@@ -136,3 +136,23 @@ func TestFoldCountsTheWholeOutput(t *testing.T) {
 		})
 	}
 }
+
+// A fenced block's language picks its highlighting and is not printed as a
+// line of text.
+func TestFenceLanguageIsNotALine(t *testing.T) {
+	for _, color := range []bool{true, false} {
+		var out bytes.Buffer
+		r := New(Options{Out: &out, TTY: true, Color: color, Width: 80, Height: 24})
+		r.TextDelta("Here:\n```go\nfmt.Println(1)\n```\nDone.\n")
+		r.EndText()
+		vt := newVT(80, 24)
+		if _, err := vt.Write(out.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(vt.String(), "\n") {
+			if strings.TrimSpace(l) == "go" {
+				t.Errorf("color %v: the fence's language is a line:\n%s", color, vt.String())
+			}
+		}
+	}
+}
