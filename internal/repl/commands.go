@@ -507,7 +507,7 @@ func (r *REPL) pickSession(choices []session.Entry, all bool) string {
 		lines = append(lines, line)
 	}
 	r.println(lines...)
-	line, err := r.readAnswer(fmt.Sprintf("Resume which (1-%d or an id prefix, Enter to cancel)? ", len(choices)))
+	line, err := r.readAnswer(fmt.Sprintf("Resume which (1-%d or an id prefix, Esc or Enter to cancel)? ", len(choices)))
 	answer := strings.TrimSpace(line)
 	if err != nil || answer == "" {
 		r.println("Cancelled.")

@@ -273,6 +273,12 @@ func (r *REPL) onKey(ki keyInput) (text string, done bool, err error) {
 			return "", true, errExit
 		}
 		st.note = "(press Ctrl+C again or Ctrl+D to exit)"
+	case "esc":
+		if !st.history { // an answer to a question (/resume's pick): Esc cancels it
+			e.ta.Reset()
+			return r.send(""), true, nil
+		}
+		e.update(k)
 	case "ctrl+d":
 		if e.ta.Value() == "" {
 			e.finish()
