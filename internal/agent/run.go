@@ -86,11 +86,16 @@ func (r *Runner) run(ctx context.Context, input string, images []llm.Image) (Res
 	r.mu.Lock()
 	note := r.unfinished
 	r.unfinished = ""
+	notes := r.notes
+	r.notes = nil
 	r.mu.Unlock()
 	if note != "" {
 		// The model reads why the previous request has no answer, so it does
 		// not take the new prompt as a reason to redo the dropped work.
 		r.commit(sess, llm.Message{Role: llm.RoleUser, Text: note})
+	}
+	for _, n := range notes { // what the user did meanwhile (a `!` command)
+		r.commit(sess, llm.Message{Role: llm.RoleUser, Text: n})
 	}
 	r.commit(sess, llm.Message{Role: llm.RoleUser, Text: text, Images: images})
 	r.mu.Lock()

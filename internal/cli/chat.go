@@ -21,6 +21,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/jobs"
 	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/proc"
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/repl"
 	"github.com/synapse-agent/synapse/internal/skills"
@@ -258,6 +259,7 @@ func newChat(ctx context.Context, a *app.App, s chatSetup) (*chat, error) {
 		Sessions:       a.SessionStore(warn),
 		HistoryPath:    filepath.Join(a.Config.Home, app.HistoryFile),
 		Shell:          app.UserShell(mgr.Cwd, mgr.Settle),
+		ShellTerminal:  userTerminal(app.UserTerminal(mgr.Cwd, mgr.Settle)),
 		SwitchModel:    g.SwitchModel,
 		Version:        s.Version,
 		Cwd:            cwd,
@@ -327,3 +329,10 @@ func (j replJobs) Background() (int, error) {
 func (j replJobs) Text() string { return agentsh.JobsText(j.t.List()) }
 
 func (j replJobs) Running() int { return j.t.Running() }
+
+// userTerminal adapts app's terminal runner to the REPL's bash mode.
+func userTerminal(run func(context.Context, string, proc.Terminal) (command.Result, error)) func(context.Context, string, repl.Terminal) (command.Result, error) {
+	return func(ctx context.Context, cmd string, t repl.Terminal) (command.Result, error) {
+		return run(ctx, cmd, proc.Terminal{Cols: t.Cols, Rows: t.Rows, In: t.In, Out: t.Out})
+	}
+}

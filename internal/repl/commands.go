@@ -102,7 +102,7 @@ func (r *REPL) cmdHelp(context.Context, string) error {
 		lines = append(lines, fmt.Sprintf("  %-24s %s", "/"+strings.TrimSpace(c.name+" "+c.args), c.help))
 	}
 	lines = append(lines,
-		fmt.Sprintf("  %-24s %s", "!<command>", "run a shell command yourself; not sent to the model"),
+		fmt.Sprintf("  %-24s %s", "!<command>", "bash mode: run a command yourself on the terminal; it and its output go into the next turn's context"),
 		"Input: Shift+Enter, Alt+Enter or Ctrl+J (or \\ at the end) starts a new line; a paste is one prompt,",
 		"  a long one shown as [Pasted text +N lines]; Up brings whole prompts back; Tab completes /commands and paths;",
 		"  Ctrl+R finds an earlier prompt containing what you typed (again: older); @path names a file for the model to read.",

@@ -536,3 +536,71 @@ func (w *turnWatch) Stop() {
 	close(w.stop)
 	<-w.done
 }
+
+// keyPipe hands the terminal's input on raw, as read (bash mode's command
+// reads it), until closed.
+type keyPipe struct {
+	k    *keys
+	buf  []byte
+	stop chan struct{}
+	once sync.Once
+}
+
+// forward passes what is typed on raw until the returned pipe is closed.
+// Keys typed ahead (after the Enter that ran the command) come first, as
+// the bytes a terminal sends for them.
+func (k *keys) forward() io.ReadCloser {
+	var b []byte
+	for _, ki := range k.takeRest() {
+		b = append(b, keyBytes(ki)...)
+	}
+	return &keyPipe{k: k, buf: b, stop: make(chan struct{})}
+}
+
+// keyBytes is what a terminal sends for a decoded key (the common ones;
+// others are dropped).
+func keyBytes(ki keyInput) string {
+	if ki.isPaste {
+		return ki.paste
+	}
+	switch ki.key.String() {
+	case "enter":
+		return "\r"
+	case "tab":
+		return "\t"
+	case "backspace":
+		return "\x7f"
+	case "esc":
+		return "\x1b"
+	case "ctrl+c":
+		return "\x03"
+	case "ctrl+d":
+		return "\x04"
+	}
+	if typedText(ki.key) {
+		return ki.key.Text
+	}
+	return ""
+}
+
+func (p *keyPipe) Read(b []byte) (int, error) {
+	for len(p.buf) == 0 {
+		select {
+		case <-p.stop:
+			return 0, io.EOF
+		case c, ok := <-p.k.ch:
+			if !ok {
+				return 0, io.EOF
+			}
+			p.buf = c // an empty read (the Esc timer) is skipped
+		}
+	}
+	n := copy(b, p.buf)
+	p.buf = p.buf[n:]
+	return n, nil
+}
+
+func (p *keyPipe) Close() error {
+	p.once.Do(func() { close(p.stop) })
+	return nil
+}
