@@ -134,6 +134,7 @@ type toolState struct {
 	tail    []string      // last lines of live output (TTY)
 	partial string        // unfinished last line of live output
 	paused  time.Duration // time spent waiting for the user's answer (PauseClock)
+	held    [][]string    // finished tasks of this task:* call, written with its answer (ToolEnd)
 	lines   int           // lines of live output so far (ToolOutput), the last unfinished one not counted
 	open    bool          // the live output so far ends inside a line
 }
@@ -706,6 +707,9 @@ func (r *Renderer) regionLines() []string {
 		lines := append([]string(nil), head...)
 		for _, t := range r.tools {
 			if t.kind == ToolTask {
+				for _, h := range t.held { // finished, waiting for its answer
+					lines = append(lines, h[0])
+				}
 				continue
 			}
 			lines = append(lines, r.fit(r.spinner(now)+" "+r.p.bold(shortCommand(t.cmd))+r.p.dim(" · "+formatElapsed(now.Sub(t.start)))))
@@ -838,9 +842,10 @@ func (r *Renderer) ToolEnd(id string, ok bool, output string, meta ToolMeta) {
 	cmd := id
 	kind := ToolCommand
 	streamed := 0
+	var held []string
 	for i, t := range r.tools {
 		if t.id == id {
-			cmd, kind, streamed = t.cmd, t.kind, t.streamedLines()
+			cmd, kind, streamed, held = t.cmd, t.kind, t.streamedLines(), t.heldLines()
 			meta.Duration = max(0, meta.Duration-t.paused) // the user's thinking time is not the command's
 			r.tools = append(r.tools[:i], r.tools[i+1:]...)
 			break
@@ -849,7 +854,11 @@ func (r *Renderer) ToolEnd(id string, ok bool, output string, meta ToolMeta) {
 	if !ok && kind == ToolTask && meta.TaskFailed {
 		// ✗ Task(type: description) and its reason are on screen; a
 		// second failure row naming the task:* command says it again.
-		r.redraw()
+		if len(held) > 0 {
+			r.writeStatic(held...)
+		} else {
+			r.redraw()
+		}
 		return
 	}
 	head := r.mark(ok) + " " + r.p.bold(shortCommand(cmd))
@@ -862,7 +871,7 @@ func (r *Renderer) ToolEnd(id string, ok bool, output string, meta ToolMeta) {
 		// list the task twice. Its answer follows under a plain marker.
 		head = r.p.dim("  ⎿ answer")
 	}
-	lines := []string{r.fit(head)}
+	lines := append(held, r.fit(head))
 	switch {
 	case ok && meta.Todos != nil:
 		lines = append(lines, r.todoLines(meta.Todos, "    ")...)
@@ -1092,6 +1101,10 @@ type TaskOutcome struct {
 	Tools    int
 	Tokens   int64 // tokens the sub-agent used, 0: not shown
 	Err      string
+	// CallID is the task:* call that started the task: its finished row
+	// waits for that call's answer (ToolEnd) and is written with it, so
+	// each answer stands under its own task when tasks run in parallel.
+	CallID string
 }
 
 // TaskEnd shows a task's outcome (see TaskEnded).
@@ -1145,7 +1158,23 @@ func (r *Renderer) TaskEnded(taskID string, o TaskOutcome) {
 			lines = append(lines, r.fit("    "+r.p.red(l)))
 		}
 	}
+	for _, c := range r.tools {
+		if o.OK && o.CallID != "" && c.id == o.CallID && c.kind == ToolTask { // a failed task has no answer to wait for
+			c.held = append(c.held, lines) // shown in the live area until the answer comes
+			r.redraw()
+			return
+		}
+	}
 	r.writeStatic(lines...)
+}
+
+// heldLines are the finished task rows a task:* call holds, in order.
+func (t *toolState) heldLines() []string {
+	var out []string
+	for _, h := range t.held {
+		out = append(out, h...)
+	}
+	return out
 }
 
 // recentLines is a finished task's window of recent tools, with a count of
@@ -1301,6 +1330,7 @@ func (r *Renderer) Abort(reason string) {
 	var lines []string
 	for _, t := range r.tools {
 		if t.kind == ToolTask {
+			lines = append(lines, t.heldLines()...)
 			continue
 		}
 		lines = append(lines, r.fit(r.mark(false)+" "+r.p.bold(shortCommand(t.cmd))+r.p.dim(" · "+reason)))

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -153,6 +154,53 @@ func TestFenceLanguageIsNotALine(t *testing.T) {
 			if strings.TrimSpace(l) == "go" {
 				t.Errorf("color %v: the fence's language is a line:\n%s", color, vt.String())
 			}
+		}
+	}
+}
+
+// Three parallel tasks: each task's answer is printed under its own
+// Task(…) row, whatever order the tasks end in, not all after the last
+// task's tool list.
+func TestParallelTaskAnswersUnderTheirRows(t *testing.T) {
+	for _, tty := range []bool{true, false} {
+		var out bytes.Buffer
+		term := newVT(100, 30)
+		c := &ctl{term: term}
+		var w io.Writer = &out
+		if tty {
+			w = teeVT{buf: &out, term: term, c: c}
+		}
+		r := New(Options{Out: w, TTY: tty, Width: 100, Height: 30})
+		r.StartTurn()
+		jobs := []string{"one", "two", "three"}
+		for i, j := range jobs {
+			r.ToolStartKind("c"+itoa(i), `task:general -p "`+j+`"`, ToolTask)
+		}
+		for i, j := range jobs {
+			r.TaskStart(j, "general", "job "+j)
+			r.TaskToolStart(j, "grep -rn "+j+" .")
+			_ = i
+		}
+		for _, i := range []int{1, 0, 2} { // they end out of order
+			r.TaskToolEnd(jobs[i], "grep -rn "+jobs[i]+" .", true)
+			r.TaskEnded(jobs[i], TaskOutcome{OK: true, Duration: time.Second, Tools: 1, CallID: "c" + itoa(i)})
+		}
+		for i, j := range jobs {
+			r.ToolEnd("c"+itoa(i), true, "ANSWER-"+j, ToolMeta{Markdown: true})
+		}
+		r.EndTurn()
+		screen := out.String()
+		if tty {
+			screen = term.String()
+		}
+		last := -1
+		for _, j := range jobs {
+			row := strings.Index(screen, "✓ Task(general: job "+j+")")
+			ans := strings.Index(screen, "ANSWER-"+j)
+			if row < 0 || ans < row || row < last {
+				t.Errorf("tty %v: task %s's answer is not under its own row:\n%s", tty, j, screen)
+			}
+			last = ans
 		}
 	}
 }
