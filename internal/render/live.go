@@ -219,16 +219,13 @@ func (r *Renderer) endThinking() {
 				rows = append(rows, para)
 			}
 		}
-		limit := 2
-		if r.showThinking || r.verbose || len(rows) == limit+1 { // folding one row would save nothing
-			limit = len(rows)
+		if !r.showThinking && !r.verbose {
+			// One dim line by default, as the peers show it; Ctrl+O shows it whole.
+			r.folds.keep(foldedPart{thinking: true, head: head, text: raw})
+			r.writeStatic(r.fit(r.p.dim("✻ " + head + " · " + plural(len(rows), "line", "lines") + r.expandHint())))
+			return
 		}
-		for i, l := range rows {
-			if i == limit {
-				lines = append(lines, r.p.dim("  … "+plural(len(rows)-limit, "more line", "more lines")+" of thinking"+r.expandHint()))
-				r.folds.keep(foldedPart{thinking: true, head: head, text: raw})
-				break
-			}
+		for _, l := range rows {
 			lines = append(lines, r.fit(r.p.dim("  "+r.p.italic(strings.TrimRight(l, " ")))))
 		}
 	}
