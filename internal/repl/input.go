@@ -188,6 +188,9 @@ func (r *REPL) idleFooter() string {
 	if pct := r.contextPercent(model); pct >= 0 {
 		parts = append(parts, fmt.Sprintf("context %d%%", pct))
 	}
+	if u := r.o.Agent.SessionUsage(); u != nil && u.Priced { // as the turn's footer shows it
+		parts = append(parts, fmt.Sprintf("$%.2f", u.CostUSD))
+	}
 	if r.r.Verbose() { // Ctrl+O during a turn switched it on; it stays on
 		parts = append(parts, "verbose")
 	}

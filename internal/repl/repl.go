@@ -603,12 +603,26 @@ func (r *REPL) status() render.Status {
 // contextPercent is how full model's context window was at the last
 // request, -1 when unknown.
 func (r *REPL) contextPercent(model string) int {
-	if r.o.View != nil && r.o.ContextWindow != nil {
-		if used, window := r.o.View.ContextTokens(), r.o.ContextWindow(model); used > 0 && window > 0 {
-			return int(used * 100 / int64(window))
-		}
+	used, window := r.contextUse(model)
+	if used <= 0 || window <= 0 {
+		return -1
 	}
-	return -1
+	return int((used*100 + window/2) / window)
+}
+
+// contextUse is how full the context is, from one source for the footers
+// and /context alike: the agent's estimate for the next request when it
+// manages its context (right after /compact and a resume too), else the
+// last request as the provider counted it.
+func (r *REPL) contextUse(model string) (used, window int64) {
+	if cm, ok := r.o.Agent.(ContextManager); ok {
+		st := cm.ContextStats()
+		return int64(st.Used), int64(st.Window)
+	}
+	if r.o.View != nil && r.o.ContextWindow != nil {
+		return r.o.View.ContextTokens(), int64(r.o.ContextWindow(model))
+	}
+	return 0, 0
 }
 
 // shownByAgent reports whether the agent already emitted err as an event.
