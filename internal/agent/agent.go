@@ -151,6 +151,8 @@ type Runner struct {
 	// unfinished is the note the next run puts before its prompt when the
 	// previous one ended without an answer ("" when it finished).
 	unfinished string
+	// notes are user-side notes the next run puts before its prompt (AddNote).
+	notes []string
 	// hookHalt: a tool hook answered {"continue": false} during this run;
 	// the turn ends after the step (reset by each Run).
 	hookHalt string

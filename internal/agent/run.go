@@ -87,11 +87,16 @@ func (r *Runner) run(ctx context.Context, input string, images []llm.Image) (Res
 	r.mu.Lock()
 	note := r.unfinished
 	r.unfinished = ""
+	notes := r.notes
+	r.notes = nil
 	r.mu.Unlock()
 	if note != "" {
 		// The model reads why the previous request has no answer, so it does
 		// not take the new prompt as a reason to redo the dropped work.
 		r.commit(sess, llm.Message{Role: llm.RoleUser, Text: note})
+	}
+	for _, n := range notes { // what the user did meanwhile (a `!` command)
+		r.commit(sess, llm.Message{Role: llm.RoleUser, Text: n})
 	}
 	r.commit(sess, llm.Message{Role: llm.RoleUser, Text: text, Images: images})
 	r.mu.Lock()
@@ -400,7 +405,7 @@ func usageFailure(res tool.Result) bool {
 
 func reminderText(items []todo.Item) string {
 	var b strings.Builder
-	b.WriteString("[System Reminder] Your todo list still has unfinished items. Continue working on them now; ")
+	b.WriteString(todoReminderLead + " Your todo list still has unfinished items. Continue working on them now; ")
 	b.WriteString("if an item is done or no longer needed, update the list with TodoWrite before you finish.\n")
 	for _, it := range items {
 		fmt.Fprintf(&b, "- [%s] %s\n", it.Status, it.Content)
@@ -417,6 +422,9 @@ const InterruptedNote = interruptedLead + " Its unfinished step was dropped: " +
 
 // stoppedLead starts the note about a request a limit or a failure stopped.
 const stoppedLead = "[The previous request stopped before it finished: "
+
+// todoReminderLead starts the todo reminder.
+const todoReminderLead = "[System Reminder]"
 
 // interruptedLead starts every note about an interrupted request.
 const interruptedLead = "[The user interrupted the previous request before it finished."

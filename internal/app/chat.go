@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 	"runtime"
 	"sort"
 	"strings"
@@ -134,7 +135,8 @@ const userShellPipeGrace = 500 * time.Millisecond
 // UserShell runs a `!` command for the user: bash -c in the agent shell's
 // current directory, stdin from /dev/null (the REPL owns the terminal), the
 // whole process group killed on Ctrl+C (proc.Run). It is the user's own
-// command, so it is not sandboxed and never enters the conversation. settle
+// command, so it is not sandboxed (the REPL adds it and its output to the
+// next turn's context: agent.ShellNote). settle
 // (the sandbox's checks, may be nil) runs first: `!git status` must not run
 // what a job a command left in the background planted; what it disabled is
 // shown before the command's output.
@@ -154,6 +156,31 @@ func UserShell(cwd func() string, settle func() []string) func(ctx context.Conte
 			// the command wrote it, not after all of its stdout.
 			Combined: true})
 		res := command.Result{Stdout: notes + r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode}
+		switch {
+		case r.Canceled:
+			res.ExitCode = command.Interrupted
+		case r.StartErr != nil:
+			return res, fmt.Errorf("start bash: %w", r.StartErr)
+		}
+		return res, nil
+	}
+}
+
+// UserTerminal is UserShell on a terminal of its own (the REPL's bash mode
+// on a terminal): the command reads t.In as its keys and writes to t.Out as
+// it goes (proc.RunTerminal); the result's Stdout is what it wrote
+// (capped), for the next turn's context. The sandbox's notes from settle are
+// written to t.Out first.
+func UserTerminal(cwd func() string, settle func() []string) func(ctx context.Context, cmd string, t proc.Terminal) (command.Result, error) {
+	return func(ctx context.Context, line string, t proc.Terminal) (command.Result, error) {
+		if settle != nil && t.Out != nil {
+			for _, l := range settle() {
+				_, _ = io.WriteString(t.Out, "sandbox: "+textutil.Sanitize(l)+"\r\n")
+			}
+		}
+		r := proc.RunTerminal(ctx, proc.Cmd{Argv: []string{"/bin/bash", "-c", line}, Dir: cwd(),
+			MaxOutput: userShellOutputCap, WaitDelay: userShellPipeGrace}, t)
+		res := command.Result{Stdout: r.Stdout, ExitCode: r.ExitCode}
 		switch {
 		case r.Canceled:
 			res.ExitCode = command.Interrupted

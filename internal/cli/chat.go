@@ -21,6 +21,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/jobs"
 	"github.com/synapse-agent/synapse/internal/llm"
+	"github.com/synapse-agent/synapse/internal/proc"
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/repl"
 	"github.com/synapse-agent/synapse/internal/skills"
@@ -113,6 +114,7 @@ func runChat(ctx context.Context, stdio IO, f chatFlags) error {
 		In: stdio.In, Out: stdio.Out, TTY: tty, RenderTTY: outTTY,
 		Color: outTTY && getenv("NO_COLOR") == "", Width: width, Height: height,
 		Version: Version, Mode: mode, InTmux: getenv("TMUX") != "",
+		Size: liveSize(stdio.Out, outTTY),
 	})
 	if err != nil {
 		return exitCode(1, lockedHint(err))
@@ -166,6 +168,22 @@ type chatSetup struct {
 	Version       string
 	Mode          tool.Mode // the permission mode to start in ("": default)
 	InTmux        bool      // the terminal is a tmux pane ($TMUX is set)
+	// Size reads the terminal's size now (nil: not a terminal).
+	Size func() (cols, rows int, ok bool)
+}
+
+// liveSize reads out's terminal size when out is one: the renderer checks
+// it before each redraw, so a redraw between a resize and its SIGWINCH
+// is laid out for the size the terminal has.
+func liveSize(out io.Writer, tty bool) func() (int, int, bool) {
+	f, ok := out.(*os.File)
+	if !tty || !ok {
+		return nil
+	}
+	return func() (int, int, bool) {
+		w, h, err := term.GetSize(int(f.Fd()))
+		return w, h, err == nil
+	}
 }
 
 // expandKey is the key the fold lines name: Ctrl+O, read by the REPL's
@@ -201,7 +219,7 @@ func newChat(ctx context.Context, a *app.App, s chatSetup) (*chat, error) {
 	rend := render.New(render.Options{
 		Out: s.Out, TTY: s.RenderTTY, Color: s.Color, Width: s.Width, Height: s.Height,
 		MaxRecentTools: a.Config.MaxRecentTools, ShowThinking: a.Config.ShowThinking,
-		Animate: liveInterval(s.RenderTTY), ExpandKey: expandKey(s.TTY),
+		Animate: liveInterval(s.RenderTTY), ExpandKey: expandKey(s.TTY), Size: s.Size,
 	})
 	v := view.New(rend)
 	warn := func(err error) {
@@ -241,6 +259,7 @@ func newChat(ctx context.Context, a *app.App, s chatSetup) (*chat, error) {
 		Sessions:       a.SessionStore(warn),
 		HistoryPath:    filepath.Join(a.Config.Home, app.HistoryFile),
 		Shell:          app.UserShell(mgr.Cwd, mgr.Settle),
+		ShellTerminal:  userTerminal(app.UserTerminal(mgr.Cwd, mgr.Settle)),
 		SwitchModel:    g.SwitchModel,
 		Version:        s.Version,
 		Cwd:            cwd,
@@ -310,3 +329,10 @@ func (j replJobs) Background() (int, error) {
 func (j replJobs) Text() string { return agentsh.JobsText(j.t.List()) }
 
 func (j replJobs) Running() int { return j.t.Running() }
+
+// userTerminal adapts app's terminal runner to the REPL's bash mode.
+func userTerminal(run func(context.Context, string, proc.Terminal) (command.Result, error)) func(context.Context, string, repl.Terminal) (command.Result, error) {
+	return func(ctx context.Context, cmd string, t repl.Terminal) (command.Result, error) {
+		return run(ctx, cmd, proc.Terminal{Cols: t.Cols, Rows: t.Rows, In: t.In, Out: t.Out})
+	}
+}

@@ -459,7 +459,7 @@ func newRunOutput(stdio IO, format string, partial bool, getenv func(string) str
 		if isTTY(stdio.Out) {
 			// One terminal: the renderer owns it, text included.
 			w, h := termSize(stdio.Out)
-			o.view = view.New(render.New(render.Options{Out: stdio.Out, TTY: true, Color: color, Width: w, Height: h, Animate: liveInterval(true)}))
+			o.view = view.New(render.New(render.Options{Out: stdio.Out, TTY: true, Color: color, Width: w, Height: h, Animate: liveInterval(true), Size: liveSize(stdio.Out, true)}))
 		} else {
 			// Piped: stdout carries only the answer; progress goes to stderr.
 			tty := isTTY(stdio.Err)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/synapse-agent/synapse/internal/testutil"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 func bash(script string) []string { return []string{"/bin/bash", "-c", script} }
@@ -131,5 +133,32 @@ func BenchmarkRun(b *testing.B) {
 		if r := Run(context.Background(), Cmd{Argv: []string{"/bin/echo", "hi"}}); r.Stdout != "hi\n" {
 			b.Fatalf("got %+v", r)
 		}
+	}
+}
+
+// A child run on a terminal sees one (a colour-aware ls colours), reads the
+// person's keys until Ctrl+D (cat), and its output is shown as it comes and
+// kept.
+func TestRunTerminal(t *testing.T) {
+	tests := []struct {
+		name, script, keys, want string
+	}{
+		{"a terminal", "test -t 0 && test -t 1 && echo on-a-tty", "", "on-a-tty"},
+		{"keys until Ctrl+D", "cat", "hello\r\x04", "hello"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inR, inW := io.Pipe()
+			defer inW.Close()
+			go func() { _, _ = io.WriteString(inW, tt.keys) }()
+			var shown strings.Builder
+			res := RunTerminal(context.Background(), Cmd{Argv: []string{"/bin/bash", "-c", tt.script}}, Terminal{Cols: 80, Rows: 24, In: inR, Out: &shown})
+			if res.StartErr != nil || res.ExitCode != 0 {
+				t.Fatalf("%+v", res)
+			}
+			if !strings.Contains(res.Stdout, tt.want) || !strings.Contains(shown.String(), tt.want) {
+				t.Fatalf("kept %q, shown %q, want %q in both", res.Stdout, shown.String(), tt.want)
+			}
+		})
 	}
 }

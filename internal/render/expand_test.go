@@ -228,7 +228,7 @@ func TestVerbose(t *testing.T) {
 			r.SetVerbose(false)
 			r.Thinking("two\nthree\nfour\nfive\n")
 			r.EndTurn()
-			if v := out.String(); !strings.Contains(v, "more lines of thinking") {
+			if v := out.String(); !strings.Contains(v, "✻ Thought for 0s · 4 lines") {
 				t.Errorf("thinking after verbose was turned off is not folded:\n%s", v)
 			}
 			if got := r.Expand(); got != ExpandShown {

@@ -35,6 +35,8 @@ type liveState struct {
 
 	retry  *retryState
 	status *Status
+	// pausedAt is when the clocks stopped for a question (zero: running).
+	pausedAt time.Time
 
 	stopTick chan struct{}
 	tickDone chan struct{}
@@ -71,9 +73,6 @@ type Status struct {
 	// QueuedSends: Queued holds a line ended with Enter, sent when the turn
 	// ends; otherwise it is an unfinished line the editor takes over.
 	QueuedSends bool
-	// QueuedAsking: a question is open, which Esc answers (deny) rather
-	// than clearing Queued.
-	QueuedAsking bool
 }
 
 // StartTurn shows the working indicator until EndTurn: a spinner, the
@@ -131,6 +130,7 @@ func (r *Renderer) EndTurn() {
 	r.endThinking()
 	r.live.busy = false
 	r.live.retry = nil
+	r.live.pausedAt = time.Time{}
 	r.redraw()
 }
 
@@ -219,16 +219,13 @@ func (r *Renderer) endThinking() {
 				rows = append(rows, para)
 			}
 		}
-		limit := 2
-		if r.showThinking || r.verbose || len(rows) == limit+1 { // folding one row would save nothing
-			limit = len(rows)
+		if !r.showThinking && !r.verbose {
+			// One dim line by default, as the peers show it; Ctrl+O shows it whole.
+			r.folds.keep(foldedPart{thinking: true, head: head, text: raw})
+			r.writeStatic(r.fit(r.p.dim("✻ " + head + " · " + plural(len(rows), "line", "lines") + r.expandHint())))
+			return
 		}
-		for i, l := range rows {
-			if i == limit {
-				lines = append(lines, r.p.dim("  … "+plural(len(rows)-limit, "more line", "more lines")+" of thinking"+r.expandHint()))
-				r.folds.keep(foldedPart{thinking: true, head: head, text: raw})
-				break
-			}
+		for _, l := range rows {
 			lines = append(lines, r.fit(r.p.dim("  "+r.p.italic(strings.TrimRight(l, " ")))))
 		}
 	}
@@ -299,6 +296,10 @@ func (r *Renderer) indicatorLine(now time.Time) string {
 	}
 	label := "Working…"
 	switch {
+	case !r.live.pausedAt.IsZero():
+		// The turn waits for the user: no clock runs, no key interrupts
+		// it but the question's own.
+		return r.p.yellow("?") + " Waiting for your answer… " + r.p.dim(formatElapsed(now.Sub(r.live.busySince))+" · esc to deny")
 	case r.live.retry != nil:
 		x := r.live.retry.info
 		attempt := itoa(x.Attempt)
@@ -374,10 +375,6 @@ func (r *Renderer) queuedLine() string {
 	if s.QueuedSends {
 		hint = "  (sent when the turn ends"
 	}
-	if s.QueuedAsking {
-		hint += "; Esc answers the question)"
-	} else {
-		hint += "; Esc clears)"
-	}
+	hint += "; Esc clears)" // also while a question is open: Esc clears first, then denies
 	return r.p.dim("queued › ") + clean(strings.ReplaceAll(s.Queued, "\n", " ↵ "), true) + r.p.dim(hint)
 }

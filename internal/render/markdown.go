@@ -123,10 +123,9 @@ func (m *markdown) line(s, trimmed string) []string {
 		if lang != "" && m.p.on {
 			m.lexer = langFor(lang)
 		}
-		if lang == "" {
-			return nil
-		}
-		return []string{m.p.dim("  " + lang)}
+		// The language picks the highlighting; it is not a line of the
+		// answer (the peers do not print it either).
+		return nil
 	}
 	if m.inCode {
 		return []string{"  " + m.highlight(s)}

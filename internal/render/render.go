@@ -74,6 +74,12 @@ type Options struct {
 	Animate time.Duration
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
+	// Size, when set, reads the terminal's size as it is now (an ioctl).
+	// The live area is erased and drawn at that size whenever it changed,
+	// so a redraw between a resize and its SIGWINCH reaching SetSize (on a
+	// loaded machine, many spinner ticks) never erases by the old width
+	// and leaves a copy of the area behind each time.
+	Size func() (cols, rows int, ok bool)
 }
 
 // ToolKind says how a top-level tool call is shown while it runs.
@@ -125,8 +131,20 @@ type toolState struct {
 	id, cmd string
 	kind    ToolKind
 	start   time.Time
-	tail    []string // last lines of live output (TTY)
-	partial string   // unfinished last line of live output
+	tail    []string      // last lines of live output (TTY)
+	partial string        // unfinished last line of live output
+	paused  time.Duration // time spent waiting for the user's answer (PauseClock)
+	held    [][]string    // finished tasks of this task:* call, written with its answer (ToolEnd)
+	lines   int           // lines of live output so far (ToolOutput), the last unfinished one not counted
+	open    bool          // the live output so far ends inside a line
+}
+
+// streamedLines is how many lines the tool's live output had (0: none seen).
+func (t *toolState) streamedLines() int {
+	if t.open {
+		return t.lines + 1
+	}
+	return t.lines
 }
 
 type taskTool struct {
@@ -139,6 +157,7 @@ type taskState struct {
 	start         time.Time
 	recent        []taskTool // the last MaxRecentTools tools
 	total         int
+	paused        time.Duration // time spent waiting for the user's answer (PauseClock)
 }
 
 // Renderer writes the agent's activity to Options.Out.
@@ -158,6 +177,8 @@ type Renderer struct {
 	interruptKey, expandKey         string
 	animate                         time.Duration
 	epoch                           time.Time // spinner frames count from here
+	size                            func() (cols, rows int, ok bool)
+	resizing                        bool // resize is running: no nested size check
 
 	md   markdown
 	line strings.Builder // current incomplete line of model text
@@ -211,6 +232,7 @@ func New(opts Options) *Renderer {
 		interruptKey: opts.InterruptKey,
 		expandKey:    opts.ExpandKey,
 		animate:      opts.Animate,
+		size:         opts.Size,
 	}
 	if r.out == nil {
 		r.out = io.Discard
@@ -246,7 +268,29 @@ func (r *Renderer) SetSize(cols, rows int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer r.flush()
-	cols, rows = orDefault(cols, DefaultWidth), orDefault(rows, DefaultHeight)
+	r.resize(orDefault(cols, DefaultWidth), orDefault(rows, DefaultHeight))
+}
+
+// checkSize applies a change of the terminal's size that SetSize has not
+// been told of yet (Options.Size), before the live area is erased.
+func (r *Renderer) checkSize() {
+	if r.size == nil || r.resizing || !r.tty {
+		return
+	}
+	cols, rows, ok := r.size()
+	if !ok || cols <= 0 || rows <= 0 || (cols == r.width && rows == r.height) {
+		return
+	}
+	r.resize(cols, rows)
+}
+
+// resize is SetSize with the lock held.
+func (r *Renderer) resize(cols, rows int) {
+	if cols == r.width && rows == r.height {
+		return
+	}
+	r.resizing = true
+	defer func() { r.resizing = false }()
 	if r.tty && (r.shown != "" || r.regionRows > 0) {
 		shown := r.shown
 		if shown != "" {
@@ -260,7 +304,7 @@ func (r *Renderer) SetSize(cols, rows int) {
 			for _, w := range r.regionWidths {
 				up += rowsAt(w, cols)
 			}
-			r.buf.WriteString(cursorUp(up))
+			r.buf.WriteString("\r" + cursorUp(up))
 		}
 		r.buf.WriteString("\x1b[J")
 		r.shown, r.regionRows, r.regionWidths, r.aside = "", 0, nil, false
@@ -528,6 +572,7 @@ func cursorUp(n int) string { return "\x1b[" + itoa(n) + "A" }
 // eraseRegion erases the status region; the cursor ends at column 0 of its
 // first row.
 func (r *Renderer) eraseRegion() {
+	r.checkSize()
 	if r.regionRows == 0 {
 		return
 	}
@@ -540,6 +585,7 @@ func (r *Renderer) eraseRegion() {
 // eraseLive erases the unfinished line or the region, whichever is shown;
 // the cursor ends at column 0 where it began.
 func (r *Renderer) eraseLive() {
+	r.checkSize()
 	if r.shown != "" {
 		r.buf.WriteString("\r")
 		if up := min(r.shownRows, r.height) - 1; up > 0 {
@@ -595,6 +641,7 @@ func (r *Renderer) drawRegion() {
 	if !r.tty || r.shown != "" {
 		return
 	}
+	r.checkSize() // lay the rows out for the width they will be shown at
 	lines := r.regionLines()
 	for _, l := range lines {
 		r.buf.WriteString(l)
@@ -621,6 +668,7 @@ func (r *Renderer) Tick() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer r.flush()
+	r.checkSize()
 	if r.tty && r.shown == "" && (r.regionRows > 0 || r.live.busy) && r.now().Sub(r.lastText) >= textPause {
 		r.redraw()
 	}
@@ -635,7 +683,7 @@ func (r *Renderer) Tick() {
 // output tail, one row per task, the indicator and the footer.
 func (r *Renderer) regionLines() []string {
 	maxRows := max(r.height-2, 3)
-	now := r.now()
+	now := r.clock()
 	var tail []string // indicator and footer: always shown
 	if l := r.indicatorLine(now); l != "" {
 		tail = append(tail, r.fit(l))
@@ -659,6 +707,9 @@ func (r *Renderer) regionLines() []string {
 		lines := append([]string(nil), head...)
 		for _, t := range r.tools {
 			if t.kind == ToolTask {
+				for _, h := range t.held { // finished, waiting for its answer
+					lines = append(lines, h[0])
+				}
 				continue
 			}
 			lines = append(lines, r.fit(r.spinner(now)+" "+r.p.bold(shortCommand(t.cmd))+r.p.dim(" · "+formatElapsed(now.Sub(t.start)))))
@@ -734,7 +785,7 @@ func (t *toolState) liveTail() []string {
 // last lines show under its row until it ends. Not on a TTY it is ignored
 // (the folded result follows at the end).
 func (r *Renderer) ToolOutput(id, chunk string) {
-	if !r.tty || chunk == "" {
+	if chunk == "" {
 		return
 	}
 	r.mu.Lock()
@@ -747,6 +798,13 @@ func (r *Renderer) ToolOutput(id, chunk string) {
 		}
 	}
 	if t == nil {
+		return
+	}
+	// The whole output's lines, counted as they stream: the result the
+	// model gets (and ToolEnd shows) may be cut, or spilled to a file.
+	t.lines += strings.Count(chunk, "\n")
+	t.open = !strings.HasSuffix(chunk, "\n")
+	if !r.tty {
 		return
 	}
 	// The unfinished line is kept raw and cleaned whole once shown or
@@ -783,9 +841,12 @@ func (r *Renderer) ToolEnd(id string, ok bool, output string, meta ToolMeta) {
 	defer r.flush()
 	cmd := id
 	kind := ToolCommand
+	streamed := 0
+	var held []string
 	for i, t := range r.tools {
 		if t.id == id {
-			cmd, kind = t.cmd, t.kind
+			cmd, kind, streamed, held = t.cmd, t.kind, t.streamedLines(), t.heldLines()
+			meta.Duration = max(0, meta.Duration-t.paused) // the user's thinking time is not the command's
 			r.tools = append(r.tools[:i], r.tools[i+1:]...)
 			break
 		}
@@ -793,7 +854,11 @@ func (r *Renderer) ToolEnd(id string, ok bool, output string, meta ToolMeta) {
 	if !ok && kind == ToolTask && meta.TaskFailed {
 		// ✗ Task(type: description) and its reason are on screen; a
 		// second failure row naming the task:* command says it again.
-		r.redraw()
+		if len(held) > 0 {
+			r.writeStatic(held...)
+		} else {
+			r.redraw()
+		}
 		return
 	}
 	head := r.mark(ok) + " " + r.p.bold(shortCommand(cmd))
@@ -806,7 +871,7 @@ func (r *Renderer) ToolEnd(id string, ok bool, output string, meta ToolMeta) {
 		// list the task twice. Its answer follows under a plain marker.
 		head = r.p.dim("  ⎿ answer")
 	}
-	lines := []string{r.fit(head)}
+	lines := append(held, r.fit(head))
 	switch {
 	case ok && meta.Todos != nil:
 		lines = append(lines, r.todoLines(meta.Todos, "    ")...)
@@ -825,7 +890,7 @@ func (r *Renderer) ToolEnd(id string, ok bool, output string, meta ToolMeta) {
 		if ok && meta.Markdown && r.tty {
 			rows, folded = r.markdownPreview(output)
 		} else {
-			rows, folded = r.outputLinesOf(output, ok)
+			rows, folded = r.outputLinesOf(output, ok, streamed)
 		}
 		if folded {
 			p := foldedPart{head: cmd, ok: ok, markdown: ok && meta.Markdown, text: output, fullPath: meta.FullOutputPath}
@@ -849,24 +914,25 @@ func (r *Renderer) mark(ok bool) string {
 // outputLinesOf folds a tool's output: the first lines of a success, the last
 // lines of a failure (where errors usually are), with a count of the rest.
 // folded reports that some lines were left out.
-func (r *Renderer) outputLinesOf(output string, ok bool) (out []string, folded bool) {
+func (r *Renderer) outputLinesOf(output string, ok bool, streamed int) (out []string, folded bool) {
 	text := strings.TrimRight(clean(output, r.tty), "\n ")
 	if strings.TrimSpace(text) == "" {
 		return nil, false
 	}
 	all := strings.Split(text, "\n")
+	total := max(len(all), streamed) // the output as it ran, not as cut for the model
 	n := r.outputLines
 	var shown []string
 	var fold string
 	switch {
-	case len(all) <= n+1: // folding one line would save nothing
+	case total <= n+1: // folding one line would save nothing
 		shown = all
 	case ok:
-		shown = all[:n]
-		fold = "… " + plural(len(all)-n, "more line", "more lines") + r.expandHint()
+		shown = all[:min(n, len(all))]
+		fold = "… " + plural(total-n, "more line", "more lines") + r.expandHint()
 	default:
-		shown = all[len(all)-n:]
-		fold = "… " + plural(len(all)-n, "earlier line", "earlier lines") + r.expandHint()
+		shown = all[max(0, len(all)-n):]
+		fold = "… " + plural(total-n, "earlier line", "earlier lines") + r.expandHint()
 	}
 	if fold != "" && !ok {
 		out = append(out, r.p.dim("    "+fold))
@@ -1035,6 +1101,10 @@ type TaskOutcome struct {
 	Tools    int
 	Tokens   int64 // tokens the sub-agent used, 0: not shown
 	Err      string
+	// CallID is the task:* call that started the task: its finished row
+	// waits for that call's answer (ToolEnd) and is written with it, so
+	// each answer stands under its own task when tasks run in parallel.
+	CallID string
 }
 
 // TaskEnd shows a task's outcome (see TaskEnded).
@@ -1059,6 +1129,7 @@ func (r *Renderer) TaskEnded(taskID string, o TaskOutcome) {
 	if t == nil {
 		t = &taskState{id: taskID, typ: "task", desc: taskID}
 	}
+	o.Duration = max(0, o.Duration-t.paused)
 	if o.Tools > t.total {
 		t.total = o.Tools
 	}
@@ -1087,7 +1158,23 @@ func (r *Renderer) TaskEnded(taskID string, o TaskOutcome) {
 			lines = append(lines, r.fit("    "+r.p.red(l)))
 		}
 	}
+	for _, c := range r.tools {
+		if o.OK && o.CallID != "" && c.id == o.CallID && c.kind == ToolTask { // a failed task has no answer to wait for
+			c.held = append(c.held, lines) // shown in the live area until the answer comes
+			r.redraw()
+			return
+		}
+	}
 	r.writeStatic(lines...)
+}
+
+// heldLines are the finished task rows a task:* call holds, in order.
+func (t *toolState) heldLines() []string {
+	var out []string
+	for _, h := range t.held {
+		out = append(out, h...)
+	}
+	return out
 }
 
 // recentLines is a finished task's window of recent tools, with a count of
@@ -1243,6 +1330,7 @@ func (r *Renderer) Abort(reason string) {
 	var lines []string
 	for _, t := range r.tools {
 		if t.kind == ToolTask {
+			lines = append(lines, t.heldLines()...)
 			continue
 		}
 		lines = append(lines, r.fit(r.mark(false)+" "+r.p.bold(shortCommand(t.cmd))+r.p.dim(" · "+reason)))

@@ -754,31 +754,34 @@ func TestEraseAfterEchoedCtrlC(t *testing.T) {
 	}
 }
 
-// Thinking is folded after two rows, but a third row is shown rather than
-// replaced by a "… 1 more line" row of the same height.
+// Thinking is one dim line by default ("✻ Thought for … · N lines", Ctrl+O
+// shows it whole), as the peers show it; with ShowThinking it is whole.
 func TestThinkingFold(t *testing.T) {
 	tests := []struct {
+		name     string
+		show     bool
 		thinking string
 		want     []string
 		not      []string
 	}{
-		{"one\ntwo\nthree", []string{"one", "two", "three"}, []string{"more line"}},
-		{"one\ntwo\nthree\nfour", []string{"one", "two", "… 2 more lines of thinking"}, []string{"three"}},
+		{"default", false, "one\ntwo\nthree", []string{"✻ Thought for 0s · 3 lines · ctrl+o to expand\nanswer"}, []string{"one", "two"}},
+		{"default, one line", false, "one", []string{"✻ Thought for 0s · 1 line"}, []string{"one\n"}},
+		{"shown whole", true, "one\ntwo\nthree\nfour", []string{"one", "two", "three", "four"}, []string{"more line"}},
 	}
 	for _, tt := range tests {
 		var out bytes.Buffer
-		r := New(Options{Out: &out})
+		r := New(Options{Out: &out, ShowThinking: tt.show, ExpandKey: "ctrl+o"})
 		r.Thinking(tt.thinking)
 		r.TextDelta("answer")
 		r.EndText()
 		for _, w := range tt.want {
 			if !strings.Contains(out.String(), w) {
-				t.Errorf("%q: output lacks %q:\n%s", tt.thinking, w, out.String())
+				t.Errorf("%s: output lacks %q:\n%s", tt.name, w, out.String())
 			}
 		}
 		for _, n := range tt.not {
 			if strings.Contains(out.String(), n) {
-				t.Errorf("%q: output has %q:\n%s", tt.thinking, n, out.String())
+				t.Errorf("%s: output has %q:\n%s", tt.name, n, out.String())
 			}
 		}
 	}

@@ -102,7 +102,7 @@ func (r *REPL) cmdHelp(context.Context, string) error {
 		lines = append(lines, fmt.Sprintf("  %-24s %s", "/"+strings.TrimSpace(c.name+" "+c.args), c.help))
 	}
 	lines = append(lines,
-		fmt.Sprintf("  %-24s %s", "!<command>", "run a shell command yourself; not sent to the model"),
+		fmt.Sprintf("  %-24s %s", "!<command>", "bash mode: run a command yourself on the terminal; it and its output go into the next turn's context"),
 		"Input: Shift+Enter, Alt+Enter or Ctrl+J (or \\ at the end) starts a new line; a paste is one prompt,",
 		"  a long one shown as [Pasted text +N lines]; Up brings whole prompts back; Tab completes /commands and paths;",
 		"  Ctrl+R finds an earlier prompt containing what you typed (again: older); @path names a file for the model to read.",
@@ -193,8 +193,8 @@ func (r *REPL) cmdContext(ctx context.Context, args string) error {
 	model := r.o.Agent.Model()
 	pct := func(n int) float64 { return float64(n) * 100 / float64(max(st.Window, 1)) }
 	lines := []string{
-		fmt.Sprintf("Context: %s of %s tokens (%.1f%%) for %s, estimated for the next request",
-			count(int64(st.Used)), count(int64(st.Window)), pct(st.Used), model),
+		fmt.Sprintf("Context: %s of %s tokens (%d%%) for %s, estimated for the next request",
+			count(int64(st.Used)), count(int64(st.Window)), max(r.contextPercent(model), 0), model),
 		contextBar(st.Used, st.Window, st.OffloadAt, st.CompactAt, 40),
 		fmt.Sprintf("Thresholds: | offload large older results at %s (%.0f%%), ! compact at %s (%.0f%%)",
 			count(int64(st.OffloadAt)), pct(st.OffloadAt), count(int64(st.CompactAt)), pct(st.CompactAt)),
@@ -306,8 +306,8 @@ func (r *REPL) cmdContextLastRequest(context.Context, string) error {
 	}
 	ctxLine := fmt.Sprintf("Context: %s tokens (last request)", count(used))
 	if window > 0 {
-		ctxLine = fmt.Sprintf("Context: %s of %s tokens (%.1f%%) for %s", count(used), count(int64(window)),
-			float64(used)*100/float64(window), model)
+		ctxLine = fmt.Sprintf("Context: %s of %s tokens (%d%%) for %s", count(used), count(int64(window)),
+			max(r.contextPercent(model), 0), model)
 	}
 	switch {
 	case used == 0 && len(hist) == 0:
@@ -507,7 +507,7 @@ func (r *REPL) pickSession(choices []session.Entry, all bool) string {
 		lines = append(lines, line)
 	}
 	r.println(lines...)
-	line, err := r.readAnswer(fmt.Sprintf("Resume which (1-%d or an id prefix, Enter to cancel)? ", len(choices)))
+	line, err := r.readAnswer(fmt.Sprintf("Resume which (1-%d or an id prefix, Esc or Enter to cancel)? ", len(choices)))
 	answer := strings.TrimSpace(line)
 	if err != nil || answer == "" {
 		r.println("Cancelled.")

@@ -144,3 +144,51 @@ func TestPTYCompactIsCancellable(t *testing.T) {
 		}
 	}
 }
+
+// The footer and /context read one source: after a turn and after /compact
+// the idle footer shows the context figure /context prints (not dropped
+// because no request has been measured since the compaction), and the
+// session's cost between turns as well as during one.
+func TestFooterAgreesWithContextAfterCompact(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.Handle(func(r *llmtest.Request) llmtest.Turn {
+		if strings.HasPrefix(r.System, "You summarise") {
+			return llmtest.TextTurn("## Current state\n- six steps ran")
+		}
+		if len(r.ToolResults()) < 6 {
+			return llmtest.BashTurn("c"+strconv.Itoa(r.Index), "step")
+		}
+		return llmtest.TextTurn("all done")
+	})
+	dir := t.TempDir()
+	var out bytes.Buffer
+	rd := render.New(render.Options{Out: &out})
+	v := view.New(rd)
+	runner, err := agent.New(agent.Options{OnEvent: v.Handle,
+		Provider: anthropic.New(anthropic.Options{APIKey: "k", BaseURL: srv.URL()}), Model: "claude-sonnet-4-5",
+		Tool: bigOutputTool{}, Cwd: dir, SessionsDir: dir, DisableSkillSearchInstruction: true,
+		Context: contextmgr.Settings{Window: 50_000, OffloadAt: 40_000, CompactAt: 45_000, KeepRecent: 4},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer runner.Close()
+	pctRe := regexp.MustCompile(`Context: [\d,]+ of [\d,]+ tokens \((\d+)%\)`)
+	for _, input := range []string{"do it\n/context\n", "do it\n/compact\n/context\n"} {
+		out.Reset()
+		o := Options{In: strings.NewReader(input), Out: &out, Renderer: rd, View: v, Agent: runner, Version: "test", Cwd: dir,
+			ContextWindow: func(string) int { return 50_000 }}
+		r := newREPL(t, o, nil)
+		if code := r.Run(context.Background()); code != 0 {
+			t.Fatalf("exit %d\n%s", code, out.String())
+		}
+		all := pctRe.FindAllStringSubmatch(out.String(), -1)
+		if len(all) == 0 {
+			t.Fatalf("%q: no /context figure:\n%s", input, out.String())
+		}
+		want := "context " + all[len(all)-1][1] + "%"
+		if f := r.idleFooter(); !strings.Contains(f, want) {
+			t.Errorf("%q: the footer %q does not say %q as /context does:\n%s", input, f, want, out.String())
+		}
+	}
+}

@@ -188,6 +188,9 @@ func (r *REPL) idleFooter() string {
 	if pct := r.contextPercent(model); pct >= 0 {
 		parts = append(parts, fmt.Sprintf("context %d%%", pct))
 	}
+	if u := r.o.Agent.SessionUsage(); u != nil && u.Priced { // as the turn's footer shows it
+		parts = append(parts, fmt.Sprintf("$%.2f", u.CostUSD))
+	}
 	if r.r.Verbose() { // Ctrl+O during a turn switched it on; it stays on
 		parts = append(parts, "verbose")
 	}
@@ -273,6 +276,12 @@ func (r *REPL) onKey(ki keyInput) (text string, done bool, err error) {
 			return "", true, errExit
 		}
 		st.note = "(press Ctrl+C again or Ctrl+D to exit)"
+	case "esc":
+		if !st.history { // an answer to a question (/resume's pick): Esc cancels it
+			e.ta.Reset()
+			return r.send(""), true, nil
+		}
+		e.update(k)
 	case "ctrl+d":
 		if e.ta.Value() == "" {
 			e.finish()

@@ -192,19 +192,22 @@ func TestPTYShiftTabDuringTurn(t *testing.T) {
 	p.send("work on it\r")
 	p.waitFor("Working")
 	p.send("\x1b[Z")
-	p.waitFor("mode accept-edits: sandbox grants inside the project")
 	p.waitFor("\nmode accept-edits\r\n") // the footer
 	if got := p.repl.perm.Mode(); got != tool.ModeAcceptEdits {
 		t.Errorf("mode %q during the turn, want accept-edits", got)
 	}
 	p.send("next\x1b[Z") // typed-ahead text is kept; a second Shift+Tab: plan
-	p.waitFor("mode plan: read-only")
+	p.waitFor("\nmode plan\r\n")
 	close(release)
 	p.waitScreen("the next prompt showing the mode and the typed-ahead text", func(s *screen) bool {
 		return s.cursorLine() == "plan › next"
 	})
 	if fmt.Sprint(modes) != "[accept-edits plan]" {
 		t.Errorf("SetMode calls %v", modes)
+	}
+	// The footer changed; nothing was written to the scrollback for it.
+	if out := p.out.String(); strings.Contains(out, "sandbox grants inside the project") || strings.Contains(out, "mode plan: read-only") {
+		t.Errorf("Shift+Tab during the turn wrote the mode's paragraph into the transcript:\n%q", out)
 	}
 }
 

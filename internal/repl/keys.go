@@ -317,7 +317,6 @@ type Queue struct {
 	Prompts []string // lines ended with Enter, to run in order
 	Partial string   // the line being typed
 	Exit    bool     // /exit was typed: leave once the turn has stopped
-	Asking  bool     // a question is open (Esc answers it rather than clearing)
 }
 
 func (q Queue) empty() bool { return len(q.Prompts) == 0 && q.Partial == "" }
@@ -378,9 +377,9 @@ func (w *turnWatch) feed(in []keyInput) {
 		case !ki.isPaste && k.String() == "ctrl+c":
 			w.cancel()
 			continue
-		case ans != nil && !ki.isPaste && answerKey(k) != 0: // a question is open: its answer
+		case ans != nil && !ki.isPaste && w.answerOf(k) != 0: // a question is open: its answer
 			select {
-			case ans <- answerKey(k):
+			case ans <- w.answerOf(k):
 			default: // an answer is already waiting
 			}
 			continue
@@ -422,6 +421,24 @@ func answerKey(k tea.KeyPressMsg) byte {
 		return k.Text[0]
 	}
 	return 0
+}
+
+// answerOf is the byte k gives the open question, 0 when k is type-ahead:
+// a digit; Esc (deny) unless text is queued, which Esc clears first (a
+// digit typed just before the question opened was queued, and the Esc
+// that clears it must not deny); Enter (the default) when nothing is
+// being typed, since an Enter that ends typed text queues that line.
+func (w *turnWatch) answerOf(k tea.KeyPressMsg) byte {
+	w.mu.Lock()
+	empty, partial := w.q.empty(), w.q.Partial
+	w.mu.Unlock()
+	switch {
+	case k.Code == tea.KeyEscape && k.Mod == 0 && !empty:
+		return 0
+	case k.Code == tea.KeyEnter && k.Mod == 0 && partial == "":
+		return '\r'
+	}
+	return answerKey(k)
 }
 
 // edit applies one key to the queue; it reports whether the queue changed.
@@ -491,7 +508,6 @@ func (w *turnWatch) Queue() Queue {
 	defer w.mu.Unlock()
 	q := w.q
 	q.Prompts = append([]string(nil), q.Prompts...)
-	q.Asking = w.answers != nil
 	return q
 }
 
@@ -519,4 +535,72 @@ func (w *turnWatch) setAnswers(ch chan byte) {
 func (w *turnWatch) Stop() {
 	close(w.stop)
 	<-w.done
+}
+
+// keyPipe hands the terminal's input on raw, as read (bash mode's command
+// reads it), until closed.
+type keyPipe struct {
+	k    *keys
+	buf  []byte
+	stop chan struct{}
+	once sync.Once
+}
+
+// forward passes what is typed on raw until the returned pipe is closed.
+// Keys typed ahead (after the Enter that ran the command) come first, as
+// the bytes a terminal sends for them.
+func (k *keys) forward() io.ReadCloser {
+	var b []byte
+	for _, ki := range k.takeRest() {
+		b = append(b, keyBytes(ki)...)
+	}
+	return &keyPipe{k: k, buf: b, stop: make(chan struct{})}
+}
+
+// keyBytes is what a terminal sends for a decoded key (the common ones;
+// others are dropped).
+func keyBytes(ki keyInput) string {
+	if ki.isPaste {
+		return ki.paste
+	}
+	switch ki.key.String() {
+	case "enter":
+		return "\r"
+	case "tab":
+		return "\t"
+	case "backspace":
+		return "\x7f"
+	case "esc":
+		return "\x1b"
+	case "ctrl+c":
+		return "\x03"
+	case "ctrl+d":
+		return "\x04"
+	}
+	if typedText(ki.key) {
+		return ki.key.Text
+	}
+	return ""
+}
+
+func (p *keyPipe) Read(b []byte) (int, error) {
+	for len(p.buf) == 0 {
+		select {
+		case <-p.stop:
+			return 0, io.EOF
+		case c, ok := <-p.k.ch:
+			if !ok {
+				return 0, io.EOF
+			}
+			p.buf = c // an empty read (the Esc timer) is skipped
+		}
+	}
+	n := copy(b, p.buf)
+	p.buf = p.buf[n:]
+	return n, nil
+}
+
+func (p *keyPipe) Close() error {
+	p.once.Do(func() { close(p.stop) })
+	return nil
 }

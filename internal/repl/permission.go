@@ -9,7 +9,6 @@ import (
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/tool"
-	"github.com/synapse-agent/synapse/internal/writecheck"
 )
 
 // Asker is the REPL's permission prompt: the tool.Asker of the agent's
@@ -95,8 +94,11 @@ func (p *Asker) Ask(ctx context.Context, q tool.Question) tool.Answer {
 	}
 	answers := w.ask()
 	defer w.endAsk()
-	p.r.Notice(questionText(q))
+	// The user's thinking time is no one's running time.
+	p.r.PauseClock()
+	defer p.r.ResumeClock()
 	opts := q.Options()
+	p.r.Question(questionFrame(q, opts))
 	for {
 		select {
 		case <-ctx.Done():
@@ -105,6 +107,8 @@ func (p *Asker) Ask(ctx context.Context, q tool.Question) tool.Answer {
 			a := tool.AnswerDeny
 			switch {
 			case c == 0x1b:
+			case c == '\r' && len(opts) > 0: // Enter: the default, the first option
+				a = opts[0]
 			case c >= '1' && int(c-'1') < len(opts):
 				a = opts[c-'1']
 			default:
@@ -132,17 +136,57 @@ func nobodyText(q tool.Question) string {
 	return confirmText(q) + ": no (no one to ask)"
 }
 
-// questionText is the question with its numbered options.
-func questionText(q tool.Question) string {
+// questionFrame is the question's title and lines, its command whole,
+// then one row per option: the default (Enter) marked, the denial's key named.
+func questionFrame(q tool.Question, opts []tool.Answer) (string, []string) {
+	var title string
+	var lines []string
 	switch q.Kind {
 	case tool.AskGrant:
-		return fmt.Sprintf("The sandbox blocked: %s\n  resource: %s\n  reason: %s\n"+
-			"Allow? [1] once  [2] for this session  [3] permanently (sandbox.json)  [4] deny",
-			q.Command, q.Resource, q.Reason)
+		title = "The sandbox blocked a command"
+		lines = []string{textutil.Sanitize(q.Command),
+			"resource: " + textutil.Sanitize(q.Resource),
+			"reason: " + textutil.Sanitize(q.Reason), "Allow?"}
 	case tool.AskRun:
-		return askQuestion(q.Command, q.Reasons, q.Words)
+		title = "Run this command? (permission mode ask)"
+		lines = []string{textutil.Sanitize(q.Command)}
+		for i, r := range q.Reasons {
+			if i == maxAskReasons {
+				lines = append(lines, fmt.Sprintf("… and %d more", len(q.Reasons)-i))
+				break
+			}
+			lines = append(lines, "why: "+textutil.Sanitize(textutil.OneLine("`"+r.Word+"` "+r.Why, 160)))
+		}
+	default:
+		title = "Allow?"
+		lines = []string{confirmText(q)}
 	}
-	return confirmText(q) + "\n[1] yes  [2] no"
+	for i, a := range opts {
+		row := fmt.Sprintf("  [%d] %s", i+1, optionText(q, a))
+		switch {
+		case i == 0:
+			row = "❯" + row[1:] + "  (Enter)"
+		case a == tool.AnswerDeny:
+			row += "  (Esc)"
+		}
+		lines = append(lines, row)
+	}
+	return title, lines
+}
+
+// optionText is an option as the question lists it.
+func optionText(q tool.Question, a tool.Answer) string {
+	switch {
+	case q.Kind == tool.AskGrant && a == tool.AnswerOnce:
+		return "once"
+	case a == tool.AnswerSession:
+		return "for this session"
+	case a == tool.AnswerPermanent:
+		return "permanently (sandbox.json)"
+	case a == tool.AnswerAlways:
+		return "always for " + quoteWords(q.Words) + " this session"
+	}
+	return answerText(q, a)
 }
 
 // confirmText is the yes/no question about a clone or an install.
@@ -163,22 +207,6 @@ func orCommand(q tool.Question) string {
 
 // maxAskReasons bounds the reasons listed in one question.
 const maxAskReasons = 5
-
-// askQuestion is the ask mode's question: the command, why it asks, and
-// the words "always" would remember.
-func askQuestion(cmd string, reasons []writecheck.Reason, words []string) string {
-	var b strings.Builder
-	b.WriteString("Run this command? (permission mode ask)\n  " + textutil.Sanitize(textutil.OneLine(cmd, 200)))
-	for i, r := range reasons {
-		if i == maxAskReasons {
-			fmt.Fprintf(&b, "\n  … and %d more", len(reasons)-i)
-			break
-		}
-		b.WriteString("\n  why: " + textutil.Sanitize(textutil.OneLine("`"+r.Word+"` "+r.Why, 160)))
-	}
-	fmt.Fprintf(&b, "\n[1] once  [2] always for %s this session  [3] deny", quoteWords(words))
-	return b.String()
-}
 
 func quoteWords(words []string) string {
 	q := make([]string, len(words))

@@ -39,7 +39,7 @@ func TestPTYAskModeRemembersTheAskingWord(t *testing.T) {
 	}
 
 	p.send("cd x && rm y\r")
-	p.waitFor("[1] once  [2] always for `rm` this session  [3] deny")
+	p.waitFor("[2] always for `rm` this session")
 	if out := p.out.String(); !strings.Contains(out, "why: `rm` writes y") || strings.Contains(out, "always for `cd`") {
 		t.Fatalf("the question does not say why or offers cd:\n%s", out)
 	}
@@ -96,17 +96,17 @@ func TestPTYTypingOnDoesNotAnswer(t *testing.T) {
 		name, typed, question, answer, said string
 		ask                                 func(p *ptyREPL, ctx context.Context) string
 	}{
-		{"ask mode", "please also add a test", "[1] once  [2] always for `rm` this session  [3] deny", "1", "→ once",
+		{"ask mode", "please also add a test", "[2] always for `rm` this session", "1", "→ once",
 			func(p *ptyREPL, ctx context.Context) string {
 				ok, _ := p.repl.perm.BeforeRun(ctx, askRequest("rm -r dd1"))
 				return fmt.Sprint(ok)
 			}},
-		{"sandbox grant", "please", "[3] permanently (sandbox.json)  [4] deny", "4", "→ deny",
+		{"sandbox grant", "please", "[3] permanently (sandbox.json)", "4", "→ deny",
 			func(p *ptyREPL, ctx context.Context) string {
 				d := p.repl.perm.Approve(ctx, tool.ApprovalRequest{Command: "touch /opt/x", Resource: "/opt/x", Reason: "write outside the workspace"})
 				return d.String()
 			}},
-		{"clone", "yes sure", "[1] yes  [2] no", "2", "→ no",
+		{"clone", "yes sure", "[2] no  (Esc)", "2", "→ no",
 			func(p *ptyREPL, ctx context.Context) string {
 				return fmt.Sprint(p.repl.perm.Confirm(ctx, tool.Question{Kind: tool.AskClone, URL: "x"}))
 			}},
@@ -125,7 +125,7 @@ func TestPTYTypingOnDoesNotAnswer(t *testing.T) {
 			p.waitFor(tc.question)
 			p.send(tc.typed)
 			p.waitScreen("the typed text queued; Esc is the question's", func(s *screen) bool {
-				return strings.Contains(strings.Join(s.lines(), "\n"), "queued › "+tc.typed+"▏  (Enter queues it; Esc answers the question)")
+				return strings.Contains(strings.Join(s.lines(), "\n"), "queued › "+tc.typed+"▏  (Enter queues it; Esc clears)")
 			})
 			select {
 			case d := <-decided:
@@ -137,6 +137,57 @@ func TestPTYTypingOnDoesNotAnswer(t *testing.T) {
 			p.waitFor(tc.said)
 			if got := fa.waitInputs(t, 2); len(got) != 2 || got[1] != tc.typed {
 				t.Fatalf("turns %q (decision %s), want the typed text sent next", got, d)
+			}
+		})
+	}
+}
+
+// TestPTYDigitBeforeQuestionThenEsc: a digit typed just before a question
+// opens is type-ahead (it answers nothing it was not typed at), and the Esc
+// that clears it must not deny the question; Esc on nothing queued denies,
+// Enter on nothing typed takes the marked default.
+func TestPTYDigitBeforeQuestionThenEsc(t *testing.T) {
+	for _, tc := range []struct {
+		name, keys, want string
+	}{
+		{"Esc clears, then a digit answers", "\x1b" + "3", "permanent"},
+		{"Esc clears, a second Esc denies", "\x1b" + "\x1b", "deny"},
+		{"Esc clears, Enter takes the default", "\x1b" + "\r", "once"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ready := make(chan struct{})
+			decided := make(chan string, 1)
+			fa := &fakeAgent{}
+			p := startPTY(t, fa, nil)
+			fa.run = func(ctx context.Context, input string) (agent.Result, error) {
+				if input == "go" {
+					<-ready
+					d := p.repl.perm.Approve(ctx, tool.ApprovalRequest{Command: "touch /opt/x", Resource: "/opt/x", Reason: "write outside the workspace"})
+					decided <- d.String()
+				}
+				return agent.Result{}, nil
+			}
+			p.send("go\r")
+			p.waitFor("Working…")
+			p.send("1")
+			p.waitScreen("the digit queued", func(s *screen) bool {
+				return strings.Contains(strings.Join(s.lines(), "\n"), "queued › 1▏")
+			})
+			close(ready)
+			p.waitFor("[4] deny")
+			p.send(tc.keys[:1])
+			p.waitScreen("the queue cleared, the question still open", func(s *screen) bool {
+				all := strings.Join(s.lines(), "\n")
+				return !strings.Contains(all, "queued ›") && strings.Contains(all, "Waiting for your answer")
+			})
+			select {
+			case d := <-decided:
+				t.Fatalf("the Esc that cleared the queued digit answered the question: %s", d)
+			default:
+			}
+			p.send(tc.keys[1:])
+			if d := <-decided; d != tc.want {
+				t.Fatalf("decision %s, want %s", d, tc.want)
 			}
 		})
 	}

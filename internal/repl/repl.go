@@ -79,8 +79,12 @@ type Options struct {
 	Sessions Sessions // nil: /resume says sessions are off
 	// HistoryPath persists the prompt history ("" keeps it in memory).
 	HistoryPath string
-	// Shell runs a `!` command for the user, outside the conversation.
+	// Shell runs a `!` command for the user (bash mode) without a terminal
+	// (input not a terminal: piped, tests).
 	Shell func(ctx context.Context, cmd string) (command.Result, error)
+	// ShellTerminal runs a `!` command on a terminal of its own (the REPL's
+	// keys, its output shown as it comes); used on a terminal when set.
+	ShellTerminal func(ctx context.Context, cmd string, t Terminal) (command.Result, error)
 	// SwitchModel, when set, carries out /model <name> (it may also switch
 	// the provider, or refuse with what to configure); nil: Agent.SetModel.
 	SwitchModel func(model string) error
@@ -145,6 +149,8 @@ type REPL struct {
 	// resumedTurn is a resumed session's last turn, whole, for Ctrl+O
 	// before any turn of this session has run (nil: none, or shown).
 	resumedTurn []string
+
+	keyModes [2]string // the terminal modes the editor asked for, and their undoing
 
 	queued  []string // prompts typed during the last turn, run next
 	partial string   // an unfinished line typed then, for the editor after them
@@ -318,6 +324,7 @@ func (r *REPL) Run(ctx context.Context) int {
 		if r.o.InTmux {
 			enter, leave = enterTmuxKeyModes, leaveTmuxKeyModes
 		}
+		r.keyModes = [2]string{enter, leave}
 		_, _ = io.WriteString(r.o.Out, enter)
 		defer func() { _, _ = io.WriteString(r.o.Out, leave) }()
 	}
@@ -474,8 +481,10 @@ func (r *REPL) cancellable(ctx context.Context, fn func(ctx context.Context)) (i
 		// where the footer shows them and Esc clears them.
 		start := Queue{Prompts: r.queued, Partial: r.partial}
 		r.queued, r.partial = nil, ""
-		w := r.keys.watchTurn(start, cancel, r.setQueue, func() { // Shift+Tab: the next mode, said above the live area and shown in the footer
-			r.r.Notice(r.cycleMode())
+		w := r.keys.watchTurn(start, cancel, r.setQueue, func() { // Shift+Tab: the next mode, shown in the footer (the scrollback is the conversation's)
+			if err := r.nextMode(); err != nil {
+				r.r.Notice("mode unchanged: " + err.Error())
+			}
 			r.r.SetStatus(r.status())
 		}, r.toggleVerbose)
 		w.setCtrlB(r.background)
@@ -586,7 +595,7 @@ func (r *REPL) status() render.Status {
 		st.Jobs = r.o.Jobs.Running()
 	}
 	r.qmu.Lock()
-	st.Queued, st.QueuedSends, st.QueuedAsking = r.queue.Text(), len(r.queue.Prompts) > 0, r.queue.Asking
+	st.Queued, st.QueuedSends = r.queue.Text(), len(r.queue.Prompts) > 0
 	r.qmu.Unlock()
 	return st
 }
@@ -594,12 +603,26 @@ func (r *REPL) status() render.Status {
 // contextPercent is how full model's context window was at the last
 // request, -1 when unknown.
 func (r *REPL) contextPercent(model string) int {
-	if r.o.View != nil && r.o.ContextWindow != nil {
-		if used, window := r.o.View.ContextTokens(), r.o.ContextWindow(model); used > 0 && window > 0 {
-			return int(used * 100 / int64(window))
-		}
+	used, window := r.contextUse(model)
+	if used <= 0 || window <= 0 {
+		return -1
 	}
-	return -1
+	return int((used*100 + window/2) / window)
+}
+
+// contextUse is how full the context is, from one source for the footers
+// and /context alike: the agent's estimate for the next request when it
+// manages its context (right after /compact and a resume too), else the
+// last request as the provider counted it.
+func (r *REPL) contextUse(model string) (used, window int64) {
+	if cm, ok := r.o.Agent.(ContextManager); ok {
+		st := cm.ContextStats()
+		return int64(st.Used), int64(st.Window)
+	}
+	if r.o.View != nil && r.o.ContextWindow != nil {
+		return r.o.View.ContextTokens(), int64(r.o.ContextWindow(model))
+	}
+	return 0, 0
 }
 
 // shownByAgent reports whether the agent already emitted err as an event.
@@ -607,11 +630,28 @@ func (r *REPL) shownByAgent(err error) bool {
 	return r.o.View != nil && r.o.View.Shown(err)
 }
 
-// bang runs `!cmd` for the user: output and exit code, conversation untouched.
+// Terminal is what a `!` command gets on a terminal: its size, the keys
+// typed while it runs (raw: Ctrl+C, Ctrl+D reach it) and where its output goes.
+type Terminal struct {
+	Cols, Rows int
+	In         io.Reader
+	Out        io.Writer
+}
+
+// noter is the agent's queue of notes for the next turn (*agent.Runner).
+type noter interface{ AddNote(text string) }
+
+// shellNoteBytes bounds the output of a `!` command the next turn is given.
+const shellNoteBytes = 16 << 10
+
+// bang runs `!cmd` for the user (bash mode): on a terminal it gets the
+// terminal (`!cat` reads the keys until Ctrl+D, `ls --color=auto` colours);
+// the command, its exit code and its output go into the next turn's
+// context, as Claude Code's bash mode does.
 func (r *REPL) bang(ctx context.Context, cmd string) {
 	if cmd == "" {
 		r.println("Usage: !<command>   run a shell command yourself (for example: !git status).",
-			"Its output is shown here and is not sent to the model.")
+			"It gets the terminal; the command and its output are added to the next turn's context.")
 		return
 	}
 	if r.o.Shell == nil {
@@ -620,19 +660,33 @@ func (r *REPL) bang(ctx context.Context, cmd string) {
 	}
 	var res command.Result
 	var err error
-	interrupted := r.cancellable(ctx, func(tctx context.Context) {
-		res, err = r.o.Shell(tctx, cmd)
-	})
+	var interrupted bool
+	if r.keys != nil && r.o.ShellTerminal != nil {
+		res, err = r.bangTerminal(ctx, cmd)
+		interrupted = res.ExitCode == command.Interrupted
+	} else {
+		interrupted = r.cancellable(ctx, func(tctx context.Context) {
+			res, err = r.o.Shell(tctx, cmd)
+		})
+		if err == nil {
+			if out := strings.TrimRight(res.Stdout, "\n"); out != "" {
+				r.println(out)
+			}
+			if e := strings.TrimRight(res.Stderr, "\n"); e != "" {
+				r.println(e)
+			}
+		}
+	}
 	if err != nil {
 		r.r.Error(fmt.Sprintf("!%s: %v", cmd, err))
 		return
 	}
-	out := strings.TrimRight(res.Stdout, "\n")
-	if out != "" {
-		r.println(out)
-	}
-	if e := strings.TrimRight(res.Stderr, "\n"); e != "" {
-		r.println(e)
+	if n, ok := r.o.Agent.(noter); ok {
+		out := res.Stdout
+		if res.Stderr != "" {
+			out += "\n" + res.Stderr
+		}
+		n.AddNote(agent.ShellNote(cmd, textutil.Sanitize(out), res.ExitCode, shellNoteBytes))
 	}
 	switch {
 	case res.Blocked:
@@ -671,9 +725,23 @@ func modeHelp(m tool.Mode) string {
 
 // cycleMode is Shift+Tab: the next mode. It returns what to tell the user.
 func (r *REPL) cycleMode() string {
-	next := r.perm.Mode().Next()
-	if err := r.setMode(next); err != nil {
+	if err := r.nextMode(); err != nil {
 		return "mode unchanged: " + err.Error()
 	}
-	return "mode " + modeHelp(next) + " (Shift+Tab: next mode)"
+	return "mode " + modeHelp(r.perm.Mode()) + " (Shift+Tab: next mode)"
+}
+
+// nextMode switches to the mode after the present one.
+func (r *REPL) nextMode() error { return r.setMode(r.perm.Mode().Next()) }
+
+// bangTerminal runs a `!` command on a terminal of its own: the editor's
+// key modes are undone meanwhile (the command gets plain keys: Ctrl+C as
+// 0x03), the keys typed go to it raw, and its output is shown as it comes.
+func (r *REPL) bangTerminal(ctx context.Context, cmd string) (command.Result, error) {
+	_, _ = io.WriteString(r.o.Out, r.keyModes[1])
+	defer func() { _, _ = io.WriteString(r.o.Out, r.keyModes[0]) }()
+	in := r.keys.forward()
+	defer in.Close()
+	w, h := r.size()
+	return r.o.ShellTerminal(ctx, cmd, Terminal{Cols: w, Rows: h, In: in, Out: r.o.Out})
 }

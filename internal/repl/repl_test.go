@@ -215,7 +215,7 @@ func TestClearCostContextResume(t *testing.T) {
 		"Tokens: 5,000 in, 250 out", // 1,000 new + 3,000 read from the cache + 1,000 written to it
 		"Cache: 3,000 read, 1,000 written, hit rate 60%",
 		"Cost: $0.0123",
-		"Context: 50,000 of 200,000 tokens (25.0%) for claude-x",
+		"Context: 50,000 of 200,000 tokens (25%) for claude-x",
 		"Messages: 2 · tool calls: 2",
 		"1. abcdef0123456789  fix the parser  (3h ago, 7 messages)",
 		"2. older  (untitled)  (3d ago, 2 messages)",

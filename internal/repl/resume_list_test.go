@@ -55,3 +55,22 @@ func TestResumedConversationReadsRight(t *testing.T) {
 		t.Errorf("/context does not say when the figure comes:\n%s", out)
 	}
 }
+
+// The /resume picker is cancelled by Esc: the next line typed is a prompt
+// again, not the picker's answer.
+func TestPTYResumePickerEscCancels(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	fa := &fakeAgent{model: "m1"}
+	p := startPTY(t, fa, func(o *Options) {
+		o.Sessions = fakeSessions{{ID: "session-20261121-110000-aaaaaa", Title: "first", MessageCount: 1, Cwd: "/work", UpdatedAt: now.Add(-time.Hour)}}
+		o.Now = func() time.Time { return now }
+	})
+	p.send("/resume\r")
+	p.waitFor("Resume which")
+	p.send("\x1b")
+	p.waitFor("Cancelled.")
+	p.send("1\r")
+	if got := fa.waitInputs(t, 1); len(got) != 1 || got[0] != "1" {
+		t.Fatalf("after Esc the next line went to %q, want a prompt \"1\"", got)
+	}
+}

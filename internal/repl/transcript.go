@@ -24,12 +24,41 @@ const (
 // replay shows the last turns of a resumed conversation; Ctrl+O then
 // shows its last turn whole, until a turn of this session has run.
 func (r *REPL) replay(hist []llm.Message) {
-	lines := transcript(hist, replayTurns)
+	lines := transcript(hist, replayTurns, r.dim)
 	if len(lines) == 0 {
 		return
 	}
 	r.println(lines...)
-	r.resumedTurn = lastTurnWhole(hist)
+	r.resumedTurn = append(summaryWhole(hist), lastTurnWhole(hist)...)
+}
+
+// summaryWhole is the last compaction summary of msgs, for Ctrl+O (nil: none).
+func summaryWhole(msgs []llm.Message) []string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != llm.RoleUser {
+			continue
+		}
+		if sum, ok := agent.CompactionSummary(msgs[i].Text); ok {
+			out := []string{"── the summary the session was compacted into ──"}
+			for _, l := range strings.Split(strings.TrimSpace(textutil.Sanitize(sum)), "\n") {
+				out = append(out, "  "+l)
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// compactedLine is the one line a compaction takes in the replay.
+const compactedLine = "✻ the earlier conversation was compacted into a summary (ctrl+o shows it)"
+
+// noteLine is one of Synapse's own notes to the model, as the replay shows
+// it: one dim line, never a prompt.
+func noteLine(text string, dim func(string) string) string {
+	if _, ok := agent.CompactionSummary(text); ok {
+		return dim(compactedLine)
+	}
+	return dim("  · note to the model: " + textutil.Truncate(textutil.OneLine(textutil.Sanitize(text), 200), 100))
 }
 
 // Bounds of the resumed last turn Ctrl+O shows, in characters: per part
@@ -100,7 +129,7 @@ func lastTurnWhole(msgs []llm.Message) []string {
 // transcript renders the last turns of msgs: each user prompt, the tool
 // commands run for it (folded after a few) and the answer (folded after a
 // few lines). The text comes from a session file, so it is sanitised.
-func transcript(msgs []llm.Message, turns int) []string {
+func transcript(msgs []llm.Message, turns int, dim func(string) string) []string {
 	start := len(msgs)
 	for n := 0; start > 0 && n < turns; {
 		start--
@@ -115,6 +144,12 @@ func transcript(msgs []llm.Message, turns int) []string {
 		return nil
 	}
 	out := []string{fmt.Sprintf("── last %s of this session ──", plural(countPrompts(msgs[start:]), "turn"))}
+	for _, m := range msgs[:start] { // a compaction before the turns shown: said once, first
+		if _, ok := agent.CompactionSummary(m.Text); ok && m.Role == llm.RoleUser {
+			out = append(out, dim(compactedLine))
+			break
+		}
+	}
 	var tools []string
 	var answer string
 	flush := func() {
@@ -132,6 +167,12 @@ func transcript(msgs []llm.Message, turns int) []string {
 	}
 	for _, m := range msgs[start:] {
 		switch {
+		case m.Role == llm.RoleUser && agent.IsNote(m.Text):
+			if strings.HasPrefix(m.Text, agent.StopHookNotePrefix) {
+				continue // part of the turn it continued
+			}
+			flush()
+			out = append(out, noteLine(m.Text, dim))
 		case isPrompt(m):
 			flush()
 			text := withoutMentions(tool.UnwrapPlanPrompt(agent.TypedPrompt(m.Text)))
@@ -149,10 +190,11 @@ func transcript(msgs []llm.Message, turns int) []string {
 	return append(out, "──")
 }
 
-// isPrompt: a user message with text, other than a Stop hook's reason to
-// go on (part of the turn it continued).
+// isPrompt: a user message with text the user typed, not one of
+// Synapse's own notes (agent.IsNote: a Stop hook's reason to go on, why
+// the previous request has no answer, a compaction's summary).
 func isPrompt(m llm.Message) bool {
-	return m.Role == llm.RoleUser && strings.TrimSpace(m.Text) != "" && !strings.HasPrefix(m.Text, agent.StopHookNotePrefix)
+	return m.Role == llm.RoleUser && strings.TrimSpace(m.Text) != "" && !agent.IsNote(m.Text)
 }
 
 func countPrompts(msgs []llm.Message) int {

@@ -39,7 +39,7 @@ func TestViewLiveDetails(t *testing.T) {
 	}
 	got := out.String()
 	for _, want := range []string{
-		"✻ Thought for", "  Let me think.\n",
+		"✻ Thought for 0s · 2 lines\n", // one line; Ctrl+O shows it whole
 		"↻ overloaded · retrying in 2s (retry 1/3)\n",
 		"✓ edit a.txt old new\n", "    2 - old\n", "    2 + new\n",
 		"✓ Task(general: look around) · 2s · 1 tool · 1.2k tokens\n",

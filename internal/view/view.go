@@ -129,7 +129,7 @@ func (v *View) Handle(e agent.Event) {
 		if e.Usage != nil {
 			tokens = promptTokens(*e.Usage) + e.Usage.OutputTokens
 		}
-		v.r.TaskEnded(e.TaskID, render.TaskOutcome{OK: ok, Duration: e.Duration, Tools: e.ToolCount, Tokens: tokens, Err: errText})
+		v.r.TaskEnded(e.TaskID, render.TaskOutcome{OK: ok, Duration: e.Duration, Tools: e.ToolCount, Tokens: tokens, Err: errText, CallID: e.ParentCallID})
 	case agent.TodoChange:
 		// Shown with the TodoWrite call's result, in the scrolling tool
 		// flow; a change from elsewhere (a /clear) needs no line of its own.
