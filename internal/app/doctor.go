@@ -53,6 +53,10 @@ func (a *App) Diagnose(sel ProviderSelection) (Diagnosis, error) {
 	}
 
 	c, perr := resolveProvider(s, a.Config.Getenv, path, sel)
+	if perr == nil && isCloud(c.Name) {
+		// A missing region or project only shows when the provider is made.
+		_, perr = c.buildCloud(nil)
+	}
 	d := Diagnosis{Provider: c.Name, Model: c.Model, Problem: perr}
 	if perr != nil {
 		// Resolve the name and model alone, for the report.
@@ -75,6 +79,13 @@ func (a *App) Diagnose(sel ProviderSelection) (Diagnosis, error) {
 		d.Why = `"provider" in ` + path
 	case modelProvider(model) != "":
 		d.Why = "the model name " + model + ", from " + modelFrom
+	case cloudSwitch(lookup) != "" && cloudSwitch(lookup) == d.Provider:
+		sw := "CLAUDE_CODE_USE_BEDROCK"
+		if d.Provider == config.ProviderVertex {
+			sw = "CLAUDE_CODE_USE_VERTEX"
+		}
+		_, w := lookup(sw)
+		d.Why = from(sw, w)
 	case d.Provider != config.ProviderAnthropic:
 		d.Why = "its credentials being the only ones configured (no Anthropic key)"
 	default:
