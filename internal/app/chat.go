@@ -155,15 +155,21 @@ func UserShell(cwd func() string, settle func() []string) func(ctx context.Conte
 			// One pipe for both streams: the person sees an error where
 			// the command wrote it, not after all of its stdout.
 			Combined: true})
-		res := command.Result{Stdout: notes + r.Stdout, Stderr: r.Stderr, ExitCode: r.ExitCode}
-		switch {
-		case r.Canceled:
-			res.ExitCode = command.Interrupted
-		case r.StartErr != nil:
-			return res, fmt.Errorf("start bash: %w", r.StartErr)
-		}
-		return res, nil
+		return userShellResult(r, notes+r.Stdout)
 	}
+}
+
+// userShellResult is the result of a person's `!` command: interrupted
+// when cancelled, an error when bash could not start.
+func userShellResult(r proc.Result, stdout string) (command.Result, error) {
+	res := command.Result{Stdout: stdout, Stderr: r.Stderr, ExitCode: r.ExitCode}
+	switch {
+	case r.Canceled:
+		res.ExitCode = command.Interrupted
+	case r.StartErr != nil:
+		return res, fmt.Errorf("start bash: %w", r.StartErr)
+	}
+	return res, nil
 }
 
 // UserTerminal is UserShell on a terminal of its own (the REPL's bash mode
@@ -180,13 +186,6 @@ func UserTerminal(cwd func() string, settle func() []string) func(ctx context.Co
 		}
 		r := proc.RunTerminal(ctx, proc.Cmd{Argv: []string{"/bin/bash", "-c", line}, Dir: cwd(),
 			MaxOutput: userShellOutputCap, WaitDelay: userShellPipeGrace}, t)
-		res := command.Result{Stdout: r.Stdout, ExitCode: r.ExitCode}
-		switch {
-		case r.Canceled:
-			res.ExitCode = command.Interrupted
-		case r.StartErr != nil:
-			return res, fmt.Errorf("start bash: %w", r.StartErr)
-		}
-		return res, nil
+		return userShellResult(r, r.Stdout)
 	}
 }

@@ -88,41 +88,41 @@ func (m *Manager) ExtraCommands() []ExtraCommand {
 
 // runExtra runs one '@' command of server: words are its arguments.
 func (h *Handler) runExtra(ctx context.Context, server, cmd string, words []string) command.Result {
-	help := len(words) == 1 && (words[0] == "-h" || words[0] == "--help")
+	if len(words) == 1 && (words[0] == "-h" || words[0] == "--help") {
+		if !slices.Contains(extraCommands, cmd) {
+			return unknownExtra(server, cmd)
+		}
+		return command.OK(extraHelp(server, cmd))
+	}
+	noArgs := func() command.Result {
+		return command.Usage(fmt.Sprintf("%s takes no arguments\n%s", CommandPrefix(server)+cmd, extraUsage(server, cmd)))
+	}
 	switch cmd {
 	case ResourcesCmd:
-		if help {
-			return command.OK(extraHelp(server, cmd))
-		}
 		if len(words) > 0 {
-			return command.Usage(fmt.Sprintf("%s takes no arguments\n%s", CommandPrefix(server)+cmd, extraUsage(server, cmd)))
+			return noArgs()
 		}
 		return h.listResources(ctx, server)
+	case PromptsCmd:
+		if len(words) > 0 {
+			return noArgs()
+		}
+		return h.listPrompts(ctx, server)
 	case ReadCmd:
-		if help || len(words) == 0 {
-			if help {
-				return command.OK(extraHelp(server, cmd))
-			}
+		if len(words) == 0 {
 			return command.Usage("a URI is needed\n" + extraUsage(server, cmd))
 		}
 		return h.readResource(ctx, server, words[0], words[1:])
-	case PromptsCmd:
-		if help {
-			return command.OK(extraHelp(server, cmd))
-		}
-		if len(words) > 0 {
-			return command.Usage(fmt.Sprintf("%s takes no arguments\n%s", CommandPrefix(server)+cmd, extraUsage(server, cmd)))
-		}
-		return h.listPrompts(ctx, server)
 	case PromptCmd:
-		if help || len(words) == 0 {
-			if help {
-				return command.OK(extraHelp(server, cmd))
-			}
+		if len(words) == 0 {
 			return command.Usage("a prompt name is needed\n" + extraUsage(server, cmd))
 		}
 		return h.getPrompt(ctx, server, words[0], words[1:])
 	}
+	return unknownExtra(server, cmd)
+}
+
+func unknownExtra(server, cmd string) command.Result {
 	return command.Fail(fmt.Sprintf("unknown command %s: the resource and prompt commands of MCP server %q are %s (each with --help)",
 		CommandPrefix(server)+cmd, server, strings.Join(prefixed(server, extraCommands), ", ")))
 }
