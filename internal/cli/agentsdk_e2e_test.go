@@ -69,6 +69,11 @@ func agentSDKModel(req *llmtest.Request) llmtest.Turn {
 			return llmtest.ToolTurn(llmtest.BashCall("call_allow", "touch allowed-marker.txt"))
 		}
 		return llmtest.TextTurn("done")
+	case "rewrite":
+		if toolSays == "" {
+			return llmtest.ToolTurn(llmtest.BashCall("call_rewrite", "touch rewrite-marker.txt"))
+		}
+		return llmtest.TextTurn("told: " + toolSays)
 	case "system":
 		if strings.Contains(req.System, "XYZZY-ORACLE") {
 			return llmtest.TextTurn("the system prompt reached the model")
@@ -89,7 +94,8 @@ func agentSDKModel(req *llmtest.Request) llmtest.Turn {
 // (@anthropic-ai/claude-agent-sdk, testdata/npm/agentsdk): the Node suite
 // there (node --test) points pathToClaudeCodeExecutable at the built
 // binary and the model at a scripted llmtest server, and checks text, tool
-// calls, multi-turn input, resume, partial messages, interrupt, canUseTool,
+// calls, multi-turn input, resume, partial messages, interrupt, canUseTool
+// (deny, allow, allow with another command),
 // the system prompt, setPermissionMode('plan'), error results, and that
 // every message satisfies the SDK's types (tsc --noEmit).
 func TestAgentSDK(t *testing.T) {

@@ -419,17 +419,30 @@ func (c *Control) ask(ctx context.Context, req map[string]any) map[string]any {
 	}
 }
 
-// Ask implements tool.Asker: the question goes to the host's canUseTool
-// as a can_use_tool request about the Bash call it concerns. "allow"
-// runs it once; "allow" with updatedPermissions remembers it (the ask
-// mode's "always" for its words, a sandbox grant for the session, or
-// permanently when the host saves it to a settings file); "deny" refuses,
-// and with interrupt:true also stops the turn. An updatedInput that
-// changes the command is refused: the gate decides about the command it
-// asked about, not another.
+// Ask implements tool.Asker: AskRewrite, where an answer that changes
+// the command is a refusal (the callers that cannot run another command).
 func (c *Control) Ask(ctx context.Context, q tool.Question) tool.Answer {
+	a, in := c.AskRewrite(ctx, q)
+	if in != nil {
+		return tool.AnswerDeny
+	}
+	return a
+}
+
+var _ tool.Rewriter = (*Control)(nil)
+
+// AskRewrite implements tool.Rewriter: the question goes to the host's
+// canUseTool as a can_use_tool request about the Bash call it concerns.
+// "allow" runs it once; "allow" with updatedPermissions remembers it (the
+// ask mode's "always" for its words, a sandbox grant for the session, or
+// permanently when the host saves it to a settings file); "deny" refuses,
+// and with interrupt:true also stops the turn. "allow" with an
+// updatedInput whose command differs (or that restarts the shell) returns
+// that input: the gate has the call run it instead, checked and asked
+// about again.
+func (c *Control) AskRewrite(ctx context.Context, q tool.Question) (tool.Answer, *tool.Input) {
 	if c.silent.Load() {
-		return tool.Unanswered
+		return tool.Unanswered, nil
 	}
 	command := q.Command
 	input := map[string]any{"command": command}
@@ -466,7 +479,11 @@ func (c *Control) Ask(ctx context.Context, q tool.Question) tool.Answer {
 	h := c.handlers()
 	id := ""
 	if h.CallFor != nil {
-		id = h.CallFor(q.Command)
+		call := q.Command
+		if q.Original != "" {
+			call = q.Original // the host changed the call's command before
+		}
+		id = h.CallFor(call)
 	}
 	req := map[string]any{"subtype": "can_use_tool", "tool_name": ToolName, "input": input, "tool_use_id": id,
 		"decision_reason": reason, "permission_suggestions": suggestions}
@@ -477,7 +494,7 @@ func (c *Control) Ask(ctx context.Context, q tool.Question) tool.Answer {
 		req["blocked_path"] = blocked
 	}
 	r := c.ask(ctx, req)
-	answer := decide(q, command, r)
+	answer, edited := decide(q, command, r)
 	if answer == tool.AnswerDeny {
 		if h.Denied != nil {
 			h.Denied(id, command)
@@ -489,36 +506,47 @@ func (c *Control) Ask(ctx context.Context, q tool.Question) tool.Answer {
 			fmt.Fprintf(c.errw, "synapse: the host denied %s: %s\n", textutil.Sanitize(command), textutil.Sanitize(msg))
 		}
 	}
-	return answer
+	return answer, edited
 }
 
-// decide maps the host's PermissionResult onto the gate's answer.
-func decide(q tool.Question, command string, r map[string]any) tool.Answer {
+// decide maps the host's PermissionResult onto the gate's answer, and an
+// updatedInput that changes a command (AskRun, AskGrant) onto the input to
+// run instead; a changed command of another question is refused (a
+// clone's updatedInput is not a command to run and is ignored).
+func decide(q tool.Question, command string, r map[string]any) (tool.Answer, *tool.Input) {
 	if r == nil || r["behavior"] != "allow" {
-		return tool.AnswerDeny
+		return tool.AnswerDeny, nil
 	}
-	if in, ok := r["updatedInput"].(map[string]any); ok {
-		if cmd, ok := in["command"].(string); ok && strings.TrimSpace(cmd) != strings.TrimSpace(command) && q.Kind != tool.AskClone {
-			return tool.AnswerDeny
+	if in, ok := r["updatedInput"].(map[string]any); ok && q.Kind != tool.AskClone {
+		cmd, hasCmd := in["command"].(string)
+		restart, _ := in["restart"].(bool)
+		if !hasCmd {
+			cmd = command
+		}
+		if restart || strings.TrimSpace(cmd) != strings.TrimSpace(command) {
+			if q.Kind != tool.AskRun && q.Kind != tool.AskGrant {
+				return tool.AnswerDeny, nil
+			}
+			return tool.AnswerOnce, &tool.Input{Command: cmd, Restart: restart}
 		}
 	}
 	updates, _ := r["updatedPermissions"].([]any)
 	if len(updates) == 0 {
-		return tool.AnswerOnce
+		return tool.AnswerOnce, nil
 	}
 	switch q.Kind {
 	case tool.AskRun:
-		return tool.AnswerAlways
+		return tool.AnswerAlways, nil
 	case tool.AskGrant:
 		for _, u := range updates {
 			if m, ok := u.(map[string]any); ok {
 				switch m["destination"] {
 				case "userSettings", "projectSettings", "localSettings":
-					return tool.AnswerPermanent
+					return tool.AnswerPermanent, nil
 				}
 			}
 		}
-		return tool.AnswerSession
+		return tool.AnswerSession, nil
 	}
-	return tool.AnswerOnce
+	return tool.AnswerOnce, nil
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/tool"
 	"github.com/synapse-agent/synapse/internal/writecheck"
 )
@@ -140,15 +141,19 @@ func TestControlAsk(t *testing.T) {
 		reply     string // the host's response payload; "" cancels
 		want      tool.Answer
 		interrupt bool
+		edit      *tool.Input // the command to run instead
 	}{
-		{"allow", run, `{"behavior":"allow","updatedInput":{"command":"touch a"}}`, tool.AnswerOnce, false},
-		{"allow always", run, `{"behavior":"allow","updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"touch:*"}],"behavior":"allow","destination":"session"}]}`, tool.AnswerAlways, false},
-		{"another command", run, `{"behavior":"allow","updatedInput":{"command":"rm -rf /"}}`, tool.AnswerDeny, false},
-		{"deny", run, `{"behavior":"deny","message":"no"}`, tool.AnswerDeny, false},
-		{"deny and stop", run, `{"behavior":"deny","message":"no","interrupt":true}`, tool.AnswerDeny, true},
-		{"grant for the session", grant, `{"behavior":"allow","updatedPermissions":[{"type":"addDirectories","directories":["/x/y"],"destination":"session"}]}`, tool.AnswerSession, false},
-		{"grant saved", grant, `{"behavior":"allow","updatedPermissions":[{"type":"addDirectories","directories":["/x/y"],"destination":"userSettings"}]}`, tool.AnswerPermanent, false},
-		{"garbage answer", run, `{"behavior":"maybe"}`, tool.AnswerDeny, false},
+		{"allow", run, `{"behavior":"allow","updatedInput":{"command":"touch a"}}`, tool.AnswerOnce, false, nil},
+		{"allow always", run, `{"behavior":"allow","updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"touch:*"}],"behavior":"allow","destination":"session"}]}`, tool.AnswerAlways, false, nil},
+		{"another command", run, `{"behavior":"allow","updatedInput":{"command":"rm -rf /"}}`, tool.AnswerOnce, false, &tool.Input{Command: "rm -rf /"}},
+		{"same command, restarted", run, `{"behavior":"allow","updatedInput":{"command":"touch a","restart":true}}`, tool.AnswerOnce, false, &tool.Input{Command: "touch a", Restart: true}},
+		{"grant as another command", grant, `{"behavior":"allow","updatedInput":{"command":"cat /tmp/y"}}`, tool.AnswerOnce, false, &tool.Input{Command: "cat /tmp/y"}},
+		{"install changed", tool.Question{Kind: tool.AskInstall, Command: "skill:install x"}, `{"behavior":"allow","updatedInput":{"command":"skill:install y"}}`, tool.AnswerDeny, false, nil},
+		{"deny", run, `{"behavior":"deny","message":"no"}`, tool.AnswerDeny, false, nil},
+		{"deny and stop", run, `{"behavior":"deny","message":"no","interrupt":true}`, tool.AnswerDeny, true, nil},
+		{"grant for the session", grant, `{"behavior":"allow","updatedPermissions":[{"type":"addDirectories","directories":["/x/y"],"destination":"session"}]}`, tool.AnswerSession, false, nil},
+		{"grant saved", grant, `{"behavior":"allow","updatedPermissions":[{"type":"addDirectories","directories":["/x/y"],"destination":"userSettings"}]}`, tool.AnswerPermanent, false, nil},
+		{"garbage answer", run, `{"behavior":"maybe"}`, tool.AnswerDeny, false, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -160,7 +165,12 @@ func TestControlAsk(t *testing.T) {
 			served := make(chan struct{})
 			go func() { c.Serve(inR); close(served) }()
 			got := make(chan tool.Answer, 1)
-			go func() { got <- c.Ask(context.Background(), tc.q) }()
+			var edit *tool.Input
+			go func() {
+				var a tool.Answer
+				a, edit = c.AskRewrite(context.Background(), tc.q)
+				got <- a
+			}()
 			req := <-out.next
 			r := req["request"].(map[string]any)
 			if r["subtype"] != "can_use_tool" || r["tool_name"] != "Bash" || r["tool_use_id"] != "toolu_9" || r["input"].(map[string]any)["command"] != tc.q.Command {
@@ -173,8 +183,8 @@ func TestControlAsk(t *testing.T) {
 			if _, err := io.WriteString(inW, resp); err != nil {
 				t.Fatal(err)
 			}
-			if a := <-got; a != tc.want {
-				t.Errorf("answer %v, want %v", a, tc.want)
+			if a := <-got; a != tc.want || (edit == nil) != (tc.edit == nil) || (edit != nil && *edit != *tc.edit) {
+				t.Errorf("answer %v %+v, want %v %+v", a, edit, tc.want, tc.edit)
 			}
 			if interrupted != tc.interrupt || (tc.want == tool.AnswerDeny) != (denied == "toolu_9") {
 				t.Errorf("interrupted %v denied %q", interrupted, denied)
@@ -218,4 +228,83 @@ func TestControlAskEnds(t *testing.T) {
 	if a := c.Ask(context.Background(), q); a != tool.Unanswered {
 		t.Errorf("dontAsk: %v", a)
 	}
+}
+
+// A question about a command the host changed names the call's original
+// command to find its tool_use id; plain Ask (a caller that cannot run
+// another command) refuses a change.
+func TestControlAskRewritten(t *testing.T) {
+	out := newLines()
+	inR, inW := io.Pipe()
+	var looked []string
+	c := NewControl(out, io.Discard, Handlers{CallFor: func(cmd string) string { looked = append(looked, cmd); return "toolu_1" }})
+	served := make(chan struct{})
+	go func() { c.Serve(inR); close(served) }()
+	answer := func(reply string) {
+		req := <-out.next
+		resp := `{"type":"control_response","response":{"subtype":"success","request_id":"` + req["request_id"].(string) + `","response":` + reply + "}}\n"
+		if _, err := io.WriteString(inW, resp); err != nil {
+			t.Error(err)
+		}
+	}
+	q := tool.Question{Kind: tool.AskRun, Command: "touch b", Original: "touch a"}
+	go answer(`{"behavior":"allow"}`)
+	if a, in := c.AskRewrite(context.Background(), q); a != tool.AnswerOnce || in != nil {
+		t.Errorf("allow: %v %+v", a, in)
+	}
+	go answer(`{"behavior":"allow","updatedInput":{"command":"touch c"}}`)
+	if a := c.Ask(context.Background(), q); a != tool.AnswerDeny {
+		t.Errorf("Ask with a change: %v", a)
+	}
+	if len(looked) != 2 || looked[0] != "touch a" {
+		t.Errorf("CallFor asked for %q", looked)
+	}
+	_ = inW.Close()
+	<-served
+}
+
+// recExec is a shell that echoes the command lines it runs.
+type recExec struct {
+	mu  sync.Mutex
+	ran []string
+}
+
+func (e *recExec) Execute(_ context.Context, cmd, _ string) (command.Result, error) {
+	e.mu.Lock()
+	e.ran = append(e.ran, cmd)
+	e.mu.Unlock()
+	return command.OK("ran " + cmd + "\n"), nil
+}
+func (e *recExec) Cwd() string                   { return "/w" }
+func (e *recExec) Restart(context.Context) error { return nil }
+
+// End to end through the gate and the tool: the host's canUseTool allows
+// the ask mode's question with another command; that one runs instead,
+// and the model's result says so.
+func TestControlUpdatedInputRuns(t *testing.T) {
+	out := newLines()
+	inR, inW := io.Pipe()
+	c := NewControl(out, io.Discard, Handlers{CallFor: func(string) string { return "toolu_1" }})
+	served := make(chan struct{})
+	go func() { c.Serve(inR); close(served) }()
+	ex := &recExec{}
+	b := tool.New(tool.Options{Exec: ex, Approver: tool.NewPermissions(c, tool.ModeAsk, "/w")})
+	got := make(chan tool.Result, 1)
+	go func() { got <- b.Run(context.Background(), tool.Input{Command: "touch a"}) }()
+	req := <-out.next
+	if in := req["request"].(map[string]any)["input"].(map[string]any); in["command"] != "touch a" {
+		t.Fatalf("asked about %v", in)
+	}
+	resp := `{"type":"control_response","response":{"subtype":"success","request_id":"` + req["request_id"].(string) +
+		`","response":{"behavior":"allow","updatedInput":{"command":"echo changed"}}}}` + "\n"
+	if _, err := io.WriteString(inW, resp); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if len(ex.ran) != 1 || ex.ran[0] != "echo changed" || !strings.Contains(r.Output, "changed the command to: echo changed") ||
+		!strings.Contains(r.Output, "ran echo changed") {
+		t.Errorf("ran %q, result %q", ex.ran, r.Output)
+	}
+	_ = inW.Close()
+	<-served
 }

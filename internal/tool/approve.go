@@ -40,6 +40,8 @@ type ApprovalRequest struct {
 	// Refusal, when set, says why the resource can never be granted (it is
 	// on the sandbox blacklist): the prompt shows it and offers only deny.
 	Refusal string
+	// Rewrite, when set, takes a changed command the person answered with.
+	Rewrite *Rewrite
 }
 
 // grantRefuser is implemented by a Whitelister that knows paths it will
@@ -65,7 +67,9 @@ type approval struct {
 // runApproved dispatches the command; when the sandbox blocks it and an
 // Approver is set, it asks, grants exactly the blocked resource as decided
 // and retries.
-func (b *Bash) runApproved(ctx context.Context, route router.Route, cmd string) (res command.Result, ap approval, err error) {
+// A question answered with another command sets rw.Next and returns at
+// once: the caller runs that one instead.
+func (b *Bash) runApproved(ctx context.Context, route router.Route, cmd string, rw *Rewrite) (res command.Result, ap approval, err error) {
 	var cwd string
 	if b.opts.Exec != nil && route.Family == router.FamilyNative {
 		cwd = b.opts.Exec.Cwd()
@@ -77,7 +81,7 @@ func (b *Bash) runApproved(ctx context.Context, route router.Route, cmd string) 
 				shellCwd = b.opts.Exec.Cwd()
 			}
 			return b.askReasons(ctx, route, cmd, shellCwd)
-		}}
+		}, Rewrite: rw}
 		if allowed, note := g.BeforeRun(ctx, req); !allowed {
 			ap.decisions = append(ap.decisions, Deny.String())
 			return command.Result{ExitCode: 1, Stderr: note}, ap, nil
@@ -106,7 +110,7 @@ func (b *Bash) runApproved(ctx context.Context, route router.Route, cmd string) 
 			return res, ap, err
 		}
 		asked[resource] = true
-		req := ApprovalRequest{Command: cmd, Resource: resource, Reason: res.BlockedReason}
+		req := ApprovalRequest{Command: cmd, Resource: resource, Reason: res.BlockedReason, Rewrite: rw}
 		if gr, ok := b.opts.Whitelist.(grantRefuser); ok {
 			if rerr := gr.GrantRefusal(resource); rerr != nil {
 				req.Refusal = rerr.Error()
@@ -117,6 +121,9 @@ func (b *Bash) runApproved(ctx context.Context, route router.Route, cmd string) 
 			d = Deny // whatever the approver said: it cannot be granted
 		}
 		ap.decisions = append(ap.decisions, d.String())
+		if rw != nil && rw.Next != nil {
+			return res, ap, err
+		}
 		var gerr error
 		switch d {
 		case Once:
@@ -129,7 +136,9 @@ func (b *Bash) runApproved(ctx context.Context, route router.Route, cmd string) 
 			gerr = b.opts.Whitelist.AddPermanentWhitelist(resource)
 		default:
 			ap.note = "The user denied access to " + resource + "."
-			if n, ok := b.opts.Approver.(DenyNoter); ok {
+			if rw != nil && rw.Refused != "" {
+				ap.note = rw.Refused
+			} else if n, ok := b.opts.Approver.(DenyNoter); ok {
 				if note := n.DenyNote(req); note != "" {
 					ap.note = note
 				}

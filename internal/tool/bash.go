@@ -149,6 +149,14 @@ func inputError(err error) Result {
 
 // Run executes one command line (after restarting the shell when asked).
 func (b *Bash) Run(ctx context.Context, in Input) Result {
+	return b.run(ctx, in, &Rewrite{Original: in.Command})
+}
+
+// run is Run with the call's Rewrite: when the gate's question was
+// answered with another command (rw.Next), that one runs instead, through
+// the whole pipeline (routed, checked, asked about again), and the model
+// is told of the change.
+func (b *Bash) run(ctx context.Context, in Input, rw *Rewrite) Result {
 	cmd := in.Command
 	if in.Restart {
 		if b.opts.Exec == nil {
@@ -169,7 +177,17 @@ func (b *Bash) Run(ctx context.Context, in Input) Result {
 		return r
 	}
 	route := router.Classify(cmd)
-	res, ap, err := b.runApproved(ctx, route, cmd)
+	res, ap, err := b.runApproved(ctx, route, cmd, rw)
+	if next := rw.Next; next != nil {
+		res.DropSpill()
+		out := b.run(ctx, *next, &Rewrite{Original: rw.Original, Count: rw.Count + 1})
+		change := "[The user changed the command to: " + next.Command
+		if next.Restart {
+			change += " (with a shell restart)"
+		}
+		out.Output = change + "]\n" + out.Output
+		return out
+	}
 	out := b.shape(ctx, route, cmd, res, err)
 	if ap.note != "" {
 		out.Output += "\n" + ap.note

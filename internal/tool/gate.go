@@ -3,7 +3,9 @@ package tool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/synapse-agent/synapse/internal/writecheck"
@@ -50,6 +52,43 @@ type Asker interface {
 	Ask(ctx context.Context, q Question) Answer
 }
 
+// Rewriter is an Asker whose person may allow a command only as another
+// command line (the Agent SDK host's canUseTool answering with an
+// updatedInput). AskRewrite returns the answer and, when the person
+// changed the command (or asked for a restart), the input to run
+// instead: the gate then hands it to the tool, which routes and checks it
+// like any command. Only AskRun and AskGrant questions are asked so.
+type Rewriter interface {
+	AskRewrite(ctx context.Context, q Question) (Answer, *Input)
+}
+
+// MaxRewrites is how many times one call's command may be changed by the
+// person's answers; a further change is refused (RewriteLimitNote).
+const MaxRewrites = 3
+
+// Rewrite lets a question about a command be answered with another
+// command (see Rewriter): the gate sets Next, refuses the command asked
+// about, and the tool runs Next through the whole pipeline again, as the
+// same call. A change the gate refuses sets Refused, the model's note.
+// Without a Rewrite a changed command is refused.
+type Rewrite struct {
+	Original string // the command line the model wrote
+	Count    int    // how many times this call's command was changed already
+
+	Next    *Input // set by the gate: what to run instead
+	Refused string // set by the gate: why a change was refused
+}
+
+// RewriteLimitNote is what the model is told when the answers kept
+// changing the command.
+func RewriteLimitNote(n int, cmd string) string {
+	return fmt.Sprintf("Refused: the user (the host's permission callback) changed the command %d times; the last change (`%s`) was not run.", n, cmd)
+}
+
+// RewriteRefusedNote is what the model is told when a changed command
+// cannot be run here.
+const RewriteRefusedNote = "Refused: the user allowed only a changed command, which cannot be run in place of this one."
+
 // Teller is an Asker that is also shown what the mode decided alone (the
 // REPL tells the user that plan mode refused a command).
 type Teller interface {
@@ -94,6 +133,10 @@ type Question struct {
 
 	Reasons []writecheck.Reason // AskRun: why it asks, one per part
 	Words   []string            // AskRun: the words "always" remembers
+
+	// Original is the command the model wrote, when Command is the
+	// person's change of it (see Rewrite).
+	Original string
 
 	URL string // AskClone: the repository
 
@@ -215,13 +258,47 @@ func (p *Permissions) Grants() []string {
 
 // ask puts q to the person, one question at a time (the caller holds askMu).
 func (p *Permissions) ask(ctx context.Context, q Question) Answer {
+	a, _ := p.askRewrite(ctx, q, nil)
+	return a
+}
+
+// askRewrite is ask for a question whose answer may change the command
+// (rw set, q an AskRun or AskGrant): a change goes to rw.Take and the
+// answer is AnswerDeny and rw.Next is set (the command asked about does
+// not run; the new one is asked about in turn), or a refused change:
+// AnswerDeny and the note, also in rw.Refused.
+func (p *Permissions) askRewrite(ctx context.Context, q Question, rw *Rewrite) (Answer, string) {
 	if p.asker == nil {
-		return Unanswered
+		return Unanswered, ""
 	}
 	if ctx.Err() != nil {
-		return AnswerDeny
+		return AnswerDeny, ""
 	}
-	return p.asker.Ask(ctx, q)
+	r, ok := p.asker.(Rewriter)
+	if !ok || (q.Kind != AskRun && q.Kind != AskGrant) {
+		return p.asker.Ask(ctx, q), ""
+	}
+	if rw != nil && rw.Original != "" && rw.Original != q.Command {
+		q.Original = rw.Original
+	}
+	a, in := r.AskRewrite(ctx, q)
+	if in != nil && !in.Restart && strings.TrimSpace(in.Command) == strings.TrimSpace(q.Command) {
+		in = nil // the same command: no change
+	}
+	var note string
+	switch {
+	case in == nil:
+		return a, ""
+	case rw == nil:
+		return AnswerDeny, RewriteRefusedNote
+	case rw.Count >= MaxRewrites:
+		note = RewriteLimitNote(rw.Count+1, in.Command)
+	default:
+		rw.Next = in
+		return AnswerDeny, ""
+	}
+	rw.Refused = note
+	return AnswerDeny, note
 }
 
 func (p *Permissions) tell(q Question, a Answer, by Decider) {
@@ -250,7 +327,8 @@ func (p *Permissions) Approve(ctx context.Context, req ApprovalRequest) Decision
 		return Once
 	}
 	var d Decision
-	switch p.ask(ctx, q) {
+	a, _ := p.askRewrite(ctx, q, req.Rewrite)
+	switch a {
 	case AnswerOnce:
 		return Once
 	case AnswerSession:
@@ -310,7 +388,11 @@ func (p *Permissions) BeforeRun(ctx context.Context, req RunRequest) (bool, stri
 	if p.allowedAlways(words) {
 		return true, ""
 	}
-	switch p.ask(ctx, Question{Kind: AskRun, Command: req.Command, Reasons: reasons, Words: words}) {
+	a, note := p.askRewrite(ctx, Question{Kind: AskRun, Command: req.Command, Reasons: reasons, Words: words}, req.Rewrite)
+	if note != "" || (req.Rewrite != nil && req.Rewrite.Next != nil) {
+		return false, note
+	}
+	switch a {
 	case AnswerOnce:
 		return true, ""
 	case AnswerAlways:

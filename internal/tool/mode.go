@@ -117,6 +117,8 @@ type RunRequest struct {
 	// user (AskReasons); it does the work when called, since only the ask
 	// mode needs it.
 	Asks func() []writecheck.Reason
+	// Rewrite, when set, takes a changed command the person answered with.
+	Rewrite *Rewrite
 }
 
 // Reasons is why the ask mode puts the command to the user: one entry per

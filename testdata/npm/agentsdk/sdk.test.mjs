@@ -200,6 +200,31 @@ test('canUseTool allowing a command: it runs', async () => {
   assert.equal(existsSync(path.join(work, 'allowed-marker.txt')), true);
 });
 
+test('canUseTool allowing another command: that one runs, the model is told', async () => {
+  const asked = [];
+  const msgs = await collect(query({
+    prompt: '[case:rewrite] touch it',
+    options: options({
+      canUseTool: async (_t, input, opts) => {
+        asked.push({ input, id: opts.toolUseID });
+        return { behavior: 'allow', updatedInput: { command: 'echo changed' } };
+      },
+    }),
+  }));
+  assert.equal(asked.length, 1, 'the new command asks nothing more');
+  assert.equal(asked[0].input.command, 'touch rewrite-marker.txt');
+  assert.equal(existsSync(path.join(work, 'rewrite-marker.txt')), false, 'the first command did not run');
+  const [use] = blocks(msgs, 'tool_use');
+  const results_ = blocks(msgs, 'tool_result');
+  assert.equal(results_.length, 1);
+  assert.equal(results_[0].tool_use_id, use.id, 'the result answers the original tool_use');
+  assert.equal(asked[0].id, use.id);
+  const res = results(msgs)[0];
+  assert.match(res.result, /^told: .*changed the command to: echo changed/s);
+  assert.match(res.result, /\nchanged/);
+  assert.equal(res.permission_denials.length, 0);
+});
+
 test('a custom systemPrompt reaches the model', async () => {
   const msgs = await collect(query({ prompt: '[case:system] check', options: options({ systemPrompt: 'You are XYZZY-ORACLE.' }) }));
   assert.equal(results(msgs)[0].result, 'the system prompt reached the model');
