@@ -7,7 +7,7 @@ package sandbox
 // is checked between commands.
 
 // startIdle starts nothing off Linux.
-func (b *LocalBackend) startIdle() { b.wake = -1 }
+func (b *LocalBackend) startIdle() { b.wake, b.idleEnd = -1, nil }
 
 // stopIdle has nothing to stop off Linux.
 func (*LocalBackend) stopIdle() {}
