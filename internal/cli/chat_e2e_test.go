@@ -628,7 +628,7 @@ func TestChatPTYKeysAndBang(t *testing.T) {
 				t.Errorf("the model got %d requests", n)
 			}
 			// The terminal is left as it was found: cooked, echoing.
-			tio, err := unix.IoctlGetTermios(int(p.tty.Fd()), unix.TCGETS)
+			tio, err := unix.IoctlGetTermios(int(p.tty.Fd()), reqGetTermios)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -651,7 +651,7 @@ func TestChatSignalAtIdlePrompt(t *testing.T) {
 		if code := p.wait(); code != 130 {
 			t.Fatalf("exit %d, want 130", code)
 		}
-		tio, err := unix.IoctlGetTermios(int(p.tty.Fd()), unix.TCGETS)
+		tio, err := unix.IoctlGetTermios(int(p.tty.Fd()), reqGetTermios)
 		if err != nil {
 			t.Fatal(err)
 		}
