@@ -217,6 +217,11 @@ func TestPTYEditorKeepsTextWhole(t *testing.T) {
 	fa.waitInputs(t, 2)
 	p.send("two\nlines\r")
 	fa.waitInputs(t, 3)
+	// Up during the turn would recall into the type-ahead line, whose cursor
+	// stays at its end: wait for the turn to end, as a person would see it.
+	p.waitScreen("the idle prompt", func(s *screen) bool {
+		return s.cursorLine() == "›" && strings.Contains(s.lines()[min(s.row+1, len(s.rows)-1)], "/help")
+	})
 
 	p.send("\x1b[A") // Up: the short entry, as text
 	p.waitScreen("the short entry to edit", func(s *screen) bool {
