@@ -36,12 +36,13 @@ func (s *SyncWriter) Write(p []byte) (int, error) {
 
 // Init is what the host's initialize request set up.
 type Init struct {
-	SystemPrompt       string   // replaces the built-in prompt ("": keep it)
-	AppendSystemPrompt string   // added after it
-	Hooks              []string // hook events the host registered callbacks for (not run here)
-	Agents             []string // custom sub-agents the host defined (not run here)
-	SDKMCPServers      []string // the host's in-process MCP servers (not served here)
-	MCPServers         []string // MCP servers sent in initialize instead of --mcp-config (not started here)
+	SystemPrompt       string                   // replaces the built-in prompt ("": keep it)
+	AppendSystemPrompt string                   // added after it
+	Hooks              []string                 // hook events the host registered callbacks for
+	HookMatchers       map[string][]HookMatcher // the callbacks by event (HookConfig runs them)
+	Agents             []string                 // custom sub-agents the host defined (not run here)
+	SDKMCPServers      []string                 // the host's in-process MCP servers (not served here)
+	MCPServers         []string                 // MCP servers sent in initialize instead of --mcp-config (not started here)
 }
 
 // Handlers are what the control requests do; cli wires them to the agent.
@@ -311,6 +312,7 @@ func (c *Control) request(n int, env envelope) {
 		for k := range req.Hooks {
 			in.Hooks = append(in.Hooks, k)
 		}
+		in.HookMatchers = parseHookMatchers(req.Hooks)
 		for k := range req.Agents {
 			in.Agents = append(in.Agents, k)
 		}
@@ -386,7 +388,7 @@ func (c *Control) response(n int, raw json.RawMessage) {
 		return
 	}
 	if r.Subtype == "error" {
-		fmt.Fprintf(c.errw, "synapse: the host answered can_use_tool with an error: %s; denied\n", textutil.Sanitize(r.Error))
+		fmt.Fprintf(c.errw, "synapse: the host answered %s with an error: %s\n", r.RequestID, textutil.Sanitize(r.Error))
 		close(ch)
 		return
 	}
