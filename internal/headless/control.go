@@ -83,6 +83,7 @@ type Control struct {
 	seq     int
 	silent  atomic.Bool // dontAsk: the host is not asked
 	inited  atomic.Bool // the host sent initialize
+	hookOK  sync.Map    // tool_use ids a PreToolUse hook callback allowed (hooks.go)
 }
 
 // Initialized reports whether the host spoke the control protocol (sent
@@ -486,6 +487,9 @@ func (c *Control) AskRewrite(ctx context.Context, q tool.Question) (tool.Answer,
 			call = q.Original // the host changed the call's command before
 		}
 		id = h.CallFor(call)
+	}
+	if q.Kind == tool.AskRun && q.Original == "" && c.hookAllowed(id) {
+		return tool.AnswerOnce, nil
 	}
 	req := map[string]any{"subtype": "can_use_tool", "tool_name": ToolName, "input": input, "tool_use_id": id,
 		"decision_reason": reason, "permission_suggestions": suggestions}

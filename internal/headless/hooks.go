@@ -138,9 +138,25 @@ func (c *Control) hookCallback(id string) func(ctx context.Context, p hooks.Payl
 			}
 			return nil, errors.New("the host did not answer")
 		}
+		if hso, _ := r["hookSpecificOutput"].(map[string]any); p.Event == hooks.EventPreToolUse && p.ToolUseID != "" &&
+			hso["permissionDecision"] == "allow" {
+			c.hookOK.Store(p.ToolUseID, true)
+		}
 		if async, _ := r["async"].(bool); async {
 			return nil, nil // runs in the background on the host: decides nothing
 		}
 		return json.Marshal(r)
 	}
+}
+
+// hookAllowed reports whether a PreToolUse hook callback answered
+// permissionDecision "allow" for the call id: the ask mode's question
+// about its command is then answered yes without asking the host. The
+// gate still decides everything else (plan mode, the sandbox, rules).
+func (c *Control) hookAllowed(id string) bool {
+	if id == "" {
+		return false
+	}
+	_, ok := c.hookOK.LoadAndDelete(id)
+	return ok
 }

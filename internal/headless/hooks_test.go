@@ -7,8 +7,10 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/synapse-agent/synapse/internal/hooks"
+	"github.com/synapse-agent/synapse/internal/tool"
 )
 
 // fakeHost serves c on a pipe and answers each hook_callback request with
@@ -160,5 +162,38 @@ func TestHookConfigMatchers(t *testing.T) {
 	})
 	if len(cfg["PreToolUse"]) != 2 || len(cfg) != 1 || len(notes) != 2 {
 		t.Errorf("cfg %+v notes %q", cfg, notes)
+	}
+}
+
+// A PreToolUse callback's permissionDecision "allow" answers the ask
+// mode's question about that call without asking the host; a sandbox
+// grant is still asked (the host here never answers: refused).
+func TestHookCallbackAllowSkipsTheQuestion(t *testing.T) {
+	out, errw := newLines(), &syncBuf{}
+	c := NewControl(out, errw, Handlers{CallFor: func(string) string { return "toolu_7" }})
+	reqs := fakeHost(t, out, c, func(string, map[string]any) map[string]any {
+		return map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "PreToolUse", "permissionDecision": "allow"}}
+	})
+	set := hookSet(t, c, `{"PreToolUse":[{"matcher":"Bash","hookCallbackIds":["ok"]}]}`)
+	if v := set.PreToolUse(context.Background(), "", "/", "touch a"); v.Block != "" {
+		t.Fatalf("verdict %+v", v)
+	}
+	<-reqs
+	if a, in := c.AskRewrite(context.Background(), tool.Question{Kind: tool.AskRun, Command: "touch a"}); a != tool.AnswerOnce || in != nil {
+		t.Errorf("ask-mode question: %v %v, want once without asking", a, in)
+	}
+	select {
+	case r := <-reqs:
+		t.Errorf("the host was asked: %v", r)
+	default:
+	}
+	// once only: the next question about the call goes to the host
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if a, _ := c.AskRewrite(ctx, tool.Question{Kind: tool.AskRun, Command: "touch a"}); a != tool.AnswerDeny {
+		t.Errorf("second question: %v", a)
+	}
+	if r := <-reqs; r["subtype"] != "can_use_tool" {
+		t.Errorf("request %v", r)
 	}
 }
