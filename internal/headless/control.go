@@ -36,13 +36,16 @@ func (s *SyncWriter) Write(p []byte) (int, error) {
 
 // Init is what the host's initialize request set up.
 type Init struct {
-	SystemPrompt       string                   // replaces the built-in prompt ("": keep it)
-	AppendSystemPrompt string                   // added after it
-	Hooks              []string                 // hook events the host registered callbacks for
-	HookMatchers       map[string][]HookMatcher // the callbacks by event (HookConfig runs them)
-	Agents             []string                 // custom sub-agents the host defined (not run here)
-	SDKMCPServers      []string                 // the host's in-process MCP servers (not served here)
-	MCPServers         []string                 // MCP servers sent in initialize instead of --mcp-config (not started here)
+	SystemPrompt       string   // replaces the built-in prompt ("": keep it)
+	AppendSystemPrompt string   // added after it
+	Hooks              []string // hook events the host registered callbacks for (HookMatchers)
+	Agents             []string // custom sub-agents the host defined (not run here)
+	SDKMCPServers      []string // the host's in-process MCP servers (not served here)
+	MCPServers         []string // MCP servers sent in initialize instead of --mcp-config (not started here)
+
+	// HookMatchers are the host's hook callbacks by event (HookConfig
+	// turns them into hooks that call them).
+	HookMatchers map[string][]HookMatcher
 }
 
 // Handlers are what the control requests do; cli wires them to the agent.
@@ -389,7 +392,7 @@ func (c *Control) response(n int, raw json.RawMessage) {
 		return
 	}
 	if r.Subtype == "error" {
-		fmt.Fprintf(c.errw, "synapse: the host answered %s with an error: %s\n", r.RequestID, textutil.Sanitize(r.Error))
+		fmt.Fprintf(c.errw, "synapse: the host answered request %s with an error: %s (a question is denied, a hook callback decides nothing)\n", r.RequestID, textutil.Sanitize(r.Error))
 		close(ch)
 		return
 	}
