@@ -38,6 +38,7 @@ func (r *Runner) hookedCall(ctx context.Context, c llm.ToolCall) tool.Result {
 	}
 	cmd := commandOf(c.Input)
 	sid := r.SessionID()
+	preContext := ""
 	if cmd != "" {
 		v := r.hooks.PreToolUse(ctx, sid, r.cwd, cmd)
 		r.reportProblems(v)
@@ -50,8 +51,12 @@ func (r *Runner) hookedCall(ctx context.Context, c llm.ToolCall) tool.Result {
 			return tool.Result{Output: msg, IsError: true, Message: "blocked by a PreToolUse hook",
 				Facts: tool.Facts{FailureCategory: tool.FailureExecution, BlockedByHook: true}}
 		}
+		preContext = v.AdditionalContext
 	}
 	res := r.callTool(ctx, c)
+	if preContext != "" {
+		res.Output += "\n[PreToolUse hook] " + preContext
+	}
 	if cmd != "" && ctx.Err() == nil {
 		v := r.hooks.PostToolUse(ctx, sid, r.cwd, cmd, res.Output, res.IsError)
 		r.reportProblems(v)
@@ -60,6 +65,9 @@ func (r *Runner) hookedCall(ctx context.Context, c llm.ToolCall) tool.Result {
 		}
 		if v.Block != "" {
 			res.Output += "\n[PostToolUse hook] " + v.Block
+		}
+		if v.AdditionalContext != "" {
+			res.Output += "\n[PostToolUse hook] " + v.AdditionalContext
 		}
 	}
 	return res

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -311,5 +312,41 @@ func TestToolHookCanStopTheTurn(t *testing.T) {
 	}
 	if msgs := toolMessages(r.History()); len(msgs) != 2 || !strings.Contains(msgs[0].Text, "deploys are frozen") {
 		t.Errorf("the step is kept whole: %+v", msgs)
+	}
+}
+
+// Hooks registered in code (the Agent SDK host's callbacks) decide like
+// command hooks: a block refuses the call, additionalContext of a tool
+// hook reaches the model in the call's result.
+func TestCallbackHooksReachTheModel(t *testing.T) {
+	answer := func(out string) func(context.Context, hooks.Payload) (json.RawMessage, error) {
+		return func(_ context.Context, p hooks.Payload) (json.RawMessage, error) {
+			if p.Event == hooks.EventPreToolUse && p.ToolInput.Command == "rm x" {
+				return json.RawMessage(`{"decision":"block","reason":"no rm"}`), nil
+			}
+			return json.RawMessage(out), nil
+		}
+	}
+	set := hooks.NewSet(nil)
+	set.AddHooks(hooks.Config{
+		hooks.EventPreToolUse:  {{Hooks: []hooks.Command{{Type: "callback", Command: "cb", Call: answer(`{}`)}}}},
+		hooks.EventPostToolUse: {{Hooks: []hooks.Command{{Type: "callback", Command: "cb", Call: answer(`{"hookSpecificOutput":{"additionalContext":"tests live in ./x"}}`)}}}},
+	})
+	var ran []string
+	tt := newTestTool(func(_ context.Context, cmd string) tool.Result {
+		ran = append(ran, cmd)
+		return tool.Result{Output: "ok"}
+	})
+	p := newProvider(t, "fake", llmtest.BashTurn("a", "rm x", "ls"), llmtest.TextTurn("done"))
+	r, _ := newRunner(t, p, tt, func(o *Options) { o.Hooks = set })
+	if _, err := r.Run(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	msgs := toolMessages(r.History())
+	if len(ran) != 1 || ran[0] != "ls" {
+		t.Errorf("ran %q, want only ls", ran)
+	}
+	if !strings.Contains(msgs[0].Text, "no rm") || !strings.Contains(msgs[1].Text, "[PostToolUse hook] tests live in ./x") {
+		t.Errorf("results: %q / %q", msgs[0].Text, msgs[1].Text)
 	}
 }

@@ -64,6 +64,11 @@ func agentSDKModel(req *llmtest.Request) llmtest.Turn {
 			return llmtest.ToolTurn(llmtest.BashCall("call_touch", "touch denied-marker.txt"))
 		}
 		return llmtest.TextTurn("told: " + toolSays)
+	case "hook":
+		if toolSays == "" {
+			return llmtest.ToolTurn(llmtest.BashCall("call_rm", "touch hook-marker.txt"))
+		}
+		return llmtest.TextTurn("told: " + toolSays)
 	case "allow":
 		if toolSays == "" {
 			return llmtest.ToolTurn(llmtest.BashCall("call_allow", "touch allowed-marker.txt"))
@@ -95,7 +100,8 @@ func agentSDKModel(req *llmtest.Request) llmtest.Turn {
 // there (node --test) points pathToClaudeCodeExecutable at the built
 // binary and the model at a scripted llmtest server, and checks text, tool
 // calls, multi-turn input, resume, partial messages, interrupt, canUseTool
-// (deny, allow, allow with another command),
+// (deny, allow, allow with another command), a PreToolUse hook callback
+// that blocks,
 // the system prompt, setPermissionMode('plan'), error results, and that
 // every message satisfies the SDK's types (tsc --noEmit).
 func TestAgentSDK(t *testing.T) {

@@ -69,9 +69,15 @@ func (h *sdkHost) initialize(in headless.Init) (map[string]any, error) {
 		"claude_code_version":     Version,
 	}
 	if len(in.Hooks) > 0 {
-		slices.Sort(in.Hooks)
-		h.notSupported("the host's hook callbacks (" + strings.Join(in.Hooks, ", ") + ") are not run: synapse's hooks are its own (settings.json)")
-		resp["hooks_applied"] = false
+		cfg, notes := h.ctl.HookConfig(in.HookMatchers)
+		for _, n := range notes {
+			h.notSupported(n)
+		}
+		applied := len(cfg) > 0 && h.g.Hooks != nil
+		if applied {
+			h.g.Hooks.AddHooks(cfg)
+		}
+		resp["hooks_applied"] = applied
 	}
 	if len(in.Agents) > 0 {
 		slices.Sort(in.Agents)

@@ -38,10 +38,14 @@ func (s *SyncWriter) Write(p []byte) (int, error) {
 type Init struct {
 	SystemPrompt       string   // replaces the built-in prompt ("": keep it)
 	AppendSystemPrompt string   // added after it
-	Hooks              []string // hook events the host registered callbacks for (not run here)
+	Hooks              []string // hook events the host registered callbacks for (HookMatchers)
 	Agents             []string // custom sub-agents the host defined (not run here)
 	SDKMCPServers      []string // the host's in-process MCP servers (not served here)
 	MCPServers         []string // MCP servers sent in initialize instead of --mcp-config (not started here)
+
+	// HookMatchers are the host's hook callbacks by event (HookConfig
+	// turns them into hooks that call them).
+	HookMatchers map[string][]HookMatcher
 }
 
 // Handlers are what the control requests do; cli wires them to the agent.
@@ -82,6 +86,7 @@ type Control struct {
 	seq     int
 	silent  atomic.Bool // dontAsk: the host is not asked
 	inited  atomic.Bool // the host sent initialize
+	hookOK  sync.Map    // tool_use ids a PreToolUse hook callback allowed (hooks.go)
 }
 
 // Initialized reports whether the host spoke the control protocol (sent
@@ -311,6 +316,7 @@ func (c *Control) request(n int, env envelope) {
 		for k := range req.Hooks {
 			in.Hooks = append(in.Hooks, k)
 		}
+		in.HookMatchers = parseHookMatchers(req.Hooks)
 		for k := range req.Agents {
 			in.Agents = append(in.Agents, k)
 		}
@@ -386,7 +392,7 @@ func (c *Control) response(n int, raw json.RawMessage) {
 		return
 	}
 	if r.Subtype == "error" {
-		fmt.Fprintf(c.errw, "synapse: the host answered can_use_tool with an error: %s; denied\n", textutil.Sanitize(r.Error))
+		fmt.Fprintf(c.errw, "synapse: the host answered request %s with an error: %s (a question is denied, a hook callback decides nothing)\n", r.RequestID, textutil.Sanitize(r.Error))
 		close(ch)
 		return
 	}
@@ -484,6 +490,9 @@ func (c *Control) AskRewrite(ctx context.Context, q tool.Question) (tool.Answer,
 			call = q.Original // the host changed the call's command before
 		}
 		id = h.CallFor(call)
+	}
+	if q.Kind == tool.AskRun && q.Original == "" && c.hookAllowed(id) {
+		return tool.AnswerOnce, nil
 	}
 	req := map[string]any{"subtype": "can_use_tool", "tool_name": ToolName, "input": input, "tool_use_id": id,
 		"decision_reason": reason, "permission_suggestions": suggestions}

@@ -69,6 +69,10 @@ type Verdict struct {
 	// hooks' stdout (exit 0) or JSON additionalContext; for Stop hooks,
 	// their stdout shown after the answer.
 	Context string
+	// AdditionalContext is the hooks' JSON additionalContext alone (also
+	// in Context): PreToolUse and PostToolUse add it to the call's result
+	// for the model.
+	AdditionalContext string
 	// Halt: a hook answered {"continue": false}; the agent stops the turn
 	// and shows HaltReason (its "stopReason") to the user.
 	Halt       bool
@@ -88,6 +92,60 @@ type Set struct {
 	user  *Runner
 	// toolOnly: a sub-agent's view, running only the tool hooks.
 	toolOnly bool
+	// extra are hooks registered in code after the Set was built (the
+	// Agent SDK host's callbacks), shared with the sub-agents' view.
+	extra *extraHooks
+}
+
+type extraHooks struct {
+	mu  sync.Mutex
+	cfg Config
+}
+
+// AddHooks registers more hooks (Commands with Call, such as the Agent
+// SDK host's callbacks); they run after the user's settings.json hooks of
+// the same event, in the sub-agents' view too (tool events only).
+func (s *Set) AddHooks(cfg Config) {
+	if s == nil || s.extra == nil {
+		return
+	}
+	s.extra.mu.Lock()
+	defer s.extra.mu.Unlock()
+	merged := Config{}
+	for ev, l := range s.extra.cfg {
+		merged[ev] = l
+	}
+	for ev, l := range cfg {
+		merged[ev] = append(slices.Clip(merged[ev]), l...)
+	}
+	s.extra.cfg = merged
+}
+
+// runner is the user's Runner with the hooks added in code; nil when
+// there are none.
+func (s *Set) runner() *Runner {
+	var extra Config
+	if s.extra != nil {
+		s.extra.mu.Lock()
+		extra = s.extra.cfg
+		s.extra.mu.Unlock()
+	}
+	if len(extra) == 0 {
+		return s.user
+	}
+	r := Runner{}
+	if s.user != nil {
+		r = *s.user
+	}
+	merged := Config{}
+	for ev, l := range r.Config {
+		merged[ev] = l
+	}
+	for ev, l := range extra {
+		merged[ev] = append(slices.Clip(merged[ev]), l...)
+	}
+	r.Config = merged
+	return &r
 }
 
 // ForSubagents is the view of s that sub-agents get: the user's PreToolUse
@@ -97,11 +155,11 @@ func (s *Set) ForSubagents() *Set {
 	if s == nil {
 		return nil
 	}
-	return &Set{user: s.user, toolOnly: true}
+	return &Set{user: s.user, toolOnly: true, extra: s.extra}
 }
 
 // NewSet returns a Set running the user hooks of r (nil: none).
-func NewSet(r *Runner) *Set { return &Set{user: r} }
+func NewSet(r *Runner) *Set { return &Set{user: r, extra: &extraHooks{}} }
 
 // AddStop registers a stop hook. Stop hooks run in reverse order of
 // registration: the last registered runs first. A hook registered under a
@@ -138,8 +196,8 @@ func (s *Set) Stop(ctx context.Context, in StopInput) []Output {
 	// The user's Stop command hooks run first, as if registered last; one
 	// asking the agent to go on means the turn is not over, so the others
 	// (auto-enhance learning from it) wait for its real end.
-	if s.user != nil && s.user.Has(EventStop) && ctx.Err() == nil {
-		v := s.user.stopVerdict(ctx, in)
+	if user := s.runner(); user.Has(EventStop) && ctx.Err() == nil {
+		v := user.stopVerdict(ctx, in)
 		o := Output{Hook: EventStop, Text: v.Context}
 		errs := v.Problems
 		switch {
@@ -198,28 +256,28 @@ func firstFrames(stack []byte) string {
 
 // UserPromptSubmit runs the user's UserPromptSubmit hooks.
 func (s *Set) UserPromptSubmit(ctx context.Context, sessionID, cwd, prompt string) Verdict {
-	if s == nil || s.user == nil || s.toolOnly {
+	if s == nil || s.toolOnly {
 		return Verdict{}
 	}
-	return s.user.run(ctx, Payload{Event: EventUserPromptSubmit, SessionID: sessionID, Cwd: cwd, Prompt: prompt}, "")
+	return s.runner().run(ctx, Payload{Event: EventUserPromptSubmit, SessionID: sessionID, Cwd: cwd, Prompt: prompt}, "")
 }
 
 // PreToolUse runs the user's PreToolUse hooks whose matcher fits command.
 func (s *Set) PreToolUse(ctx context.Context, sessionID, cwd, command string) Verdict {
-	if s == nil || s.user == nil {
+	if s == nil {
 		return Verdict{}
 	}
-	return s.user.run(ctx, toolPayload(EventPreToolUse, sessionID, cwd, command), command)
+	return s.runner().run(ctx, toolPayload(EventPreToolUse, sessionID, cwd, command), command)
 }
 
 // PostToolUse runs the user's PostToolUse hooks whose matcher fits command.
 func (s *Set) PostToolUse(ctx context.Context, sessionID, cwd, command, output string, isError bool) Verdict {
-	if s == nil || s.user == nil {
+	if s == nil {
 		return Verdict{}
 	}
 	p := toolPayload(EventPostToolUse, sessionID, cwd, command)
 	p.ToolResponse = &ToolResponse{Output: output, IsError: isError}
-	return s.user.run(ctx, p, command)
+	return s.runner().run(ctx, p, command)
 }
 
 // Format is the block shown after the answer in plain text (synapse run):

@@ -43,6 +43,11 @@ type Command struct {
 	Type    string  `json:"type"`
 	Command string  `json:"command"`
 	Timeout float64 `json:"timeout,omitempty"` // seconds
+	// Call, set instead of Command on a hook registered in code (the
+	// Agent SDK host's callbacks, type "callback"), is called with the
+	// payload and answers Claude Code's hook JSON output; an error is a
+	// problem reported and ignored, like a failing command.
+	Call func(ctx context.Context, p Payload) (json.RawMessage, error) `json:"-"`
 }
 
 // Matcher is one entry of an event's list: the hooks to run for the
@@ -159,6 +164,7 @@ type Payload struct {
 	TranscriptPath string        `json:"transcript_path,omitempty"`
 	Cwd            string        `json:"cwd"`
 	Event          string        `json:"hook_event_name"`
+	ToolUseID      string        `json:"tool_use_id,omitempty"`
 	Prompt         string        `json:"prompt,omitempty"`
 	ToolName       string        `json:"tool_name,omitempty"`
 	ToolInput      *ToolInput    `json:"tool_input,omitempty"`
@@ -292,6 +298,9 @@ func (r *Runner) run(ctx context.Context, p Payload, command string) Verdict {
 				continue
 			default:
 				out, ok := parseOutput(res.stdout)
+				if !ok && c.Call != nil {
+					continue // a callback's empty or non-object answer decides nothing
+				}
 				if !ok {
 					addContext(res.stdout)
 					continue
@@ -307,6 +316,9 @@ func (r *Runner) run(ctx context.Context, p Payload, command string) Verdict {
 				deny := false
 				if h := out.HookSpecificOutput; h != nil {
 					addContext(h.AdditionalContext)
+					if t := strings.TrimSpace(h.AdditionalContext); t != "" {
+						v.AdditionalContext = strings.TrimSpace(v.AdditionalContext + "\n" + t)
+					}
 					if h.PermissionDecision == "deny" {
 						deny, reason = true, h.PermissionDecisionReason
 					}
@@ -361,6 +373,9 @@ func (r *Runner) exec(ctx context.Context, c Command, p Payload) result {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if c.Call != nil {
+		return callHook(ctx, c, p, timeout)
+	}
 	input, err := json.Marshal(p)
 	if err != nil {
 		return result{err: fmt.Errorf("%s hook: encode its input: %w", p.Event, err)}
@@ -386,4 +401,21 @@ func (r *Runner) exec(ctx context.Context, c Command, p Payload) result {
 		res.exit = r2.ExitCode
 	}
 	return res
+}
+
+// callHook calls a hook registered in code within its timeout; an answer
+// that does not come in time is a problem, and the hook decides nothing.
+func callHook(ctx context.Context, c Command, p Payload, timeout time.Duration) result {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out, err := c.Call(ctx, p)
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return result{err: fmt.Errorf("the host's %s hook callback did not answer within %s (ignored)", p.Event, timeout)}
+	case ctx.Err() != nil:
+		return result{err: fmt.Errorf("the host's %s hook callback was interrupted", p.Event)}
+	case err != nil:
+		return result{err: fmt.Errorf("the host's %s hook callback failed: %w (ignored)", p.Event, err)}
+	}
+	return result{stdout: string(out)}
 }

@@ -191,6 +191,32 @@ test('canUseTool denying a command: it never runs and the model is told', async 
   assert.equal(res.permission_denials[0].tool_input.command, 'touch denied-marker.txt');
 });
 
+test('a PreToolUse hook callback that blocks: the command never runs and the model is told', async () => {
+  const inputs = [];
+  let init;
+  const q = query({
+    prompt: '[case:hook] touch it',
+    options: options({
+      hooks: {
+        PreToolUse: [{ matcher: 'Bash', hooks: [async (input, toolUseID) => {
+          inputs.push({ input, toolUseID });
+          return { decision: 'block', reason: 'no rm' };
+        }] }],
+        PostToolUse: [{ matcher: 'Edit', hooks: [async () => assert.fail('an Edit matcher never fits Bash')] }],
+      },
+    }),
+  });
+  const msgs = await collect(q, async (m) => { if (m.type === 'system' && m.subtype === 'init') init = await q.initializationResult(); });
+  assert.ok(init, 'initialize answered');
+  assert.equal(inputs.length, 1);
+  assert.equal(inputs[0].input.hook_event_name, 'PreToolUse');
+  assert.equal(inputs[0].input.tool_name, 'Bash');
+  assert.equal(inputs[0].input.tool_input.command, 'touch hook-marker.txt');
+  assert.equal(inputs[0].toolUseID, 'call_rm');
+  assert.equal(existsSync(path.join(work, 'hook-marker.txt')), false, 'the command did not run');
+  assert.match(results(msgs)[0].result, /^told: .*no rm/s);
+});
+
 test('canUseTool allowing a command: it runs', async () => {
   const msgs = await collect(query({
     prompt: '[case:allow] touch it',
