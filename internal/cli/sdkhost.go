@@ -10,6 +10,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/agentsh/registry"
 	"github.com/synapse-agent/synapse/internal/app"
 	"github.com/synapse-agent/synapse/internal/headless"
+	"github.com/synapse-agent/synapse/internal/mcp"
 	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
@@ -82,13 +83,30 @@ func (h *sdkHost) initialize(in headless.Init) (map[string]any, error) {
 		h.notSupported("MCP servers sent in initialize (" + strings.Join(in.MCPServers, ", ") + ") are not started: synapse reads them from --mcp-config (the SDK's default delivery, mcpServersDelivery 'argv')")
 		resp["mcp_servers_applied"] = false
 	}
+	// The host's in-process servers given in --mcp-config are MCP servers
+	// of the session: connect them now that the host reads our requests.
+	// One named only here came too late for the session's servers.
+	var late []string
 	for _, s := range in.SDKMCPServers {
+		if h.served(s) {
+			continue
+		}
 		if !slices.Contains(h.sdkServers, s) {
 			h.sdkServers = append(h.sdkServers, s)
 		}
+		late = append(late, s)
 	}
-	if len(in.SDKMCPServers) > 0 {
-		h.notSupported("the host's in-process MCP servers (" + strings.Join(in.SDKMCPServers, ", ") + ") are not served: synapse runs MCP servers as processes or URLs (--mcp-config with a command or url)")
+	if h.g.Extensions != nil && h.g.Extensions.MCP != nil {
+		var ours []string
+		for _, st := range h.g.Extensions.MCP.Status() {
+			if st.Kind == mcp.KindHost {
+				ours = append(ours, st.Name)
+			}
+		}
+		h.g.Extensions.MCP.Prefetch(ours...)
+	}
+	if len(late) > 0 {
+		h.notSupported("the host's in-process MCP servers (" + strings.Join(late, ", ") + ") are not served: synapse serves those the host names in --mcp-config (\"type\":\"sdk\", the SDK's default delivery)")
 	}
 	return resp, nil
 }
@@ -126,9 +144,23 @@ func (h *sdkHost) setModel(model string) error {
 func (h *sdkHost) mcpStatus() []headless.MCPStatus {
 	rows := mcpStatuses(h.g)
 	for _, s := range h.sdkServers {
-		rows = append(rows, headless.MCPStatus{Name: s, Status: "failed", Error: "in-process (SDK) MCP servers are not supported by synapse"})
+		if h.served(s) {
+			continue
+		}
+		why := "in-process (SDK) MCP servers are served only in a stream-json session (--input-format stream-json) when named in --mcp-config"
+		rows = append(rows, headless.MCPStatus{Name: s, Status: "failed", Error: why, Source: "sdk"})
 	}
 	return rows
+}
+
+// served says whether the MCP manager serves the host's in-process server
+// name (it was given in --mcp-config to a stream-json session).
+func (h *sdkHost) served(name string) bool {
+	if h.g.Extensions == nil || h.g.Extensions.MCP == nil {
+		return false
+	}
+	c, ok := h.g.Extensions.MCP.Config(name)
+	return ok && c.Host != nil
 }
 
 // apiKeySource is where the key comes from, as the SDK names it.

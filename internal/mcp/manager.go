@@ -112,6 +112,12 @@ func (m *Manager) Start(ctx context.Context) StartReport {
 	var wg sync.WaitGroup
 	errs := make([]error, len(m.names))
 	for i, name := range m.names {
+		if m.servers[name].cfg.Kind() == KindHost {
+			// The host answers once its control protocol is read, which
+			// starts after the agent: its servers connect on first use
+			// (or Prefetch), not here.
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -122,6 +128,9 @@ func (m *Manager) Start(ctx context.Context) StartReport {
 	var rep StartReport
 	for i, name := range m.names {
 		s := m.servers[name]
+		if s.cfg.Kind() == KindHost {
+			continue
+		}
 		if errs[i] == nil {
 			rep.Servers++
 			rep.Tools += len(s.toolList())
@@ -149,6 +158,16 @@ func (m *Manager) Close() error {
 	}
 	wg.Wait()
 	return nil
+}
+
+// Prefetch connects to the named servers in the background (an error is
+// kept for Status and the next use).
+func (m *Manager) Prefetch(names ...string) {
+	for _, n := range names {
+		if s, ok := m.servers[n]; ok {
+			go func() { _, _, _ = s.session(m.life) }()
+		}
+	}
 }
 
 // Names lists the configured servers.
@@ -685,6 +704,11 @@ func (s *server) refreshOnce(sess *sdk.ClientSession, which listKind) {
 func (s *server) transport(errTail *tail) (sdk.Transport, *exec.Cmd, error) {
 	c := s.cfg
 	switch c.Kind() {
+	case KindHost:
+		if c.Host == nil {
+			return nil, nil, errors.New("an in-process server of the Agent SDK's host: served only in a stream-json session with the control protocol")
+		}
+		return &hostTransport{link: c.Host, server: c.Name}, nil, nil
 	case KindStdio:
 		return s.stdioTransport(errTail)
 	case KindSSE:
