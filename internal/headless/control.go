@@ -82,7 +82,8 @@ type Control struct {
 	seq     int
 	silent  atomic.Bool // dontAsk: the host is not asked
 	inited  atomic.Bool // the host sent initialize
-	mcpIn   mcpReceivers // sessions with the host's in-process MCP servers (sdkmcp.go)
+
+	mcpIn mcpReceivers // sessions with the host's in-process MCP servers (sdkmcp.go)
 }
 
 // Initialized reports whether the host spoke the control protocol (sent
