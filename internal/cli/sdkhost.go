@@ -83,30 +83,31 @@ func (h *sdkHost) initialize(in headless.Init) (map[string]any, error) {
 		h.notSupported("MCP servers sent in initialize (" + strings.Join(in.MCPServers, ", ") + ") are not started: synapse reads them from --mcp-config (the SDK's default delivery, mcpServersDelivery 'argv')")
 		resp["mcp_servers_applied"] = false
 	}
-	// The host's in-process servers given in --mcp-config are MCP servers
-	// of the session: connect them now that the host reads our requests.
-	// One named only here came too late for the session's servers.
-	var late []string
-	for _, s := range in.SDKMCPServers {
-		if h.served(s) {
-			continue
+	// The host's in-process servers are MCP servers of the session, reached
+	// through mcp_message: add those named here (the SDK names them only
+	// here; --mcp-config's "type":"sdk" entries are added at start) and
+	// connect them now that the host reads our requests.
+	if m := h.mcp(); m != nil && h.ctl != nil {
+		for _, s := range in.SDKMCPServers {
+			if h.served(s) {
+				continue
+			}
+			if err := m.Add(mcp.ServerConfig{Name: s, Type: mcp.KindHost, File: "initialize", Host: h.ctl}); err != nil {
+				h.notSupported("the host's in-process MCP server " + s + " is not served: " + err.Error())
+			}
 		}
-		if !slices.Contains(h.sdkServers, s) {
-			h.sdkServers = append(h.sdkServers, s)
-		}
-		late = append(late, s)
-	}
-	if h.g.Extensions != nil && h.g.Extensions.MCP != nil {
 		var ours []string
-		for _, st := range h.g.Extensions.MCP.Status() {
+		for _, st := range m.Status() {
 			if st.Kind == mcp.KindHost {
 				ours = append(ours, st.Name)
 			}
 		}
-		h.g.Extensions.MCP.Prefetch(ours...)
+		m.Prefetch(ours...)
 	}
-	if len(late) > 0 {
-		h.notSupported("the host's in-process MCP servers (" + strings.Join(late, ", ") + ") are not served: synapse serves those the host names in --mcp-config (\"type\":\"sdk\", the SDK's default delivery)")
+	for _, s := range in.SDKMCPServers {
+		if !h.served(s) && !slices.Contains(h.sdkServers, s) {
+			h.sdkServers = append(h.sdkServers, s)
+		}
 	}
 	return resp, nil
 }
@@ -147,7 +148,7 @@ func (h *sdkHost) mcpStatus() []headless.MCPStatus {
 		if h.served(s) {
 			continue
 		}
-		why := "in-process (SDK) MCP servers are served only in a stream-json session (--input-format stream-json) when named in --mcp-config"
+		why := "in-process (SDK) MCP servers are served only in a stream-json session (--input-format stream-json)"
 		rows = append(rows, headless.MCPStatus{Name: s, Status: "failed", Error: why, Source: "sdk"})
 	}
 	return rows
@@ -156,11 +157,20 @@ func (h *sdkHost) mcpStatus() []headless.MCPStatus {
 // served says whether the MCP manager serves the host's in-process server
 // name (it was given in --mcp-config to a stream-json session).
 func (h *sdkHost) served(name string) bool {
-	if h.g.Extensions == nil || h.g.Extensions.MCP == nil {
+	m := h.mcp()
+	if m == nil {
 		return false
 	}
-	c, ok := h.g.Extensions.MCP.Config(name)
+	c, ok := m.Config(name)
 	return ok && c.Host != nil
+}
+
+// mcp is the session's MCP manager (nil: none).
+func (h *sdkHost) mcp() *mcp.Manager {
+	if h.g.Extensions == nil {
+		return nil
+	}
+	return h.g.Extensions.MCP
 }
 
 // apiKeySource is where the key comes from, as the SDK names it.

@@ -153,3 +153,27 @@ func TestHostServerFailureIsReported(t *testing.T) {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.ExitCode, r.Stdout, r.Stderr)
 	}
 }
+
+// A server added to a running manager (the host's, named in initialize)
+// is served like a configured one; a taken or invalid name is refused.
+func TestAddHostServerAtRunTime(t *testing.T) {
+	mgr, h := newManager(t, Options{})
+	mgr.Start(context.Background())
+	host := &fakeHost{tools: []string{"add"}}
+	if err := mgr.Add(ServerConfig{Name: "calc", Type: KindHost, Host: host}); err != nil {
+		t.Fatal(err)
+	}
+	if err := mgr.Add(ServerConfig{Name: "calc", Type: KindHost, Host: host}); err == nil {
+		t.Fatal("a second calc was added")
+	}
+	if err := mgr.Add(ServerConfig{Name: "a:b", Type: KindHost, Host: host}); err == nil {
+		t.Fatal("an invalid name was added")
+	}
+	mgr.Prefetch("calc")
+	if got := runOK(t, h, "mcp:calc:add --a=2 --b=5"); !strings.Contains(got, "add = 7") {
+		t.Fatalf("mcp:calc:add = %q", got)
+	}
+	if names := mgr.Names(); !slices.Equal(names, []string{"calc"}) {
+		t.Fatalf("names = %q", names)
+	}
+}
