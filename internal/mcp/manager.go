@@ -73,7 +73,7 @@ type Manager struct {
 func (m *Manager) lookup(name string) (*server, bool) {
 	m.reg.RLock()
 	defer m.reg.RUnlock()
-	s, ok := m.lookup(name)
+	s, ok := m.servers[name]
 	return s, ok
 }
 
