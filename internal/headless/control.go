@@ -390,7 +390,7 @@ func (c *Control) response(n int, raw json.RawMessage) {
 		return
 	}
 	if r.Subtype == "error" {
-		fmt.Fprintf(c.errw, "synapse: the host answered can_use_tool with an error: %s; denied\n", textutil.Sanitize(r.Error))
+		fmt.Fprintf(c.errw, "synapse: the host answered control request %s with an error: %s (a can_use_tool question is denied)\n", textutil.Sanitize(r.RequestID), textutil.Sanitize(r.Error))
 		close(ch)
 		return
 	}
