@@ -91,6 +91,11 @@ func agentSDKModel(req *llmtest.Request) llmtest.Turn {
 		return llmtest.TextTurn("told: " + toolSays)
 	case "error":
 		return llmtest.ErrorTurn(400, "the test model refuses this request")
+	case "sdkmcp":
+		if toolSays == "" {
+			return llmtest.ToolTurn(llmtest.BashCall("call_add", "mcp:calc:add --a=1 --b=2"))
+		}
+		return llmtest.TextTurn("told: " + toolSays)
 	}
 	return llmtest.TextTurn("unknown case " + m[1])
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/app"
 	"github.com/synapse-agent/synapse/internal/headless"
+	"github.com/synapse-agent/synapse/internal/mcp"
 	"github.com/synapse-agent/synapse/internal/render"
 	"github.com/synapse-agent/synapse/internal/skills"
 	"github.com/synapse-agent/synapse/internal/textutil"
@@ -199,6 +200,11 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	if streamIn {
 		ctl = headless.NewControl(stdout, stdio.Err, headless.Handlers{Interrupt: turns.interrupt, CallFor: out.callFor, Denied: out.denied})
 		ctl.SetAsking(hm.Ask)
+		// The host's in-process MCP servers talk through the control
+		// protocol (mcp_message): they are MCP servers like the others.
+		for _, n := range sdkServers {
+			extraMCP = append(extraMCP, mcp.ServerConfig{Name: n, Type: mcp.KindHost, File: "--mcp-config", Host: ctl})
+		}
 		if hostAsks {
 			asker = ctl
 		}
@@ -364,16 +370,27 @@ func mcpStatuses(g *app.Agent) []headless.MCPStatus {
 	if g.Extensions == nil || g.Extensions.MCP == nil {
 		return out
 	}
+	tools := map[string][]headless.MCPTool{}
+	for _, t := range g.Extensions.MCP.Tools() {
+		mt := headless.MCPTool{Name: t.Name, Description: t.Description}
+		if t.ReadOnly {
+			mt.Annotations = &headless.MCPAnnotations{ReadOnly: true}
+		}
+		tools[t.Server] = append(tools[t.Server], mt)
+	}
 	for _, st := range g.Extensions.MCP.Status() {
-		s := "connected"
+		row := headless.MCPStatus{Name: st.Name, Status: "connected", Tools: tools[st.Name]}
 		switch {
 		case st.Connected:
 		case st.Err != "":
-			s = "failed"
+			row.Status, row.Error = "failed", st.Err
 		default:
-			s = "pending"
+			row.Status = "pending"
 		}
-		out = append(out, headless.MCPStatus{Name: st.Name, Status: s})
+		if st.Kind == mcp.KindHost {
+			row.Source = "sdk"
+		}
+		out = append(out, row)
 	}
 	return out
 }

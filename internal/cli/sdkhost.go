@@ -10,6 +10,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/agentsh/registry"
 	"github.com/synapse-agent/synapse/internal/app"
 	"github.com/synapse-agent/synapse/internal/headless"
+	"github.com/synapse-agent/synapse/internal/mcp"
 	"github.com/synapse-agent/synapse/internal/textutil"
 	"github.com/synapse-agent/synapse/internal/tool"
 )
@@ -88,13 +89,31 @@ func (h *sdkHost) initialize(in headless.Init) (map[string]any, error) {
 		h.notSupported("MCP servers sent in initialize (" + strings.Join(in.MCPServers, ", ") + ") are not started: synapse reads them from --mcp-config (the SDK's default delivery, mcpServersDelivery 'argv')")
 		resp["mcp_servers_applied"] = false
 	}
+	// The host's in-process servers are MCP servers of the session, reached
+	// through mcp_message: add those named here (the SDK names them only
+	// here; --mcp-config's "type":"sdk" entries are added at start) and
+	// connect them now that the host reads our requests.
+	if m := h.mcp(); m != nil && h.ctl != nil {
+		for _, s := range in.SDKMCPServers {
+			if h.served(s) {
+				continue
+			}
+			if err := m.Add(mcp.ServerConfig{Name: s, Type: mcp.KindHost, File: "initialize", Host: h.ctl}); err != nil {
+				h.notSupported("the host's in-process MCP server " + s + " is not served: " + err.Error())
+			}
+		}
+		var ours []string
+		for _, st := range m.Status() {
+			if st.Kind == mcp.KindHost {
+				ours = append(ours, st.Name)
+			}
+		}
+		m.Prefetch(ours...)
+	}
 	for _, s := range in.SDKMCPServers {
-		if !slices.Contains(h.sdkServers, s) {
+		if !h.served(s) && !slices.Contains(h.sdkServers, s) {
 			h.sdkServers = append(h.sdkServers, s)
 		}
-	}
-	if len(in.SDKMCPServers) > 0 {
-		h.notSupported("the host's in-process MCP servers (" + strings.Join(in.SDKMCPServers, ", ") + ") are not served: synapse runs MCP servers as processes or URLs (--mcp-config with a command or url)")
 	}
 	return resp, nil
 }
@@ -132,9 +151,32 @@ func (h *sdkHost) setModel(model string) error {
 func (h *sdkHost) mcpStatus() []headless.MCPStatus {
 	rows := mcpStatuses(h.g)
 	for _, s := range h.sdkServers {
-		rows = append(rows, headless.MCPStatus{Name: s, Status: "failed", Error: "in-process (SDK) MCP servers are not supported by synapse"})
+		if h.served(s) {
+			continue
+		}
+		why := "in-process (SDK) MCP servers are served only in a stream-json session (--input-format stream-json)"
+		rows = append(rows, headless.MCPStatus{Name: s, Status: "failed", Error: why, Source: "sdk"})
 	}
 	return rows
+}
+
+// served says whether the MCP manager serves the host's in-process server
+// name (it was given in --mcp-config to a stream-json session).
+func (h *sdkHost) served(name string) bool {
+	m := h.mcp()
+	if m == nil {
+		return false
+	}
+	c, ok := m.Config(name)
+	return ok && c.Host != nil
+}
+
+// mcp is the session's MCP manager (nil: none).
+func (h *sdkHost) mcp() *mcp.Manager {
+	if h.g.Extensions == nil {
+		return nil
+	}
+	return h.g.Extensions.MCP
 }
 
 // apiKeySource is where the key comes from, as the SDK names it.

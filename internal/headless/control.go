@@ -40,7 +40,7 @@ type Init struct {
 	AppendSystemPrompt string   // added after it
 	Hooks              []string // hook events the host registered callbacks for (HookMatchers)
 	Agents             []string // custom sub-agents the host defined (not run here)
-	SDKMCPServers      []string // the host's in-process MCP servers (not served here)
+	SDKMCPServers      []string // the host's in-process MCP servers (served through mcp_message: sdkmcp.go)
 	MCPServers         []string // MCP servers sent in initialize instead of --mcp-config (not started here)
 
 	// HookMatchers are the host's hook callbacks by event (HookConfig
@@ -87,6 +87,8 @@ type Control struct {
 	silent  atomic.Bool // dontAsk: the host is not asked
 	inited  atomic.Bool // the host sent initialize
 	hookOK  sync.Map    // tool_use ids a PreToolUse hook callback allowed (hooks.go)
+
+	mcpIn mcpReceivers // sessions with the host's in-process MCP servers (sdkmcp.go)
 }
 
 // Initialized reports whether the host spoke the control protocol (sent
@@ -353,8 +355,10 @@ func (c *Control) request(n int, env envelope) {
 			rows = append(rows, h.MCPStatus()...)
 		}
 		c.reply(env.RequestID, map[string]any{"mcpServers": rows}, nil)
+	case "mcp_message":
+		c.mcpMessage(env.RequestID, env.Request)
 	default:
-		c.reply(env.RequestID, nil, fmt.Errorf("unsupported control request subtype %q: synapse answers initialize, interrupt, set_permission_mode, set_model and mcp_status", req.Subtype))
+		c.reply(env.RequestID, nil, fmt.Errorf("unsupported control request subtype %q: synapse answers initialize, interrupt, set_permission_mode, set_model, mcp_status and mcp_message", req.Subtype))
 	}
 }
 
@@ -392,7 +396,7 @@ func (c *Control) response(n int, raw json.RawMessage) {
 		return
 	}
 	if r.Subtype == "error" {
-		fmt.Fprintf(c.errw, "synapse: the host answered request %s with an error: %s (a question is denied, a hook callback decides nothing)\n", r.RequestID, textutil.Sanitize(r.Error))
+		fmt.Fprintf(c.errw, "synapse: the host answered control request %s with an error: %s (a question is denied, a hook callback decides nothing)\n", textutil.Sanitize(r.RequestID), textutil.Sanitize(r.Error))
 		close(ch)
 		return
 	}

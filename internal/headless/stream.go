@@ -52,6 +52,22 @@ type MCPStatus struct {
 	Name   string `json:"name"`
 	Status string `json:"status"` // connected, failed, pending
 	Error  string `json:"error,omitempty"`
+	// Source is "sdk" for the host's in-process servers.
+	Source string `json:"source,omitempty"`
+	// Tools are the server's tools, when connected (mcp_status).
+	Tools []MCPTool `json:"tools,omitempty"`
+}
+
+// MCPTool is one tool of an MCPStatus.
+type MCPTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Annotations *MCPAnnotations `json:"annotations,omitempty"`
+}
+
+// MCPAnnotations are a tool's hints.
+type MCPAnnotations struct {
+	ReadOnly bool `json:"readOnly,omitempty"`
 }
 
 // messageEvent is an assistant or user message carrying content blocks.

@@ -46,6 +46,9 @@ type ServerConfig struct {
 	Timeout float64 `json:"timeout,omitempty"`
 
 	File string `json:"-"` // the file the entry came from
+	// Host serves a server of the embedding host's process (KindHost, the
+	// Agent SDK's "type":"sdk"): nothing is started, messages go through it.
+	Host HostLink `json:"-"`
 }
 
 // SandboxConfig is the "sandbox" object of a server entry.
@@ -55,7 +58,12 @@ type SandboxConfig struct {
 
 // Kind is the transport the server uses.
 func (c ServerConfig) Kind() string {
+	if c.Host != nil {
+		return KindHost
+	}
 	switch strings.ToLower(c.Type) {
+	case KindHost:
+		return KindHost
 	case "stdio":
 		return KindStdio
 	case "sse":

@@ -60,11 +60,59 @@ type Options struct {
 // Manager owns one connection per configured server, opened once and reused
 // for the session, reopened when it fails.
 type Manager struct {
-	opts    Options
+	opts Options
+	life context.Context
+	stop context.CancelFunc
+
+	reg     sync.RWMutex // guards servers and names (Add adds to them)
 	servers map[string]*server
 	names   []string
-	life    context.Context
-	stop    context.CancelFunc
+}
+
+// lookup is the server named name.
+func (m *Manager) lookup(name string) (*server, bool) {
+	m.reg.RLock()
+	defer m.reg.RUnlock()
+	s, ok := m.servers[name]
+	return s, ok
+}
+
+// mustLookup is a server known to exist (servers are never removed).
+func (m *Manager) mustLookup(name string) *server {
+	s, _ := m.lookup(name)
+	return s
+}
+
+// all is every server, by name.
+func (m *Manager) all() []*server {
+	m.reg.RLock()
+	defer m.reg.RUnlock()
+	out := make([]*server, 0, len(m.names))
+	for _, n := range m.names {
+		out = append(out, m.servers[n])
+	}
+	return out
+}
+
+// Add adds a server to a running manager (the Agent SDK host's in-process
+// servers, named in its initialize request); it connects on first use or
+// Prefetch. A name already taken is an error.
+func (m *Manager) Add(c ServerConfig) error {
+	m.reg.Lock()
+	defer m.reg.Unlock()
+	if m.life.Err() != nil {
+		return errors.New("MCP manager is closed")
+	}
+	if !serverNameRE.MatchString(c.Name) {
+		return fmt.Errorf("invalid server name %q: use letters, digits, '.', '_' or '-' (it becomes mcp:<server>:<tool>)", c.Name)
+	}
+	if _, ok := m.servers[c.Name]; ok {
+		return fmt.Errorf("an MCP server named %q is already configured", c.Name)
+	}
+	m.servers[c.Name] = &server{m: m, cfg: c}
+	m.names = append(m.names, c.Name)
+	sort.Strings(m.names)
+	return nil
 }
 
 // NewManager prepares servers; nothing connects until Start or first use.
@@ -84,6 +132,9 @@ func NewManager(cfgs map[string]ServerConfig, opts Options) *Manager {
 	life, stop := context.WithCancel(context.Background())
 	m := &Manager{opts: opts, servers: map[string]*server{}, life: life, stop: stop}
 	for name, c := range cfgs {
+		if c.Name == "" {
+			c.Name = name
+		}
 		m.servers[name] = &server{m: m, cfg: c}
 		m.names = append(m.names, name)
 	}
@@ -110,18 +161,28 @@ func (m *Manager) Start(ctx context.Context) StartReport {
 	ctx, cancel := context.WithTimeout(ctx, m.opts.StartTimeout)
 	defer cancel()
 	var wg sync.WaitGroup
-	errs := make([]error, len(m.names))
-	for i, name := range m.names {
+	servers := m.all()
+	errs := make([]error, len(servers))
+	for i, s := range servers {
+		if s.cfg.Kind() == KindHost {
+			// The host answers once its control protocol is read, which
+			// starts after the agent: its servers connect on first use
+			// (or Prefetch), not here.
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _, errs[i] = m.servers[name].session(ctx)
+			_, _, errs[i] = s.session(ctx)
 		}()
 	}
 	wg.Wait()
 	var rep StartReport
-	for i, name := range m.names {
-		s := m.servers[name]
+	for i, s := range servers {
+		name := s.cfg.Name
+		if s.cfg.Kind() == KindHost {
+			continue
+		}
 		if errs[i] == nil {
 			rep.Servers++
 			rep.Tools += len(s.toolList())
@@ -138,9 +199,11 @@ func (m *Manager) Start(ctx context.Context) StartReport {
 
 // Close ends every session and stops every server process.
 func (m *Manager) Close() error {
+	m.reg.Lock()
 	m.stop()
+	m.reg.Unlock()
 	var wg sync.WaitGroup
-	for _, s := range m.servers {
+	for _, s := range m.all() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -151,12 +214,26 @@ func (m *Manager) Close() error {
 	return nil
 }
 
+// Prefetch connects to the named servers in the background (an error is
+// kept for Status and the next use).
+func (m *Manager) Prefetch(names ...string) {
+	for _, n := range names {
+		if s, ok := m.lookup(n); ok {
+			go func() { _, _, _ = s.session(m.life) }()
+		}
+	}
+}
+
 // Names lists the configured servers.
-func (m *Manager) Names() []string { return append([]string(nil), m.names...) }
+func (m *Manager) Names() []string {
+	m.reg.RLock()
+	defer m.reg.RUnlock()
+	return append([]string(nil), m.names...)
+}
 
 // Config returns a server's configuration.
 func (m *Manager) Config(name string) (ServerConfig, bool) {
-	s, ok := m.servers[name]
+	s, ok := m.lookup(name)
 	if !ok {
 		return ServerConfig{}, false
 	}
@@ -174,9 +251,9 @@ type ServerStatus struct {
 
 // Status lists every server and its state, without connecting.
 func (m *Manager) Status() []ServerStatus {
-	out := make([]ServerStatus, 0, len(m.names))
-	for _, n := range m.names {
-		s := m.servers[n]
+	out := []ServerStatus{}
+	for _, s := range m.all() {
+		n := s.cfg.Name
 		s.mu.Lock()
 		st := ServerStatus{Name: n, Kind: s.cfg.Kind(), Connected: s.sess != nil, Tools: len(s.tools)}
 		if s.lastErr != nil {
@@ -205,8 +282,8 @@ func (t ToolInfo) Command() string { return "mcp:" + t.Server + ":" + t.Name }
 // Tools lists the tools of every connected server (no connection is made).
 func (m *Manager) Tools() []ToolInfo {
 	var out []ToolInfo
-	for _, n := range m.names {
-		out = append(out, m.servers[n].toolList()...)
+	for _, s := range m.all() {
+		out = append(out, s.toolList()...)
 	}
 	return out
 }
@@ -216,7 +293,7 @@ var ErrUnknownServer = errors.New("unknown MCP server")
 
 // ServerTools connects to server if needed and returns its tools.
 func (m *Manager) ServerTools(ctx context.Context, server string) ([]ToolInfo, error) {
-	s, ok := m.servers[server]
+	s, ok := m.lookup(server)
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownServer, server)
 	}
@@ -295,7 +372,7 @@ func (m *Manager) Call(ctx context.Context, server, tool string, args map[string
 // server that stopped, stalled or rejected it (what names the request in a
 // rejection). reconnected says the server had to be started again first.
 func (m *Manager) request(ctx context.Context, server, what string, do func(context.Context, *sdk.ClientSession) error) (reconnected bool, _ error) {
-	s, ok := m.servers[server]
+	s, ok := m.lookup(server)
 	if !ok {
 		return false, fmt.Errorf("%w %q", ErrUnknownServer, server)
 	}
@@ -368,7 +445,7 @@ func (s *server) toolList() []ToolInfo {
 // ListNotes says what a server's tool list left out (tools whose names
 // cannot be commands, pages past the bound); nil when nothing.
 func (m *Manager) ListNotes(server string) []string {
-	s, ok := m.servers[server]
+	s, ok := m.lookup(server)
 	if !ok {
 		return nil
 	}
@@ -685,6 +762,11 @@ func (s *server) refreshOnce(sess *sdk.ClientSession, which listKind) {
 func (s *server) transport(errTail *tail) (sdk.Transport, *exec.Cmd, error) {
 	c := s.cfg
 	switch c.Kind() {
+	case KindHost:
+		if c.Host == nil {
+			return nil, nil, errors.New("an in-process server of the Agent SDK's host: served only in a stream-json session with the control protocol")
+		}
+		return &hostTransport{link: c.Host, server: c.Name}, nil, nil
 	case KindStdio:
 		return s.stdioTransport(errTail)
 	case KindSSE:

@@ -58,8 +58,8 @@ type ExtraCommand struct {
 // every prompt of those that declare prompts.
 func (m *Manager) ExtraCommands() []ExtraCommand {
 	var out []ExtraCommand
-	for _, name := range m.names {
-		s := m.servers[name]
+	for _, s := range m.all() {
+		name := s.cfg.Name
 		s.mu.Lock()
 		connected, lists := s.sess != nil, s.lists
 		s.mu.Unlock()

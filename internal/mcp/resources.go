@@ -289,7 +289,7 @@ func (m *Manager) Resources(ctx context.Context, server string) (ResourceList, b
 	reconnected, err := m.request(ctx, server, "the resource list", func(ctx context.Context, sess *sdk.ClientSession) (err error) {
 		rl, err = fetchResources(ctx, sess, server)
 		if err == nil {
-			m.servers[server].store(sess, serverLists{resources: rl}, kindResources)
+			m.mustLookup(server).store(sess, serverLists{resources: rl}, kindResources)
 		}
 		return err
 	})
@@ -303,7 +303,7 @@ func (m *Manager) Prompts(ctx context.Context, server string) (PromptList, bool,
 	reconnected, err := m.request(ctx, server, "the prompt list", func(ctx context.Context, sess *sdk.ClientSession) (err error) {
 		pl, err = fetchPrompts(ctx, sess, server)
 		if err == nil {
-			m.servers[server].store(sess, serverLists{prompts: pl}, kindPrompts)
+			m.mustLookup(server).store(sess, serverLists{prompts: pl}, kindPrompts)
 		}
 		return err
 	})
@@ -343,7 +343,7 @@ func (m *Manager) GetPrompt(ctx context.Context, server, name string, args map[s
 // (at connection, on list_changed, or by a listing command); no request
 // is made.
 func (m *Manager) CachedResources(server string) ResourceList {
-	s, ok := m.servers[server]
+	s, ok := m.lookup(server)
 	if !ok {
 		return ResourceList{}
 	}
@@ -355,7 +355,7 @@ func (m *Manager) CachedResources(server string) ResourceList {
 // CachedPrompts is a connected server's prompt list as last listed; no
 // request is made.
 func (m *Manager) CachedPrompts(server string) PromptList {
-	s, ok := m.servers[server]
+	s, ok := m.lookup(server)
 	if !ok {
 		return PromptList{}
 	}

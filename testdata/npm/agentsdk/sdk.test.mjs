@@ -12,7 +12,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { query } from '@anthropic-ai/claude-agent-sdk';
+import { query, createSdkMcpServer, tool } from '@anthropic-ai/claude-agent-sdk';
+import { z } from 'zod';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const bin = process.env.SYNAPSE_BIN;
@@ -279,6 +280,34 @@ test('a failing run yields an error result the SDK parses', async () => {
   assert.equal(res.is_error, true);
   assert.ok(res.errors.some((e) => /refuses this request/.test(e)), JSON.stringify(res.errors));
   assert.equal(thrown, undefined, `the SDK threw: ${thrown}`);
+});
+
+test('an in-process MCP server (createSdkMcpServer) serves mcp:calc:add', async () => {
+  const calc = createSdkMcpServer({
+    name: 'calc',
+    version: '1.0.0',
+    tools: [
+      tool('add', 'Adds two numbers', { a: z.number(), b: z.number() },
+        async ({ a, b }) => ({ content: [{ type: 'text', text: `sum: ${a + b}` }] }),
+        { annotations: { readOnlyHint: true } }),
+    ],
+  });
+  const input = promptStream();
+  const q = query({ prompt: input, options: options({ mcpServers: { calc } }) });
+  input.push('[case:sdkmcp] add 1 and 2');
+  let status;
+  const msgs = await collect(q, async (m) => {
+    if (m.type === 'result') {
+      status = await q.mcpServerStatus();
+      input.close();
+    }
+  });
+  const [use] = blocks(msgs, 'tool_use');
+  assert.equal(use.input.command, 'mcp:calc:add --a=1 --b=2');
+  assert.match(results(msgs)[0].result, /sum: 3/);
+  const row = status.find((s) => s.name === 'calc');
+  assert.equal(row?.status, 'connected', JSON.stringify(status));
+  assert.deepEqual(row.tools.map((t) => t.name), ['add']);
 });
 
 test('unknown control requests are answered with an error, not silence', async () => {
