@@ -45,7 +45,7 @@ func BenchmarkBigTree(b *testing.B) {
 				w.MarkUnseen()
 				return fs.SkipDir
 			}
-			w.Remember(p, d)
+			w.Remember(p)
 			return nil
 		})
 		w.Start()

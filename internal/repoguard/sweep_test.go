@@ -67,11 +67,7 @@ func startSwept(t testing.TB, root string) *Watch {
 	t.Helper()
 	w := NewWatch()
 	w.SetRoots([]string{root})
-	st, err := os.Lstat(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Remember(root, fs.FileInfoToDirEntry(st))
+	w.Remember(root)
 	w.MarkUnseen()
 	w.Start()
 	t.Cleanup(w.Close)
@@ -133,38 +129,87 @@ func TestSweepFindsWhatNoWatchSees(t *testing.T) {
 			want: filepath.Join(deep, "bare", "HEAD"),
 		},
 	}
+	// Each case runs twice: found by the session's own check, and by the
+	// background pass the session's end hands the sweep to (Finish).
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			root := t.TempDir()
-			if err := os.MkdirAll(filepath.Join(root, deep), 0o755); err != nil {
-				t.Fatal(err)
+		for _, handoff := range []bool{false, true} {
+			name := tt.name
+			if handoff {
+				name += ", handed off"
 			}
-			if tt.before != nil {
-				tt.before(t, root)
-			}
-			waitClock(t, root)
-			w := startSwept(t, root)
-			if lines := w.Check(); len(lines) > 0 {
-				t.Fatalf("the check before any command reported %q", lines)
-			}
-			if tt.command != nil {
-				tt.command(t, root)
-			}
-			lines := strings.Join(w.Check(), "\n")
-			if tt.want == "" {
-				if lines != "" {
-					t.Fatalf("reported %q, want nothing", lines)
+			t.Run(name, func(t *testing.T) {
+				root := t.TempDir()
+				if err := os.MkdirAll(filepath.Join(root, deep), 0o755); err != nil {
+					t.Fatal(err)
 				}
-				return
-			}
-			want := filepath.Join(root, tt.want)
-			if !strings.Contains(lines, want) {
-				t.Fatalf("did not report %s: %q", want, lines)
-			}
-			if _, err := os.Lstat(want); err == nil {
-				t.Fatalf("%s is still in place", want)
-			}
-		})
+				if tt.before != nil {
+					tt.before(t, root)
+				}
+				waitClock(t, root)
+				w := startSwept(t, root)
+				if lines := w.Check(); len(lines) > 0 {
+					t.Fatalf("the check before any command reported %q", lines)
+				}
+				if tt.command != nil {
+					tt.command(t, root)
+				}
+				var lines string
+				if handoff {
+					h, ok := w.Handoff()
+					if !ok {
+						t.Fatal("a watch with unwatched folders handed nothing off")
+					}
+					w.Close()
+					lines = strings.Join(Finish(h), "\n")
+				} else {
+					lines = strings.Join(w.Check(), "\n")
+				}
+				if tt.want == "" {
+					if lines != "" {
+						t.Fatalf("reported %q, want nothing", lines)
+					}
+					return
+				}
+				want := filepath.Join(root, tt.want)
+				if !strings.Contains(lines, want) {
+					t.Fatalf("did not report %s: %q", want, lines)
+				}
+				if _, err := os.Lstat(want); err == nil {
+					t.Fatalf("%s is still in place", want)
+				}
+			})
+		}
+	}
+}
+
+// TestHandoffKeepsKnownRepositories: a repository the start-up scan
+// found (protected by the mount plan) is the person's, however busy the
+// session was in it: the background pass must not take its hooks for
+// planted ones; and a watch whose folders are all watched hands nothing off.
+func TestHandoffKeepsKnownRepositories(t *testing.T) {
+	root := t.TempDir()
+	git := makeRepo(t, filepath.Join(root, "a", "b"), true)
+	waitClock(t, root)
+	w := NewWatch()
+	w.SetRoots([]string{root})
+	w.Remember(root)
+	w.MarkKnown(git)
+	if _, ok := w.Handoff(); ok {
+		t.Fatal("a watch that sees every folder handed a pass off")
+	}
+	w.MarkUnseen()
+	w.Start()
+	defer w.Close()
+	writeFile(t, filepath.Join(git, "index"), "a commit made in the sandbox\n")
+	h, ok := w.Handoff()
+	if !ok {
+		t.Fatal("a watch with unwatched folders handed nothing off")
+	}
+	if lines := Finish(h); len(lines) > 0 {
+		t.Fatalf("the background pass reported the person's repository: %q", lines)
+	}
+	if _, err := os.Lstat(filepath.Join(git, "hooks", "pre-commit")); err != nil {
+		t.Fatalf("the person's repository lost its hook: %v", err)
 	}
 }
 
@@ -204,14 +249,12 @@ func TestWatchesAreBounded(t *testing.T) {
 			if err := os.MkdirAll(deepest, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			st, _ := os.Lstat(deepest)
-			w.Remember(deepest, fs.FileInfoToDirEntry(st))
+			w.Remember(deepest)
 		}
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		st, _ := os.Lstat(d)
-		w.Remember(d, fs.FileInfoToDirEntry(st))
+		w.Remember(d)
 	}
 	w.Start()
 	defer w.Close()

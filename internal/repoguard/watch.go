@@ -231,16 +231,16 @@ func ctimeOf(st fs.FileInfo) int64 {
 
 // Remember records a directory of the start-up scan (or a new one). Past
 // MaxWatches a new one is left to the sweep.
-func (w *Watch) Remember(dir string, d fs.DirEntry) {
+func (w *Watch) Remember(dir string) {
 	if w.fd >= 0 {
 		if !w.add(dir) {
 			w.sw.on = true
 		}
 		return
 	}
-	if st, err := d.Info(); err == nil {
-		w.dirs[dir] = ctimeOf(st)
-	}
+	// Its change time is read in Start, and only if inotify is missing:
+	// a stat per folder is most of what the scan would cost otherwise.
+	w.dirs[dir] = 0
 }
 
 // watchMask adds to what a control watch of the same directory asks for
@@ -271,7 +271,16 @@ func (w *Watch) Start() {
 	w.startClock()
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
-		return // the ctime check covers every directory
+		// The ctime check covers every directory, from now (no command
+		// has run yet).
+		for dir := range w.dirs {
+			if st, err := os.Lstat(dir); err == nil {
+				w.dirs[dir] = ctimeOf(st)
+			} else {
+				delete(w.dirs, dir)
+			}
+		}
+		return
 	}
 	w.fd = fd
 	// The control folders of the repositories first (they wake the idle
@@ -357,7 +366,7 @@ func (w *Watch) Check() []string {
 			if d.Name() == ".git" {
 				return fs.SkipDir
 			}
-			w.Remember(p, d)
+			w.Remember(p)
 			return nil
 		})
 	}

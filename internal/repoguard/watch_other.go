@@ -4,7 +4,6 @@ package repoguard
 
 import (
 	"errors"
-	"io/fs"
 	"strings"
 )
 
@@ -57,7 +56,7 @@ func (*Watch) MarkUnseen() {}
 func (*Watch) WaitFD() int { return -1 }
 
 // Remember does nothing off Linux.
-func (*Watch) Remember(string, fs.DirEntry) {}
+func (*Watch) Remember(string) {}
 
 // Start does nothing off Linux.
 func (*Watch) Start() {}
@@ -102,3 +101,12 @@ func within(p, root string) bool {
 	}
 	return strings.HasPrefix(p, root+"/")
 }
+
+// Handoff is never needed off Linux: nothing is swept.
+func (*Watch) Handoff() (Handoff, bool) { return Handoff{}, false }
+
+// Handoff is the Linux watch's state for a background pass; unused here.
+type Handoff struct{}
+
+// Finish finds nothing off Linux.
+func Finish(Handoff) []string { return nil }

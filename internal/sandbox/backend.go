@@ -93,6 +93,8 @@ type LocalBackend struct {
 	pending []string      // what the idle watcher disabled, for the next command's output
 	wake    int           // eventfd that stops the idle watcher (-1: none)
 	idleEnd chan struct{} // closed when the idle watcher has stopped
+
+	sweeper, notices string // CreateOptions.Sweeper and Notices
 }
 
 var _ Backend = (*LocalBackend)(nil)
@@ -263,10 +265,17 @@ func (b *LocalBackend) Dispose() error {
 		// killed: nothing can plant one after this last check.
 		b.stopIdle()
 		b.runMu.Lock()
-		// The last check sweeps the whole tree: what a command planted
-		// where no watch looks must not outlive the session armed.
-		b.plat.lastPlan.watch.Exhaust()
 		b.settleLocked()
+		// What a command planted where no watch looks must not outlive
+		// the session armed: the rest of the sweep's pass runs in the
+		// background, or here when it cannot.
+		w := b.plat.lastPlan.watch
+		if h, ok := w.Handoff(); ok {
+			if b.sweeper == "" || handOff(b.sweeper, b.notices, h) != nil {
+				w.Exhaust()
+				b.settleLocked()
+			}
+		}
 		b.runMu.Unlock()
 		b.plat.lastPlan.watch.Close()
 		if err := b.plat.cleanup(); err != nil {
@@ -293,6 +302,14 @@ type CreateOptions struct {
 	// Fresh lists repositories commands created under an earlier backend
 	// of the same manager: checked again like new ones, not trusted.
 	Fresh []string
+	// Sweeper is the launcher binary that runs the repository guard's
+	// last pass in the background (handoff.go); "" runs it before Dispose
+	// returns. Notices is where that pass records what it disabled.
+	Sweeper, Notices string
+	// ScanCache is the folder where the mount plan's scan keeps its cache
+	// between sessions ("" none).
+	ScanCache string
+	scan      *dirCache // the manager's, begun early (may be for other roots)
 }
 
 // Provider creates and destroys backends.
@@ -372,6 +389,7 @@ func (lp LocalProvider) Create(ctx context.Context, opts CreateOptions) (Backend
 	if err != nil {
 		return nil, err
 	}
+	plat.cacheDir, plat.scan = opts.ScanCache, opts.scan
 	shellPath := opts.Shell
 	if shellPath == "" {
 		shellPath = "/bin/bash"
@@ -386,7 +404,8 @@ func (lp LocalProvider) Create(ctx context.Context, opts CreateOptions) (Backend
 		_ = plat.cleanup()
 		return nil, fmt.Errorf("start the sandboxed shell: %w", err)
 	}
-	b := &LocalBackend{policy: opts.Policy, rules: compileRules(opts.Policy.Blacklist, opts.Policy.Home), plat: plat, sess: sess}
+	b := &LocalBackend{policy: opts.Policy, rules: compileRules(opts.Policy.Blacklist, opts.Policy.Home), plat: plat, sess: sess,
+		sweeper: opts.Sweeper, notices: opts.Notices}
 	plat.lastPlan.watch.Adopt(opts.Fresh)
 	if plat.guard != nil {
 		plat.guard.Forget(opts.Fresh)

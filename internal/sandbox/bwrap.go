@@ -51,12 +51,16 @@ type mountPlan struct {
 	hideFiles []string
 	truncated bool             // the glob scan hit its bound
 	watch     *repoguard.Watch // finds repositories commands create in the writable roots
+	cache     *dirCache        // where the scan reads folders (nil: the disk)
 }
 
 // planMounts resolves the policy against the filesystem. env supplies
 // SSH_AUTH_SOCK and XDG_RUNTIME_DIR, whose sockets are hidden.
-func planMounts(p Policy, env []string) mountPlan {
-	mp := mountPlan{watch: repoguard.NewWatch()}
+func planMounts(p Policy, env []string) mountPlan { return planMountsCached(p, env, nil) }
+
+// planMountsCached is planMounts reading unchanged folders from cache.
+func planMountsCached(p Policy, env []string, cache *dirCache) mountPlan {
+	mp := mountPlan{watch: repoguard.NewWatch(), cache: cache}
 	rules := compileRules(p.Blacklist, p.Home)
 	for _, w := range normalizeDirs(p.Whitelist, p.Home) {
 		if _, ok := matchRules(rules, w); ok {
@@ -216,7 +220,7 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 	// folders): a node_modules of a million files must not leave the
 	// project's own deep folders unwatched.
 	skipped := maxWatchEntries
-	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	_ = walkDir(root, mp.cache.readDir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if d != nil && d.IsDir() && path != root {
 				return fs.SkipDir
@@ -240,7 +244,7 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 		*budget--
 		if path == root {
 			if writable {
-				mp.watch.Remember(path, d)
+				mp.watch.Remember(path)
 			}
 			return nil
 		}
@@ -276,7 +280,7 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 				return fs.SkipDir
 			}
 			if writable {
-				mp.watch.Remember(path, d)
+				mp.watch.Remember(path)
 			}
 		}
 		return nil
@@ -299,7 +303,7 @@ func (mp *mountPlan) beyondBounds(path string, d fs.DirEntry, protectGit func(st
 	*left--
 	if d.Name() == ".hg" && d.IsDir() {
 		protectHg(path)
-		mp.watch.Remember(path, d) // a repository put inside is reached by a gitlink
+		mp.watch.Remember(path) // a repository put inside is reached by a gitlink
 		return nil
 	}
 	if d.Name() == ".git" {
@@ -311,7 +315,7 @@ func (mp *mountPlan) beyondBounds(path string, d fs.DirEntry, protectGit func(st
 		return nil
 	}
 	if d.IsDir() {
-		mp.watch.Remember(path, d)
+		mp.watch.Remember(path)
 	}
 	return nil
 }
@@ -320,7 +324,7 @@ func (mp *mountPlan) beyondBounds(path string, d fs.DirEntry, protectGit func(st
 // .hg, .svn) what beyondBounds does past the bounds, counting folders
 // only against left (a dependency tree is mostly files).
 func (mp *mountPlan) watchTree(root string, protectGit func(string, bool), protectHg func(string), left *int) {
-	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	_ = walkDir(root, mp.cache.readDir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if d != nil && d.IsDir() && path != root {
 				return fs.SkipDir
@@ -343,7 +347,7 @@ func (mp *mountPlan) watchTree(root string, protectGit func(string, bool), prote
 			if d.Name() == ".hg" && path != root {
 				protectHg(path)
 			}
-			mp.watch.Remember(path, d)
+			mp.watch.Remember(path)
 		}
 		return nil
 	})

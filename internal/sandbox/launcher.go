@@ -41,10 +41,14 @@ const (
 	accessDev   = "dev" // read and write a device file (/dev/null), with terminal ioctls
 )
 
-// Launch is the launcher's main: args are SPEC -- ARGV. It restricts the
+// Launch is the launcher's main: args are SPEC -- ARGV (or --sweep: the
+// repository guard's background pass, handoff.go). It restricts the
 // process and execve's ARGV, so it returns only on failure (exit 126, as a
 // shell does for a command it cannot run), after saying why on stderr.
 func Launch(args []string) int {
+	if len(args) > 0 && args[0] == sweepArg {
+		return sweepMain(args[1:])
+	}
 	err := launch(args) // returns only on failure: it execs
 	fmt.Fprintf(os.Stderr, "synapse sandbox (landlock): %v; the command was not run\n", err)
 	return 126

@@ -112,6 +112,10 @@ type Manager struct {
 	// than trusting them as its scan's own, since an extension process
 	// started before it is not held by its read-only mounts.
 	fresh []string
+	// scan is the mount plan's folder cache, loaded and checked in the
+	// background from NewManager on (while the platform is probed), for
+	// the first sandbox; nil once taken.
+	scan *dirCache
 }
 
 // NewManager loads the configuration and decides whether commands will be
@@ -167,6 +171,9 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 	if isRoot(opts.Cwd) {
 		m.warnings = append(m.warnings, "the working directory is /, which stays read-only in the sandbox (a writable / would leave no sandbox); start Synapse in a project directory to let commands change files")
 	}
+	if p := m.noticesPath(); p != "" {
+		m.warnings = append(m.warnings, takeNotices(p)...)
+	}
 	if dir := m.agentHome(); dir != "" {
 		for _, name := range agentSecrets {
 			if p := filepath.Join(dir, name); !slices.Contains(m.cfg.Policy.Blacklist, p) {
@@ -178,6 +185,9 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 	case !m.cfg.Enabled:
 		m.reason = "the sandbox is turned off (\"enabled\": false in " + m.configName() + "): commands run without OS restrictions"
 		return m, nil
+	}
+	if opts.GOOS == "linux" {
+		m.scan = openDirCache(m.scanCachePath(), scanKey(m.buildPolicyLocked()))
 	}
 	prov, err := opts.Registry.New(m.cfg.Provider)
 	if err != nil {
@@ -224,6 +234,24 @@ var agentSecrets = []string{"settings.json", filepath.Join("mcp", "mcp_servers.j
 // AgentSecrets names the credential files of the agent home (relative to
 // it), which sandboxed commands can neither read nor write.
 func AgentSecrets() []string { return slices.Clone(agentSecrets) }
+
+// noticesPath is where background passes of the repository guard record
+// what they disabled ("" without an agent home).
+func (m *Manager) noticesPath() string {
+	if dir := m.agentHome(); dir != "" {
+		return filepath.Join(dir, noticesName)
+	}
+	return ""
+}
+
+// scanCachePath is the folder of the mount plan's scan caches ("" without
+// an agent home).
+func (m *Manager) scanCachePath() string {
+	if dir := m.agentHome(); dir != "" {
+		return filepath.Join(dir, "cache")
+	}
+	return ""
+}
 
 // agentHome is the directory of sandbox.json, resolved ("" without one).
 func (m *Manager) agentHome() string {
@@ -483,7 +511,12 @@ func (m *Manager) getLocked(ctx context.Context) (Backend, error) {
 		LookPath:     m.opts.LookPath,
 		Shell:        m.opts.Shell,
 		Fresh:        m.fresh,
+		Sweeper:      m.opts.Launcher,
+		Notices:      m.noticesPath(),
+		ScanCache:    m.scanCachePath(),
+		scan:         m.scan,
 	}
+	m.scan = nil
 	var (
 		b   Backend
 		err error

@@ -29,11 +29,23 @@ func TestGlobRegex(t *testing.T) {
 		{"/w/[ab].key", "/w/a.key", true},
 		{"/w/[!ab].key", "/w/a.key", false},
 		{"/w/(x).key", "/w/(x).key", true},
+		{".env", "/w/a/.env", true},
+		{"credentials.json", "/w/credentials.json.bak", false},
+		{"*.pem", "/w/a.pem/x", true},
+		{"**/id_?sa", "/w/id_rsa", true},
+		{"**/id_?sa", "/w/id_rrsa", false},
+		{"**/[!.]*.key", "/w/.a.key", false},
+		{"**/[!.]*.key", "/w/b.key", true},
 	}
 	for _, tt := range tests {
 		rules := compileRules([]string{tt.glob}, "/home/u")
 		if _, got := matchRules(rules, tt.path); got != tt.match {
 			t.Errorf("%s ~ %s = %v, want %v", tt.glob, tt.path, got, tt.match)
+		}
+		// The component fast path must say what the whole-path regex
+		// (the one Seatbelt gets) says.
+		if r := rules[0]; r.re != nil && r.re.MatchString(tt.path) != tt.match {
+			t.Errorf("regex of %s ~ %s = %v, want %v", tt.glob, tt.path, !tt.match, tt.match)
 		}
 	}
 }

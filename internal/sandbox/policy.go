@@ -85,6 +85,13 @@ type rule struct {
 	entry string         // as configured (`~/.ssh`, `**/.env`)
 	path  string         // expanded absolute path for literal entries
 	re    *regexp.Regexp // for glob entries, anchored, over absolute paths
+	// name is set for `**/<one component>` entries (most of them): the
+	// path matches when one of its components does, which is what re
+	// says, without running re over the whole path. nameRe is that
+	// component's own regex when it holds wildcards; name stays literal
+	// otherwise. The scan checks tens of thousands of paths with these.
+	name   string
+	nameRe *regexp.Regexp
 }
 
 // compileRules turns blacklist entries into matchers. Relative literal
@@ -112,9 +119,37 @@ func compileRules(entries []string, home string) []rule {
 		if err != nil {
 			continue // globRegex quotes everything it does not translate
 		}
-		out = append(out, rule{entry: e, re: re})
+		r := rule{entry: e, re: re}
+		if c, ok := strings.CutPrefix(x, "**/"); ok && c != "" && !strings.Contains(c, "/") && !strings.Contains(c, "**") {
+			r.name = c
+			if isGlob(c) {
+				// globRegex of a bare component: anchored, plus a
+				// "(/.*)?" tail that a component never needs.
+				r.nameRe, _ = regexp.Compile(strings.TrimSuffix(globRegex(c), "(/.*)?$") + "$")
+			}
+		}
+		out = append(out, r)
 	}
 	return out
+}
+
+// matchName reports whether a component of abs matches r.name.
+func (r rule) matchName(abs string) bool {
+	for rest := abs; rest != ""; {
+		var c string
+		c, rest, _ = strings.Cut(rest, "/")
+		if c == "" {
+			continue
+		}
+		if r.nameRe != nil {
+			if r.nameRe.MatchString(c) {
+				return true
+			}
+		} else if c == r.name {
+			return true
+		}
+	}
+	return false
 }
 
 // globRegex translates a path glob into an anchored regular expression over
@@ -165,6 +200,12 @@ func globRegex(g string) string {
 // one of its parents).
 func matchRules(rules []rule, abs string) (string, bool) {
 	for _, r := range rules {
+		if r.name != "" {
+			if r.matchName(abs) {
+				return r.entry, true
+			}
+			continue
+		}
 		if r.re != nil {
 			if r.re.MatchString(abs) {
 				return r.entry, true

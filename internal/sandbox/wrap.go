@@ -100,6 +100,13 @@ type platform struct {
 	// then restores the repositories' protected files after each command.
 	launcher string
 	guard    *repoguard.Guard
+	// cacheDir keeps the scan's folder cache between sessions (scancache.go);
+	// "" reads every folder.
+	cacheDir string
+	scan     *dirCache // begun by the manager; used once, if its roots match
+	// cacheOut is the scan's cache, written to cachePath at cleanup.
+	cacheOut  []byte
+	cachePath string
 }
 
 // newPlatform prepares the adapter; stateParent receives a private directory
@@ -148,7 +155,7 @@ func newLandlockPlatform(stateParent, launcher string) (*platform, error) {
 func (pl *platform) wrap(p Policy, argv []string, opts WrapOptions) ([]string, error) {
 	opts.GOOS, opts.LookPath = pl.goos, pl.look
 	if pl.launcher != "" {
-		mp := planMounts(p, opts.Env)
+		mp := pl.plan(p, opts.Env)
 		mp.watch.Start()
 		mp.watch.ControlFiles(mp.gitWatch)
 		pl.lastPlan = mp
@@ -171,7 +178,7 @@ func (pl *platform) wrap(p Policy, argv []string, opts WrapOptions) ([]string, e
 	if err != nil {
 		return nil, err
 	}
-	mp := planMounts(p, opts.Env)
+	mp := pl.plan(p, opts.Env)
 	// The state directory sits in the host temp dir: when a writable root
 	// holds it, keep it read-only inside so the empty file stays empty.
 	if !p.ReadOnly && slices.ContainsFunc(mp.writable, func(w string) bool { return within(pl.stateDir, w) }) {
@@ -183,9 +190,26 @@ func (pl *platform) wrap(p Policy, argv []string, opts WrapOptions) ([]string, e
 	return append(bwrapArgs(bwrap, p, mp, opts, filepath.Join(pl.stateDir, "empty")), argv...), nil
 }
 
+// plan is planMounts with the folder cache of the scan.
+func (pl *platform) plan(p Policy, env []string) mountPlan {
+	cache := pl.scan
+	pl.scan = nil
+	if key := scanKey(p); !cache.matches(key) {
+		cache = openDirCache(pl.cacheDir, key)
+	}
+	mp := planMountsCached(p, env, cache)
+	if data := cache.encode(); data != nil {
+		pl.cacheOut, pl.cachePath = data, cache.path
+	}
+	mp.cache = nil
+	return mp
+}
+
 // cleanup removes the adapter's files and stops watching for repositories.
 func (pl *platform) cleanup() error {
 	pl.lastPlan.watch.Close()
+	_ = writeCache(pl.cachePath, pl.cacheOut) // unwritten, it only costs the next scan time
+	pl.cacheOut = nil
 	if pl.stateDir == "" {
 		return nil
 	}

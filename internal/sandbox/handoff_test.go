@@ -1,0 +1,63 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/synapse-agent/synapse/internal/repoguard"
+	"github.com/synapse-agent/synapse/internal/testutil"
+)
+
+// TestRedTeamPlantPastTheSweepIsDisabledAfterExit: in a tree larger than
+// the watches cover, a repository planted in an old, unwatched folder that
+// the session's checks did not reach before it ended is found by the
+// background pass the end hands the sweep to: disabled, and recorded for
+// the next session, which shows it and clears it.
+func TestRedTeamPlantPastTheSweepIsDisabledAfterExit(t *testing.T) {
+	f := newFixture(t, nil)
+	if err := os.MkdirAll(filepath.Dir(f.cfgPath), 0o700); err != nil { // the agent home, where the notices go
+		t.Fatal(err)
+	}
+	for i := range repoguard.MaxWatches + 50 {
+		if err := os.Mkdir(filepath.Join(f.ws, fmt.Sprintf("d%05d", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Last in the sweep's order and past the watched (shallowest) folders.
+	old := filepath.Join(f.ws, "zzz", "a", "b", "c")
+	if err := os.MkdirAll(old, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res := f.run(t, gitEnv+"git init -q zzz/a/b/c && printf '#!/bin/sh\\ntouch pwned\\n' > zzz/a/b/c/.git/hooks/pre-commit && chmod +x zzz/a/b/c/.git/hooks/pre-commit && echo planted")
+	if res.Stdout != "planted" {
+		t.Fatalf("plant: %+v", res)
+	}
+	repo := filepath.Join(old, ".git")
+	if strings.Contains(res.Stderr, repo) {
+		t.Fatalf("the check after the command reached the planted folder already; the test needs it unreached: %q", res.Stderr)
+	}
+	if err := f.m.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	notices := filepath.Join(filepath.Dir(f.cfgPath), noticesName)
+	testutil.WaitFor(t, "the background pass to disable "+repo, func() bool {
+		_, err := os.Lstat(repo)
+		b, _ := os.ReadFile(notices)
+		return os.IsNotExist(err) && strings.Contains(string(b), repo)
+	})
+	if aside, _ := filepath.Glob(filepath.Join(old, ".git"+repoguard.DisabledMark+"*")); len(aside) != 1 {
+		t.Fatalf("the planted repository was not renamed aside: %v", aside)
+	}
+	g := newFixture(t, func(o *ManagerOptions) { o.ConfigPath = f.cfgPath })
+	if w := strings.Join(g.m.Warnings(), "\n"); !strings.Contains(w, "after an earlier session ended") || !strings.Contains(w, repo) {
+		t.Fatalf("the next session did not show what the background pass did: %q", w)
+	}
+	if _, err := os.Lstat(notices); !os.IsNotExist(err) {
+		t.Fatalf("the notices were not cleared once shown: %v", err)
+	}
+}

@@ -1,0 +1,133 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// walkAll lists what walkDir visits under root with read, as path and
+// type, stopping where skip says (a SkipDir at "b", a SkipAll at "stop").
+func walkAll(t *testing.T, root string, walk func(string, fs.WalkDirFunc) error) []string {
+	t.Helper()
+	var out []string
+	err := walk(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		out = append(out, p+" "+d.Type().String())
+		switch d.Name() {
+		case "b":
+			return fs.SkipDir
+		case "stop":
+			return fs.SkipAll
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func makeScanTree(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	for _, d := range []string{"a/x", "b/y", "c/d/e", "c/stop/z", "c/zz"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"a/.env", "b/f", "c/d/g", "top"} {
+		writeFile(t, filepath.Join(root, f), "x")
+	}
+	if err := os.Symlink("/etc", filepath.Join(root, "a", "link")); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// TestWalkDirIsFilepathWalkDir: the scan's walk visits what
+// filepath.WalkDir does, in the same order, with SkipDir and SkipAll,
+// whether the folders come from the disk or from the cache.
+func TestWalkDirIsFilepathWalkDir(t *testing.T) {
+	root := makeScanTree(t)
+	want := walkAll(t, root, func(r string, fn fs.WalkDirFunc) error { return filepath.WalkDir(r, fn) })
+	if got := walkAll(t, root, func(r string, fn fs.WalkDirFunc) error { return walkDir(r, os.ReadDir, fn) }); !slices.Equal(got, want) {
+		t.Fatalf("walkDir:\n%q\nfilepath.WalkDir:\n%q", got, want)
+	}
+	dir := t.TempDir()
+	for round := range 2 { // a cold cache, then a warm one
+		c := openDirCache(dir, []string{root})
+		c.start += int64(time.Hour) // every folder counts as settled
+		got := walkAll(t, root, func(r string, fn fs.WalkDirFunc) error { return walkDir(r, c.readDir, fn) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d through the cache:\n%q\nwant:\n%q", round, got, want)
+		}
+		if round == 1 && len(c.hit) == 0 {
+			t.Fatal("the warm round took nothing from the cache")
+		}
+		if err := writeCache(c.path, c.encode()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestDirCacheSeesChanges: a folder whose entries changed is read again;
+// one changed just before the scan is not kept (its ctime may not move
+// for a change in the same clock tick); a torn or foreign file is
+// ignored whole; a cache of other roots is not taken.
+func TestDirCacheSeesChanges(t *testing.T) {
+	root := makeScanTree(t)
+	dir := t.TempDir()
+	// scan returns the folders taken from the cache, those it would keep,
+	// and what the walk saw.
+	scan := func(settled bool) (hit, kept map[string]cachedDir, got []string) {
+		c := openDirCache(dir, []string{root})
+		if settled {
+			c.start += int64(time.Hour)
+		}
+		got = walkAll(t, root, func(r string, fn fs.WalkDirFunc) error { return walkDir(r, c.readDir, fn) })
+		hit, kept = c.hit, c.now
+		if err := writeCache(c.path, c.encode()); err != nil {
+			t.Fatal(err)
+		}
+		return hit, kept, got
+	}
+	// Just made: racy, nothing kept.
+	if _, kept, _ := scan(false); len(kept) != 0 {
+		t.Fatalf("kept %d folders changed within the racy window", len(kept))
+	}
+	scan(true)
+	writeFile(t, filepath.Join(root, "a", "new.pem"), "k")
+	hit, _, got := scan(true)
+	if _, ok := hit[filepath.Join(root, "a")]; ok {
+		t.Fatal("a folder with a new entry was taken from the cache")
+	}
+	if !slices.Contains(got, filepath.Join(root, "a", "new.pem")+" ----------") {
+		t.Fatalf("the new entry was not seen: %q", got)
+	}
+	if _, ok := hit[filepath.Join(root, "c", "d")]; !ok {
+		t.Fatal("an unchanged folder was read again")
+	}
+	// Torn: the checksum fails, everything is read.
+	path := openDirCache(dir, []string{root}).path
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b[:len(b)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if hit, _, _ := scan(true); len(hit) != 0 {
+		t.Fatalf("a torn cache gave %d folders", len(hit))
+	}
+	if c := openDirCache(dir, []string{root}); c.matches([]string{root, "/other"}) {
+		t.Fatal("a cache of other roots matched")
+	}
+}
