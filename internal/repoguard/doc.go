@@ -30,10 +30,12 @@
 //     command, or at once while idle;
 //   - the rest of the tree (deep folders, node_modules, what lies past the
 //     scan's bounds) is covered by a sweep that reads a bounded number of
-//     folders per check, resuming where the last one stopped, and the
-//     whole tree at the session's end (Exhaust: one read of every folder,
-//     seconds in a tree of 100 000, paid at exit, by `synapse exec` too;
-//     no watch and no memory kept). A repository the sweep
+//     folders per check, resuming where the last one stopped; at the
+//     session's end the rest of the pass is handed (Handoff) to a
+//     background process that runs it whole (Finish: one read of every
+//     folder, seconds in a tree of 100 000, which nobody waits for at
+//     exit; no watch and no memory kept), or run before the end returns
+//     (Exhaust) when no such process can start. A repository the sweep
 //     finds whose control files all changed before the session started
 //     (change times, which no command can set back) is the user's: what
 //     would run in it is recorded, and it is judged again when that

@@ -54,10 +54,11 @@ type cachedEnt struct {
 	typ  fs.FileMode
 }
 
-func (e cachedEnt) Name() string               { return e.name }
-func (e cachedEnt) IsDir() bool                { return e.typ.IsDir() }
-func (e cachedEnt) Type() fs.FileMode          { return e.typ }
-func (e cachedEnt) Info() (fs.FileInfo, error) { return nil, errors.ErrUnsupported }
+// Pointer methods: a *cachedEnt in an fs.DirEntry costs no allocation.
+func (e *cachedEnt) Name() string               { return e.name }
+func (e *cachedEnt) IsDir() bool                { return e.typ.IsDir() }
+func (e *cachedEnt) Type() fs.FileMode          { return e.typ }
+func (e *cachedEnt) Info() (fs.FileInfo, error) { return nil, errors.ErrUnsupported }
 
 const (
 	cacheMagic = "synapse-scan-cache 1\n"
@@ -143,8 +144,8 @@ func (c *dirCache) readDir(dir string) ([]fs.DirEntry, error) {
 	if cd, ok := c.hit[dir]; ok {
 		c.now[dir] = cd
 		out := make([]fs.DirEntry, len(cd.ents))
-		for i, e := range cd.ents {
-			out[i] = e
+		for i := range cd.ents {
+			out[i] = &cd.ents[i]
 		}
 		return out, nil
 	}
