@@ -39,13 +39,15 @@ type Init struct {
 	SystemPrompt       string   // replaces the built-in prompt ("": keep it)
 	AppendSystemPrompt string   // added after it
 	Hooks              []string // hook events the host registered callbacks for (HookMatchers)
-	Agents             []string // custom sub-agents the host defined (not run here)
+	Agents             []string // the names of the custom sub-agents the host defined (AgentDefs)
 	SDKMCPServers      []string // the host's in-process MCP servers (served through mcp_message: sdkmcp.go)
 	MCPServers         []string // MCP servers sent in initialize instead of --mcp-config (not started here)
 
 	// HookMatchers are the host's hook callbacks by event (HookConfig
 	// turns them into hooks that call them).
 	HookMatchers map[string][]HookMatcher
+	// AgentDefs are the host's custom sub-agents, sorted by name.
+	AgentDefs []AgentDefinition
 }
 
 // Handlers are what the control requests do; cli wires them to the agent.
@@ -61,6 +63,9 @@ type Handlers struct {
 	SetModel func(model string) error
 	// MCPStatus lists the MCP servers (the SDK's McpServerStatus rows).
 	MCPStatus func() []MCPStatus
+	// SetMCPServers replaces the MCP servers the host added at run time
+	// (mcp_set_servers) with servers (name → the SDK's McpServerConfig).
+	SetMCPServers func(servers map[string]json.RawMessage) (MCPSetResult, error)
 	// CallFor is the tool_use id of the running call of a command.
 	CallFor func(command string) string
 	// Denied records a call the host refused (the result's permission_denials).
@@ -296,6 +301,7 @@ func (c *Control) request(n int, env envelope) {
 		MCPServers         map[string]json.RawMessage `json:"mcpServers"`
 		Mode               string                     `json:"mode"`
 		Model              *string                    `json:"model"`
+		Servers            map[string]json.RawMessage `json:"servers"`
 	}
 	if env.RequestID == "" {
 		c.note(n, "a control_request without a request_id")
@@ -319,8 +325,14 @@ func (c *Control) request(n int, env envelope) {
 			in.Hooks = append(in.Hooks, k)
 		}
 		in.HookMatchers = parseHookMatchers(req.Hooks)
-		for k := range req.Agents {
-			in.Agents = append(in.Agents, k)
+		defs, err := parseAgents(req.Agents)
+		if err != nil {
+			c.reply(env.RequestID, nil, fmt.Errorf("initialize: %w", err))
+			return
+		}
+		in.AgentDefs = defs
+		for _, d := range defs {
+			in.Agents = append(in.Agents, d.Name)
 		}
 		for k := range req.MCPServers {
 			in.MCPServers = append(in.MCPServers, k)
@@ -357,8 +369,19 @@ func (c *Control) request(n int, env envelope) {
 		c.reply(env.RequestID, map[string]any{"mcpServers": rows}, nil)
 	case "mcp_message":
 		c.mcpMessage(env.RequestID, env.Request)
+	case "mcp_set_servers":
+		if h.SetMCPServers == nil {
+			c.reply(env.RequestID, nil, missing)
+			return
+		}
+		res, err := h.SetMCPServers(req.Servers)
+		if err != nil {
+			c.reply(env.RequestID, nil, err)
+			return
+		}
+		c.reply(env.RequestID, res.payload(), nil)
 	default:
-		c.reply(env.RequestID, nil, fmt.Errorf("unsupported control request subtype %q: synapse answers initialize, interrupt, set_permission_mode, set_model, mcp_status and mcp_message", req.Subtype))
+		c.reply(env.RequestID, nil, fmt.Errorf("unsupported control request subtype %q: synapse answers initialize, interrupt, set_permission_mode, set_model, mcp_status, mcp_message and mcp_set_servers", req.Subtype))
 	}
 }
 
