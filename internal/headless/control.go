@@ -70,6 +70,11 @@ type Handlers struct {
 	CallFor func(command string) string
 	// Denied records a call the host refused (the result's permission_denials).
 	Denied func(id, command string)
+	// Begin, when set, is called before the first line Control writes for
+	// the host, except initialize's answer, whose handler calls it itself
+	// once the host's setup is applied (system/init then shows the host's
+	// agents), and when stdin ends. It must be idempotent.
+	Begin func()
 }
 
 // Control speaks the Agent SDK's control protocol on a stream-json
@@ -144,6 +149,7 @@ func (c *Control) Serve(in io.Reader) {
 			break
 		}
 	}
+	c.begin()
 	c.mu.Lock()
 	c.done = true
 	if !errors.Is(err, io.EOF) {
@@ -227,7 +233,27 @@ type envelope struct {
 	Response  json.RawMessage `json:"response"`
 }
 
+// begin calls Handlers.Begin.
+func (c *Control) begin() {
+	if b := c.handlers().Begin; b != nil {
+		b()
+	}
+}
+
+// isInitialize reports whether a control request's subtype is initialize.
+func isInitialize(raw json.RawMessage) bool {
+	var r struct {
+		Subtype string `json:"subtype"`
+	}
+	return json.Unmarshal(raw, &r) == nil && r.Subtype == "initialize"
+}
+
 func (c *Control) handle(n int, line []byte) {
+	var env envelope
+	parsed := line[0] != 0 && json.Unmarshal(line, &env) == nil
+	if !parsed || env.Type != "control_request" || !isInitialize(env.Request) {
+		c.begin()
+	}
 	if line[0] == 0 {
 		c.note(n, "%s", line[1:])
 		return
@@ -235,7 +261,6 @@ func (c *Control) handle(n int, line []byte) {
 	if strings.TrimSpace(string(line)) == "" {
 		return
 	}
-	var env envelope
 	if err := json.Unmarshal(line, &env); err != nil {
 		c.note(n, `not a JSON object (%v); send {"type":"user","message":{"role":"user","content":"…"}} or a control_request`, err)
 		return
@@ -308,6 +333,7 @@ func (c *Control) request(n int, env envelope) {
 		return
 	}
 	if err := json.Unmarshal(env.Request, &req); err != nil {
+		c.begin()
 		c.reply(env.RequestID, nil, fmt.Errorf("malformed control request: %w", err))
 		return
 	}
@@ -316,6 +342,7 @@ func (c *Control) request(n int, env envelope) {
 	switch req.Subtype {
 	case "initialize":
 		if h.Initialize == nil {
+			c.begin()
 			c.reply(env.RequestID, nil, missing)
 			return
 		}
@@ -327,6 +354,7 @@ func (c *Control) request(n int, env envelope) {
 		in.HookMatchers = parseHookMatchers(req.Hooks)
 		defs, err := parseAgents(req.Agents)
 		if err != nil {
+			c.begin()
 			c.reply(env.RequestID, nil, fmt.Errorf("initialize: %w", err))
 			return
 		}
@@ -338,6 +366,7 @@ func (c *Control) request(n int, env envelope) {
 			in.MCPServers = append(in.MCPServers, k)
 		}
 		resp, err := h.Initialize(in)
+		c.begin() // the handler's failure is answered after system/init too
 		c.inited.Store(err == nil)
 		c.reply(env.RequestID, resp, err)
 	case "interrupt":
@@ -374,12 +403,17 @@ func (c *Control) request(n int, env envelope) {
 			c.reply(env.RequestID, nil, missing)
 			return
 		}
-		res, err := h.SetMCPServers(req.Servers)
-		if err != nil {
-			c.reply(env.RequestID, nil, err)
-			return
-		}
-		c.reply(env.RequestID, res.payload(), nil)
+		// Answered when the servers have connected, off the reading
+		// goroutine: the host's in-process servers connect through
+		// mcp_message answers that this goroutine reads.
+		go func() {
+			res, err := h.SetMCPServers(req.Servers)
+			if err != nil {
+				c.reply(env.RequestID, nil, err)
+				return
+			}
+			c.reply(env.RequestID, res.payload(), nil)
+		}()
 	default:
 		c.reply(env.RequestID, nil, fmt.Errorf("unsupported control request subtype %q: synapse answers initialize, interrupt, set_permission_mode, set_model, mcp_status, mcp_message and mcp_set_servers", req.Subtype))
 	}
