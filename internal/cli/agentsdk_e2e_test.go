@@ -95,6 +95,11 @@ func agentSDKModel(req *llmtest.Request) llmtest.Turn {
 		return llmtest.TextTurn("told: " + toolSays)
 	case "error":
 		return llmtest.ErrorTurn(400, "the test model refuses this request")
+	case "hookask":
+		if toolSays == "" {
+			return llmtest.ToolTurn(llmtest.BashCall("call_hookask", "touch hookask-marker.txt"))
+		}
+		return llmtest.TextTurn("told: " + toolSays)
 	case "agents":
 		if toolSays == "" {
 			return llmtest.ToolTurn(llmtest.BashCall("call_task", `task:reviewer -p "review main.go" -d "review"`))
@@ -120,7 +125,8 @@ func agentSDKModel(req *llmtest.Request) llmtest.Turn {
 // binary and the model at a scripted llmtest server, and checks text, tool
 // calls, multi-turn input, resume, partial messages, interrupt, canUseTool
 // (deny, allow, allow with another command), a PreToolUse hook callback
-// that blocks, custom agents (task:<name>), setMcpServers,
+// that blocks, one that asks and changes the command, custom agents
+// (task:<name>), setMcpServers,
 // the system prompt, setPermissionMode('plan'), error results, and that
 // every message satisfies the SDK's types (tsc --noEmit).
 func TestAgentSDK(t *testing.T) {

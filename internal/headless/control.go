@@ -529,6 +529,9 @@ func (c *Control) AskRewrite(ctx context.Context, q tool.Question) (tool.Answer,
 			why = append(why, r.Word+" "+r.Why)
 		}
 		reason = "the command may write outside the scratch list: " + strings.Join(why, "; ")
+		if q.Hook != "" {
+			reason = "a PreToolUse hook asks for approval: " + q.Hook
+		}
 		var rules []any
 		for _, w := range q.Words {
 			rules = append(rules, map[string]any{"toolName": ToolName, "ruleContent": w + ":*"})
@@ -552,7 +555,7 @@ func (c *Control) AskRewrite(ctx context.Context, q tool.Question) (tool.Answer,
 		}
 		id = h.CallFor(call)
 	}
-	if q.Kind == tool.AskRun && q.Original == "" && c.hookAllowed(id) {
+	if q.Kind == tool.AskRun && q.Original == "" && q.Hook == "" && c.hookAllowed(id) {
 		return tool.AnswerOnce, nil
 	}
 	req := map[string]any{"subtype": "can_use_tool", "tool_name": ToolName, "input": input, "tool_use_id": id,

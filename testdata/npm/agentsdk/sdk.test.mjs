@@ -219,6 +219,32 @@ test('a PreToolUse hook callback that blocks: the command never runs and the mod
   assert.match(results(msgs)[0].result, /^told: .*no rm/s);
 });
 
+test("a PreToolUse hook's ask and updatedInput: the changed command is put to canUseTool, then runs", async () => {
+  const asked = [];
+  const msgs = await collect(query({
+    prompt: '[case:hookask] touch it',
+    options: options({
+      permissionMode: 'acceptEdits', // a mode that would not ask about this command
+      hooks: {
+        PreToolUse: [{ matcher: 'Bash', hooks: [async () => ({
+          hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'ask', permissionDecisionReason: 'hook wants a look',
+            updatedInput: { command: 'echo hook-changed' } },
+        })] }],
+      },
+      canUseTool: async (_t, input, opts) => {
+        asked.push({ input, id: opts.toolUseID, reason: opts.decisionReason });
+        return { behavior: 'allow', updatedInput: input };
+      },
+    }),
+  }));
+  assert.equal(asked.length, 1);
+  assert.equal(asked[0].input.command, 'echo hook-changed');
+  const [use] = blocks(msgs, 'tool_use');
+  assert.equal(asked[0].id, use.id);
+  assert.equal(existsSync(path.join(work, 'hookask-marker.txt')), false, "the model's command did not run");
+  assert.match(results(msgs)[0].result, /^told: .*A PreToolUse hook changed the command to: echo hook-changed.*\nhook-changed/s);
+});
+
 test('canUseTool allowing a command: it runs', async () => {
   const msgs = await collect(query({
     prompt: '[case:allow] touch it',
