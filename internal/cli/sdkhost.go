@@ -316,8 +316,11 @@ func (h *sdkHost) setAgents(defs []headless.AgentDefinition) (notes []string, er
 		if len(d.Ignored) > 0 {
 			notes = append(notes, fmt.Sprintf("agent %s: %s mean nothing here; ignored", d.Name, strings.Join(d.Ignored, ", ")))
 		}
-		if d.Model != "" {
+		switch {
+		case model != "":
 			models[d.Name] = d.Model
+		case d.Model != "":
+			models[d.Name] = "inherit" // what it runs on: the parent's model
 		}
 		kinds = append(kinds, k)
 	}

@@ -340,8 +340,14 @@ test('an in-process MCP server (createSdkMcpServer) serves mcp:calc:add', async 
 test('a custom agent (agents option) runs as task:<name> with its own prompt', async () => {
   const q = query({
     prompt: '[case:agents] review it',
-    options: options({ agents: { reviewer: { description: 'Reviews code for bugs', prompt: 'You are REVIEWER-XYZ', tools: ['Read'] } } }),
+    options: options({
+      agents: {
+        reviewer: { description: 'Reviews code for bugs', prompt: 'You are REVIEWER-XYZ', tools: ['Read'] },
+        elsewhere: { description: 'Runs on a model no provider here serves', prompt: 'You are ELSEWHERE', model: 'gpt-9-nope' },
+      },
+    }),
   });
+  const stderrBefore = stderrOf.length;
   let agents;
   const msgs = await collect(q, async (m) => { if (m.type === 'system' && m.subtype === 'init') agents = await q.supportedAgents(); });
   const init = msgs.find((m) => m.type === 'system' && m.subtype === 'init');
@@ -349,6 +355,8 @@ test('a custom agent (agents option) runs as task:<name> with its own prompt', a
   assert.ok(init.agents.includes('explore'), 'the built-in types stay');
   const info = agents.find((a) => a.name === 'reviewer');
   assert.equal(info?.description, 'Reviews code for bugs');
+  assert.equal(agents.find((a) => a.name === 'elsewhere')?.model, 'inherit');
+  assert.match(stderrOf.slice(stderrBefore).join(''), /agent elsewhere: model gpt-9-nope is not available/);
   const [use] = blocks(msgs, 'tool_use');
   assert.match(use.input.command, /^task:reviewer /);
   // The scripted model answers so only to a request whose system prompt is the agent's.
