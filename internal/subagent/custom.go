@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/synapse-agent/synapse/internal/agentsh/registry"
 )
 
 // Definition is a sub-agent type defined at run time by the Agent SDK host
@@ -37,11 +39,12 @@ func (e *DefinitionError) Error() string {
 // more than a type of the same name.
 var customName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
-// Claude Code's tool names, by what they need here. Reading tools are what
+// Claude Code's tool names, by what they need here (its TodoWrite is
+// spelled like the Agent Shell command). Reading tools are what
 // a read-only sub-agent (task:explore's sandbox) still has; any writing
 // tool needs a writable shell, which then holds every native command.
 var (
-	readingTools = []string{"Read", "Glob", "Grep", "LS", "NotebookRead", "TodoWrite", "WebFetch", "WebSearch", "Task", "Agent"}
+	readingTools = []string{"Read", "Glob", "Grep", "LS", "NotebookRead", registry.TodoWrite, "WebFetch", "WebSearch", "Task", "Agent"}
 	writingTools = []string{"Bash", "Edit", "Write", "MultiEdit", "NotebookEdit", "BashOutput", "KillShell", "KillBash"}
 )
 
