@@ -2,6 +2,7 @@ package headless
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -92,5 +93,47 @@ func TestMCPSetServers(t *testing.T) {
 	c.Serve(strings.NewReader(`{"type":"control_request","request_id":"2","request":{"subtype":"mcp_set_servers","servers":{}}}` + "\n"))
 	if r := (<-out.next)["response"].(map[string]any); r["subtype"] != "error" {
 		t.Fatalf("without a handler: %v", r)
+	}
+}
+
+// Begin runs before anything Control writes: for initialize after its
+// handler applied the host's setup, for any other line before it is
+// handled, and when stdin ends without a line.
+func TestBeginComesFirst(t *testing.T) {
+	for name, in := range map[string]string{
+		"initialize": `{"type":"control_request","request_id":"1","request":{"subtype":"initialize"}}`,
+		"bad agents": `{"type":"control_request","request_id":"1","request":{"subtype":"initialize","agents":{"x":1}}}`,
+		"other":      `{"type":"control_request","request_id":"1","request":{"subtype":"mcp_status"}}`,
+		"nothing":    ``,
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, errw := newLines(), &syncBuf{}
+			var order []string
+			begun := false
+			c := NewControl(out, errw, Handlers{
+				Begin: func() {
+					if !begun {
+						begun = true
+						_, _ = out.Write([]byte(`{"type":"system","subtype":"init"}` + "\n"))
+					}
+				},
+				Initialize: func(Init) (map[string]any, error) {
+					order = append(order, fmt.Sprintf("handler (begun %v)", begun))
+					return nil, nil
+				},
+			})
+			c.Serve(strings.NewReader(in))
+			if first := <-out.next; first["subtype"] != "init" {
+				t.Fatalf("first line %v", first)
+			}
+			if in != "" {
+				if r := <-out.next; r["type"] != "control_response" {
+					t.Errorf("second line %v", r)
+				}
+			}
+			if name == "initialize" && (len(order) != 1 || order[0] != "handler (begun false)") {
+				t.Errorf("handler calls %v", order)
+			}
+		})
 	}
 }

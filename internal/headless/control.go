@@ -250,9 +250,12 @@ func isInitialize(raw json.RawMessage) bool {
 
 func (c *Control) handle(n int, line []byte) {
 	var env envelope
-	parsed := line[0] != 0 && json.Unmarshal(line, &env) == nil
-	if !parsed || env.Type != "control_request" || !isInitialize(env.Request) {
-		c.begin()
+	var perr error
+	if line[0] != 0 {
+		perr = json.Unmarshal(line, &env)
+	}
+	if env.Type != "control_request" || !isInitialize(env.Request) {
+		c.begin() // initialize calls it once the host's setup is applied
 	}
 	if line[0] == 0 {
 		c.note(n, "%s", line[1:])
@@ -261,8 +264,8 @@ func (c *Control) handle(n int, line []byte) {
 	if strings.TrimSpace(string(line)) == "" {
 		return
 	}
-	if err := json.Unmarshal(line, &env); err != nil {
-		c.note(n, `not a JSON object (%v); send {"type":"user","message":{"role":"user","content":"…"}} or a control_request`, err)
+	if perr != nil {
+		c.note(n, `not a JSON object (%v); send {"type":"user","message":{"role":"user","content":"…"}} or a control_request`, perr)
 		return
 	}
 	switch env.Type {
