@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/synapse-agent/synapse/internal/command"
 )
 
 // A PreToolUse hook's decision reaches the call through its context: its
@@ -81,6 +83,16 @@ func TestPreDecision(t *testing.T) {
 				t.Errorf("is_error %v, want %v: %s", r.IsError, tc.isError, r.Output)
 			}
 		})
+	}
+}
+
+// Without a gate (a sub-agent's tool) a hook's "ask" refuses the call:
+// nothing can put the question, and it never runs unasked.
+func TestHookAskWithoutGateRefuses(t *testing.T) {
+	ex := &fakeExec{cwd: "/w", answer: func(cmd string) command.Result { return command.OK("ran\n") }}
+	r := New(Options{Exec: ex}).Run(WithPreDecision(context.Background(), PreDecision{Ask: "sure?"}), Input{Command: "echo hi"})
+	if !r.IsError || len(ex.Calls()) != 0 || !strings.Contains(r.Output, HookAskNote("sure?")) {
+		t.Fatalf("result %+v, ran %q", r, execCmds(ex))
 	}
 }
 
