@@ -395,6 +395,21 @@ test('setMcpServers adds a stdio server whose tool is callable, and removes it a
   assert.deepEqual(removed, { added: [], removed: ['echo'], errors: {} });
 });
 
+test('setMcpServers adds an in-process server (createSdkMcpServer) at run time', async () => {
+  const calc = createSdkMcpServer({
+    name: 'calc',
+    version: '1.0.0',
+    tools: [tool('add', 'Adds two numbers', { a: z.number(), b: z.number() },
+      async ({ a, b }) => ({ content: [{ type: 'text', text: `late sum: ${a + b}` }] }))],
+  });
+  const input = promptStream();
+  const q = query({ prompt: input, options: options() });
+  assert.deepEqual(await q.setMcpServers({ calc }), { added: ['calc'], removed: [], errors: {} });
+  input.push('[case:sdkmcp] add 1 and 2');
+  const msgs = await collect(q, (m) => { if (m.type === 'result') input.close(); });
+  assert.match(results(msgs)[0].result, /late sum: 3/);
+});
+
 test('unknown control requests are answered with an error, not silence', async () => {
   const input = promptStream();
   const q = query({ prompt: input, options: options() });
