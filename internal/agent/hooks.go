@@ -52,6 +52,7 @@ func (r *Runner) hookedCall(ctx context.Context, c llm.ToolCall) tool.Result {
 				Facts: tool.Facts{FailureCategory: tool.FailureExecution, BlockedByHook: true}}
 		}
 		preContext = v.AdditionalContext
+		ctx = tool.WithPreDecision(ctx, tool.PreDecision{Command: v.UpdatedCommand, Ask: v.Ask})
 	}
 	res := r.callTool(ctx, c)
 	if preContext != "" {

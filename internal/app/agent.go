@@ -136,6 +136,9 @@ type Agent struct {
 	// Hooks are the runner's stop hooks and the user's command hooks (nil
 	// with NoModel).
 	Hooks *hooks.Set
+	// Agents are the session's custom sub-agent types (the Agent SDK
+	// host's agents): task:<name> runs them, command:search lists them.
+	Agents *subagent.Custom
 
 	// autoEnhance is whether skill auto-enhance runs after a turn
 	// (settings.json skillEnhance.autoEnhance; /skill enhance switches it).
@@ -346,8 +349,13 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 			Settle: func() { g.Sandbox.Settle() }})
 
 		g.providers = a.newModelProviders(choice, provider)
+		g.Agents = &subagent.Custom{}
+		if g.Extensions.Search != nil {
+			g.Extensions.Search.Sources = append(g.Extensions.Search.Sources, customAgentEntries(g.Agents))
+		}
 		setup := SubagentSetup{Provider: provider, Providers: g.providers, Model: model, Cwd: cwd,
-			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index, OutputDir: scratch.Dir(), Hooks: g.Hooks, PrivateTmp: g.Sandbox.PrivateTmp()}
+			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index, OutputDir: scratch.Dir(), Hooks: g.Hooks, PrivateTmp: g.Sandbox.PrivateTmp(),
+			Custom: g.Agents}
 		handlers[router.FamilyTask] = &storeTasks{Handler: a.NewTaskHandler(setup), store: g.Extensions.Skills.Store,
 			invalidate: g.Extensions.Index.Invalidate,
 			run: func(dir string) func(context.Context, subagent.Request) command.Result {

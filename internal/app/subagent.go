@@ -11,6 +11,7 @@ import (
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/agentsh/registry"
+	"github.com/synapse-agent/synapse/internal/cmdsearch"
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/evolve"
 	"github.com/synapse-agent/synapse/internal/hooks"
@@ -58,6 +59,8 @@ type SubagentSetup struct {
 	// sub-agent mounts as its /tmp too (what the parent left in /tmp is
 	// there for it); "" gives each sub-agent its own.
 	PrivateTmp string
+	// Custom holds the session's custom sub-agent types (nil: none).
+	Custom *subagent.Custom
 }
 
 func (a *App) skillsDir(s SubagentSetup) string { return cmp.Or(s.SkillsDir, a.Config.SkillsDir) }
@@ -90,7 +93,21 @@ func (a *App) NewTaskHandler(s SubagentSetup) *subagent.Handler {
 		OutputCap:   a.Config.OutputCap,
 		Context:     a.contextSettings(),
 		OutputDir:   s.OutputDir,
+		Custom:      s.Custom,
 	})
+}
+
+// customAgentEntries lists the session's custom sub-agent types for
+// command:search, as the registry lists the built-in ones.
+func customAgentEntries(c *subagent.Custom) cmdsearch.Source {
+	return func() []cmdsearch.Entry {
+		var out []cmdsearch.Entry
+		for _, k := range c.Defined() {
+			out = append(out, cmdsearch.Entry{Command: registry.TaskPrefix + k.Name, Type: cmdsearch.Agent,
+				Description: k.Summary, Keywords: []string{"subagent", "agent", "custom"}})
+		}
+		return out
+	}
 }
 
 // subagentHooks is the tool-only view of the parent's hooks (nil: none; a
@@ -305,7 +322,7 @@ type storeTasks struct {
 
 // Run implements command.Handler.
 func (t *storeTasks) Run(ctx context.Context, line string) command.Result {
-	req, err := subagent.Parse(line)
+	req, err := t.Parse(line)
 	if err != nil || req.Help || req.Kind.Name != subagent.SkillEnhance || ctx.Err() != nil || t.store == nil {
 		return t.Handler.Run(ctx, line)
 	}

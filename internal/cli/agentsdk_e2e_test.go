@@ -21,6 +21,10 @@ var sdkCase = regexp.MustCompile(`\[case:([a-z-]+)\]`)
 // call with what the tool returned, so that the suite can check what the
 // model was told.
 func agentSDKModel(req *llmtest.Request) llmtest.Turn {
+	if strings.HasPrefix(req.System, "You are REVIEWER-XYZ") {
+		// The custom sub-agent of the agents case: its own system prompt.
+		return llmtest.TextTurn("reviewed under REVIEWER-XYZ")
+	}
 	m := sdkCase.FindStringSubmatch(req.FirstUserText())
 	if m == nil {
 		return llmtest.TextTurn("no case in the prompt")
@@ -91,6 +95,21 @@ func agentSDKModel(req *llmtest.Request) llmtest.Turn {
 		return llmtest.TextTurn("told: " + toolSays)
 	case "error":
 		return llmtest.ErrorTurn(400, "the test model refuses this request")
+	case "hookask":
+		if toolSays == "" {
+			return llmtest.ToolTurn(llmtest.BashCall("call_hookask", "touch hookask-marker.txt"))
+		}
+		return llmtest.TextTurn("told: " + toolSays)
+	case "agents":
+		if toolSays == "" {
+			return llmtest.ToolTurn(llmtest.BashCall("call_task", `task:reviewer -p "review main.go" -d "review"`))
+		}
+		return llmtest.TextTurn("told: " + toolSays)
+	case "mcpset":
+		if toolSays == "" {
+			return llmtest.ToolTurn(llmtest.BashCall("call_echo", "mcp:echo:echo --text=set-servers-42"))
+		}
+		return llmtest.TextTurn("told: " + toolSays)
 	case "sdkmcp":
 		if toolSays == "" {
 			return llmtest.ToolTurn(llmtest.BashCall("call_add", "mcp:calc:add --a=1 --b=2"))
@@ -106,7 +125,8 @@ func agentSDKModel(req *llmtest.Request) llmtest.Turn {
 // binary and the model at a scripted llmtest server, and checks text, tool
 // calls, multi-turn input, resume, partial messages, interrupt, canUseTool
 // (deny, allow, allow with another command), a PreToolUse hook callback
-// that blocks,
+// that blocks, one that asks and changes the command, custom agents
+// (task:<name>), setMcpServers,
 // the system prompt, setPermissionMode('plan'), error results, and that
 // every message satisfies the SDK's types (tsc --noEmit).
 func TestAgentSDK(t *testing.T) {
@@ -123,7 +143,7 @@ func TestAgentSDK(t *testing.T) {
 	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SYNAPSE_HOME=" + filepath.Join(home, ".synapse"), "LC_ALL=C",
 		"SYNAPSE_MODEL=claude-sonnet-4-5", "SYNAPSE_BIN=" + synapseBin, "SDK_WORK_DIR=" + work, "SDK_TMP=" + t.TempDir(),
-		"CI=" + os.Getenv("CI"),
+		"CI=" + os.Getenv("CI"), "MCP_TEST_SERVER=" + mcpTestServer(t),
 	}, srv.AnthropicEnv()...)
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test output:\n%s", out)

@@ -241,12 +241,21 @@ func runTask(cmd *cobra.Command, stdio IO, f runFlags, args []string) error {
 	runner := g.Runner
 	host := &sdkHost{g: g, perm: perm, out: out, ctl: ctl, hostAsks: hostAsks, sdkServers: sdkServers,
 		startModel: runner.Model(), basePrompt: runner.SystemPromptText(), errw: stdio.Err}
-	out.init(headless.InitEvent{SessionID: runner.BeginSession(), Model: runner.Model(), Cwd: cwd, Tools: []string{headless.ToolName},
-		MCPServers: host.mcpStatus(), PermissionMode: string(mode), SDKPermissionMode: headless.SDKName(mode),
-		APIKeySource: apiKeySource(getenvOr(stdio.Getenv)), Skills: skillNames(g), Agents: taskTypes(),
-		ClaudeCodeVersion: Version, Sandbox: g.Sandbox.Enabled(), SynapseVersion: Version})
-	for _, w := range slices.Concat(g.SettingsWarnings(), g.Sandbox.Warnings()) {
-		out.warn(errors.New(w))
+	sessionID := runner.BeginSession()
+	// system/init, then the start-up warnings. With stream-json input it
+	// waits for the host's first line (host.begin): the host's initialize
+	// may define sub-agents, which init lists.
+	host.initEvent = func() {
+		out.init(headless.InitEvent{SessionID: sessionID, Model: runner.Model(), Cwd: cwd, Tools: []string{headless.ToolName},
+			MCPServers: host.mcpStatus(), PermissionMode: string(mode), SDKPermissionMode: headless.SDKName(mode),
+			APIKeySource: apiKeySource(getenvOr(stdio.Getenv)), Skills: skillNames(g), Agents: taskTypes(g),
+			ClaudeCodeVersion: Version, Sandbox: g.Sandbox.Enabled(), SynapseVersion: Version})
+		for _, w := range slices.Concat(g.SettingsWarnings(), g.Sandbox.Warnings()) {
+			out.warn(errors.New(w))
+		}
+	}
+	if !streamIn {
+		host.begin()
 	}
 	// The extensions' report (MCP tool count, broken servers or skills) is
 	// progress, not the answer: stderr in every format.

@@ -39,13 +39,15 @@ type Init struct {
 	SystemPrompt       string   // replaces the built-in prompt ("": keep it)
 	AppendSystemPrompt string   // added after it
 	Hooks              []string // hook events the host registered callbacks for (HookMatchers)
-	Agents             []string // custom sub-agents the host defined (not run here)
+	Agents             []string // the names of the custom sub-agents the host defined (AgentDefs)
 	SDKMCPServers      []string // the host's in-process MCP servers (served through mcp_message: sdkmcp.go)
 	MCPServers         []string // MCP servers sent in initialize instead of --mcp-config (not started here)
 
 	// HookMatchers are the host's hook callbacks by event (HookConfig
 	// turns them into hooks that call them).
 	HookMatchers map[string][]HookMatcher
+	// AgentDefs are the host's custom sub-agents, sorted by name.
+	AgentDefs []AgentDefinition
 }
 
 // Handlers are what the control requests do; cli wires them to the agent.
@@ -61,10 +63,18 @@ type Handlers struct {
 	SetModel func(model string) error
 	// MCPStatus lists the MCP servers (the SDK's McpServerStatus rows).
 	MCPStatus func() []MCPStatus
+	// SetMCPServers replaces the MCP servers the host added at run time
+	// (mcp_set_servers) with servers (name → the SDK's McpServerConfig).
+	SetMCPServers func(servers map[string]json.RawMessage) (MCPSetResult, error)
 	// CallFor is the tool_use id of the running call of a command.
 	CallFor func(command string) string
 	// Denied records a call the host refused (the result's permission_denials).
 	Denied func(id, command string)
+	// Begin, when set, is called before the first line Control writes for
+	// the host, except initialize's answer, whose handler calls it itself
+	// once the host's setup is applied (system/init then shows the host's
+	// agents), and when stdin ends. It must be idempotent.
+	Begin func()
 }
 
 // Control speaks the Agent SDK's control protocol on a stream-json
@@ -139,6 +149,7 @@ func (c *Control) Serve(in io.Reader) {
 			break
 		}
 	}
+	c.begin()
 	c.mu.Lock()
 	c.done = true
 	if !errors.Is(err, io.EOF) {
@@ -222,7 +233,30 @@ type envelope struct {
 	Response  json.RawMessage `json:"response"`
 }
 
+// begin calls Handlers.Begin.
+func (c *Control) begin() {
+	if b := c.handlers().Begin; b != nil {
+		b()
+	}
+}
+
+// isInitialize reports whether a control request's subtype is initialize.
+func isInitialize(raw json.RawMessage) bool {
+	var r struct {
+		Subtype string `json:"subtype"`
+	}
+	return json.Unmarshal(raw, &r) == nil && r.Subtype == "initialize"
+}
+
 func (c *Control) handle(n int, line []byte) {
+	var env envelope
+	var perr error
+	if line[0] != 0 {
+		perr = json.Unmarshal(line, &env)
+	}
+	if env.Type != "control_request" || !isInitialize(env.Request) {
+		c.begin() // initialize calls it once the host's setup is applied
+	}
 	if line[0] == 0 {
 		c.note(n, "%s", line[1:])
 		return
@@ -230,9 +264,8 @@ func (c *Control) handle(n int, line []byte) {
 	if strings.TrimSpace(string(line)) == "" {
 		return
 	}
-	var env envelope
-	if err := json.Unmarshal(line, &env); err != nil {
-		c.note(n, `not a JSON object (%v); send {"type":"user","message":{"role":"user","content":"…"}} or a control_request`, err)
+	if perr != nil {
+		c.note(n, `not a JSON object (%v); send {"type":"user","message":{"role":"user","content":"…"}} or a control_request`, perr)
 		return
 	}
 	switch env.Type {
@@ -296,12 +329,14 @@ func (c *Control) request(n int, env envelope) {
 		MCPServers         map[string]json.RawMessage `json:"mcpServers"`
 		Mode               string                     `json:"mode"`
 		Model              *string                    `json:"model"`
+		Servers            map[string]json.RawMessage `json:"servers"`
 	}
 	if env.RequestID == "" {
 		c.note(n, "a control_request without a request_id")
 		return
 	}
 	if err := json.Unmarshal(env.Request, &req); err != nil {
+		c.begin()
 		c.reply(env.RequestID, nil, fmt.Errorf("malformed control request: %w", err))
 		return
 	}
@@ -310,6 +345,7 @@ func (c *Control) request(n int, env envelope) {
 	switch req.Subtype {
 	case "initialize":
 		if h.Initialize == nil {
+			c.begin()
 			c.reply(env.RequestID, nil, missing)
 			return
 		}
@@ -319,13 +355,21 @@ func (c *Control) request(n int, env envelope) {
 			in.Hooks = append(in.Hooks, k)
 		}
 		in.HookMatchers = parseHookMatchers(req.Hooks)
-		for k := range req.Agents {
-			in.Agents = append(in.Agents, k)
+		defs, err := parseAgents(req.Agents)
+		if err != nil {
+			c.begin()
+			c.reply(env.RequestID, nil, fmt.Errorf("initialize: %w", err))
+			return
+		}
+		in.AgentDefs = defs
+		for _, d := range defs {
+			in.Agents = append(in.Agents, d.Name)
 		}
 		for k := range req.MCPServers {
 			in.MCPServers = append(in.MCPServers, k)
 		}
 		resp, err := h.Initialize(in)
+		c.begin() // the handler's failure is answered after system/init too
 		c.inited.Store(err == nil)
 		c.reply(env.RequestID, resp, err)
 	case "interrupt":
@@ -357,8 +401,24 @@ func (c *Control) request(n int, env envelope) {
 		c.reply(env.RequestID, map[string]any{"mcpServers": rows}, nil)
 	case "mcp_message":
 		c.mcpMessage(env.RequestID, env.Request)
+	case "mcp_set_servers":
+		if h.SetMCPServers == nil {
+			c.reply(env.RequestID, nil, missing)
+			return
+		}
+		// Answered when the servers have connected, off the reading
+		// goroutine: the host's in-process servers connect through
+		// mcp_message answers that this goroutine reads.
+		go func() {
+			res, err := h.SetMCPServers(req.Servers)
+			if err != nil {
+				c.reply(env.RequestID, nil, err)
+				return
+			}
+			c.reply(env.RequestID, res.payload(), nil)
+		}()
 	default:
-		c.reply(env.RequestID, nil, fmt.Errorf("unsupported control request subtype %q: synapse answers initialize, interrupt, set_permission_mode, set_model, mcp_status and mcp_message", req.Subtype))
+		c.reply(env.RequestID, nil, fmt.Errorf("unsupported control request subtype %q: synapse answers initialize, interrupt, set_permission_mode, set_model, mcp_status, mcp_message and mcp_set_servers", req.Subtype))
 	}
 }
 
@@ -472,6 +532,9 @@ func (c *Control) AskRewrite(ctx context.Context, q tool.Question) (tool.Answer,
 			why = append(why, r.Word+" "+r.Why)
 		}
 		reason = "the command may write outside the scratch list: " + strings.Join(why, "; ")
+		if q.Hook != "" {
+			reason = "a PreToolUse hook asks for approval: " + q.Hook
+		}
 		var rules []any
 		for _, w := range q.Words {
 			rules = append(rules, map[string]any{"toolName": ToolName, "ruleContent": w + ":*"})
@@ -495,7 +558,7 @@ func (c *Control) AskRewrite(ctx context.Context, q tool.Question) (tool.Answer,
 		}
 		id = h.CallFor(call)
 	}
-	if q.Kind == tool.AskRun && q.Original == "" && c.hookAllowed(id) {
+	if q.Kind == tool.AskRun && q.Original == "" && q.Hook == "" && c.hookAllowed(id) {
 		return tool.AnswerOnce, nil
 	}
 	req := map[string]any{"subtype": "can_use_tool", "tool_name": ToolName, "input": input, "tool_use_id": id,

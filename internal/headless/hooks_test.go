@@ -197,3 +197,34 @@ func TestHookCallbackAllowSkipsTheQuestion(t *testing.T) {
 		t.Errorf("request %v", r)
 	}
 }
+
+// A PreToolUse callback's "ask" and updatedInput reach the verdict (the
+// agent hands them to the gate); the question a hook forced goes to the
+// host with the hook's reason, even after the hook allowed the call.
+func TestHookCallbackAskAndUpdatedInput(t *testing.T) {
+	out, errw := newLines(), &syncBuf{}
+	c := NewControl(out, errw, Handlers{CallFor: func(string) string { return "toolu_8" }})
+	reqs := fakeHost(t, out, c, func(id string, _ map[string]any) map[string]any {
+		if id == "rewrite" {
+			return map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "PreToolUse", "permissionDecision": "allow",
+				"updatedInput": map[string]any{"command": "touch b"}}}
+		}
+		return map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "check it"}}
+	})
+	set := hookSet(t, c, `{"PreToolUse":[{"matcher":"Bash","hookCallbackIds":["rewrite","ask"]}]}`)
+	v := set.PreToolUse(context.Background(), "", "/", "touch a")
+	if v.Block != "" || v.Ask != "check it" || v.UpdatedCommand != "touch b" {
+		t.Fatalf("verdict %+v", v)
+	}
+	<-reqs
+	<-reqs
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if a, _ := c.AskRewrite(ctx, tool.Question{Kind: tool.AskRun, Command: "touch b", Original: "touch a", Hook: "check it"}); a != tool.AnswerDeny {
+		t.Errorf("forced question answered %v without the host", a)
+	}
+	r := <-reqs
+	if r["subtype"] != "can_use_tool" || !strings.Contains(fmt.Sprint(r["decision_reason"]), "PreToolUse hook asks for approval: check it") || r["tool_use_id"] != "toolu_8" {
+		t.Errorf("request %v", r)
+	}
+}

@@ -103,3 +103,27 @@ func (c *Control) mcpMessage(id string, raw json.RawMessage) {
 	fn(req.Message)
 	c.reply(id, map[string]any{"mcp_response": map[string]any{"jsonrpc": "2.0", "result": map[string]any{}, "id": 0}}, nil)
 }
+
+// MCPSetResult is the answer to mcp_set_servers (the SDK's
+// McpSetServersResult): the servers added and removed, and why a server
+// could not be added or connected, by name.
+type MCPSetResult struct {
+	Added   []string
+	Removed []string
+	Errors  map[string]string
+}
+
+// payload is the result as the SDK reads it: every field present.
+func (r MCPSetResult) payload() map[string]any {
+	added, removed, errs := r.Added, r.Removed, r.Errors
+	if added == nil {
+		added = []string{}
+	}
+	if removed == nil {
+		removed = []string{}
+	}
+	if errs == nil {
+		errs = map[string]string{}
+	}
+	return map[string]any{"added": added, "removed": removed, "errors": errs}
+}

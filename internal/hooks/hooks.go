@@ -77,6 +77,12 @@ type Verdict struct {
 	// and shows HaltReason (its "stopReason") to the user.
 	Halt       bool
 	HaltReason string
+	// Ask (PreToolUse): a hook answered permissionDecision "ask" with this
+	// reason: the call is put to the user even where the mode would not ask.
+	Ask string
+	// UpdatedCommand (PreToolUse): a hook answered updatedInput with this
+	// command, which runs instead of the model's (the first hook's wins).
+	UpdatedCommand string
 }
 
 type namedStop struct {

@@ -167,6 +167,11 @@ func TestHookJSONOutputDecides(t *testing.T) {
 		{"additional context", `{"hookSpecificOutput": {"additionalContext": "branch is main"}}`, Verdict{Context: "branch is main"}},
 		{"continue false", `{"continue": false, "stopReason": "out of budget", "decision": "block", "reason": "x"}`, Verdict{Halt: true, HaltReason: "out of budget"}},
 		{"continue true", `{"continue": true}`, Verdict{}},
+		{"ask", `{"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "check with me"}}`, Verdict{Ask: "check with me"}},
+		{"ask without reason", `{"hookSpecificOutput": {"permissionDecision": "ask"}}`, Verdict{Ask: "the PreToolUse hook `H` asks for the user's approval"}},
+		{"updated input", `{"hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": {"command": "ls -la"}}}`, Verdict{UpdatedCommand: "ls -la"}},
+		{"updated input and ask", `{"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "r", "updatedInput": {"command": "ls -la"}}}`, Verdict{Ask: "r", UpdatedCommand: "ls -la"}},
+		{"updated input without a command", `{"hookSpecificOutput": {"updatedInput": {"restart": true}}}`, Verdict{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -181,7 +186,9 @@ func TestHookJSONOutputDecides(t *testing.T) {
 			got := NewSet(&Runner{Config: cfg, Env: os.Environ()}).PreToolUse(context.Background(), "", dir, "ls")
 			want := tt.want
 			want.Block = strings.ReplaceAll(want.Block, "`H`", "`cat out`")
-			if got.Block != want.Block || got.Context != want.Context || got.Halt != want.Halt || got.HaltReason != want.HaltReason || len(got.Problems) > 0 {
+			want.Ask = strings.ReplaceAll(want.Ask, "`H`", "`cat out`")
+			if got.Block != want.Block || got.Context != want.Context || got.Halt != want.Halt || got.HaltReason != want.HaltReason || len(got.Problems) > 0 ||
+				got.Ask != want.Ask || got.UpdatedCommand != want.UpdatedCommand {
 				t.Errorf("verdict %+v, want %+v", got, want)
 			}
 		})

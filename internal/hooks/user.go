@@ -241,10 +241,17 @@ type jsonOutput struct {
 	Decision           string `json:"decision"`
 	Reason             string `json:"reason"`
 	HookSpecificOutput *struct {
-		PermissionDecision       string `json:"permissionDecision"`
-		PermissionDecisionReason string `json:"permissionDecisionReason"`
-		AdditionalContext        string `json:"additionalContext"`
+		PermissionDecision       string        `json:"permissionDecision"`
+		PermissionDecisionReason string        `json:"permissionDecisionReason"`
+		AdditionalContext        string        `json:"additionalContext"`
+		UpdatedInput             *updatedInput `json:"updatedInput"`
 	} `json:"hookSpecificOutput"`
+}
+
+// updatedInput is a PreToolUse hook's changed tool input: for Bash, the
+// command.
+type updatedInput struct {
+	Command *string `json:"command"`
 }
 
 // parseOutput reads stdout as hook JSON output; ok is false for plain text.
@@ -322,6 +329,9 @@ func (r *Runner) run(ctx context.Context, p Payload, command string) Verdict {
 					if h.PermissionDecision == "deny" {
 						deny, reason = true, h.PermissionDecisionReason
 					}
+					if p.Event == EventPreToolUse {
+						preDecision(&v, h.PermissionDecision, h.PermissionDecisionReason, c.Command, h.UpdatedInput)
+					}
 				}
 				if out.Decision == "block" {
 					deny = true
@@ -345,6 +355,20 @@ func (r *Runner) run(ctx context.Context, p Payload, command string) Verdict {
 		}
 	}
 	return v
+}
+
+// preDecision records a PreToolUse hook's "ask" and its updatedInput's
+// command (the first of each wins; a deny decides over both).
+func preDecision(v *Verdict, decision, reason, hook string, in *updatedInput) {
+	if decision == "ask" && v.Ask == "" {
+		v.Ask = strings.TrimSpace(reason)
+		if v.Ask == "" {
+			v.Ask = fmt.Sprintf("the PreToolUse hook `%s` asks for the user's approval", hook)
+		}
+	}
+	if in != nil && in.Command != nil && strings.TrimSpace(*in.Command) != "" && v.UpdatedCommand == "" {
+		v.UpdatedCommand = *in.Command
+	}
 }
 
 // stopVerdict runs the Stop command hooks: their plain stdout is shown

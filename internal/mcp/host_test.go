@@ -177,3 +177,36 @@ func TestAddHostServerAtRunTime(t *testing.T) {
 		t.Fatalf("names = %q", names)
 	}
 }
+
+// Remove takes an added server away and ends its session: its commands
+// fail as unknown, its name can be added again, and removing a name that
+// is not there says so.
+func TestRemoveServerAtRunTime(t *testing.T) {
+	mgr, h := newManager(t, Options{})
+	mgr.Start(context.Background())
+	host := &fakeHost{tools: []string{"add"}}
+	if err := mgr.Add(ServerConfig{Name: "calc", Type: KindHost, Host: host}); err != nil {
+		t.Fatal(err)
+	}
+	if got := runOK(t, h, "mcp:calc:add --a=2 --b=5"); !strings.Contains(got, "add = 7") {
+		t.Fatalf("mcp:calc:add = %q", got)
+	}
+	if !mgr.Remove("calc") {
+		t.Fatal("Remove(calc) = false")
+	}
+	if mgr.Remove("calc") {
+		t.Fatal("a second Remove(calc) = true")
+	}
+	if names := mgr.Names(); len(names) != 0 {
+		t.Fatalf("names after Remove = %q", names)
+	}
+	if _, err := mgr.Call(context.Background(), "calc", "add", map[string]any{"a": 1, "b": 1}); err == nil {
+		t.Fatal("a removed server still answers")
+	}
+	if err := mgr.Add(ServerConfig{Name: "calc", Type: KindHost, Host: host}); err != nil {
+		t.Fatalf("add again: %v", err)
+	}
+	if got := runOK(t, h, "mcp:calc:add --a=1 --b=1"); !strings.Contains(got, "add = 2") {
+		t.Fatalf("after re-adding: %q", got)
+	}
+}

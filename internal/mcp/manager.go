@@ -77,7 +77,8 @@ func (m *Manager) lookup(name string) (*server, bool) {
 	return s, ok
 }
 
-// mustLookup is a server known to exist (servers are never removed).
+// mustLookup is a server known to exist; nil when Remove took it away
+// meanwhile (its users are nil-safe).
 func (m *Manager) mustLookup(name string) *server {
 	s, _ := m.lookup(name)
 	return s
@@ -113,6 +114,28 @@ func (m *Manager) Add(c ServerConfig) error {
 	m.names = append(m.names, c.Name)
 	sort.Strings(m.names)
 	return nil
+}
+
+// Remove takes a server added with Add away (the Agent SDK host's
+// mcp_set_servers) and stops it; a call in flight on it fails. false when
+// no server has that name.
+func (m *Manager) Remove(name string) bool {
+	m.reg.Lock()
+	s, ok := m.servers[name]
+	if ok {
+		delete(m.servers, name)
+		i := sort.SearchStrings(m.names, name)
+		m.names = append(m.names[:i:i], m.names[i+1:]...)
+	}
+	m.reg.Unlock()
+	if !ok {
+		return false
+	}
+	s.mu.Lock()
+	s.removed = true // a dial in flight closes what it opens
+	s.mu.Unlock()
+	s.shutdown()
+	return true
 }
 
 // NewManager prepares servers; nothing connects until Start or first use.
@@ -423,6 +446,7 @@ type server struct {
 	dialing   chan struct{}
 	connected bool // a session existed before: the next dial is a restart
 	restarted bool // a restart happened that no call has reported yet
+	removed   bool // Remove took it away: it never connects again
 	// The server's resources, resource templates and prompts, listed at
 	// connection when it declares them and again on their list_changed.
 	lists serverLists
@@ -527,6 +551,10 @@ func (s *server) session(ctx context.Context) (_ *sdk.ClientSession, redialed bo
 		s.mu.Unlock()
 		return nil, false, errors.New("MCP manager is closed")
 	}
+	if s.removed {
+		s.mu.Unlock()
+		return nil, false, fmt.Errorf("the MCP server %q was removed", s.cfg.Name)
+	}
 	wasConnected := s.connected
 	if s.dialing == nil {
 		s.dialing = make(chan struct{})
@@ -565,9 +593,12 @@ func (s *server) dial(done chan struct{}) {
 		s.lastErr = err
 		return
 	}
-	if s.m.life.Err() != nil { // closed while dialing
+	if s.m.life.Err() != nil || s.removed { // closed or removed while dialing
 		go closeSession(sess, proc)
 		s.lastErr = errors.New("MCP manager is closed")
+		if s.removed {
+			s.lastErr = fmt.Errorf("the MCP server %q was removed", s.cfg.Name)
+		}
 		return
 	}
 	s.restarted = s.restarted || s.connected

@@ -310,8 +310,12 @@ func (m *Manager) Prompts(ctx context.Context, server string) (PromptList, bool,
 	return pl, reconnected, err
 }
 
-// store keeps a list fetched on sess, if sess is still the server's session.
+// store keeps a list fetched on sess, if sess is still the server's
+// session (s nil: the server was removed meanwhile).
 func (s *server) store(sess *sdk.ClientSession, l serverLists, which listKind) {
+	if s == nil {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sess == sess {

@@ -30,8 +30,12 @@ type Kind struct {
 	NoTools bool
 	// WritesSkills asks for the skills directory to be writable.
 	WritesSkills bool
+	// Model, when set, is the model the type runs on unless the task's
+	// --model says otherwise (a custom type's definition).
+	Model string
 
 	promptFile string
+	custom     string // a custom type's system prompt (NewCustomKind)
 }
 
 // Kind names.
@@ -108,17 +112,24 @@ func LookupKind(name string) (Kind, bool) {
 	return Kind{}, false
 }
 
-// kindNames lists the valid commands ("task:explore, task:general, …").
-func kindNames() string {
-	names := make([]string, len(kinds))
-	for i, k := range kinds {
+// kindNames lists the valid commands of ks ("task:explore, task:general, …").
+func kindNames(ks []Kind) string {
+	names := make([]string, len(ks))
+	for i, k := range ks {
 		names[i] = registry.TaskPrefix + k.Name
 	}
 	return strings.Join(names, ", ")
 }
 
-// Prompt is the kind's embedded Markdown prompt.
+// Custom reports whether the kind was defined at run time (NewCustomKind).
+func (k Kind) Custom() bool { return k.custom != "" }
+
+// Prompt is the kind's system prompt: a custom type's own, or the
+// built-in type's embedded Markdown prompt.
 func (k Kind) Prompt() string {
+	if k.custom != "" {
+		return k.custom
+	}
 	data, err := promptFS.ReadFile("prompts/" + k.promptFile)
 	if err != nil {
 		// The files are compiled in; a missing one is a build mistake that tests catch.

@@ -3,6 +3,7 @@ package subagent
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,19 +49,24 @@ func usageErr(k Kind, format string, args ...any) error {
 		"\nRun `task:" + k.Name + " --help` for details."}
 }
 
-// Parse reads `task:<type> [options]`. Options: -p/--prompt, -d/--description,
-// --model, --max-turns N, -h/--help; values may be quoted ('…', "…" or
-// mixed), and --opt=value works too.
-func Parse(line string) (Request, error) {
+// Parse reads `task:<type> [options]` of a built-in type (Custom.Parse
+// knows a session's custom types too). Options: -p/--prompt,
+// -d/--description, --model, --max-turns N, -h/--help; values may be
+// quoted ('…', "…" or mixed), and --opt=value works too.
+func Parse(line string) (Request, error) { return parseIn(line, Kinds()) }
+
+// parseIn is Parse against the types ks.
+func parseIn(line string, ks []Kind) (Request, error) {
 	word := router.FirstWord(line)
 	name, ok := strings.CutPrefix(word, "task:")
 	if !ok {
-		return Request{}, &ParseError{kind: ErrInvalidCommand, msg: fmt.Sprintf("Invalid task command: %q is not a task command. Use one of: %s.", word, kindNames())}
+		return Request{}, &ParseError{kind: ErrInvalidCommand, msg: fmt.Sprintf("Invalid task command: %q is not a task command. Use one of: %s.", word, kindNames(ks))}
 	}
-	k, ok := LookupKind(name)
-	if !ok {
-		return Request{}, &ParseError{kind: ErrInvalidCommand, msg: fmt.Sprintf("Invalid task command: task:%s is not a sub-agent type. Use one of: %s (each explains itself with --help).", name, kindNames())}
+	i := slices.IndexFunc(ks, func(k Kind) bool { return k.Name == name })
+	if i < 0 {
+		return Request{}, &ParseError{kind: ErrInvalidCommand, msg: fmt.Sprintf("Invalid task command: task:%s is not a sub-agent type. Use one of: %s (each explains itself with --help).", name, kindNames(ks))}
 	}
+	k := ks[i]
 	words, err := cmdline.Split(router.Rest(line))
 	if err != nil {
 		return Request{}, &ParseError{kind: ErrUnclosedQuote, msg: "Unclosed quote in the task:" + k.Name +
@@ -144,8 +150,11 @@ func usageLine(name string) string {
 	return `Usage: task:` + name + ` --prompt "<task>" --description "<short label>" [--model <model>] [--max-turns N]`
 }
 
-// Help is the --help text of one kind.
-func Help(k Kind) string {
+// Help is the --help text of one built-in kind.
+func Help(k Kind) string { return helpIn(k, Kinds()) }
+
+// helpIn is the --help text of k among the types ks.
+func helpIn(k Kind, ks []Kind) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "task:%s — %s\n\n", k.Name, k.Summary)
 	b.WriteString("USAGE\n")
@@ -157,7 +166,7 @@ func Help(k Kind) string {
 	fmt.Fprintf(&b, "      --max-turns N        the most model turns it may take (default %d)\n", DefaultMaxTurns)
 	b.WriteString("  -h, --help               show this help; nothing is started\n\n")
 	b.WriteString("SUB-AGENT TYPES\n")
-	for _, o := range kinds {
+	for _, o := range ks {
 		fmt.Fprintf(&b, "  task:%-15s %s\n", o.Name, o.Summary)
 	}
 	b.WriteString("\nNOTES\n")
@@ -167,6 +176,11 @@ func Help(k Kind) string {
 	b.WriteString("  - Sub-agents cannot start sub-agents. task:explore cannot change files.\n")
 	b.WriteString("  - Exit status: 0 done, 1 failed, 124 timed out (SYNAPSE_TASK_TIMEOUT, milliseconds), 130 interrupted.\n\n")
 	b.WriteString("EXAMPLE\n")
+	switch {
+	case k.Custom():
+		fmt.Fprintf(&b, "  task:%s -p \"<the whole task>\" -d \"<short label>\"\n", k.Name)
+		return b.String()
+	}
 	switch k.Name {
 	case Explore:
 		b.WriteString(`  task:explore -p "How does internal/config load settings.json? List the functions involved." -d "config loading"` + "\n")

@@ -102,6 +102,9 @@ type Options struct {
 	// IDPrefix starts this handler's task ids, so that handlers made for one
 	// task (skill enhancement) never reuse the ids of the parent's own.
 	IDPrefix string
+	// Custom, when set, holds the session's custom types (the Agent SDK
+	// host's agents), which task:<name> runs beside the built-in ones.
+	Custom *Custom
 }
 
 // Handler runs task:<type> command lines (a command.Handler). It is safe
@@ -139,12 +142,12 @@ type outcome struct {
 // Run executes one task command line. Exit status: 0 done, 1 failed (bad
 // arguments included), TimedOut, or command.Interrupted when ctx was cancelled.
 func (h *Handler) Run(ctx context.Context, line string) command.Result {
-	req, err := Parse(line)
+	req, err := h.Parse(line)
 	if err != nil {
 		return command.Fail(err.Error())
 	}
 	if req.Help {
-		return command.OK(Help(req.Kind))
+		return command.OK(helpIn(req.Kind, h.opts.Custom.All()))
 	}
 	if ctx.Err() != nil {
 		return command.Result{Stderr: MsgInterrupted, ExitCode: command.Interrupted}
@@ -152,11 +155,15 @@ func (h *Handler) Run(ctx context.Context, line string) command.Result {
 	return h.Execute(ctx, req)
 }
 
+// Parse reads a task command line against the handler's types (the
+// built-in ones and the session's custom ones).
+func (h *Handler) Parse(line string) (Request, error) { return h.opts.Custom.Parse(line) }
+
 // Execute runs a parsed request (Run without the parsing).
 func (h *Handler) Execute(ctx context.Context, req Request) command.Result {
 	id := fmt.Sprintf("%stask-%d", h.opts.IDPrefix, h.seq.Add(1))
 	trace := agent.ContextCallTrace(ctx)
-	model := cmp.Or(req.Model, trace.CurrentModel(), h.opts.Model)
+	model := cmp.Or(req.Model, req.Kind.Model, trace.CurrentModel(), h.opts.Model)
 	provider, providerErr := h.opts.Provider, error(nil)
 	if model != "" && h.opts.ProviderFor != nil {
 		if p, err := h.opts.ProviderFor(model); err != nil {

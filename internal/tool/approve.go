@@ -74,7 +74,14 @@ func (b *Bash) runApproved(ctx context.Context, route router.Route, cmd string, 
 	if b.opts.Exec != nil && route.Family == router.FamilyNative {
 		cwd = b.opts.Exec.Cwd()
 	}
-	if g, ok := b.opts.Approver.(Gate); ok {
+	g, gated := b.opts.Approver.(Gate)
+	if why := preDecision(ctx).Ask; why != "" && !gated {
+		// A hook asked for approval where no gate can put the question (a
+		// sub-agent's tool): refused, never run unasked.
+		ap.decisions = append(ap.decisions, Deny.String())
+		return command.Result{ExitCode: 1, Stderr: HookAskNote(why)}, ap, nil
+	}
+	if gated {
 		req := RunRequest{Route: route, Command: cmd, Asks: func() []writecheck.Reason {
 			shellCwd := cwd
 			if shellCwd == "" && b.opts.Exec != nil {

@@ -149,6 +149,13 @@ func inputError(err error) Result {
 
 // Run executes one command line (after restarting the shell when asked).
 func (b *Bash) Run(ctx context.Context, in Input) Result {
+	if next := hookChanged(ctx, in.Command); next != "" {
+		// A PreToolUse hook's updatedInput: the first change of the call,
+		// run like the host's (checked and asked about as any command).
+		out := b.run(ctx, Input{Command: next, Restart: in.Restart}, &Rewrite{Original: in.Command, Count: 1})
+		out.Output = HookChangeNote(next) + "\n" + out.Output
+		return out
+	}
 	return b.run(ctx, in, &Rewrite{Original: in.Command})
 }
 

@@ -137,6 +137,9 @@ type Question struct {
 	// Original is the command the model wrote, when Command is the
 	// person's change of it (see Rewrite).
 	Original string
+	// Hook (AskRun), when set, is why a PreToolUse hook asked for this
+	// question, which the mode alone would not have asked.
+	Hook string
 
 	URL string // AskClone: the repository
 
@@ -375,6 +378,9 @@ func (p *Permissions) BeforeRun(ctx context.Context, req RunRequest) (bool, stri
 	if spec := p.ruled(true, req.Command); spec != "" {
 		return false, DisallowedNote(spec)
 	}
+	if why := preDecision(ctx).Ask; why != "" {
+		return p.hookAsks(ctx, req, why)
+	}
 	if mode != ModeAsk || p.ruled(false, req.Command) != "" {
 		return true, ""
 	}
@@ -412,6 +418,36 @@ func (p *Permissions) BeforeRun(ctx context.Context, req RunRequest) (bool, stri
 		return false, AskModeNote(reasons)
 	}
 	return false, AskDeniedNote
+}
+
+// hookAsks puts a command to the person because a PreToolUse hook asked
+// (permissionDecision "ask"), whatever the mode or the allow rules say:
+// once or deny ("always" is once: the hook asks again next time). With no
+// one to ask it is refused.
+func (p *Permissions) hookAsks(ctx context.Context, req RunRequest, why string) (bool, string) {
+	word := firstWord(req.Command)
+	q := Question{Kind: AskRun, Command: req.Command, Hook: why,
+		Reasons: []writecheck.Reason{{Word: word, Why: "needs approval: " + why}}, Words: []string{word}}
+	p.askMu.Lock()
+	defer p.askMu.Unlock()
+	a, note := p.askRewrite(ctx, q, req.Rewrite)
+	switch {
+	case note != "" || (req.Rewrite != nil && req.Rewrite.Next != nil):
+		return false, note
+	case a == AnswerOnce || a == AnswerAlways:
+		return true, ""
+	case a == Unanswered:
+		return false, HookAskNote(why)
+	}
+	return false, AskDeniedNote
+}
+
+// firstWord is a command line's first word (what "always" would name).
+func firstWord(cmd string) string {
+	if f := strings.Fields(cmd); len(f) > 0 {
+		return f[0]
+	}
+	return cmd
 }
 
 func (p *Permissions) allowedAlways(words []string) bool {

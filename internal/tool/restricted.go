@@ -61,12 +61,18 @@ func (r *Restricted) Call(ctx context.Context, input json.RawMessage) Result {
 	if res, blocked := r.check(in.Command); blocked {
 		return res
 	}
+	if res, blocked := r.check(hookChanged(ctx, in.Command)); blocked {
+		return res // a hook's change is held to the same exclusions
+	}
 	return r.delegate.Call(ctx, input)
 }
 
 // Run checks the command, then runs it with the delegate.
 func (r *Restricted) Run(ctx context.Context, in Input) Result {
 	if res, blocked := r.check(in.Command); blocked {
+		return res
+	}
+	if res, blocked := r.check(hookChanged(ctx, in.Command)); blocked {
 		return res
 	}
 	return r.delegate.Run(ctx, in)

@@ -4,6 +4,7 @@
 //   SYNAPSE_BIN   the built binary (pathToClaudeCodeExecutable)
 //   SDK_WORK_DIR  the directory the agent works in
 //   SDK_TMP       scratch for the typed-consumer check
+//   MCP_TEST_SERVER  the stdio MCP test server (internal/mcp/mcptest) for setMcpServers
 //   ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY, SYNAPSE_HOME, HOME
 // The model answers by the [case:NAME] marker in the first prompt.
 import { test, after } from 'node:test';
@@ -218,6 +219,32 @@ test('a PreToolUse hook callback that blocks: the command never runs and the mod
   assert.match(results(msgs)[0].result, /^told: .*no rm/s);
 });
 
+test("a PreToolUse hook's ask and updatedInput: the changed command is put to canUseTool, then runs", async () => {
+  const asked = [];
+  const msgs = await collect(query({
+    prompt: '[case:hookask] touch it',
+    options: options({
+      permissionMode: 'acceptEdits', // a mode that would not ask about this command
+      hooks: {
+        PreToolUse: [{ matcher: 'Bash', hooks: [async () => ({
+          hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'ask', permissionDecisionReason: 'hook wants a look',
+            updatedInput: { command: 'echo hook-changed' } },
+        })] }],
+      },
+      canUseTool: async (_t, input, opts) => {
+        asked.push({ input, id: opts.toolUseID, reason: opts.decisionReason });
+        return { behavior: 'allow', updatedInput: input };
+      },
+    }),
+  }));
+  assert.equal(asked.length, 1);
+  assert.equal(asked[0].input.command, 'echo hook-changed');
+  const [use] = blocks(msgs, 'tool_use');
+  assert.equal(asked[0].id, use.id);
+  assert.equal(existsSync(path.join(work, 'hookask-marker.txt')), false, "the model's command did not run");
+  assert.match(results(msgs)[0].result, /^told: .*A PreToolUse hook changed the command to: echo hook-changed.*\nhook-changed/s);
+});
+
 test('canUseTool allowing a command: it runs', async () => {
   const msgs = await collect(query({
     prompt: '[case:allow] touch it',
@@ -308,6 +335,79 @@ test('an in-process MCP server (createSdkMcpServer) serves mcp:calc:add', async 
   const row = status.find((s) => s.name === 'calc');
   assert.equal(row?.status, 'connected', JSON.stringify(status));
   assert.deepEqual(row.tools.map((t) => t.name), ['add']);
+});
+
+test('a custom agent (agents option) runs as task:<name> with its own prompt', async () => {
+  const q = query({
+    prompt: '[case:agents] review it',
+    options: options({
+      agents: {
+        reviewer: { description: 'Reviews code for bugs', prompt: 'You are REVIEWER-XYZ', tools: ['Read'] },
+        elsewhere: { description: 'Runs on a model no provider here serves', prompt: 'You are ELSEWHERE', model: 'gpt-9-nope' },
+      },
+    }),
+  });
+  const stderrBefore = stderrOf.length;
+  let agents;
+  const msgs = await collect(q, async (m) => { if (m.type === 'system' && m.subtype === 'init') agents = await q.supportedAgents(); });
+  const init = msgs.find((m) => m.type === 'system' && m.subtype === 'init');
+  assert.ok(init.agents.includes('reviewer'), JSON.stringify(init.agents));
+  assert.ok(init.agents.includes('explore'), 'the built-in types stay');
+  const info = agents.find((a) => a.name === 'reviewer');
+  assert.equal(info?.description, 'Reviews code for bugs');
+  assert.equal(agents.find((a) => a.name === 'elsewhere')?.model, 'inherit');
+  assert.match(stderrOf.slice(stderrBefore).join(''), /agent elsewhere: model gpt-9-nope is not available/);
+  const [use] = blocks(msgs, 'tool_use');
+  assert.match(use.input.command, /^task:reviewer /);
+  // The scripted model answers so only to a request whose system prompt is the agent's.
+  assert.match(results(msgs)[0].result, /^told: .*reviewed under REVIEWER-XYZ/s);
+});
+
+test('an invalid agent definition fails initialize, naming the agent and the field', async () => {
+  const q = query({
+    prompt: '[case:text] hi',
+    options: options({ agents: { broken: { description: 'no prompt here' } } }),
+  });
+  await assert.rejects(q.initializationResult(), /agent "broken": prompt is missing/);
+  try { for await (const _ of q) { /* drain */ } } catch { /* the SDK may end the query with the same error */ }
+});
+
+test('setMcpServers adds a stdio server whose tool is callable, and removes it again', async () => {
+  const input = promptStream();
+  const q = query({ prompt: input, options: options() });
+  const added = await q.setMcpServers({ echo: { type: 'stdio', command: process.env.MCP_TEST_SERVER } });
+  assert.deepEqual(added, { added: ['echo'], removed: [], errors: {} });
+  input.push('[case:mcpset] echo it');
+  let status;
+  let removed;
+  const msgs = await collect(q, async (m) => {
+    if (m.type !== 'result') return;
+    status = await q.mcpServerStatus();
+    removed = await q.setMcpServers({});
+    input.close();
+  });
+  const [use] = blocks(msgs, 'tool_use');
+  assert.equal(use.input.command, 'mcp:echo:echo --text=set-servers-42');
+  assert.match(results(msgs)[0].result, /^told: .*set-servers-42/s);
+  const row = status.find((s) => s.name === 'echo');
+  assert.equal(row?.status, 'connected', JSON.stringify(status));
+  assert.ok(row.tools.some((t) => t.name === 'echo'));
+  assert.deepEqual(removed, { added: [], removed: ['echo'], errors: {} });
+});
+
+test('setMcpServers adds an in-process server (createSdkMcpServer) at run time', async () => {
+  const calc = createSdkMcpServer({
+    name: 'calc',
+    version: '1.0.0',
+    tools: [tool('add', 'Adds two numbers', { a: z.number(), b: z.number() },
+      async ({ a, b }) => ({ content: [{ type: 'text', text: `late sum: ${a + b}` }] }))],
+  });
+  const input = promptStream();
+  const q = query({ prompt: input, options: options() });
+  assert.deepEqual(await q.setMcpServers({ calc }), { added: ['calc'], removed: [], errors: {} });
+  input.push('[case:sdkmcp] add 1 and 2');
+  const msgs = await collect(q, (m) => { if (m.type === 'result') input.close(); });
+  assert.match(results(msgs)[0].result, /late sum: 3/);
 });
 
 test('unknown control requests are answered with an error, not silence', async () => {
