@@ -189,6 +189,7 @@ func (a *App) subagentSandbox(s SubagentSetup, k subagent.Kind, probe *probeCach
 		StartSession:   start,
 		PrivateTmp:     s.PrivateTmp,
 		Launcher:       launcher(),
+		SubAgent:       true,
 	}
 	if s.OutputDir != "" {
 		opts.Visible = []string{s.OutputDir} // the cut outputs it is told to read

@@ -53,6 +53,10 @@ func TestRedTeamPlantPastTheSweepIsDisabledAfterExit(t *testing.T) {
 	if aside, _ := filepath.Glob(filepath.Join(old, ".git"+repoguard.DisabledMark+"*")); len(aside) != 1 {
 		t.Fatalf("the planted repository was not renamed aside: %v", aside)
 	}
+	sub := newFixture(t, func(o *ManagerOptions) { o.ConfigPath, o.SubAgent = f.cfgPath, true })
+	if w := strings.Join(sub.m.Warnings(), "\n"); strings.Contains(w, repo) {
+		t.Fatalf("a sub-agent's manager took the notices, which nobody would show: %q", w)
+	}
 	g := newFixture(t, func(o *ManagerOptions) { o.ConfigPath = f.cfgPath })
 	if w := strings.Join(g.m.Warnings(), "\n"); !strings.Contains(w, "after an earlier session ended") || !strings.Contains(w, repo) {
 		t.Fatalf("the next session did not show what the background pass did: %q", w)

@@ -59,6 +59,10 @@ type ManagerOptions struct {
 	// (a sub-agent shares its parent's): it must be a directory of this
 	// user with mode 0700, and the manager does not remove it.
 	PrivateTmp string
+	// SubAgent marks a sub-agent's manager: it leaves the notices of the
+	// repository guard's background passes to the session's own manager,
+	// which shows its warnings.
+	SubAgent bool
 	// Home expands `~` in policy entries (default: HOME from Env).
 	Home string
 	// StartSession starts the persistent shell (app wires shell.Start).
@@ -171,7 +175,7 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 	if isRoot(opts.Cwd) {
 		m.warnings = append(m.warnings, "the working directory is /, which stays read-only in the sandbox (a writable / would leave no sandbox); start Synapse in a project directory to let commands change files")
 	}
-	if p := m.noticesPath(); p != "" {
+	if p := m.noticesPath(); p != "" && !opts.SubAgent {
 		m.warnings = append(m.warnings, takeNotices(p)...)
 	}
 	if dir := m.agentHome(); dir != "" {
