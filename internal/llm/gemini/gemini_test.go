@@ -368,13 +368,15 @@ func TestStalledServer(t *testing.T) {
 	}
 }
 
-// A server on this machine needs no key: the client still starts (the SDK
-// insists on one) and the request goes out.
+// A server on this machine needs no key: the request goes out without one.
 func TestNoKeyForLocalServer(t *testing.T) {
 	srv := llmtest.New(t, llmtest.TextTurn("ok"))
 	resp, err := New(Options{BaseURL: srv.URL()}).Stream(context.Background(), baseRequest(), nil)
 	if err != nil || resp.Message.Text != "ok" {
 		t.Fatalf("%+v, %v", resp, err)
+	}
+	if r, _ := srv.LastRequest(); r.Header.Get("X-Goog-Api-Key") != "" {
+		t.Errorf("x-goog-api-key = %q, want none", r.Header.Get("X-Goog-Api-Key"))
 	}
 }
 
