@@ -52,7 +52,7 @@ type Options struct {
 
 // Platform is a cloud that serves Claude's Messages API under its own
 // endpoint, credentials and model ids (Amazon Bedrock, Google Vertex AI).
-// The SDK's option for it (bedrock.WithConfig, vertex.WithCredentials)
+// The SDK's option for it (bedrock.WithConfig) or our own (Vertex's)
 // rewrites and authorizes each request; streaming, tool calls, retries,
 // usage and errors are this package's as for the Anthropic API.
 type Platform struct {

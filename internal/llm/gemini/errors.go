@@ -1,24 +1,64 @@
 package gemini
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
-
-	"google.golang.org/genai"
 
 	"github.com/synapse-agent/synapse/internal/llm"
 )
 
 const keyHint = `check GEMINI_API_KEY or GOOGLE_API_KEY (environment, or "env" in settings.json)`
 
+// apiError is Google's error object ({"error": {…}}), from an error
+// response or inside a 200 stream, with the HTTP status and headers it came
+// with (retry-after lives there).
+type apiError struct {
+	Code    int              `json:"code"`
+	Message string           `json:"message"`
+	Status  string           `json:"status"`
+	Details []map[string]any `json:"details"`
+
+	httpStatus int // 0 inside a stream
+	header     http.Header
+}
+
+func (e *apiError) Error() string {
+	return fmt.Sprintf("Gemini API error %d %s: %s", e.Code, e.Status, e.Message)
+}
+
+// maxErrorBody bounds how much of an error response is read.
+const maxErrorBody = 1 << 20
+
+// readAPIError reads an error response: Google's error object, or any
+// other body (a proxy's page) as the message.
+func readAPIError(resp *http.Response) *apiError {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	e := &apiError{httpStatus: resp.StatusCode, header: resp.Header}
+	var wrapped struct {
+		Error *apiError `json:"error"`
+	}
+	if json.Unmarshal(body, &wrapped) == nil && wrapped.Error != nil {
+		wrapped.Error.httpStatus, wrapped.Error.header = e.httpStatus, e.header
+		return wrapped.Error
+	}
+	e.Code, e.Message = resp.StatusCode, llm.Excerpt(string(body))
+	return e
+}
+
+// errBadChunk marks a stream line that is neither an event nor an error.
+var errBadChunk = errors.New("invalid stream chunk")
+
 // classify turns an attempt's error into a typed one and says whether
-// another attempt may succeed. tp holds what the transport saw.
-func (p *Provider) classify(err error, tp *tap) (*llm.Error, bool) {
-	var apiErr genai.APIError
+// another attempt may succeed.
+func (p *Provider) classify(err error) (*llm.Error, bool) {
+	var apiErr *apiError
 	if errors.As(err, &apiErr) {
-		return fromAPIError(apiErr, tp, err)
+		return fromAPIError(apiErr, err)
 	}
 	m := llm.TransportMessages{
 		Endpoint: p.baseURL, URLVar: "GOOGLE_GEMINI_BASE_URL",
@@ -26,20 +66,20 @@ func (p *Provider) classify(err error, tp *tap) (*llm.Error, bool) {
 		Closed:      "the connection closed before the response was complete; check the network or GOOGLE_GEMINI_BASE_URL and try again",
 		Unreachable: "cannot reach " + p.baseURL + " (" + err.Error() + "); check the network and GOOGLE_GEMINI_BASE_URL",
 	}
-	if strings.Contains(err.Error(), "iterateResponseStream: invalid stream chunk") {
+	if errors.Is(err, errBadChunk) {
 		return &llm.Error{Kind: llm.ErrProtocol, Provider: Name, Err: err, Message: m.Undecodable}, false
 	}
 	return llm.TransportError(Name, err, m)
 }
 
 // fromAPIError classifies Google's error object, from an error response or
-// inside a 200 stream (tp.status < 400: the HTTP status is then not shown).
-func fromAPIError(e genai.APIError, tp *tap, err error) (*llm.Error, bool) {
+// inside a 200 stream (the HTTP status is then not shown).
+func fromAPIError(e *apiError, err error) (*llm.Error, bool) {
 	status := 0
-	if tp.status >= 400 {
-		status = tp.status
+	if e.httpStatus >= 400 {
+		status = e.httpStatus
 	}
-	f := llm.NewAPIFailure(Name, status, e.Message, tp.header, err)
+	f := llm.NewAPIFailure(Name, status, e.Message, e.header, err)
 	if f.RetryAfter == 0 {
 		f.RetryAfter = retryDelay(e.Details)
 	}

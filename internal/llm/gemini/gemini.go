@@ -1,25 +1,28 @@
-// Package gemini adapts Google's Gemini API (through the official Go SDK,
-// google.golang.org/genai) to llm.Provider: streaming
+// Package gemini adapts Google's Gemini API to llm.Provider: streaming
 // (streamGenerateContent over SSE), function calling, usage, and the
 // thought signatures Gemini 2.5 and 3 attach to function calls, which must
 // go back with them on the next request. Retries and the stall timeout are
-// ours, as on the other wires; the SDK's own retries and automatic stream
-// continuation are off, and it reads nothing from the environment (every
-// value is passed explicitly).
+// ours, as on the other wires.
+//
+// The client is hand-written (wire.go holds the JSON shapes) rather than
+// Google's SDK, google.golang.org/genai: the SDK links gRPC and OpenCensus
+// (through cloud.google.com/go/auth), some two hundred packages whose init
+// and pages every run of synapse paid for, Gemini or not, while one POST
+// and a loop over "data:" lines is all this adapter needs.
 package gemini
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
-
-	"google.golang.org/genai"
 
 	"github.com/synapse-agent/synapse/internal/llm"
 )
@@ -35,8 +38,8 @@ const DefaultBaseURL = "https://generativelanguage.googleapis.com/"
 
 // Options configure a Provider. Every value is explicit.
 type Options struct {
-	APIKey  string // GEMINI_API_KEY or GOOGLE_API_KEY
-	BaseURL string // "" means DefaultBaseURL; the SDK appends v1beta/models/…
+	APIKey  string // GEMINI_API_KEY or GOOGLE_API_KEY; "" sends none (a local server)
+	BaseURL string // "" means DefaultBaseURL; v1beta/models/… is appended
 	// HTTPClient nil means llm.NewHTTPClient(IdleTimeout).
 	HTTPClient *http.Client
 	// IdleTimeout bounds the server's silence (headers, then between
@@ -47,20 +50,14 @@ type Options struct {
 
 // Provider is the Gemini implementation of llm.Provider; safe for concurrent use.
 type Provider struct {
-	models  *genai.Models
-	err     error // the client could not be made (reported by Stream)
+	http    *http.Client
+	apiKey  string
 	retry   llm.RetryPolicy
-	baseURL string
+	baseURL string // without the trailing slash
 }
-
-// placeholderKey is sent to a server on this machine when no key is set:
-// the SDK refuses to start without one, and a test server or local
-// gateway ignores it.
-const placeholderKey = "none"
 
 // New builds a Provider.
 func New(opts Options) *Provider {
-	base := cmp.Or(opts.BaseURL, DefaultBaseURL)
 	rp := llm.DefaultRetryPolicy()
 	if opts.Retry != nil {
 		rp = *opts.Retry
@@ -69,21 +66,7 @@ func New(opts Options) *Provider {
 	if hc == nil {
 		hc = llm.NewHTTPClient(opts.IdleTimeout)
 	}
-	tapped := *hc
-	tapped.Transport = tapTransport{base: cmp.Or[http.RoundTripper](hc.Transport, http.DefaultTransport)}
-	p := &Provider{retry: rp, baseURL: strings.TrimSuffix(base, "/")}
-	c, err := genai.NewClient(context.Background(), &genai.ClientConfig{
-		APIKey:      cmp.Or(opts.APIKey, placeholderKey),
-		Backend:     genai.BackendGeminiAPI,
-		HTTPClient:  &tapped,
-		HTTPOptions: genai.HTTPOptions{BaseURL: base, APIVersion: "v1beta"},
-	})
-	if err != nil {
-		p.err = err
-		return p
-	}
-	p.models = c.Models
-	return p
+	return &Provider{http: hc, apiKey: opts.APIKey, retry: rp, baseURL: strings.TrimSuffix(cmp.Or(opts.BaseURL, DefaultBaseURL), "/")}
 }
 
 // Name implements llm.Provider.
@@ -95,37 +78,54 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onEvent func(llm
 	if onEvent == nil {
 		onEvent = func(llm.Event) {}
 	}
-	if p.err != nil {
-		return llm.Response{}, &llm.Error{Kind: llm.ErrAuth, Provider: Name, Err: p.err,
-			Message: "cannot set up the Gemini client: " + p.err.Error()}
-	}
-	contents, err := toContents(req.Messages)
+	body, err := encodeRequest(req)
 	if err != nil {
 		return llm.Response{}, &llm.Error{Kind: llm.ErrBadRequest, Provider: Name, Err: err,
 			Message: "cannot encode the request: " + err.Error()}
 	}
+	target, err := p.streamURL(req.Model)
+	if err != nil {
+		return llm.Response{}, &llm.Error{Kind: llm.ErrBadRequest, Provider: Name, Err: err, Message: err.Error(),
+			Hint: `check the model name (--model, SYNAPSE_MODEL or "model" in settings.json)`}
+	}
 	return p.retry.DoNotify(ctx, onEvent, func() (llm.Response, bool, *llm.AttemptError) {
-		return p.once(ctx, req, contents, onEvent)
+		return p.once(ctx, target, body, onEvent)
 	})
 }
 
-func (p *Provider) once(ctx context.Context, req llm.Request, contents []*genai.Content, onEvent func(llm.Event)) (llm.Response, bool, *llm.AttemptError) {
-	tp := &tap{}
-	actx := context.WithValue(ctx, tapKey{}, tp)
+func encodeRequest(req llm.Request) ([]byte, error) {
+	r, err := newRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(r)
+}
+
+// streamURL is the model's streamGenerateContent method. A model is named
+// "gemini-2.5-pro" or, as the API lists them, "models/gemini-2.5-pro"
+// (a tuned model: "tunedModels/…").
+func (p *Provider) streamURL(model string) (string, error) {
+	if model == "" || strings.ContainsAny(model, "?&#") || strings.Contains(model, "..") {
+		return "", fmt.Errorf("%q is not a Gemini model name", model)
+	}
+	if !strings.HasPrefix(model, "models/") && !strings.HasPrefix(model, "tunedModels/") {
+		model = "models/" + model
+	}
+	u, err := url.Parse(p.baseURL + "/v1beta/" + model + ":streamGenerateContent?alt=sse")
+	if err != nil {
+		return "", fmt.Errorf("the Gemini endpoint %q is not a URL (GOOGLE_GEMINI_BASE_URL): %w", p.baseURL, err)
+	}
+	return u.String(), nil
+}
+
+// maxEvent bounds one streamed event (a chunk may carry an image).
+const maxEvent = 64 << 20
+
+// once runs one attempt; emitted reports whether any event reached onEvent.
+func (p *Provider) once(ctx context.Context, target string, body []byte, onEvent func(llm.Event)) (llm.Response, bool, *llm.AttemptError) {
 	a := assembler{onEvent: onEvent}
-	var serr error
-	for chunk, err := range p.models.GenerateContentStream(actx, req.Model, contents, config(req)) {
-		if err != nil {
-			serr = err
-			break
-		}
-		a.add(chunk)
-	}
-	if tp.err != nil {
-		serr = tp.err // what the connection did, not what the SDK made of the cut stream
-	}
-	if serr != nil {
-		le, retry := p.classify(serr, tp)
+	if err := p.stream(ctx, target, body, a.add); err != nil {
+		le, retry := p.classify(err)
 		return llm.Response{}, a.emitted, &llm.AttemptError{Error: le, Retry: retry}
 	}
 	resp, le := a.finishResponse(p.baseURL)
@@ -135,35 +135,58 @@ func (p *Provider) once(ctx context.Context, req llm.Request, contents []*genai.
 	return resp, a.emitted, nil
 }
 
-// A tap records, for one attempt, the response's status and headers (the
-// SDK's APIError keeps neither, and retry-after lives there) and the error
-// that ended the body. The body reports that error to the SDK as a plain
-// end of stream: the SDK would otherwise print it through the standard
-// logger (onto the user's terminal) before handing it back.
-type tap struct {
-	status int
-	header http.Header
-	err    error
-}
-
-type tapKey struct{}
-
-type tapTransport struct{ base http.RoundTripper }
-
-func (t tapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := llm.StreamFromJSON(streamFromJSON)(req, t.base.RoundTrip)
-	tp, _ := req.Context().Value(tapKey{}).(*tap)
-	if err != nil || tp == nil {
-		return resp, err
+// stream sends the request and hands each event of the answer to add. An
+// error response, or an error object inside the stream, is an *apiError.
+func (p *Provider) stream(ctx context.Context, target string, body []byte, add func(*generateResponse)) error {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return err
 	}
-	tp.status, tp.header = resp.StatusCode, resp.Header
-	resp.Body = &tapBody{rc: resp.Body, tap: tp}
-	return resp, nil
+	hreq.Header.Set("Content-Type", "application/json")
+	if p.apiKey != "" {
+		hreq.Header.Set("x-goog-api-key", p.apiKey)
+	}
+	resp, err := llm.StreamFromJSON(streamFromJSON)(hreq, p.http.Do)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return readAPIError(resp)
+	}
+	// Google sends "data: {GenerateContentResponse}" events, one line each,
+	// with no event names and no terminator; blank lines separate them.
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), maxEvent)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 {
+			continue
+		}
+		data, ok := bytes.CutPrefix(line, []byte("data:"))
+		if !ok {
+			// Not an event: an error object sent bare, or not this wire.
+			var bare generateResponse
+			if json.Unmarshal(line, &bare) == nil && bare.Error != nil {
+				return bare.Error
+			}
+			return fmt.Errorf("%w: %s", errBadChunk, llm.Excerpt(string(line)))
+		}
+		var ch generateResponse
+		if err := json.Unmarshal(data, &ch); err != nil {
+			return fmt.Errorf("decode a stream event: %w", err)
+		}
+		if ch.Error != nil {
+			return ch.Error
+		}
+		add(&ch)
+	}
+	return sc.Err()
 }
 
 // streamFromJSON turns a whole answer (a gateway that ignored alt=sse) into
-// the stream the SDK reads: one GenerateContentResponse object, or the JSON
-// array of them the API answers without alt=sse, one event each.
+// the event stream: one GenerateContentResponse object, or the JSON array
+// of them the API answers without alt=sse, one event each.
 func streamFromJSON(body []byte) ([]byte, error) {
 	var chunks []json.RawMessage
 	if err := json.Unmarshal(body, &chunks); err != nil {
@@ -182,19 +205,3 @@ func streamFromJSON(body []byte) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
-
-type tapBody struct {
-	rc  io.ReadCloser
-	tap *tap
-}
-
-func (b *tapBody) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
-	if err != nil && err != io.EOF {
-		b.tap.err = err
-		err = io.EOF
-	}
-	return n, err
-}
-
-func (b *tapBody) Close() error { return b.rc.Close() }

@@ -368,17 +368,38 @@ func TestStalledServer(t *testing.T) {
 	}
 }
 
-// A server on this machine needs no key: the client still starts (the SDK
-// insists on one) and the request goes out.
+// A server on this machine needs no key: the request goes out without one.
 func TestNoKeyForLocalServer(t *testing.T) {
 	srv := llmtest.New(t, llmtest.TextTurn("ok"))
 	resp, err := New(Options{BaseURL: srv.URL()}).Stream(context.Background(), baseRequest(), nil)
 	if err != nil || resp.Message.Text != "ok" {
 		t.Fatalf("%+v, %v", resp, err)
 	}
+	if r, _ := srv.LastRequest(); r.Header.Get("X-Goog-Api-Key") != "" {
+		t.Errorf("x-goog-api-key = %q, want none", r.Header.Get("X-Goog-Api-Key"))
+	}
 }
 
 func jsonEqual(a, b json.RawMessage) bool {
 	var x, y any
 	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// Models are named as users write them or as the API lists them.
+func TestStreamURL(t *testing.T) {
+	p := New(Options{BaseURL: "https://gw.example/gemini/"})
+	for model, want := range map[string]string{
+		"gemini-2.5-pro":        "https://gw.example/gemini/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse",
+		"models/gemini-2.5-pro": "https://gw.example/gemini/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse",
+		"tunedModels/mine":      "https://gw.example/gemini/v1beta/tunedModels/mine:streamGenerateContent?alt=sse",
+	} {
+		if got, err := p.streamURL(model); err != nil || got != want {
+			t.Errorf("streamURL(%q) = %q, %v; want %q", model, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "x?key=1", "../other"} {
+		if _, err := p.streamURL(bad); err == nil {
+			t.Errorf("streamURL(%q): no error", bad)
+		}
+	}
 }

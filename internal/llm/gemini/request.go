@@ -1,12 +1,12 @@
 package gemini
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"google.golang.org/genai"
 
 	"github.com/synapse-agent/synapse/internal/llm"
 )
@@ -25,32 +25,44 @@ func skipSignature() []byte {
 	return b
 }
 
-// config is the request's generation settings. Thinking summaries are
-// asked for only with a thinking budget, as on the other providers; the
+// newRequest is the body of a generateContent request. Thinking summaries
+// are asked for only with a thinking budget, as on the other providers; the
 // output limit is the model's own unless the request sets one (Gemini
 // counts thinking against it, so a low default would cut answers).
-func config(req llm.Request) *genai.GenerateContentConfig {
-	off := false
-	cfg := &genai.GenerateContentConfig{AutomaticContinuation: &off}
-	if req.System != "" {
-		cfg.SystemInstruction = &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: req.System}}}
+func newRequest(req llm.Request) (*generateRequest, error) {
+	contents, err := toContents(req.Messages)
+	if err != nil {
+		return nil, err
 	}
+	out := &generateRequest{Contents: contents}
+	if req.System != "" {
+		out.SystemInstruction = &content{Role: roleUser, Parts: []part{{Text: req.System}}}
+	}
+	var gc generationConfig
 	if req.MaxTokens > 0 {
-		cfg.MaxOutputTokens = int32(min(req.MaxTokens, 1<<30))
+		gc.MaxOutputTokens = min(req.MaxTokens, 1<<30)
 	}
 	if req.ThinkingBudget > 0 {
-		b := int32(min(req.ThinkingBudget, 1<<30))
-		cfg.ThinkingConfig = &genai.ThinkingConfig{IncludeThoughts: true, ThinkingBudget: &b}
+		gc.ThinkingConfig = &thinkingConfig{IncludeThoughts: true, ThinkingBudget: min(req.ThinkingBudget, 1<<30)}
+	}
+	if gc != (generationConfig{}) {
+		out.GenerationConfig = &gc
 	}
 	if len(req.Tools) > 0 {
-		var decls []*genai.FunctionDeclaration
+		var decls []functionDeclaration
 		for _, t := range req.Tools {
-			decls = append(decls, &genai.FunctionDeclaration{Name: t.Name, Description: t.Description, ParametersJsonSchema: t.InputSchema})
+			decls = append(decls, functionDeclaration{Name: t.Name, Description: t.Description, ParametersJSONSchema: t.InputSchema})
 		}
-		cfg.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
+		out.Tools = []tool{{FunctionDeclarations: decls}}
 	}
-	return cfg
+	return out, nil
 }
+
+// The roles of contents.
+const (
+	roleUser  = "user"
+	roleModel = "model"
+)
 
 // toContents maps the history to Gemini contents: assistant messages are
 // "model" contents (text, then one functionCall part per call, each with
@@ -59,28 +71,28 @@ func config(req llm.Request) *genai.GenerateContentConfig {
 // after their calls (the API pairs them by name and position, and by id
 // when the model gave one). Thinking text is not sent back: Gemini keeps
 // its reasoning in the signatures.
-func toContents(msgs []llm.Message) ([]*genai.Content, error) {
+func toContents(msgs []llm.Message) ([]content, error) {
 	names := map[string]string{} // call id → function name
-	var out []*genai.Content
-	var results *genai.Content // the open run of tool results
+	var out []content
+	results := -1 // index in out of the open run of tool results
 	for i, m := range msgs {
 		if m.Role != llm.RoleTool {
-			results = nil
+			results = -1
 		}
 		switch m.Role {
 		case llm.RoleUser:
-			c := &genai.Content{Role: genai.RoleUser}
+			c := content{Role: roleUser}
 			if m.Text != "" || len(m.Images) == 0 {
-				c.Parts = append(c.Parts, &genai.Part{Text: m.Text})
+				c.Parts = append(c.Parts, part{Text: m.Text})
 			}
 			for _, img := range m.Images {
-				c.Parts = append(c.Parts, &genai.Part{InlineData: &genai.Blob{MIMEType: img.MediaType, Data: img.Data}})
+				c.Parts = append(c.Parts, part{InlineData: &blob{MIMEType: img.MediaType, Data: img.Data}})
 			}
 			out = append(out, c)
 		case llm.RoleAssistant:
-			c := &genai.Content{Role: genai.RoleModel}
+			c := content{Role: roleModel}
 			if m.Text != "" {
-				c.Parts = append(c.Parts, &genai.Part{Text: m.Text})
+				c.Parts = append(c.Parts, part{Text: m.Text})
 			}
 			signed := false
 			for _, tc := range m.ToolCalls {
@@ -88,52 +100,68 @@ func toContents(msgs []llm.Message) ([]*genai.Content, error) {
 			}
 			for k, tc := range m.ToolCalls {
 				names[tc.ID] = tc.Name
-				var args map[string]any
+				fc := &functionCall{Name: tc.Name}
 				if tc.InvalidInput == "" && len(tc.Input) > 0 {
-					if err := json.Unmarshal(tc.Input, &args); err != nil {
-						return nil, fmt.Errorf("message %d: tool call %s: arguments are not a JSON object: %w", i, tc.ID, err)
+					args, err := objectArgs(tc.Input)
+					if err != nil {
+						return nil, fmt.Errorf("message %d: tool call %s: %w", i, tc.ID, err)
 					}
+					fc.Args = args
 				}
-				fc := &genai.FunctionCall{Name: tc.Name, Args: args}
 				if !strings.HasPrefix(tc.ID, noIDPrefix) {
 					fc.ID = tc.ID
 				}
-				part := &genai.Part{FunctionCall: fc}
+				p := part{FunctionCall: fc}
 				switch {
 				case tc.Signature != "":
 					sig, err := base64.StdEncoding.DecodeString(tc.Signature)
 					if err != nil {
 						return nil, fmt.Errorf("message %d: tool call %s: thought signature is not base64: %w", i, tc.ID, err)
 					}
-					part.ThoughtSignature = sig
+					p.ThoughtSignature = sig
 				case !signed && k == 0:
-					part.ThoughtSignature = skipSignature()
+					p.ThoughtSignature = skipSignature()
 				}
-				c.Parts = append(c.Parts, part)
+				c.Parts = append(c.Parts, p)
 			}
 			if len(c.Parts) == 0 {
 				continue // an empty answer: the API refuses a content without parts
 			}
 			out = append(out, c)
 		case llm.RoleTool:
-			if results == nil {
-				results = &genai.Content{Role: genai.RoleUser}
-				out = append(out, results)
+			if results < 0 {
+				out = append(out, content{Role: roleUser})
+				results = len(out) - 1
 			}
-			fr := &genai.FunctionResponse{Name: names[m.ToolCallID], Response: map[string]any{"output": m.Text}}
-			if fr.Name == "" {
-				fr.Name = "unknown"
-			}
+			fr := &functionResponse{Name: cmp.Or(names[m.ToolCallID], "unknown"), Response: map[string]any{"output": m.Text}}
 			if m.IsError {
 				fr.Response = map[string]any{"error": m.Text}
 			}
 			if !strings.HasPrefix(m.ToolCallID, noIDPrefix) {
 				fr.ID = m.ToolCallID
 			}
-			results.Parts = append(results.Parts, &genai.Part{FunctionResponse: fr})
+			out[results].Parts = append(out[results].Parts, part{FunctionResponse: fr})
 		default:
 			return nil, fmt.Errorf("message %d has role %q", i, m.Role)
 		}
 	}
 	return out, nil
+}
+
+// objectArgs checks that a call's arguments are a JSON object (the API
+// takes nothing else) and returns them compacted; an empty object is sent
+// as none.
+func objectArgs(in json.RawMessage) (json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(in, &fields); err != nil {
+		return nil, fmt.Errorf("arguments are not a JSON object: %w", err)
+	}
+	if len(fields) == 0 {
+		return nil, nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, in); err != nil {
+		return nil, fmt.Errorf("arguments are not a JSON object: %w", err)
+	}
+	return buf.Bytes(), nil
 }

@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	"google.golang.org/genai"
-
 	"github.com/synapse-agent/synapse/internal/llm"
 )
 
@@ -25,10 +23,10 @@ type assembler struct {
 	text          strings.Builder
 	thinking      strings.Builder
 	calls         []llm.ToolCall
-	finish        genai.FinishReason
+	finish        string
 	finishMessage string
 	blocked       string // promptFeedback.blockReason
-	usage         *genai.GenerateContentResponseUsageMetadata
+	usage         *usageMetadata
 	malformedCall bool
 }
 
@@ -37,10 +35,7 @@ func (a *assembler) emit(e llm.Event) {
 	a.onEvent(e)
 }
 
-func (a *assembler) add(ch *genai.GenerateContentResponse) {
-	if ch == nil {
-		return
-	}
+func (a *assembler) add(ch *generateResponse) {
 	a.chunks++
 	if ch.ModelVersion != "" {
 		a.model = ch.ModelVersion
@@ -54,14 +49,13 @@ func (a *assembler) add(ch *genai.GenerateContentResponse) {
 			a.blocked += ": " + pf.BlockReasonMessage
 		}
 	}
-	if len(ch.Candidates) == 0 || ch.Candidates[0] == nil {
+	if len(ch.Candidates) == 0 {
 		return
 	}
 	c := ch.Candidates[0] // candidateCount is never set above 1
 	if c.Content != nil {
 		for _, p := range c.Content.Parts {
 			switch {
-			case p == nil:
 			case p.FunctionCall != nil:
 				a.call(p)
 			case p.Thought:
@@ -75,19 +69,17 @@ func (a *assembler) add(ch *genai.GenerateContentResponse) {
 			}
 		}
 	}
-	if c.FinishReason != "" && c.FinishReason != genai.FinishReasonUnspecified {
+	if c.FinishReason != "" && c.FinishReason != finishUnspecified {
 		a.finish, a.finishMessage = c.FinishReason, c.FinishMessage
 	}
 }
 
 // call keeps one whole function call with its thought signature.
-func (a *assembler) call(p *genai.Part) {
+func (a *assembler) call(p part) {
 	fc := p.FunctionCall
 	tc := llm.ToolCall{ID: fc.ID, Name: fc.Name, Input: json.RawMessage("{}")}
-	if len(fc.Args) > 0 {
-		if in, err := json.Marshal(fc.Args); err == nil {
-			tc.Input = in
-		}
+	if in, err := objectArgs(fc.Args); err == nil && in != nil {
+		tc.Input = in
 	}
 	if tc.ID == "" {
 		tc.ID = newCallID()
@@ -117,7 +109,7 @@ func (a *assembler) finishResponse(baseURL string) (llm.Response, *llm.Error) {
 	case a.finish == "":
 		return llm.Response{}, &llm.Error{Kind: llm.ErrConnection, Provider: Name,
 			Message: "the stream ended before the response was complete (no finishReason); check the network or GOOGLE_GEMINI_BASE_URL and try again"}
-	case a.finish == genai.FinishReasonMalformedFunctionCall:
+	case a.finish == finishMalformed:
 		a.malformedCall = true
 		msg := "the model produced a malformed function call"
 		if a.finishMessage != "" {
@@ -128,12 +120,12 @@ func (a *assembler) finishResponse(baseURL string) (llm.Response, *llm.Error) {
 	}
 	stop := llm.StopOther
 	switch a.finish {
-	case genai.FinishReasonStop:
+	case finishStop:
 		stop = llm.StopEndTurn
 		if len(a.calls) > 0 {
 			stop = llm.StopToolUse
 		}
-	case genai.FinishReasonMaxTokens:
+	case finishMaxTokens:
 		stop = llm.StopMaxTokens
 	}
 	msg := llm.Message{Role: llm.RoleAssistant, Text: a.text.String(), ToolCalls: a.calls}
@@ -146,12 +138,12 @@ func (a *assembler) finishResponse(baseURL string) (llm.Response, *llm.Error) {
 	}
 	resp := llm.Response{Message: msg, StopReason: stop, Model: a.model}
 	if u := a.usage; u != nil {
-		cached := int64(u.CachedContentTokenCount)
+		cached := u.CachedContentTokenCount
 		// promptTokenCount counts the cached tokens; llm.Usage keeps them
 		// apart. Thoughts are billed as output.
 		resp.Usage = llm.Usage{
-			InputTokens:     max(0, int64(u.PromptTokenCount)-cached),
-			OutputTokens:    int64(u.CandidatesTokenCount) + int64(u.ThoughtsTokenCount),
+			InputTokens:     max(0, u.PromptTokenCount-cached),
+			OutputTokens:    u.CandidatesTokenCount + u.ThoughtsTokenCount,
 			CacheReadTokens: cached,
 		}
 		us := resp.Usage

@@ -9,8 +9,8 @@ import (
 	"strings"
 )
 
-// The Gemini API (generativelanguage.googleapis.com), as the Go SDK
-// google.golang.org/genai calls it: POST
+// The Gemini API (generativelanguage.googleapis.com), as Google's SDKs
+// and internal/llm/gemini call it: POST
 // /v1beta/models/{model}:streamGenerateContent?alt=sse with the key in
 // x-goog-api-key. The model is named by the path, not the body. A streamed
 // reply is a series of `data: {GenerateContentResponse}` events (no event

@@ -1,7 +1,7 @@
 // Package vertex reaches Claude through Google Vertex AI: the Anthropic
 // provider (internal/llm/anthropic, its streaming, tool calls, retries and
-// errors) with the official SDK's vertex option, which sends each request to
-// the model's streamRawPredict method with an OAuth access token. The token
+// errors) with a middleware of ours (rawpredict.go) that sends each request
+// to the model's streamRawPredict method with an OAuth access token. The token
 // comes from Google's Application Default Credentials (a key file named by
 // GOOGLE_APPLICATION_CREDENTIALS, gcloud's ADC file, or the metadata server
 // on Google Cloud); model names are mapped to Vertex's ids (ModelID).
@@ -18,8 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/anthropics/anthropic-sdk-go/option"
-	"github.com/anthropics/anthropic-sdk-go/vertex"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
 
@@ -79,7 +77,7 @@ func ADCPath(home, cloudsdkConfig string) string {
 // Tokens are fetched when the first request needs one; when that fails, the
 // request fails with an llm.ErrAuth error saying which credentials were
 // tried and how to supply them.
-func New(ctx context.Context, opts Options) (_ *anthropic.Provider, err error) {
+func New(ctx context.Context, opts Options) (*anthropic.Provider, error) {
 	if opts.Region == "" {
 		return nil, errors.New("the vertex provider (Google Vertex AI) needs a region: set CLOUD_ML_REGION (for example us-east5, europe-west1 or global)")
 	}
@@ -94,16 +92,9 @@ func New(ctx context.Context, opts Options) (_ *anthropic.Provider, err error) {
 	if project == "" {
 		return nil, fmt.Errorf("the vertex provider (Google Vertex AI) needs a project: set ANTHROPIC_VERTEX_PROJECT_ID to the Google Cloud project that has Claude enabled (%s has none)", source)
 	}
-	creds = &google.Credentials{ProjectID: project, TokenSource: checkedTokens{inner: creds.TokenSource, source: source}, JSON: creds.JSON}
-	// vertex.WithCredentials panics when it cannot build its default HTTP
-	// client; this provider brings its own, so that would be a bug, but one
-	// reported as an error rather than a crash.
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("vertex: cannot set up the client: %v", r)
-		}
-	}()
-	vo := vertex.WithCredentials(ctx, opts.Region, project, creds)
+	// Reuse keeps a token until just before it expires, then fetches a new
+	// one: one token request per hour, not one per model request.
+	tokens := oauth2.ReuseTokenSource(nil, checkedTokens{inner: creds.TokenSource, source: source})
 	return anthropic.New(anthropic.Options{
 		BaseURL:      opts.BaseURL,
 		HTTPClient:   opts.HTTPClient,
@@ -112,7 +103,7 @@ func New(ctx context.Context, opts Options) (_ *anthropic.Provider, err error) {
 		DisableCache: opts.DisableCache,
 		Platform: &anthropic.Platform{
 			Name:     Name,
-			Options:  []option.RequestOption{vo},
+			Options:  platformOptions(opts.Region, project, tokens),
 			Endpoint: Endpoint(opts.Region),
 			URLVar:   URLVar,
 			Cred:     "the Google credentials (" + source + ")",
