@@ -32,16 +32,16 @@ func BenchmarkPlanBigTree(b *testing.B) {
 			dir := ""
 			if cached {
 				dir = b.TempDir()
-				c := openDirCache(dir, scanKey(p))
+				c := openDirCache(dir, scanKey(p), nil)
 				c.start += int64(time.Hour) // the tree was just made: count it as settled
-				planMountsCached(p, nil, c).watch.Close()
+				planMountsRead(p, nil, c.readDir).watch.Close()
 				if err := writeCache(c.path, c.encode()); err != nil {
 					b.Fatal(err)
 				}
 			}
 			watches := 0
 			for b.Loop() {
-				mp := planMountsCached(p, nil, openDirCache(dir, scanKey(p)))
+				mp := planMountsRead(p, nil, openDirCache(dir, scanKey(p), nil).readDir)
 				mp.watch.Start()
 				mp.watch.ControlFiles(mp.gitWatch)
 				_ = mp.watch.Check()

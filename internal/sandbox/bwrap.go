@@ -49,18 +49,19 @@ type mountPlan struct {
 	gitWatch  []string // git control files that must not appear (removed after each command)
 	hideDirs  []string
 	hideFiles []string
-	truncated bool             // the glob scan hit its bound
-	watch     *repoguard.Watch // finds repositories commands create in the writable roots
-	cache     *dirCache        // where the scan reads folders (nil: the disk)
+	truncated bool                                // the glob scan hit its bound
+	watch     *repoguard.Watch                    // finds repositories commands create in the writable roots
+	read      func(string) ([]fs.DirEntry, error) // how the scan reads a folder
 }
 
 // planMounts resolves the policy against the filesystem. env supplies
 // SSH_AUTH_SOCK and XDG_RUNTIME_DIR, whose sockets are hidden.
-func planMounts(p Policy, env []string) mountPlan { return planMountsCached(p, env, nil) }
+func planMounts(p Policy, env []string) mountPlan { return planMountsRead(p, env, os.ReadDir) }
 
-// planMountsCached is planMounts reading unchanged folders from cache.
-func planMountsCached(p Policy, env []string, cache *dirCache) mountPlan {
-	mp := mountPlan{watch: repoguard.NewWatch(), cache: cache}
+// planMountsRead is planMounts reading the folders it scans with read
+// (the scan cache's).
+func planMountsRead(p Policy, env []string, read func(string) ([]fs.DirEntry, error)) mountPlan {
+	mp := mountPlan{watch: repoguard.NewWatch(), read: read}
 	rules := compileRules(p.Blacklist, p.Home)
 	for _, w := range normalizeDirs(p.Whitelist, p.Home) {
 		if _, ok := matchRules(rules, w); ok {
@@ -220,7 +221,7 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 	// folders): a node_modules of a million files must not leave the
 	// project's own deep folders unwatched.
 	skipped := maxWatchEntries
-	_ = walkDir(root, mp.cache.readDir, func(path string, d fs.DirEntry, err error) error {
+	_ = walkDir(root, mp.read, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if d != nil && d.IsDir() && path != root {
 				return fs.SkipDir
@@ -324,7 +325,7 @@ func (mp *mountPlan) beyondBounds(path string, d fs.DirEntry, protectGit func(st
 // .hg, .svn) what beyondBounds does past the bounds, counting folders
 // only against left (a dependency tree is mostly files).
 func (mp *mountPlan) watchTree(root string, protectGit func(string, bool), protectHg func(string), left *int) {
-	_ = walkDir(root, mp.cache.readDir, func(path string, d fs.DirEntry, err error) error {
+	_ = walkDir(root, mp.read, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if d != nil && d.IsDir() && path != root {
 				return fs.SkipDir

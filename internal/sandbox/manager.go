@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -191,7 +192,12 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 		return m, nil
 	}
 	if opts.GOOS == "linux" {
-		m.scan = openDirCache(m.scanCachePath(), scanKey(m.buildPolicyLocked()))
+		// The plan the first sandbox will make (its private /tmp aside,
+		// which is not scanned), made ahead to read what the cache lacks.
+		p, env := m.buildPolicyLocked(), opts.Env
+		m.scan = openDirCache(m.scanCachePath(), scanKey(p), func(read func(string) ([]fs.DirEntry, error)) {
+			planMountsRead(p, env, read).watch.Close()
+		})
 	}
 	prov, err := opts.Registry.New(m.cfg.Provider)
 	if err != nil {

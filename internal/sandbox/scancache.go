@@ -46,6 +46,7 @@ type cachedDir struct {
 	ino   uint64
 	ctime int64
 	ents  []cachedEnt
+	racy  bool // read within racyWindow of its change: used, never saved
 }
 
 // cachedEnt is one entry: its name and the type bits of its mode.
@@ -70,8 +71,11 @@ const (
 // openDirCache starts loading the cache of the scan of roots from dir
 // and checking its folders against the disk, in the background (the
 // manager starts it before probing the platform, which it overlaps); nil
-// when dir is "".
-func openDirCache(dir string, roots []string) *dirCache {
+// when dir is "". warm, if set, runs next, still in the background, with
+// the cache's reader: the manager plans the mounts it expects, so the
+// folders a cold cache lacks are read before the first command needs
+// them (in the REPL, while the model writes its first answer).
+func openDirCache(dir string, roots []string, warm func(read func(string) ([]fs.DirEntry, error))) *dirCache {
 	if dir == "" {
 		return nil
 	}
@@ -82,18 +86,23 @@ func openDirCache(dir string, roots []string) *dirCache {
 		start: time.Now().UnixNano(),
 		ready: make(chan struct{}),
 	}
-	go c.prepare()
+	go c.prepare(warm)
 	return c
 }
 
 // prepare loads the file and keeps the folders that are unchanged: a
 // stat each, on a few goroutines (the stats wait on the kernel's path
 // lookups more than on each other).
-func (c *dirCache) prepare() {
+func (c *dirCache) prepare(warm func(read func(string) ([]fs.DirEntry, error))) {
 	defer close(c.ready)
 	old, _ := c.load()
 	c.hit = make(map[string]cachedDir, len(old))
 	c.now = make(map[string]cachedDir, len(old))
+	defer func() {
+		if warm != nil {
+			warm(c.read)
+		}
+	}()
 	if len(old) == 0 {
 		return
 	}
@@ -141,8 +150,18 @@ func (c *dirCache) readDir(dir string) ([]fs.DirEntry, error) {
 		return os.ReadDir(dir)
 	}
 	<-c.ready
+	return c.read(dir)
+}
+
+// read is readDir for the one goroutine that owns the cache: the warm-up
+// before ready, the plan after it. A folder read from the disk is kept
+// for this process whatever its age (as if the scan had run then), and
+// for the file only when settled.
+func (c *dirCache) read(dir string) ([]fs.DirEntry, error) {
 	if cd, ok := c.hit[dir]; ok {
-		c.now[dir] = cd
+		if !cd.racy {
+			c.now[dir] = cd
+		}
 		out := make([]fs.DirEntry, len(cd.ents))
 		for i := range cd.ents {
 			out[i] = &cd.ents[i]
@@ -159,11 +178,12 @@ func (c *dirCache) readDir(dir string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return ents, err
 	}
-	if ctime < c.start-racyWindow {
-		cd := cachedDir{ino: ino, ctime: ctime, ents: make([]cachedEnt, len(ents))}
-		for i, e := range ents {
-			cd.ents[i] = cachedEnt{name: e.Name(), typ: e.Type()}
-		}
+	cd := cachedDir{ino: ino, ctime: ctime, ents: make([]cachedEnt, len(ents)), racy: ctime >= c.start-racyWindow}
+	for i, e := range ents {
+		cd.ents[i] = cachedEnt{name: e.Name(), typ: e.Type()}
+	}
+	c.hit[dir] = cd
+	if !cd.racy {
 		c.now[dir] = cd
 	}
 	c.dirty = true

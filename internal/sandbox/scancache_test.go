@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,13 +64,15 @@ func TestWalkDirIsFilepathWalkDir(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for round := range 2 { // a cold cache, then a warm one
-		c := openDirCache(dir, []string{root})
+		c := openDirCache(dir, []string{root}, nil)
 		c.start += int64(time.Hour) // every folder counts as settled
+		<-c.ready
+		fromFile := len(c.hit)
 		got := walkAll(t, root, func(r string, fn fs.WalkDirFunc) error { return walkDir(r, c.readDir, fn) })
 		if !slices.Equal(got, want) {
 			t.Fatalf("round %d through the cache:\n%q\nwant:\n%q", round, got, want)
 		}
-		if round == 1 && len(c.hit) == 0 {
+		if round == 1 && fromFile == 0 {
 			t.Fatal("the warm round took nothing from the cache")
 		}
 		if err := writeCache(c.path, c.encode()); err != nil {
@@ -88,12 +91,14 @@ func TestDirCacheSeesChanges(t *testing.T) {
 	// scan returns the folders taken from the cache, those it would keep,
 	// and what the walk saw.
 	scan := func(settled bool) (hit, kept map[string]cachedDir, got []string) {
-		c := openDirCache(dir, []string{root})
+		c := openDirCache(dir, []string{root}, nil)
 		if settled {
 			c.start += int64(time.Hour)
 		}
+		<-c.ready
+		hit = maps.Clone(c.hit) // what the file gave, before the walk adds its reads
 		got = walkAll(t, root, func(r string, fn fs.WalkDirFunc) error { return walkDir(r, c.readDir, fn) })
-		hit, kept = c.hit, c.now
+		kept = c.now
 		if err := writeCache(c.path, c.encode()); err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +121,7 @@ func TestDirCacheSeesChanges(t *testing.T) {
 		t.Fatal("an unchanged folder was read again")
 	}
 	// Torn: the checksum fails, everything is read.
-	path := openDirCache(dir, []string{root}).path
+	path := openDirCache(dir, []string{root}, nil).path
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +132,32 @@ func TestDirCacheSeesChanges(t *testing.T) {
 	if hit, _, _ := scan(true); len(hit) != 0 {
 		t.Fatalf("a torn cache gave %d folders", len(hit))
 	}
-	if c := openDirCache(dir, []string{root}); c.matches([]string{root, "/other"}) {
+	if c := openDirCache(dir, []string{root}, nil); c.matches([]string{root, "/other"}) {
 		t.Fatal("a cache of other roots matched")
+	}
+}
+
+// TestDirCacheWarmsUp: with no cache file, the manager's warm-up (the
+// plan it expects) reads the folders in the background, so the first
+// command's plan reads none from the disk.
+func TestDirCacheWarmsUp(t *testing.T) {
+	root := makeScanTree(t)
+	p := Policy{Whitelist: []string{root}, Blacklist: DefaultBlacklist(), Home: t.TempDir()}
+	c := openDirCache(t.TempDir(), scanKey(p), func(read func(string) ([]fs.DirEntry, error)) {
+		planMountsRead(p, nil, read).watch.Close()
+	})
+	<-c.ready
+	warmed := len(c.hit)
+	if warmed == 0 {
+		t.Fatal("the warm-up read nothing")
+	}
+	c.dirty = false
+	mp := planMountsRead(p, nil, c.readDir)
+	mp.watch.Close()
+	if c.dirty || len(c.hit) != warmed {
+		t.Fatalf("the plan read folders from the disk after the warm-up (%d warmed, %d now)", warmed, len(c.hit))
+	}
+	if !slices.Contains(mp.hideFiles, filepath.Join(root, "a", ".env")) {
+		t.Fatalf("the plan from the warmed cache did not hide a/.env: %q", mp.hideFiles)
 	}
 }

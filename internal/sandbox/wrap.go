@@ -195,13 +195,13 @@ func (pl *platform) plan(p Policy, env []string) mountPlan {
 	cache := pl.scan
 	pl.scan = nil
 	if key := scanKey(p); !cache.matches(key) {
-		cache = openDirCache(pl.cacheDir, key)
+		cache = openDirCache(pl.cacheDir, key, nil)
 	}
-	mp := planMountsCached(p, env, cache)
+	mp := planMountsRead(p, env, cache.readDir)
 	if data := cache.encode(); data != nil {
 		pl.cacheOut, pl.cachePath = data, cache.path
 	}
-	mp.cache = nil
+	mp.read = nil
 	return mp
 }
 
