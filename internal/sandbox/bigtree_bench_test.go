@@ -32,8 +32,9 @@ func BenchmarkPlanBigTree(b *testing.B) {
 			dir := ""
 			if cached {
 				dir = b.TempDir()
-				c := openDirCache(dir, scanKey(p), nil)
-				c.start += int64(time.Hour) // the tree was just made: count it as settled
+				c := newDirCache(dir, scanKey(p))
+				c.window = -int64(time.Hour) // the tree was just made: count it as settled
+				go c.prepare(nil)
 				planMountsRead(p, nil, c.readDir).watch.Close()
 				if err := writeCache(c.path, c.encode()); err != nil {
 					b.Fatal(err)
@@ -41,7 +42,13 @@ func BenchmarkPlanBigTree(b *testing.B) {
 			}
 			watches := 0
 			for b.Loop() {
-				mp := planMountsRead(p, nil, openDirCache(dir, scanKey(p), nil).readDir)
+				c := newDirCache(dir, scanKey(p))
+				c.window = -int64(time.Hour)
+				go c.prepare(nil)
+				if dir == "" {
+					c = nil
+				}
+				mp := planMountsRead(p, nil, c.readDir)
 				mp.watch.Start()
 				mp.watch.ControlFiles(mp.gitWatch)
 				_ = mp.watch.Check()

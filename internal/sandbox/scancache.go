@@ -35,11 +35,17 @@ import (
 type dirCache struct {
 	path  string
 	roots []string
-	start int64                // when this scan began (ns)
-	ready chan struct{}        // closed when hit is filled
-	hit   map[string]cachedDir // loaded, and unchanged on disk
-	now   map[string]cachedDir // read or confirmed by this scan
-	dirty bool                 // now differs from what was loaded
+	start int64 // when this scan began (ns)
+	// window is racyWindow (tests that cannot age a folder narrow it).
+	window int64
+	ready  chan struct{}        // closed when hit is filled
+	hit    map[string]cachedDir // loaded or read; unchanged as of the last check
+	now    map[string]cachedDir // read or confirmed by this scan
+	dirty  bool                 // now differs from what was loaded
+	// loaded counts the folders of the file; checked: the plan has
+	// checked hit (readDir's first call).
+	loaded  int
+	checked bool
 }
 
 type cachedDir struct {
@@ -79,56 +85,71 @@ func openDirCache(dir string, roots []string, warm func(read func(string) ([]fs.
 	if dir == "" {
 		return nil
 	}
-	sum := sha256.Sum256([]byte(strings.Join(roots, "\x00")))
-	c := &dirCache{
-		path:  filepath.Join(dir, "scan-"+hex.EncodeToString(sum[:8])),
-		roots: slices.Clone(roots),
-		start: time.Now().UnixNano(),
-		ready: make(chan struct{}),
-	}
+	c := newDirCache(dir, roots)
 	go c.prepare(warm)
 	return c
 }
 
-// prepare loads the file and keeps the folders that are unchanged: a
-// stat each, on a few goroutines (the stats wait on the kernel's path
-// lookups more than on each other).
+// newDirCache is openDirCache before its prepare starts.
+func newDirCache(dir string, roots []string) *dirCache {
+	sum := sha256.Sum256([]byte(strings.Join(roots, "\x00")))
+	return &dirCache{
+		path:   filepath.Join(dir, "scan-"+hex.EncodeToString(sum[:8])),
+		roots:  slices.Clone(roots),
+		start:  time.Now().UnixNano(),
+		window: racyWindow,
+		ready:  make(chan struct{}),
+	}
+}
+
+// prepare loads the file and, with warm, checks it and runs the warm-up.
 func (c *dirCache) prepare(warm func(read func(string) ([]fs.DirEntry, error))) {
 	defer close(c.ready)
 	old, _ := c.load()
-	c.hit = make(map[string]cachedDir, len(old))
+	c.loaded = len(old)
+	c.hit = old
+	if c.hit == nil {
+		c.hit = map[string]cachedDir{}
+	}
 	c.now = make(map[string]cachedDir, len(old))
-	defer func() {
-		if warm != nil {
-			warm(c.read)
-		}
-	}()
-	if len(old) == 0 {
-		return
+	if warm != nil {
+		c.check()
+		warm(c.read)
 	}
-	paths := make([]string, 0, len(old))
-	for p := range old {
-		paths = append(paths, p)
-	}
+}
+
+// check keeps of hit the folders whose inode and change time are what
+// they were, and drops those changed within racyWindow of now (their
+// ctime may not move for a change made within the same clock tick): a
+// stat each, on a few goroutines (the stats wait on the kernel's path
+// lookups more than on each other). The plan checks again before it
+// reads (what the warm-up read may have changed since), so what it takes
+// from the cache is as of that moment.
+func (c *dirCache) check() {
+	c.start = time.Now().UnixNano()
+	paths := slices.Collect(maps.Keys(c.hit))
 	const workers = 4
 	ok := make([]bool, len(paths))
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < len(paths); i += workers {
-				cd := old[paths[i]]
+				cd := c.hit[paths[i]]
 				ino, ctime, err := dirStamp(paths[i])
-				ok[i] = err == nil && ino == cd.ino && ctime == cd.ctime
+				ok[i] = err == nil && ino == cd.ino && ctime == cd.ctime && ctime < c.start-c.window
 			}
 		})
 	}
 	wg.Wait()
 	for i, p := range paths {
-		if ok[i] {
-			c.hit[p] = old[p]
+		if !ok[i] {
+			delete(c.hit, p)
+			c.dirty = true
+		} else if cd := c.hit[p]; cd.racy {
+			cd.racy = false // settled since the warm-up read it
+			c.hit[p] = cd
 		}
 	}
-	c.dirty = len(c.hit) != len(old)
 }
 
 // scanKey names the scan of p: its roots, and whether they are read-only
@@ -150,6 +171,10 @@ func (c *dirCache) readDir(dir string) ([]fs.DirEntry, error) {
 		return os.ReadDir(dir)
 	}
 	<-c.ready
+	if !c.checked {
+		c.checked = true
+		c.check()
+	}
 	return c.read(dir)
 }
 
@@ -178,7 +203,7 @@ func (c *dirCache) read(dir string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return ents, err
 	}
-	cd := cachedDir{ino: ino, ctime: ctime, ents: make([]cachedEnt, len(ents)), racy: ctime >= c.start-racyWindow}
+	cd := cachedDir{ino: ino, ctime: ctime, ents: make([]cachedEnt, len(ents)), racy: ctime >= c.start-c.window}
 	for i, e := range ents {
 		cd.ents[i] = cachedEnt{name: e.Name(), typ: e.Type()}
 	}
@@ -199,7 +224,7 @@ func (c *dirCache) encode() []byte {
 		return nil
 	}
 	<-c.ready
-	if !c.dirty && len(c.now) == len(c.hit) {
+	if !c.dirty && len(c.now) == c.loaded {
 		return nil
 	}
 	var b bytes.Buffer

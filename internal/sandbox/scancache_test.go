@@ -36,6 +36,15 @@ func walkAll(t *testing.T, root string, walk func(string, fs.WalkDirFunc) error)
 	return out
 }
 
+// settledCache opens the cache of roots in dir as if every folder had
+// changed long ago (a test cannot age a folder's ctime).
+func settledCache(dir string, roots []string, warm func(read func(string) ([]fs.DirEntry, error))) *dirCache {
+	c := newDirCache(dir, roots)
+	c.window = -int64(time.Hour)
+	go c.prepare(warm)
+	return c
+}
+
 func makeScanTree(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
@@ -64,8 +73,7 @@ func TestWalkDirIsFilepathWalkDir(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for round := range 2 { // a cold cache, then a warm one
-		c := openDirCache(dir, []string{root}, nil)
-		c.start += int64(time.Hour) // every folder counts as settled
+		c := settledCache(dir, []string{root}, nil)
 		<-c.ready
 		fromFile := len(c.hit)
 		got := walkAll(t, root, func(r string, fn fs.WalkDirFunc) error { return walkDir(r, c.readDir, fn) })
@@ -93,10 +101,12 @@ func TestDirCacheSeesChanges(t *testing.T) {
 	scan := func(settled bool) (hit, kept map[string]cachedDir, got []string) {
 		c := openDirCache(dir, []string{root}, nil)
 		if settled {
-			c.start += int64(time.Hour)
+			c = settledCache(dir, []string{root}, nil)
 		}
 		<-c.ready
-		hit = maps.Clone(c.hit) // what the file gave, before the walk adds its reads
+		c.checked = true
+		c.check()
+		hit = maps.Clone(c.hit) // what the file gave and the check kept, before the walk adds its reads
 		got = walkAll(t, root, func(r string, fn fs.WalkDirFunc) error { return walkDir(r, c.readDir, fn) })
 		kept = c.now
 		if err := writeCache(c.path, c.encode()); err != nil {
@@ -143,7 +153,7 @@ func TestDirCacheSeesChanges(t *testing.T) {
 func TestDirCacheWarmsUp(t *testing.T) {
 	root := makeScanTree(t)
 	p := Policy{Whitelist: []string{root}, Blacklist: DefaultBlacklist(), Home: t.TempDir()}
-	c := openDirCache(t.TempDir(), scanKey(p), func(read func(string) ([]fs.DirEntry, error)) {
+	c := settledCache(t.TempDir(), scanKey(p), func(read func(string) ([]fs.DirEntry, error)) {
 		planMountsRead(p, nil, read).watch.Close()
 	})
 	<-c.ready
@@ -159,5 +169,29 @@ func TestDirCacheWarmsUp(t *testing.T) {
 	}
 	if !slices.Contains(mp.hideFiles, filepath.Join(root, "a", ".env")) {
 		t.Fatalf("the plan from the warmed cache did not hide a/.env: %q", mp.hideFiles)
+	}
+}
+
+// TestDirCacheWarmUpIsNotStale: what changes between the warm-up and the
+// first command's plan (the person runs git init while the model thinks)
+// is in the plan: it checks the cache again before it reads.
+func TestDirCacheWarmUpIsNotStale(t *testing.T) {
+	root := makeScanTree(t)
+	p := Policy{Whitelist: []string{root}, Blacklist: DefaultBlacklist(), Home: t.TempDir()}
+	c := openDirCache(t.TempDir(), scanKey(p), func(read func(string) ([]fs.DirEntry, error)) {
+		planMountsRead(p, nil, read).watch.Close()
+	})
+	<-c.ready
+	if err := os.Mkdir(filepath.Join(root, "c", "d", ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, "c", "zz", ".env"), "KEY=1")
+	mp := planMountsRead(p, nil, c.readDir)
+	mp.watch.Close()
+	if !slices.Contains(mp.pin, filepath.Join(root, "c", "d", ".git")) {
+		t.Errorf("a repository made after the warm-up is not protected: pins %q", mp.pin)
+	}
+	if !slices.Contains(mp.hideFiles, filepath.Join(root, "c", "zz", ".env")) {
+		t.Errorf("a secret made after the warm-up is not hidden: %q", mp.hideFiles)
 	}
 }
