@@ -102,7 +102,9 @@ func newDirCache(dir string, roots []string) *dirCache {
 	}
 }
 
-// prepare loads the file and, with warm, checks it and runs the warm-up.
+// prepare loads the file and runs the warm-up, which walks what was
+// loaded unchecked (the plan checks every folder before it reads) and
+// reads from the disk only the folders the file lacks.
 func (c *dirCache) prepare(warm func(read func(string) ([]fs.DirEntry, error))) {
 	defer close(c.ready)
 	old, _ := c.load()
@@ -113,7 +115,6 @@ func (c *dirCache) prepare(warm func(read func(string) ([]fs.DirEntry, error))) 
 	}
 	c.now = make(map[string]cachedDir, len(old))
 	if warm != nil {
-		c.check()
 		warm(c.read)
 	}
 }
