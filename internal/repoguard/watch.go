@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -294,19 +293,26 @@ func (w *Watch) Start() {
 			w.controlRepo(p)
 		}
 	}
-	dirs := slices.Collect(maps.Keys(w.dirs))
-	slices.SortFunc(dirs, func(a, b string) int {
-		if c := strings.Count(a, "/") - strings.Count(b, "/"); c != 0 {
-			return c
+	type byDepth struct {
+		depth int
+		dir   string
+	}
+	dirs := make([]byDepth, 0, len(w.dirs))
+	for dir := range w.dirs {
+		dirs = append(dirs, byDepth{strings.Count(dir, "/"), dir}) // counted once, not per comparison
+	}
+	slices.SortFunc(dirs, func(a, b byDepth) int {
+		if a.depth != b.depth {
+			return a.depth - b.depth
 		}
-		return strings.Compare(a, b)
+		return strings.Compare(a.dir, b.dir)
 	})
-	for _, dir := range dirs {
-		if !w.add(dir) {
+	for _, d := range dirs {
+		if !w.add(d.dir) {
 			w.sw.on = true
 		}
-		delete(w.dirs, dir)
 	}
+	clear(w.dirs)
 }
 
 // Close releases the inotify descriptor.
