@@ -102,9 +102,10 @@ func newDirCache(dir string, roots []string) *dirCache {
 	}
 }
 
-// prepare loads the file and runs the warm-up, which walks what was
-// loaded unchecked (the plan checks every folder before it reads) and
-// reads from the disk only the folders the file lacks.
+// prepare loads the file, or when there is none (the first session in
+// this tree) runs the warm-up, which reads the folders from the disk. A
+// loaded cache is left to the plan, which checks every folder before it
+// reads and reads only the changed ones.
 func (c *dirCache) prepare(warm func(read func(string) ([]fs.DirEntry, error))) {
 	defer close(c.ready)
 	old, _ := c.load()
@@ -114,7 +115,7 @@ func (c *dirCache) prepare(warm func(read func(string) ([]fs.DirEntry, error))) 
 		c.hit = map[string]cachedDir{}
 	}
 	c.now = make(map[string]cachedDir, len(old))
-	if warm != nil {
+	if warm != nil && len(old) == 0 {
 		warm(c.read)
 	}
 }
