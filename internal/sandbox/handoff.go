@@ -98,7 +98,7 @@ func appendNotices(path string, lines []string) error {
 	stamp := time.Now().Format(time.DateTime)
 	var b strings.Builder
 	for _, l := range lines {
-		fmt.Fprintf(&b, "%s %s\n", stamp, strings.ReplaceAll(l, "\n", " "))
+		fmt.Fprintf(&b, "%s\t%s\n", stamp, strings.ReplaceAll(l, "\n", " "))
 	}
 	_, err = f.WriteString(b.String())
 	return errors.Join(err, f.Close())
@@ -115,8 +115,9 @@ func takeNotices(path string) []string {
 	var out []string
 	sc := bufio.NewScanner(io.LimitReader(f, 1<<20))
 	for sc.Scan() {
-		if l := strings.TrimSpace(sc.Text()); l != "" {
-			out = append(out, "after an earlier session ended, the sandbox's last check "+l)
+		stamp, l, ok := strings.Cut(strings.TrimSpace(sc.Text()), "\t")
+		if ok && l != "" {
+			out = append(out, "after a session that ended at "+stamp+", the sandbox's last check "+l)
 		}
 	}
 	_ = os.Remove(path)

@@ -58,7 +58,7 @@ func TestRedTeamPlantPastTheSweepIsDisabledAfterExit(t *testing.T) {
 		t.Fatalf("a sub-agent's manager took the notices, which nobody would show: %q", w)
 	}
 	g := newFixture(t, func(o *ManagerOptions) { o.ConfigPath = f.cfgPath })
-	if w := strings.Join(g.m.Warnings(), "\n"); !strings.Contains(w, "after an earlier session ended") || !strings.Contains(w, repo) {
+	if w := strings.Join(g.m.Warnings(), "\n"); !strings.Contains(w, "after a session that ended at ") || !strings.Contains(w, repo) {
 		t.Fatalf("the next session did not show what the background pass did: %q", w)
 	}
 	if _, err := os.Lstat(notices); !os.IsNotExist(err) {
