@@ -136,7 +136,7 @@ gob() { # gob DIR PKG BENCH TIME METRIC…: the metrics' values (ns/op or custom
     true # a benchmark missing in the old tree, or one that failed: no figure
 }
 if [ "$gobench" = 1 ]; then
-  for f in "per-step growth (last/first quarter)" "5 parallel sub-agents ms" "shell round trip ms"; do count["$f"]=$gorounds; done
+  for f in "per-step growth (last/first quarter)" "5 parallel sub-agents ms" "shell round trip ms" "web echo p50 µs"; do count["$f"]=$gorounds; done
   for r in $(seq 1 "$gorounds"); do
     for v in old new; do
       dir=$PWD
@@ -147,9 +147,21 @@ if [ "$gobench" = 1 ]; then
       [ -n "$p" ] && add "$v 5 parallel sub-agents ms" "$(awk -v a="$p" 'BEGIN { print a / 1e6 }')"
       e=$(gob "$dir" ./internal/shell EchoRoundTripBwrap 2000x ns/op)
       [ -n "$e" ] && add "$v shell round trip ms" "$(awk -v a="$e" 'BEGIN { print a / 1e6 }')"
+      w=$(gob "$dir" ./internal/web 'KeystrokeEcho$' 3000x p50-µs)
+      [ -n "$w" ] && add "$v web echo p50 µs" "$w"
     done
+    # ttyd 1.7.7, the echo figure's yardstick (scripts/ttyd.sh builds it),
+    # through the same client in the same run.
+    if command -v ttyd >/dev/null; then
+      t=$(gob "$PWD" ./internal/web 'KeystrokeEchoTTYD$' 3000x p50-µs)
+      [ -n "$t" ] && ttyd_sum=$(awk -v a="${ttyd_sum:-0}" -v b="$t" 'BEGIN { print a + b }')
+    fi
     echo "Go benchmarks: round $r of $gorounds done" >&2
   done
   table
+  if [ -n "${ttyd_sum:-}" ]; then
+    awk -v t="$ttyd_sum" -v n="${sum["new web echo p50 µs"]:-0}" -v r="$gorounds" \
+      'BEGIN { printf "\nweb echo p50: new %.1f µs, ttyd 1.7.7 %.1f µs: %.2f x\n", n / r, t / r, n / t }'
+  fi
 fi
 

@@ -147,12 +147,12 @@ func reportPercentiles(b *testing.B, d []time.Duration) {
 // the comparison the echo figures are quoted with: the same client, the same
 // program (cat in raw mode), ttyd's protocol (a JSON hello, then input as
 // "0"+bytes and output as "0"+bytes in binary frames, subprotocol "tty").
-// It skips when ttyd is not on PATH (Debian bookworm has no package; trixie
-// has one). Run: go test ./internal/web -run '^$' -bench EchoTTYD -benchtime 2000x
+// It skips when ttyd is not on PATH (Debian bookworm has no package:
+// scripts/ttyd.sh builds it from Debian's source package). Run: go test ./internal/web -run '^$' -bench EchoTTYD -benchtime 2000x
 func BenchmarkKeystrokeEchoTTYD(b *testing.B) {
 	bin, err := exec.LookPath("ttyd")
 	if err != nil {
-		b.Skip("ttyd is not installed: apt-get install ttyd (Debian trixie or later) to compare")
+		b.Skip("ttyd is not installed: scripts/ttyd.sh builds 1.7.7 from Debian's source package")
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
