@@ -74,13 +74,13 @@ const (
 	maxCacheFile = 64 << 20
 )
 
-// openDirCache starts loading the cache of the scan of roots from dir
-// and checking its folders against the disk, in the background (the
-// manager starts it before probing the platform, which it overlaps); nil
-// when dir is "". warm, if set, runs next, still in the background, with
-// the cache's reader: the manager plans the mounts it expects, so the
-// folders a cold cache lacks are read before the first command needs
-// them (in the REPL, while the model writes its first answer).
+// openDirCache starts loading the cache of the scan of roots from dir in
+// the background (the manager starts it before probing the platform,
+// which it overlaps); nil when dir is "". When there is no cache yet,
+// warm, if set, runs next, still in the background, with the cache's
+// reader: the manager plans the mounts it expects, so the folders are
+// read before the first command needs them (in the REPL, while the model
+// writes its first answer).
 func openDirCache(dir string, roots []string, warm func(read func(string) ([]fs.DirEntry, error))) *dirCache {
 	if dir == "" {
 		return nil
@@ -123,10 +123,9 @@ func (c *dirCache) prepare(warm func(read func(string) ([]fs.DirEntry, error))) 
 // check keeps of hit the folders whose inode and change time are what
 // they were, and drops those changed within racyWindow of now (their
 // ctime may not move for a change made within the same clock tick): a
-// stat each, on a few goroutines (the stats wait on the kernel's path
-// lookups more than on each other). The plan checks again before it
-// reads (what the warm-up read may have changed since), so what it takes
-// from the cache is as of that moment.
+// stat each, on a few goroutines (the stats wait on the kernel more than
+// on each other). It runs when the plan first reads, so what the plan
+// takes from the cache, the warm-up's reads included, is as of then.
 func (c *dirCache) check() {
 	c.start = time.Now().UnixNano()
 	paths := slices.Collect(maps.Keys(c.hit))
