@@ -355,7 +355,7 @@ func (a *App) NewAgent(ctx context.Context, s AgentSetup) (_ *Agent, err error) 
 		}
 		setup := SubagentSetup{Provider: provider, Providers: g.providers, Model: model, Cwd: cwd,
 			Handlers: g.Extensions.Handlers(), Skills: g.Extensions.Index, OutputDir: scratch.Dir(), Hooks: g.Hooks, PrivateTmp: g.Sandbox.PrivateTmp(),
-			Custom: g.Agents}
+			Custom: g.Agents, Sandbox: g.Sandbox}
 		handlers[router.FamilyTask] = &storeTasks{Handler: a.NewTaskHandler(setup), store: g.Extensions.Skills.Store,
 			invalidate: g.Extensions.Index.Invalidate,
 			run: func(dir string) func(context.Context, subagent.Request) command.Result {

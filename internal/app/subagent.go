@@ -61,6 +61,10 @@ type SubagentSetup struct {
 	PrivateTmp string
 	// Custom holds the session's custom sub-agent types (nil: none).
 	Custom *subagent.Custom
+	// Sandbox is the parent's manager: where it found the platform
+	// sandbox working, its sub-agents take its backend without probing
+	// again (five parallel tasks each paid a bwrap launch for it).
+	Sandbox *sandbox.Manager
 }
 
 func (a *App) skillsDir(s SubagentSetup) string { return cmp.Or(s.SkillsDir, a.Config.SkillsDir) }
@@ -125,6 +129,7 @@ func subagentHooks(h *hooks.Set) agent.Hooks {
 // start another even if a command slipped past the restricted tool's check.
 func (a *App) subagentWorkspace(s SubagentSetup) subagent.WorkspaceFunc {
 	probe := &probeCache{}
+	probe.seed(s.Sandbox)
 	return func(ctx context.Context, k subagent.Kind) (subagent.Workspace, error) {
 		mgr, err := a.subagentSandbox(s, k, probe)
 		if err != nil {
@@ -236,6 +241,18 @@ func (p *probeCache) cached() (func(context.Context) error, string) {
 }
 
 // learn records what a manager built with the real probe decided.
+// seed takes the backend of a manager that found the platform sandbox
+// working; one that is off (sandbox.json) or failing closed says nothing
+// about what a read-only sub-agent, whose sandbox is always on, would find.
+func (p *probeCache) seed(m *sandbox.Manager) {
+	if m == nil || m.Backend() == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.known, p.backend = true, m.Backend()
+}
+
 func (p *probeCache) learn(m *sandbox.Manager) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
