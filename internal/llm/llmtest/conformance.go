@@ -60,7 +60,8 @@ type ErrorCase struct {
 	WantKind llm.ErrorKind
 	// WantInErr are strings the error must contain.
 	WantInErr []string
-	// WantStatus, when not 0, is the HTTP status the llm.Error carries.
+	// WantStatus, when not 0, is the HTTP status the llm.Error carries
+	// (NoStatus: none, as for a connection that broke).
 	WantStatus int
 	// WantTries is how many requests reach the server; every one after the
 	// first is a retry, with one wait and one retry notice.
@@ -69,6 +70,9 @@ type ErrorCase struct {
 	// retry-after); other waits are jittered backoffs and only counted.
 	FirstWait time.Duration
 }
+
+// NoStatus is ErrorCase.WantStatus for an error that carries no HTTP status.
+const NoStatus = -1
 
 // CheckErrors runs each case against a fresh server and a provider from
 // newProvider, sending req. On failure the error must be of the wanted kind
@@ -95,8 +99,8 @@ func CheckErrors(t *testing.T, newProvider NewProvider, req llm.Request, cases [
 					}
 				}
 				var le *llm.Error
-				if tc.WantStatus != 0 && (!errors.As(err, &le) || le.StatusCode != tc.WantStatus) {
-					t.Errorf("err = %#v, want HTTP status %d", err, tc.WantStatus)
+				if want := max(tc.WantStatus, 0); tc.WantStatus != 0 && (!errors.As(err, &le) || le.StatusCode != want) {
+					t.Errorf("err = %#v, want HTTP status %d", err, want)
 				}
 				if len(ev.Calls) != 0 {
 					t.Errorf("calls emitted despite the error: %+v", ev.Calls)
@@ -113,6 +117,60 @@ func CheckErrors(t *testing.T, newProvider NewProvider, req llm.Request, cases [
 				t.Errorf("waits %v, want the first to be %v", waits, tc.FirstWait)
 			}
 		})
+	}
+}
+
+// CheckTextAnswer scripts on srv a text answer in fragments whose usage
+// counts 60 cache reads, streams req (which must be BaseRequest's) through
+// p, and checks the text (streamed and returned), the end_turn stop, the
+// usage (streamed once and returned), and what the request carried: a
+// stream, the system prompt, the user's "hi", the max tokens when req sets
+// them, and the Bash tool with its schema. It returns the response and the
+// request the server got, for the wire's own checks.
+func CheckTextAnswer(t *testing.T, p llm.Provider, srv *Server, req llm.Request) (llm.Response, Request) {
+	t.Helper()
+	const text = "Hello there, ü…"
+	srv.Script(Turn{Text: text, Fragment: 3, Usage: Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 60, Exact: true}})
+	var ev Events
+	resp, err := p.Stream(context.Background(), req, ev.On)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.Text != text || ev.Text != text || resp.StopReason != llm.StopEndTurn {
+		t.Errorf("resp %+v, streamed %q; want %q, end_turn", resp, ev.Text, text)
+	}
+	want := llm.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 60}
+	if resp.Usage != want || len(ev.Usage) != 1 || ev.Usage[0] != want {
+		t.Errorf("usage %+v, events %+v; want %+v", resp.Usage, ev.Usage, want)
+	}
+	if f := srv.AuthFailures(); len(f) > 0 {
+		t.Fatalf("auth failures: %v", f)
+	}
+	r, _ := srv.LastRequest()
+	if !r.Stream || r.System != req.System || r.FirstUserText() != "hi" || (req.MaxTokens != 0 && r.MaxTokens != req.MaxTokens) || r.DecodeError != "" {
+		t.Errorf("request %+v", r)
+	}
+	if len(r.Tools) != 1 || r.Tools[0].Name != "Bash" || r.Tools[0].Description != "Run a command" || !jsonEqual(r.Tools[0].Schema, BashSchema) {
+		t.Errorf("tools %+v", r.Tools)
+	}
+	return resp, r
+}
+
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// CheckPromptTooLong checks that a server refusing req as longer than the
+// model's context window gives an error the agent recognises (and compacts
+// for), after one request: retrying cannot help.
+func CheckPromptTooLong(t *testing.T, newProvider NewProvider, req llm.Request) {
+	t.Helper()
+	srv := New(t)
+	srv.LimitTokens(5)
+	_, err := newProvider(srv, nil, 2).Stream(context.Background(), req, nil)
+	if !llm.IsPromptTooLong(err) || srv.Count() != 1 {
+		t.Fatalf("err = %v after %d requests: want one refusal recognised as prompt too long", err, srv.Count())
 	}
 }
 
@@ -194,10 +252,11 @@ func CheckMalformedToolArguments(t *testing.T, newProvider NewProvider, req llm.
 
 // CheckPlainJSONAnswer checks a gateway that answers the streaming request
 // with one plain JSON body (no SSE): it is one complete response, with the
-// text, the thinking (as wantThinking: how the wire keeps "hmm", signed
-// "sig-1"), two tool calls, usage and stop reason, all emitted as events
-// too; and the request still asked for a stream.
-func CheckPlainJSONAnswer(t *testing.T, newProvider NewProvider, req llm.Request, wantThinking []llm.Thinking) {
+// text, two tool calls, usage and stop reason, all emitted as events too;
+// and the request still asked for a stream. The reply also carries the
+// thinking "hmm" signed "sig-1", which each wire keeps its own way: the
+// response and the events are returned for the caller to check it.
+func CheckPlainJSONAnswer(t *testing.T, newProvider NewProvider, req llm.Request) (llm.Response, Events) {
 	t.Helper()
 	srv := New(t, Turn{PlainJSON: true, Text: "Looking…", Thinking: "hmm", Signature: "sig-1",
 		ToolCalls: []ToolCall{BashCall("call_a", "ls -la"), BashCall("call_b", "pwd")},
@@ -214,9 +273,6 @@ func CheckPlainJSONAnswer(t *testing.T, newProvider NewProvider, req llm.Request
 	if resp.Message.Text != "Looking…" || ev.Text != "Looking…" {
 		t.Errorf("text %q / events %q", resp.Message.Text, ev.Text)
 	}
-	if !reflect.DeepEqual(resp.Message.Thinking, wantThinking) || ev.Thinking != "hmm" {
-		t.Errorf("thinking %+v / events %q, want %+v", resp.Message.Thinking, ev.Thinking, wantThinking)
-	}
 	if !reflect.DeepEqual(resp.Message.ToolCalls, wantCalls) || !reflect.DeepEqual(ev.Calls, wantCalls) {
 		t.Errorf("calls %+v / events %+v", resp.Message.ToolCalls, ev.Calls)
 	}
@@ -226,6 +282,7 @@ func CheckPlainJSONAnswer(t *testing.T, newProvider NewProvider, req llm.Request
 	if reqs := srv.Requests(); len(reqs) != 1 || !reqs[0].Stream {
 		t.Fatalf("requests: %d (the request must still ask for a stream)", len(reqs))
 	}
+	return resp, ev
 }
 
 // CheckRewrittenHistory checks that a history rewritten between two

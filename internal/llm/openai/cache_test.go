@@ -1,11 +1,9 @@
 package openai
 
 import (
-	"context"
 	"encoding/json"
 	"reflect"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/synapse-agent/synapse/internal/llm"
@@ -111,32 +109,7 @@ func TestCacheInvalidatedWhenHistoryRewritten(t *testing.T) {
 
 // End to end: the server receives the rewritten history, not the cached one.
 func TestRewrittenHistoryReachesServer(t *testing.T) {
-	srv := llmtest.New(t, llmtest.TextTurn("a"), llmtest.TextTurn("b"))
-	p := newProvider(srv, nil, 0)
-	long := strings.Repeat("output line\n", 100)
-	req := baseRequest(
-		llm.Message{Role: llm.RoleUser, Text: "go"},
-		llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "Bash", Input: json.RawMessage(`{"command":"ls"}`)}}},
-		llm.Message{Role: llm.RoleTool, ToolCallID: "c1", Text: long},
-		llm.Message{Role: llm.RoleAssistant, Text: "ok"},
-		llm.Message{Role: llm.RoleUser, Text: "more"},
-	)
-	for i, text := range []string{long, "[offloaded: read sessions/s/offloaded/c1.txt]"} {
-		req.Messages[2].Text = text
-		if _, err := p.Stream(context.Background(), req, nil); err != nil {
-			t.Fatal(err)
-		}
-		r, _ := srv.LastRequest()
-		var results []string
-		for _, m := range r.Messages {
-			for _, tr := range m.ToolResults {
-				results = append(results, tr.Content)
-			}
-		}
-		if len(results) != 1 || results[0] != text {
-			t.Errorf("request %d: tool results %.80q, want [%.60q]", i, results, text)
-		}
-	}
+	llmtest.CheckRewrittenHistory(t, newProvider, baseRequest)
 }
 
 // BenchmarkRequestBody is building one request body with a history of n
@@ -147,12 +120,7 @@ func BenchmarkRequestBody(b *testing.B) {
 		b.Run("turns="+strconv.Itoa(n), func(b *testing.B) {
 			p := New(Options{APIKey: "k"})
 			req := baseRequest()
-			for i := range n {
-				id := "c" + strconv.Itoa(i)
-				req.Messages = append(req.Messages,
-					llm.Message{Role: llm.RoleAssistant, Text: "Next step.", ToolCalls: []llm.ToolCall{{ID: id, Name: "Bash", Input: json.RawMessage(`{"command":"cat file.go"}`)}}},
-					llm.Message{Role: llm.RoleTool, ToolCallID: id, Text: strings.Repeat("package main // line\n", 20)})
-			}
+			req.Messages = append(req.Messages, llmtest.ToolHistory(n, "Next step.")...)
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := p.body(p.params(req), req.System, req.Messages); err != nil {
