@@ -58,25 +58,11 @@ func request(msgs ...llm.Message) llm.Request {
 // inference profile in the path, carries anthropic_version and no model or
 // stream field; the answer arrives in event-stream framing.
 func TestTextAnswer(t *testing.T) {
-	srv := llmtest.New(t, llmtest.Turn{Text: "Hello from Bedrock, in several fragments ✓", Fragment: 5})
-	var ev llmtest.Events
-	resp, err := newProvider(t)(srv, nil, 0).Stream(context.Background(), request(), ev.On)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Message.Text != "Hello from Bedrock, in several fragments ✓" || ev.Text != resp.Message.Text || resp.StopReason != llm.StopEndTurn {
-		t.Errorf("resp = %+v, streamed %q", resp, ev.Text)
-	}
-	if f := srv.AuthFailures(); len(f) > 0 {
-		t.Fatalf("auth failures: %v", f)
-	}
-	r, _ := srv.LastRequest()
+	srv := llmtest.New(t)
+	_, r := llmtest.CheckTextAnswer(t, newProvider(t)(srv, nil, 0), srv, request())
 	const id = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 	if r.Format != llmtest.FormatBedrock || r.Model != id || r.Path != "/model/"+id+"/invoke-with-response-stream" || !r.Stream {
 		t.Errorf("request = %s %s %q stream=%v", r.Format, r.Path, r.Model, r.Stream)
-	}
-	if r.System != "You are a test." || r.FirstUserText() != "hi" || len(r.Tools) != 1 || r.DecodeError != "" {
-		t.Errorf("body = %+v", r)
 	}
 	if a := r.Header.Get("Authorization"); !strings.HasPrefix(a, "AWS4-HMAC-SHA256 Credential="+llmtest.BedrockAccessKeyID+"/") || !strings.Contains(a, "/us-east-1/bedrock/aws4_request") {
 		t.Errorf("Authorization = %q", a)

@@ -47,26 +47,12 @@ func request(msgs ...llm.Message) llm.Request {
 // file), region and Vertex's model id in the path, anthropic_version and
 // no model in the body; the token is reused by the next request.
 func TestTextAnswer(t *testing.T) {
-	srv := llmtest.New(t, llmtest.Turn{Text: "Hello from Vertex, in several fragments ✓", Fragment: 5}, llmtest.TextTurn("again"))
+	srv := llmtest.New(t)
 	p := newProvider(t)(srv, nil, 0)
-	var ev llmtest.Events
-	resp, err := p.Stream(context.Background(), request(), ev.On)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Message.Text != "Hello from Vertex, in several fragments ✓" || ev.Text != resp.Message.Text || resp.StopReason != llm.StopEndTurn {
-		t.Errorf("resp = %+v, streamed %q", resp, ev.Text)
-	}
-	if f := srv.AuthFailures(); len(f) > 0 {
-		t.Fatalf("auth failures: %v", f)
-	}
-	r, _ := srv.LastRequest()
+	_, r := llmtest.CheckTextAnswer(t, p, srv, request())
 	const path = "/v1/projects/llmtest-project/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict"
 	if r.Format != llmtest.FormatVertex || r.Model != "claude-sonnet-4-5@20250929" || r.Path != path || !r.Stream {
 		t.Errorf("request = %s %s %q stream=%v", r.Format, r.Path, r.Model, r.Stream)
-	}
-	if r.System != "You are a test." || r.FirstUserText() != "hi" || len(r.Tools) != 1 || r.DecodeError != "" {
-		t.Errorf("body = %+v", r)
 	}
 	if a := r.Header.Get("Authorization"); a != "Bearer ya29.llmtest-1" {
 		t.Errorf("Authorization = %q", a)
@@ -75,6 +61,7 @@ func TestTextAnswer(t *testing.T) {
 	if err := json.Unmarshal(r.Raw, &body); err != nil || body["anthropic_version"] != "vertex-2023-10-16" {
 		t.Errorf("anthropic_version = %v (%v)", body["anthropic_version"], err)
 	}
+	srv.Script(llmtest.TextTurn("again"))
 	if _, err := p.Stream(context.Background(), request(), nil); err != nil {
 		t.Fatal(err)
 	}
