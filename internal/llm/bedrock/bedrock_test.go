@@ -27,13 +27,17 @@ func testOptions(srv *llmtest.Server, w *llmtest.Waits, maxRetries int) Options 
 // newProvider makes the providers of the shared checks, at testOptions.
 func newProvider(t *testing.T) llmtest.NewProvider {
 	return func(srv *llmtest.Server, w *llmtest.Waits, maxRetries int) llm.Provider {
-		t.Helper()
-		p, err := New(context.Background(), testOptions(srv, w, maxRetries))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return mustNew(t, testOptions(srv, w, maxRetries))
 	}
+}
+
+func mustNew(t *testing.T, o Options) llm.Provider {
+	t.Helper()
+	p, err := New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // isolateAWS keeps the developer's own AWS setup (files, profile, keys,
@@ -109,11 +113,7 @@ func TestStalledServer(t *testing.T) {
 	llmtest.CheckStall(t, URLVar, func(srv *llmtest.Server, idle time.Duration, maxRetries int) llm.Provider {
 		o := testOptions(srv, &llmtest.Waits{}, maxRetries)
 		o.IdleTimeout = idle
-		p, err := New(context.Background(), o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return mustNew(t, o)
 	})
 }
 
@@ -124,16 +124,7 @@ func TestCancelStopsPromptly(t *testing.T) {
 // Usage with cache tokens arrives as Anthropic's, and Bedrock's model id is
 // priced as the Claude model it is.
 func TestUsageAndCost(t *testing.T) {
-	resp := llmtest.CheckUsage(t, newProvider(t), request(),
-		llmtest.Usage{InputTokens: 1000, OutputTokens: 200, CacheReadTokens: 5000, CacheCreationTokens: 300, Exact: true},
-		llm.Usage{InputTokens: 1000, OutputTokens: 200, CacheReadTokens: 5000, CacheCreationTokens: 300})
-	// The server names the model as Bedrock's id; either way it is priced as claude-sonnet-4-5 ($3 in, $15 out per million).
-	for _, model := range []string{resp.Model, "us.anthropic.claude-sonnet-4-5-20250929-v1:0"} {
-		cost, ok := session.DefaultPricing().Cost(model, resp.Usage)
-		if wantCost := (1000*3 + 200*15 + 5000*0.3 + 300*3.75) / 1e6; !ok || cost < wantCost-1e-12 || cost > wantCost+1e-12 {
-			t.Errorf("cost of %q = %v, %v; want %v", model, cost, ok, wantCost)
-		}
-	}
+	llmtest.CheckClaudeUsageAndCost(t, newProvider(t), request(), session.DefaultPricing().Cost, "us.anthropic.claude-sonnet-4-5-20250929-v1:0")
 }
 
 // A request signed with the wrong secret is refused by the server's

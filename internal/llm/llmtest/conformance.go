@@ -191,6 +191,25 @@ func CheckUsage(t *testing.T, newProvider NewProvider, req llm.Request, given Us
 	return resp
 }
 
+// CheckClaudeUsageAndCost checks a cloud platform serving Claude: usage with
+// cache tokens arrives as Anthropic's, and the model as the server names it
+// and each of ids (the platform's model ids) are priced by cost as the
+// claude-sonnet-4-5 they are ($3 in, $15 out per million, cache reads
+// $0.30, cache writes $3.75). cost is the session pricing's Cost (llmtest
+// cannot import session, whose tests import llmtest).
+func CheckClaudeUsageAndCost(t *testing.T, newProvider NewProvider, req llm.Request, cost func(model string, u llm.Usage) (float64, bool), ids ...string) {
+	t.Helper()
+	resp := CheckUsage(t, newProvider, req,
+		Usage{InputTokens: 1000, OutputTokens: 200, CacheReadTokens: 5000, CacheCreationTokens: 300, Exact: true},
+		llm.Usage{InputTokens: 1000, OutputTokens: 200, CacheReadTokens: 5000, CacheCreationTokens: 300})
+	for _, model := range append([]string{resp.Model}, ids...) {
+		got, ok := cost(model, resp.Usage)
+		if want := (1000*3 + 200*15 + 5000*0.3 + 300*3.75) / 1e6; !ok || got < want-1e-12 || got > want+1e-12 {
+			t.Errorf("cost of %q = %v, %v; want %v", model, got, ok, want)
+		}
+	}
+}
+
 // CheckToolRoundTrip checks one tool call and its result over two
 // requests: the call (after some text, in fragments) is emitted and
 // returned whole, and the next request, built by request from the history,
