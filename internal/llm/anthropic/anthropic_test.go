@@ -82,11 +82,7 @@ func TestStreamAssemblesToolCalls(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmtest.New(t, tc.turn)
-			var c llmtest.Events
-			resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.On)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp, c := llmtest.Stream(t, newProvider(srv, nil, 0), baseRequest())
 			if c.Text != tc.wantText || resp.Message.Text != tc.wantText {
 				t.Errorf("text: events %q, message %q, want %q", c.Text, resp.Message.Text, tc.wantText)
 			}

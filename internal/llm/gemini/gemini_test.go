@@ -222,11 +222,7 @@ func TestErrorsAndRetries(t *testing.T) {
 func TestPlainJSONAnswer(t *testing.T) {
 	srv := llmtest.New(t, llmtest.Turn{PlainJSON: true, Text: "whole", ToolCalls: []llmtest.ToolCall{llmtest.BashCall("c1", "ls")},
 		Usage: llmtest.Usage{InputTokens: 10, OutputTokens: 5, Exact: true}})
-	var c llmtest.Events
-	resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.On)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, c := llmtest.Stream(t, newProvider(srv, nil, 0), baseRequest())
 	if resp.Message.Text != "whole" || len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].ID != "c1" || resp.StopReason != llm.StopToolUse ||
 		resp.Usage != (llm.Usage{InputTokens: 10, OutputTokens: 5}) || c.Text != "whole" {
 		t.Errorf("resp %+v, events %+v", resp, c)

@@ -131,11 +131,7 @@ func CheckTextAnswer(t *testing.T, p llm.Provider, srv *Server, req llm.Request)
 	t.Helper()
 	const text = "Hello there, ü…"
 	srv.Script(Turn{Text: text, Fragment: 3, Usage: Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 60, Exact: true}})
-	var ev Events
-	resp, err := p.Stream(context.Background(), req, ev.On)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, ev := Stream(t, p, req)
 	if resp.Message.Text != text || ev.Text != text || resp.StopReason != llm.StopEndTurn {
 		t.Errorf("resp %+v, streamed %q; want %q, end_turn", resp, ev.Text, text)
 	}
@@ -180,11 +176,7 @@ func CheckPromptTooLong(t *testing.T, newProvider NewProvider, req llm.Request) 
 func CheckUsage(t *testing.T, newProvider NewProvider, req llm.Request, given Usage, want llm.Usage) llm.Response {
 	t.Helper()
 	srv := New(t, Turn{Text: "ok", Usage: given})
-	var ev Events
-	resp, err := newProvider(srv, nil, 0).Stream(context.Background(), req, ev.On)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, ev := Stream(t, newProvider(srv, nil, 0), req)
 	if resp.Usage != want || len(ev.Usage) != 1 || ev.Usage[0] != want {
 		t.Errorf("usage %+v, events %+v; want %+v", resp.Usage, ev.Usage, want)
 	}
@@ -221,11 +213,7 @@ func CheckToolRoundTrip(t *testing.T, newProvider NewProvider, request func(msgs
 		TextTurn("There are two files."),
 	)
 	p := newProvider(srv, nil, 0)
-	var ev Events
-	resp, err := p.Stream(context.Background(), request(), ev.On)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, ev := Stream(t, p, request())
 	if resp.StopReason != llm.StopToolUse || len(resp.Message.ToolCalls) != 1 || len(ev.Calls) != 1 {
 		t.Fatalf("resp = %+v, calls %+v", resp, ev.Calls)
 	}
@@ -234,7 +222,7 @@ func CheckToolRoundTrip(t *testing.T, newProvider NewProvider, request func(msgs
 		t.Errorf("call = %+v", c)
 	}
 	history := []llm.Message{{Role: llm.RoleUser, Text: "hi"}, resp.Message, {Role: llm.RoleTool, ToolCallID: "toolu_1", Text: "a.txt\nb.txt"}}
-	resp, err = p.Stream(context.Background(), request(history...), nil)
+	resp, err := p.Stream(context.Background(), request(history...), nil)
 	if err != nil || resp.Message.Text != "There are two files." {
 		t.Fatalf("second answer = %q, %v", resp.Message.Text, err)
 	}
@@ -254,11 +242,7 @@ func CheckMalformedToolArguments(t *testing.T, newProvider NewProvider, req llm.
 	raw := `{"command": "echo \q"`
 	srv := New(t, Turn{Text: "running", StopReason: StopToolUse,
 		ToolCalls: []ToolCall{{ID: "x", Name: "Bash", RawInput: raw}, BashCall("y", "ls")}})
-	var ev Events
-	resp, err := newProvider(srv, nil, 3).Stream(context.Background(), req, ev.On)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, ev := Stream(t, newProvider(srv, nil, 3), req)
 	calls := resp.Message.ToolCalls
 	if len(calls) != 2 || calls[0].ID != "x" || calls[0].InvalidInput != raw || string(calls[0].Input) != "{}" ||
 		calls[1].InvalidInput != "" || !strings.Contains(string(calls[1].Input), "ls") {
@@ -280,11 +264,7 @@ func CheckPlainJSONAnswer(t *testing.T, newProvider NewProvider, req llm.Request
 	srv := New(t, Turn{PlainJSON: true, Text: "Looking…", Thinking: "hmm", Signature: "sig-1",
 		ToolCalls: []ToolCall{BashCall("call_a", "ls -la"), BashCall("call_b", "pwd")},
 		Usage:     Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 60, Exact: true}})
-	var ev Events
-	resp, err := newProvider(srv, nil, 0).Stream(context.Background(), req, ev.On)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, ev := Stream(t, newProvider(srv, nil, 0), req)
 	wantCalls := []llm.ToolCall{
 		{ID: "call_a", Name: "Bash", Input: json.RawMessage(`{"command":"ls -la"}`)},
 		{ID: "call_b", Name: "Bash", Input: json.RawMessage(`{"command":"pwd"}`)},

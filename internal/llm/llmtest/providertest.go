@@ -36,6 +36,18 @@ func (c *Events) On(e llm.Event) {
 	}
 }
 
+// Stream sends req through p and returns the response and what p streamed
+// on the way; the test stops at once if the request fails.
+func Stream(t testing.TB, p llm.Provider, req llm.Request) (llm.Response, Events) {
+	t.Helper()
+	var ev Events
+	resp, err := p.Stream(context.Background(), req, ev.On)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, ev
+}
+
 // Waits records the retry waits a provider asked for, instead of sleeping.
 type Waits struct {
 	mu sync.Mutex

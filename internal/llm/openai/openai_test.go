@@ -58,11 +58,7 @@ func TestStreamFragmentsAndUsage(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmtest.New(t, tc.turn)
-			var c llmtest.Events
-			resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.On)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp, c := llmtest.Stream(t, newProvider(srv, nil, 0), baseRequest())
 			if c.Text != tc.wantText || resp.Message.Text != tc.wantText {
 				t.Errorf("text %q / %q, want %q", c.Text, resp.Message.Text, tc.wantText)
 			}
@@ -91,11 +87,7 @@ func TestStreamFragmentsAndUsage(t *testing.T) {
 
 func TestReasoningDeltasAreThinking(t *testing.T) {
 	srv := llmtest.New(t, llmtest.Turn{Thinking: "hmm, let me see", Text: "42"})
-	var c llmtest.Events
-	resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.On)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, c := llmtest.Stream(t, newProvider(srv, nil, 0), baseRequest())
 	if c.Thinking != "hmm, let me see" || len(resp.Message.Thinking) != 1 || resp.Message.Thinking[0].Text != "hmm, let me see" {
 		t.Errorf("thinking %q %+v", c.Thinking, resp.Message.Thinking)
 	}
