@@ -85,19 +85,8 @@ func CheckErrors(t *testing.T, newProvider NewProvider, req llm.Request, cases [
 			var w Waits
 			var ev Events
 			resp, err := newProvider(srv, &w, tc.MaxRetries).Stream(context.Background(), req, ev.On)
-			if tc.WantKind == "" {
-				if err != nil || resp.Message.Text != "ok" {
-					t.Fatalf("Stream = %q, %v; want ok", resp.Message.Text, err)
-				}
-			} else {
-				if KindOf(err) != tc.WantKind {
-					t.Fatalf("err = %v (kind %q), want kind %q", err, KindOf(err), tc.WantKind)
-				}
-				for _, s := range tc.WantInErr {
-					if !strings.Contains(err.Error(), s) {
-						t.Errorf("error %q does not contain %q", err, s)
-					}
-				}
+			checkOutcome(t, resp, err, tc.WantKind, tc.WantInErr)
+			if tc.WantKind != "" {
 				var le *llm.Error
 				if want := max(tc.WantStatus, 0); tc.WantStatus != 0 && (!errors.As(err, &le) || le.StatusCode != want) {
 					t.Errorf("err = %#v, want HTTP status %d", err, want)
@@ -117,6 +106,26 @@ func CheckErrors(t *testing.T, newProvider NewProvider, req llm.Request, cases [
 				t.Errorf("waits %v, want the first to be %v", waits, tc.FirstWait)
 			}
 		})
+	}
+}
+
+// checkOutcome checks that a Stream answered "ok" when kind is "", and
+// otherwise failed with an error of that kind containing each of wants.
+func checkOutcome(t *testing.T, resp llm.Response, err error, kind llm.ErrorKind, wants []string) {
+	t.Helper()
+	if kind == "" {
+		if err != nil || resp.Message.Text != "ok" {
+			t.Fatalf("Stream = %q, %v; want ok", resp.Message.Text, err)
+		}
+		return
+	}
+	if KindOf(err) != kind {
+		t.Fatalf("err = %v (kind %q), want kind %q", err, KindOf(err), kind)
+	}
+	for _, s := range wants {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q does not contain %q", err, s)
+		}
 	}
 }
 

@@ -156,20 +156,11 @@ func checkStall(t *testing.T, urlVar string, newProvider func(srv *Server, idle 
 			p := newProvider(srv, idle, tt.maxRetries)
 			var ev Events
 			resp, err := p.Stream(context.Background(), req, ev.On)
-			if tt.wantErr == "" {
-				if err != nil || resp.Message.Text != "ok" {
-					t.Fatalf("Stream = %q, %v; want ok", resp.Message.Text, err)
-				}
-			} else {
-				if KindOf(err) != llm.ErrStalled {
-					t.Fatalf("err = %v (kind %q), want kind %q", err, KindOf(err), llm.ErrStalled)
-				}
-				for _, want := range []string{tt.wantErr, strings.TrimSuffix(srv.URL(), "/"), urlVar, "SYNAPSE_STREAM_IDLE_TIMEOUT"} {
-					if !strings.Contains(err.Error(), want) {
-						t.Errorf("error %q does not contain %q", err, want)
-					}
-				}
+			var kind llm.ErrorKind
+			if tt.wantErr != "" {
+				kind = llm.ErrStalled
 			}
+			checkOutcome(t, resp, err, kind, []string{tt.wantErr, strings.TrimSuffix(srv.URL(), "/"), urlVar, "SYNAPSE_STREAM_IDLE_TIMEOUT"})
 			if srv.Count() != tt.wantTries {
 				t.Errorf("%d requests, want %d", srv.Count(), tt.wantTries)
 			}
