@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"encoding/json"
-	"reflect"
 	"strconv"
 	"testing"
 
@@ -12,26 +11,15 @@ import (
 
 // referenceBody is the request converted whole, without the cache: what
 // every body must decode to.
-func referenceBody(t *testing.T, p *Provider, req llm.Request) any {
-	t.Helper()
-	w := p.params(req)
+func referenceBody(p *Provider, req llm.Request) any {
 	msgs := messages(req.Messages)
 	if !p.noCache && len(msgs) > 0 {
 		markLastMessage(&msgs[len(msgs)-1])
 	}
-	full := struct {
+	return struct {
 		wireRequest
 		Messages []wireMessage `json:"messages"`
-	}{w, msgs}
-	b, err := json.Marshal(full)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatal(err)
-	}
-	return v
+	}{p.params(req), msgs}
 }
 
 func checkBody(t *testing.T, p *Provider, req llm.Request, what string) {
@@ -40,14 +28,7 @@ func checkBody(t *testing.T, p *Provider, req llm.Request, what string) {
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
-	var got any
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatalf("%s: invalid JSON body %s: %v", what, b, err)
-	}
-	if want := referenceBody(t, p, req); !reflect.DeepEqual(got, want) {
-		w, _ := json.Marshal(want)
-		t.Errorf("%s:\n got  %s\n want %s", what, b, w)
-	}
+	llmtest.CheckJSON(t, what, b, referenceBody(p, req))
 }
 
 // history has every kind of message the adapter converts, including ones

@@ -161,6 +161,24 @@ func CheckTextAnswer(t *testing.T, p llm.Provider, srv *Server, req llm.Request)
 	return resp, r
 }
 
+// CheckJSON checks that body is valid JSON equal to want (a value that
+// marshals to JSON), as decoded values: key order and spacing aside. what
+// names the step in a failure.
+func CheckJSON(t *testing.T, what string, body []byte, want any) {
+	t.Helper()
+	var got any
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatalf("%s: invalid JSON body %s: %v", what, body, err)
+	}
+	w, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !jsonEqual(body, w) {
+		t.Errorf("%s:\n got  %s\n want %s", what, body, w)
+	}
+}
+
 func jsonEqual(a, b json.RawMessage) bool {
 	var x, y any
 	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)

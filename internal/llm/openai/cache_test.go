@@ -2,7 +2,6 @@ package openai
 
 import (
 	"encoding/json"
-	"reflect"
 	"strconv"
 	"testing"
 
@@ -34,14 +33,7 @@ func checkBody(t *testing.T, p *Provider, req llm.Request, what string) {
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
-	var got map[string]any
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatalf("%s: invalid JSON body %s: %v", what, b, err)
-	}
-	if want := referenceBody(t, p, req); !reflect.DeepEqual(got, want) {
-		w, _ := json.Marshal(want)
-		t.Errorf("%s:\n got  %s\n want %s", what, b, w)
-	}
+	llmtest.CheckJSON(t, what, b, referenceBody(t, p, req))
 }
 
 // history has every kind of message the adapter converts, including ones
