@@ -1,20 +1,15 @@
 package app
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/synapse-agent/synapse/internal/config"
-	"github.com/synapse-agent/synapse/internal/llm"
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 func TestResolveCloudProvider(t *testing.T) {
-	const path = "/h/.synapse/settings.json"
 	aws := map[string]string{"AWS_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_SESSION_TOKEN": "tok"}
 	with := func(m map[string]string, kv ...string) map[string]string {
 		out := map[string]string{}
@@ -27,14 +22,7 @@ func TestResolveCloudProvider(t *testing.T) {
 		return out
 	}
 	bedrockAWS := cloudConfig{Region: "eu-west-1", AccessKeyID: "AKID", SecretAccessKey: "secret", SessionToken: "tok"}
-	tests := []struct {
-		name     string
-		settings config.Settings
-		env      map[string]string
-		sel      ProviderSelection
-		want     providerChoice
-		wantErr  []string
-	}{
+	checkResolve(t, []resolveCase{
 		{name: "CLAUDE_CODE_USE_BEDROCK chooses bedrock with the default model",
 			env:  with(aws, "CLAUDE_CODE_USE_BEDROCK", "1", "ANTHROPIC_API_KEY", "ak"),
 			want: providerChoice{Name: "bedrock", Model: "claude-sonnet-4-5", Cloud: bedrockAWS}},
@@ -70,29 +58,7 @@ func TestResolveCloudProvider(t *testing.T) {
 		{name: "bad endpoint override names the variable",
 			env:     map[string]string{"SYNAPSE_PROVIDER": "vertex", "ANTHROPIC_VERTEX_BASE_URL": "aiplatform.googleapis.com"},
 			wantErr: []string{"ANTHROPIC_VERTEX_BASE_URL", "from the environment", "https://us-east5-aiplatform.googleapis.com"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := resolveProvider(tc.settings, testutil.MapEnv(tc.env), path, tc.sel)
-			if len(tc.wantErr) > 0 {
-				if err == nil {
-					t.Fatalf("want an error, got %+v", got)
-				}
-				for _, w := range tc.wantErr {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q lacks %q", err, w)
-					}
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != tc.want {
-				t.Errorf("got  %+v\nwant %+v", got, tc.want)
-			}
-		})
-	}
+	})
 }
 
 // /model on a cloud provider: Claude models stay there (mapped to the
@@ -142,26 +108,12 @@ func TestCloudProviderTalksToServer(t *testing.T) {
 				}
 				env[k] = v
 			}
-			if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte(settings), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			a, err := New(testutil.MapEnv(env))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, model, err := a.Provider(ProviderSelection{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, model, text := streamThroughApp(t, home, settings, env)
 			if p.Name() != format || model != "claude-sonnet-4-5" {
 				t.Errorf("provider %q model %q", p.Name(), model)
 			}
-			resp, err := p.Stream(context.Background(), llm.Request{Model: model, Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if resp.Message.Text != "hello from "+format {
-				t.Errorf("text %q", resp.Message.Text)
+			if text != "hello from "+format {
+				t.Errorf("text %q", text)
 			}
 			r, _ := srv.LastRequest()
 			if r.Format != format || !strings.Contains(r.Model, "claude-sonnet-4-5") {

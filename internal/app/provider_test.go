@@ -14,16 +14,72 @@ import (
 	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
+// resolveCase is one resolveProvider call: its settings, environment and
+// selection, and the choice it makes or the strings its error must hold.
+type resolveCase struct {
+	name     string
+	settings config.Settings
+	env      map[string]string
+	sel      ProviderSelection
+	want     providerChoice
+	wantErr  []string
+}
+
+// settingsPath is the settings file the resolve cases name in errors.
+const settingsPath = "/h/.synapse/settings.json"
+
+func checkResolve(t *testing.T, tests []resolveCase) {
+	t.Helper()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := resolveProvider(tc.settings, testutil.MapEnv(tc.env), settingsPath, tc.sel)
+			if len(tc.wantErr) > 0 {
+				if err == nil {
+					t.Fatalf("want an error, got %+v", got)
+				}
+				for _, w := range tc.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q lacks %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("got  %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// streamThroughApp writes settings to settings.json in home, builds the App
+// from env, takes the provider App.Provider chooses, and streams one "hi"
+// through it to its model; it returns the provider, the model and the answer.
+func streamThroughApp(t *testing.T, home, settings string, env map[string]string) (p llm.Provider, model, answer string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(testutil.MapEnv(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, model, err = a.Provider(ProviderSelection{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := p.Stream(context.Background(), llm.Request{Model: model, Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, model, resp.Message.Text
+}
+
 func TestResolveProvider(t *testing.T) {
-	const path = "/h/.synapse/settings.json"
-	tests := []struct {
-		name     string
-		settings config.Settings
-		env      map[string]string
-		sel      ProviderSelection
-		want     providerChoice
-		wantErr  []string
-	}{
+	const path = settingsPath
+	checkResolve(t, []resolveCase{
 		{name: "defaults to anthropic with its default model",
 			env:  map[string]string{"ANTHROPIC_API_KEY": "ak"},
 			want: providerChoice{Name: "anthropic", Model: "claude-sonnet-4-5", APIKey: "ak"}},
@@ -109,29 +165,7 @@ func TestResolveProvider(t *testing.T) {
 		{name: "bad base URL names the variable and where it came from",
 			settings: config.Settings{Env: map[string]string{"ANTHROPIC_API_KEY": "a", "ANTHROPIC_BASE_URL": "api.anthropic.com"}},
 			wantErr:  []string{"ANTHROPIC_BASE_URL", path, "api.anthropic.com"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := resolveProvider(tc.settings, testutil.MapEnv(tc.env), path, tc.sel)
-			if len(tc.wantErr) > 0 {
-				if err == nil {
-					t.Fatalf("want an error, got %+v", got)
-				}
-				for _, w := range tc.wantErr {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q lacks %q", err, w)
-					}
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != tc.want {
-				t.Errorf("got %+v, want %+v", got, tc.want)
-			}
-		})
-	}
+	})
 }
 
 // TestProviderTalksToServer builds each provider through App.Provider, from
@@ -155,26 +189,12 @@ func TestProviderTalksToServer(t *testing.T) {
 				settings = `{"provider":"gemini","env":{"GEMINI_API_KEY":"from-settings"}}`
 				env = map[string]string{"HOME": home, "SYNAPSE_HOME": home, "GOOGLE_GEMINI_BASE_URL": srv.URL()}
 			}
-			if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte(settings), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			a, err := New(testutil.MapEnv(env))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, model, err := a.Provider(ProviderSelection{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, _, text := streamThroughApp(t, home, settings, env)
 			if want := map[string]string{llmtest.FormatResponses: "openai"}[format]; p.Name() != cmp.Or(want, format) {
 				t.Errorf("provider %q, want %q", p.Name(), cmp.Or(want, format))
 			}
-			resp, err := p.Stream(context.Background(), llm.Request{Model: model, Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if resp.Message.Text != "hello from "+format {
-				t.Errorf("text %q", resp.Message.Text)
+			if text != "hello from "+format {
+				t.Errorf("text %q", text)
 			}
 			r, _ := srv.LastRequest()
 			switch format {

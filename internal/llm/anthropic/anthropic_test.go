@@ -3,7 +3,6 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net"
 	"reflect"
 	"strconv"
@@ -16,22 +15,12 @@ import (
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 )
 
-var bashSchema = json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"},"restart":{"type":"boolean"}},"required":["command"]}`)
-
-func newProvider(srv *llmtest.Server, w *llmtest.Waits, maxRetries int) *Provider {
+func newProvider(srv *llmtest.Server, w *llmtest.Waits, maxRetries int) llm.Provider {
 	return New(Options{APIKey: "test-key", BaseURL: srv.URL(), Retry: llmtest.RetryPolicy(maxRetries, w)})
 }
 
 func baseRequest(msgs ...llm.Message) llm.Request {
-	if len(msgs) == 0 {
-		msgs = []llm.Message{{Role: llm.RoleUser, Text: "hi"}}
-	}
-	return llm.Request{
-		Model:    "claude-sonnet-4-5",
-		System:   "You are a test.",
-		Messages: msgs,
-		Tools:    []llm.ToolSpec{{Name: "Bash", Description: "Run a command", InputSchema: bashSchema}},
-	}
+	return llmtest.BaseRequest("claude-sonnet-4-5", msgs...)
 }
 
 func jsonEqual(t *testing.T, got json.RawMessage, want string) {
@@ -93,11 +82,7 @@ func TestStreamAssemblesToolCalls(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmtest.New(t, tc.turn)
-			var c llmtest.Events
-			resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.On)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp, c := llmtest.Stream(t, newProvider(srv, nil, 0), baseRequest())
 			if c.Text != tc.wantText || resp.Message.Text != tc.wantText {
 				t.Errorf("text: events %q, message %q, want %q", c.Text, resp.Message.Text, tc.wantText)
 			}
@@ -184,19 +169,9 @@ func TestThinkingSignatureRoundTripAndToolResultsFolded(t *testing.T) {
 }
 
 func TestUsageIncludesCacheTokens(t *testing.T) {
-	srv := llmtest.New(t, llmtest.Turn{Text: "ok", Usage: llmtest.Usage{InputTokens: 12, OutputTokens: 34, CacheReadTokens: 5600, CacheCreationTokens: 780}})
-	var c llmtest.Events
-	resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.On)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := llm.Usage{InputTokens: 12, OutputTokens: 34, CacheReadTokens: 5600, CacheCreationTokens: 780}
-	if resp.Usage != want {
-		t.Errorf("usage %+v, want %+v", resp.Usage, want)
-	}
-	if len(c.Usage) != 1 || c.Usage[0] != want {
-		t.Errorf("usage events %+v", c.Usage)
-	}
+	llmtest.CheckUsage(t, newProvider, baseRequest(),
+		llmtest.Usage{InputTokens: 12, OutputTokens: 34, CacheReadTokens: 5600, CacheCreationTokens: 780},
+		llm.Usage{InputTokens: 12, OutputTokens: 34, CacheReadTokens: 5600, CacheCreationTokens: 780})
 }
 
 func TestCacheControlInRequest(t *testing.T) {
@@ -253,7 +228,7 @@ func TestRequestTranslation(t *testing.T) {
 	if len(r.Tools) != 1 || r.Tools[0].Name != "Bash" || r.Tools[0].Description != "Run a command" {
 		t.Fatalf("tools %+v", r.Tools)
 	}
-	jsonEqual(t, r.Tools[0].Schema, string(bashSchema))
+	jsonEqual(t, r.Tools[0].Schema, string(llmtest.BashSchema))
 }
 
 func TestStopReasonsAndTruncation(t *testing.T) {
@@ -299,94 +274,47 @@ func TestStopReasonsAndTruncation(t *testing.T) {
 }
 
 func TestRetriesAndErrors(t *testing.T) {
-	tests := []struct {
-		name       string
-		maxRetries int
-		script     []llmtest.Turn
-		wantKind   llm.ErrorKind // "" means success
-		wantMsg    []string
-		wantWaits  []time.Duration // exact waits (retry-after); nil: check only the count
-		wantCount  int             // requests made
-		wantStatus int
-	}{
-		{name: "429 honours retry-after then succeeds", maxRetries: 3,
-			script:    []llmtest.Turn{{Status: 429, RetryAfter: "2"}, llmtest.TextTurn("ok")},
-			wantWaits: []time.Duration{2 * time.Second}, wantCount: 2},
-		{name: "retry-after-ms is preferred", maxRetries: 3,
-			script:    []llmtest.Turn{{Status: 429, RetryAfter: "9", RetryAfterMs: "1500"}, {Status: 529}, llmtest.TextTurn("ok")},
-			wantWaits: nil, wantCount: 3},
-		{name: "529 overloaded then succeeds", maxRetries: 3,
-			script: []llmtest.Turn{{Status: 529}, {Status: 503}, llmtest.TextTurn("ok")}, wantCount: 3},
-		{name: "overloaded error event inside the stream is retried", maxRetries: 3,
-			script: []llmtest.Turn{{StreamError: &llmtest.APIError{Type: "overloaded_error"}}, llmtest.TextTurn("ok")}, wantCount: 2},
-		{name: "500 exhausted", maxRetries: 2,
-			script:   []llmtest.Turn{{Status: 500}, {Status: 500}, {Status: 500}},
-			wantKind: llm.ErrStatus, wantMsg: []string{"internal error", "gave up after 2 retries"}, wantCount: 3, wantStatus: 500},
-		{name: "429 exhausted is a rate-limit error", maxRetries: 1,
-			script:   []llmtest.Turn{{Status: 429, RetryAfterMs: "5"}, {Status: 429, RetryAfterMs: "5"}},
-			wantKind: llm.ErrRateLimit, wantMsg: []string{"rate limited", "SYNAPSE_MAX_PARALLEL_TASKS"}, wantCount: 2, wantStatus: 429},
-		{name: "retry-after beyond the cap is not waited for", maxRetries: 3,
-			script:   []llmtest.Turn{{Status: 429, RetryAfter: "3600"}},
-			wantKind: llm.ErrRateLimit, wantCount: 1, wantWaits: []time.Duration{}, wantStatus: 429},
-		{name: "401 is an auth error naming the variable", maxRetries: 3,
-			script:   []llmtest.Turn{llmtest.ErrorTurn(401, "invalid x-api-key")},
-			wantKind: llm.ErrAuth, wantMsg: []string{"ANTHROPIC_API_KEY", "invalid x-api-key"}, wantCount: 1, wantStatus: 401},
-		{name: "403 is an auth error", maxRetries: 3,
-			script:   []llmtest.Turn{{Status: 403}},
-			wantKind: llm.ErrAuth, wantCount: 1, wantStatus: 403},
-		{name: "400 is a bad request with the server's reason", maxRetries: 3,
-			script:   []llmtest.Turn{llmtest.ErrorTurn(400, "messages: roles must alternate")},
-			wantKind: llm.ErrBadRequest, wantMsg: []string{"roles must alternate", "/clear"}, wantCount: 1, wantStatus: 400},
-		{name: "a history too long for the model says so", maxRetries: 3,
-			script:   []llmtest.Turn{llmtest.ErrorTurn(400, "prompt is too long: 210000 tokens > 200000 maximum")},
-			wantKind: llm.ErrBadRequest, wantMsg: []string{"210000 tokens", "context window", "/clear"}, wantCount: 1, wantStatus: 400},
-		{name: "404 points at the model name", maxRetries: 3,
-			script:   []llmtest.Turn{llmtest.ErrorTurn(404, "model: claude-nope")},
-			wantKind: llm.ErrStatus, wantMsg: []string{"claude-nope", "--model"}, wantCount: 1, wantStatus: 404},
-		{name: "stream cut before any output is retried", maxRetries: 3,
-			script: []llmtest.Turn{{Text: "hello", CutAfter: 2}, llmtest.TextTurn("ok")}, wantCount: 2},
-		{name: "stream cut after output is a connection error", maxRetries: 3,
-			script:   []llmtest.Turn{{Text: "hello world, this is long", CutAfter: 5}},
-			wantKind: llm.ErrConnection, wantMsg: []string{"closed before the response was complete"}, wantCount: 1},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := llmtest.New(t, tc.script...)
-			var w llmtest.Waits
-			resp, err := newProvider(srv, &w, tc.maxRetries).Stream(context.Background(), baseRequest(), nil)
-			if tc.wantKind == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				if resp.Message.Text != "ok" {
-					t.Errorf("text %q", resp.Message.Text)
-				}
-			} else {
-				var le *llm.Error
-				if !errors.As(err, &le) || le.Kind != tc.wantKind {
-					t.Fatalf("err = %v, want kind %s", err, tc.wantKind)
-				}
-				for _, m := range tc.wantMsg {
-					if !strings.Contains(err.Error(), m) {
-						t.Errorf("error %q lacks %q", err, m)
-					}
-				}
-				if le.StatusCode != tc.wantStatus {
-					t.Errorf("status %d, want %d", le.StatusCode, tc.wantStatus)
-				}
-			}
-			if srv.Count() != tc.wantCount {
-				t.Errorf("%d requests, want %d", srv.Count(), tc.wantCount)
-			}
-			got := w.List()
-			if tc.wantWaits != nil && !reflect.DeepEqual(got, tc.wantWaits) && !(len(got) == 0 && len(tc.wantWaits) == 0) {
-				t.Errorf("waits %v, want %v", got, tc.wantWaits)
-			}
-			if len(got) != srv.Count()-1 && tc.wantKind == "" {
-				t.Errorf("%d waits for %d requests", len(got), srv.Count())
-			}
-		})
-	}
+	llmtest.CheckErrors(t, newProvider, baseRequest(), []llmtest.ErrorCase{
+		{Name: "429 honours retry-after then succeeds", MaxRetries: 3,
+			Script:    []llmtest.Turn{{Status: 429, RetryAfter: "2"}, llmtest.TextTurn("ok")},
+			FirstWait: 2 * time.Second, WantTries: 2},
+		{Name: "retry-after-ms is preferred", MaxRetries: 3,
+			Script:    []llmtest.Turn{{Status: 429, RetryAfter: "9", RetryAfterMs: "1500"}, {Status: 529}, llmtest.TextTurn("ok")},
+			FirstWait: 1500 * time.Millisecond, WantTries: 3},
+		{Name: "529 overloaded then succeeds", MaxRetries: 3,
+			Script: []llmtest.Turn{{Status: 529}, {Status: 503}, llmtest.TextTurn("ok")}, WantTries: 3},
+		{Name: "overloaded error event inside the stream is retried", MaxRetries: 3,
+			Script: []llmtest.Turn{{StreamError: &llmtest.APIError{Type: "overloaded_error"}}, llmtest.TextTurn("ok")}, WantTries: 2},
+		{Name: "500 exhausted", MaxRetries: 2,
+			Script:   []llmtest.Turn{{Status: 500}, {Status: 500}, {Status: 500}},
+			WantKind: llm.ErrStatus, WantInErr: []string{"internal error", "gave up after 2 retries"}, WantTries: 3, WantStatus: 500},
+		{Name: "429 exhausted is a rate-limit error", MaxRetries: 1,
+			Script:   []llmtest.Turn{{Status: 429, RetryAfterMs: "5"}, {Status: 429, RetryAfterMs: "5"}},
+			WantKind: llm.ErrRateLimit, WantInErr: []string{"rate limited", "SYNAPSE_MAX_PARALLEL_TASKS"}, WantTries: 2, WantStatus: 429},
+		{Name: "retry-after beyond the cap is not waited for", MaxRetries: 3,
+			Script:   []llmtest.Turn{{Status: 429, RetryAfter: "3600"}},
+			WantKind: llm.ErrRateLimit, WantTries: 1, WantStatus: 429},
+		{Name: "401 is an auth error naming the variable", MaxRetries: 3,
+			Script:   []llmtest.Turn{llmtest.ErrorTurn(401, "invalid x-api-key")},
+			WantKind: llm.ErrAuth, WantInErr: []string{"ANTHROPIC_API_KEY", "invalid x-api-key"}, WantTries: 1, WantStatus: 401},
+		{Name: "403 is an auth error", MaxRetries: 3,
+			Script:   []llmtest.Turn{{Status: 403}},
+			WantKind: llm.ErrAuth, WantTries: 1, WantStatus: 403},
+		{Name: "400 is a bad request with the server's reason", MaxRetries: 3,
+			Script:   []llmtest.Turn{llmtest.ErrorTurn(400, "messages: roles must alternate")},
+			WantKind: llm.ErrBadRequest, WantInErr: []string{"roles must alternate", "/clear"}, WantTries: 1, WantStatus: 400},
+		{Name: "a history too long for the model says so", MaxRetries: 3,
+			Script:   []llmtest.Turn{llmtest.ErrorTurn(400, "prompt is too long: 210000 tokens > 200000 maximum")},
+			WantKind: llm.ErrBadRequest, WantInErr: []string{"210000 tokens", "context window", "/clear"}, WantTries: 1, WantStatus: 400},
+		{Name: "404 points at the model name", MaxRetries: 3,
+			Script:   []llmtest.Turn{llmtest.ErrorTurn(404, "model: claude-nope")},
+			WantKind: llm.ErrStatus, WantInErr: []string{"claude-nope", "--model"}, WantTries: 1, WantStatus: 404},
+		{Name: "stream cut before any output is retried", MaxRetries: 3,
+			Script: []llmtest.Turn{{Text: "hello", CutAfter: 2}, llmtest.TextTurn("ok")}, WantTries: 2},
+		{Name: "stream cut after output is a connection error", MaxRetries: 3,
+			Script:   []llmtest.Turn{{Text: "hello world, this is long", CutAfter: 5}},
+			WantKind: llm.ErrConnection, WantInErr: []string{"closed before the response was complete"}, WantTries: 1, WantStatus: llmtest.NoStatus},
+	})
 }
 
 func TestRetryAfterMsPreferredAndBackoffBounded(t *testing.T) {
@@ -503,12 +431,7 @@ func BenchmarkStreamHistory(b *testing.B) {
 			turn := llmtest.ToolTurn(llmtest.BashCall("c", "ls -la /tmp"))
 			p := New(Options{APIKey: "k", BaseURL: srv.URL()})
 			req := baseRequest()
-			for i := range n {
-				id := "c" + strconv.Itoa(i)
-				req.Messages = append(req.Messages,
-					llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: id, Name: "Bash", Input: json.RawMessage(`{"command":"cat file.go"}`)}}},
-					llm.Message{Role: llm.RoleTool, ToolCallID: id, Text: strings.Repeat("package main // line\n", 20)})
-			}
+			req.Messages = append(req.Messages, llmtest.ToolHistory(n, "")...)
 			b.ReportAllocs()
 			for b.Loop() {
 				srv.Script(turn)
@@ -520,56 +443,15 @@ func BenchmarkStreamHistory(b *testing.B) {
 	}
 }
 
-// Malformed arguments without truncation are the model's mistake, not the
-// stream's: the call is returned with InvalidInput (Input "{}") so that the
-// agent can tell the model, and nothing is retried.
 func TestMalformedToolArgumentsAreReturned(t *testing.T) {
-	raw := `{"command": "echo \q"`
-	srv := llmtest.New(t, llmtest.Turn{Text: "running", StopReason: "tool_use",
-		ToolCalls: []llmtest.ToolCall{{ID: "x", Name: "Bash", RawInput: raw}, llmtest.BashCall("y", "ls")}})
-	var c llmtest.Events
-	resp, err := newProvider(srv, nil, 3).Stream(context.Background(), baseRequest(), c.On)
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls := resp.Message.ToolCalls
-	if len(calls) != 2 || calls[0].ID != "x" || calls[0].InvalidInput != raw || string(calls[0].Input) != "{}" ||
-		calls[1].InvalidInput != "" || !strings.Contains(string(calls[1].Input), "ls") {
-		t.Fatalf("calls = %+v", calls)
-	}
-	if len(c.Calls) != 2 || srv.Count() != 1 {
-		t.Errorf("events %+v, %d requests", c.Calls, srv.Count())
-	}
+	llmtest.CheckMalformedToolArguments(t, newProvider, baseRequest())
 }
 
-// A gateway that answers the streaming request with one plain JSON message (no
-// SSE) gives one complete response: thinking, text, tool calls, usage, stop.
+// Thinking comes back with its signature.
 func TestPlainJSONAnswerToStreamingRequest(t *testing.T) {
-	srv := llmtest.New(t, llmtest.Turn{PlainJSON: true, Text: "Looking…", Thinking: "hmm", Signature: "sig-1",
-		ToolCalls: []llmtest.ToolCall{llmtest.BashCall("toolu_a", "ls -la"), llmtest.BashCall("toolu_b", "pwd")},
-		Usage:     llmtest.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 60, Exact: true}})
-	var c llmtest.Events
-	resp, err := New(Options{APIKey: "k", BaseURL: srv.URL()}).Stream(context.Background(), llm.Request{
-		Model: "claude-test", MaxTokens: 100, Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}},
-	}, c.On)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantCalls := []llm.ToolCall{
-		{ID: "toolu_a", Name: "Bash", Input: json.RawMessage(`{"command":"ls -la"}`)},
-		{ID: "toolu_b", Name: "Bash", Input: json.RawMessage(`{"command":"pwd"}`)},
-	}
-	if resp.Message.Text != "Looking…" || c.Text != "Looking…" {
-		t.Errorf("text %q / events %q", resp.Message.Text, c.Text)
-	}
-	if len(resp.Message.Thinking) != 1 || resp.Message.Thinking[0] != (llm.Thinking{Text: "hmm", Signature: "sig-1"}) {
-		t.Errorf("thinking %+v", resp.Message.Thinking)
-	}
-	if !reflect.DeepEqual(resp.Message.ToolCalls, wantCalls) || !reflect.DeepEqual(c.Calls, wantCalls) {
-		t.Errorf("calls %+v / events %+v", resp.Message.ToolCalls, c.Calls)
-	}
-	if resp.StopReason != llm.StopToolUse || resp.Usage != (llm.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 60}) {
-		t.Errorf("stop %q usage %+v", resp.StopReason, resp.Usage)
+	resp, _ := llmtest.CheckPlainJSONAnswer(t, newProvider, baseRequest())
+	if want := []llm.Thinking{{Text: "hmm", Signature: "sig-1"}}; !reflect.DeepEqual(resp.Message.Thinking, want) {
+		t.Errorf("thinking %+v, want %+v", resp.Message.Thinking, want)
 	}
 }
 

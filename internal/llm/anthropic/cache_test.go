@@ -1,11 +1,8 @@
 package anthropic
 
 import (
-	"context"
 	"encoding/json"
-	"reflect"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/synapse-agent/synapse/internal/llm"
@@ -14,26 +11,15 @@ import (
 
 // referenceBody is the request converted whole, without the cache: what
 // every body must decode to.
-func referenceBody(t *testing.T, p *Provider, req llm.Request) any {
-	t.Helper()
-	w := p.params(req)
+func referenceBody(p *Provider, req llm.Request) any {
 	msgs := messages(req.Messages)
 	if !p.noCache && len(msgs) > 0 {
 		markLastMessage(&msgs[len(msgs)-1])
 	}
-	full := struct {
+	return struct {
 		wireRequest
 		Messages []wireMessage `json:"messages"`
-	}{w, msgs}
-	b, err := json.Marshal(full)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatal(err)
-	}
-	return v
+	}{p.params(req), msgs}
 }
 
 func checkBody(t *testing.T, p *Provider, req llm.Request, what string) {
@@ -42,14 +28,7 @@ func checkBody(t *testing.T, p *Provider, req llm.Request, what string) {
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
-	var got any
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatalf("%s: invalid JSON body %s: %v", what, b, err)
-	}
-	if want := referenceBody(t, p, req); !reflect.DeepEqual(got, want) {
-		w, _ := json.Marshal(want)
-		t.Errorf("%s:\n got  %s\n want %s", what, b, w)
-	}
+	llmtest.CheckJSON(t, what, b, referenceBody(p, req))
 }
 
 // history has every kind of message the adapter converts, including ones
@@ -117,29 +96,12 @@ func TestCacheInvalidatedWhenHistoryRewritten(t *testing.T) {
 	checkBody(t, p, req, "after compaction")
 }
 
-// End to end: the server receives the rewritten history, not the cached one.
+// End to end: the server receives the rewritten history, not the cached
+// one; the tool result folds into the user message at index 2.
 func TestRewrittenHistoryReachesServer(t *testing.T) {
-	srv := llmtest.New(t, llmtest.TextTurn("a"), llmtest.TextTurn("b"))
-	p := newProvider(srv, nil, 0)
-	long := strings.Repeat("output line\n", 100)
-	req := baseRequest(
-		llm.Message{Role: llm.RoleUser, Text: "go"},
-		llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "Bash", Input: json.RawMessage(`{"command":"ls"}`)}}},
-		llm.Message{Role: llm.RoleTool, ToolCallID: "c1", Text: long},
-		llm.Message{Role: llm.RoleAssistant, Text: "ok"},
-		llm.Message{Role: llm.RoleUser, Text: "more"},
-	)
-	for i, text := range []string{long, "[offloaded: read sessions/s/offloaded/c1.txt]"} {
-		req.Messages[2].Text = text
-		if _, err := p.Stream(context.Background(), req, nil); err != nil {
-			t.Fatal(err)
-		}
-		r, _ := srv.LastRequest()
+	for i, r := range llmtest.CheckRewrittenHistory(t, newProvider, baseRequest) {
 		if len(r.Messages) != 5 || len(r.Messages[2].ToolResults) != 1 {
 			t.Fatalf("request %d: messages %+v", i, r.Messages)
-		}
-		if got := r.Messages[2].ToolResults[0].Content; got != text {
-			t.Errorf("request %d: result text %.60q, want %.60q", i, got, text)
 		}
 	}
 }
@@ -152,12 +114,7 @@ func BenchmarkRequestBody(b *testing.B) {
 		b.Run("turns="+strconv.Itoa(n), func(b *testing.B) {
 			p := New(Options{APIKey: "k", BaseURL: "http://127.0.0.1:1"})
 			req := baseRequest()
-			for i := range n {
-				id := "c" + strconv.Itoa(i)
-				req.Messages = append(req.Messages,
-					llm.Message{Role: llm.RoleAssistant, Text: "Next step.", ToolCalls: []llm.ToolCall{{ID: id, Name: "Bash", Input: json.RawMessage(`{"command":"cat file.go"}`)}}},
-					llm.Message{Role: llm.RoleTool, ToolCallID: id, Text: strings.Repeat("package main // line\n", 20)})
-			}
+			req.Messages = append(req.Messages, llmtest.ToolHistory(n, "Next step.")...)
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := p.conv.body(p.params(req), req.Messages, true); err != nil {

@@ -13,8 +13,6 @@ import (
 	"github.com/synapse-agent/synapse/internal/session"
 )
 
-var bashSchema = json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`)
-
 // testOptions point a provider at srv with the keys it checks signatures with.
 func testOptions(srv *llmtest.Server, w *llmtest.Waits, maxRetries int) Options {
 	return Options{
@@ -26,9 +24,16 @@ func testOptions(srv *llmtest.Server, w *llmtest.Waits, maxRetries int) Options 
 	}
 }
 
-func newProvider(t *testing.T, srv *llmtest.Server, w *llmtest.Waits, maxRetries int) llm.Provider {
+// newProvider makes the providers of the shared checks, at testOptions.
+func newProvider(t *testing.T) llmtest.NewProvider {
+	return func(srv *llmtest.Server, w *llmtest.Waits, maxRetries int) llm.Provider {
+		return mustNew(t, testOptions(srv, w, maxRetries))
+	}
+}
+
+func mustNew(t *testing.T, o Options) llm.Provider {
 	t.Helper()
-	p, err := New(context.Background(), testOptions(srv, w, maxRetries))
+	p, err := New(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,11 +54,7 @@ func isolateAWS(t *testing.T) {
 }
 
 func request(msgs ...llm.Message) llm.Request {
-	if len(msgs) == 0 {
-		msgs = []llm.Message{{Role: llm.RoleUser, Text: "hi"}}
-	}
-	return llm.Request{Model: "claude-sonnet-4-5", System: "You are a test.", Messages: msgs,
-		Tools: []llm.ToolSpec{{Name: "Bash", Description: "Run a command", InputSchema: bashSchema}}}
+	return llmtest.BaseRequest("claude-sonnet-4-5", msgs...)
 }
 
 // A text answer through InvokeModelWithResponseStream: the request is
@@ -61,25 +62,11 @@ func request(msgs ...llm.Message) llm.Request {
 // inference profile in the path, carries anthropic_version and no model or
 // stream field; the answer arrives in event-stream framing.
 func TestTextAnswer(t *testing.T) {
-	srv := llmtest.New(t, llmtest.Turn{Text: "Hello from Bedrock, in several fragments ✓", Fragment: 5})
-	var ev llmtest.Events
-	resp, err := newProvider(t, srv, nil, 0).Stream(context.Background(), request(), ev.On)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Message.Text != "Hello from Bedrock, in several fragments ✓" || ev.Text != resp.Message.Text || resp.StopReason != llm.StopEndTurn {
-		t.Errorf("resp = %+v, streamed %q", resp, ev.Text)
-	}
-	if f := srv.AuthFailures(); len(f) > 0 {
-		t.Fatalf("auth failures: %v", f)
-	}
-	r, _ := srv.LastRequest()
+	srv := llmtest.New(t)
+	_, r := llmtest.CheckTextAnswer(t, newProvider(t)(srv, nil, 0), srv, request())
 	const id = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 	if r.Format != llmtest.FormatBedrock || r.Model != id || r.Path != "/model/"+id+"/invoke-with-response-stream" || !r.Stream {
 		t.Errorf("request = %s %s %q stream=%v", r.Format, r.Path, r.Model, r.Stream)
-	}
-	if r.System != "You are a test." || r.FirstUserText() != "hi" || len(r.Tools) != 1 || r.DecodeError != "" {
-		t.Errorf("body = %+v", r)
 	}
 	if a := r.Header.Get("Authorization"); !strings.HasPrefix(a, "AWS4-HMAC-SHA256 Credential="+llmtest.BedrockAccessKeyID+"/") || !strings.Contains(a, "/us-east-1/bedrock/aws4_request") {
 		t.Errorf("Authorization = %q", a)
@@ -90,140 +77,54 @@ func TestTextAnswer(t *testing.T) {
 	}
 }
 
-// A tool call and its result, over two requests.
 func TestToolCallRoundTrip(t *testing.T) {
-	srv := llmtest.New(t,
-		llmtest.Turn{Text: "Let me look.", ToolCalls: []llmtest.ToolCall{llmtest.BashCall("toolu_1", "ls -la")}, Fragment: 3},
-		llmtest.TextTurn("There are two files."),
-	)
-	p := newProvider(t, srv, nil, 0)
-	var ev llmtest.Events
-	resp, err := p.Stream(context.Background(), request(), ev.On)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StopReason != llm.StopToolUse || len(resp.Message.ToolCalls) != 1 || len(ev.Calls) != 1 {
-		t.Fatalf("resp = %+v, calls %+v", resp, ev.Calls)
-	}
-	c := resp.Message.ToolCalls[0]
-	if c.ID != "toolu_1" || c.Name != "Bash" || string(c.Input) != `{"command":"ls -la"}` {
-		t.Errorf("call = %+v", c)
-	}
-	history := []llm.Message{{Role: llm.RoleUser, Text: "hi"}, resp.Message, {Role: llm.RoleTool, ToolCallID: "toolu_1", Text: "a.txt\nb.txt"}}
-	resp, err = p.Stream(context.Background(), request(history...), nil)
-	if err != nil || resp.Message.Text != "There are two files." {
-		t.Fatalf("second answer = %q, %v", resp.Message.Text, err)
-	}
-	tr, ok := srv.Requests()[1].ToolResult("toolu_1")
-	if !ok || tr.Content != "a.txt\nb.txt" {
-		t.Errorf("tool result = %+v, %v", tr, ok)
-	}
+	llmtest.CheckToolRoundTrip(t, newProvider(t), request)
 }
 
 // Throttling (HTTP 429 ThrottlingException, with retry-after), an
 // unavailable service (503) and an exception inside the stream are retried;
 // an access error is not, and says what to check.
 func TestRetriesAndErrors(t *testing.T) {
-	tests := []struct {
-		name      string
-		turns     []llmtest.Turn
-		wantText  string
-		wantKind  llm.ErrorKind
-		wantInErr []string
-		wantTries int
-		wantWaits []time.Duration
-	}{
-		{name: "429 then 503 then an answer",
-			turns: []llmtest.Turn{
+	llmtest.CheckErrors(t, newProvider(t), request(), []llmtest.ErrorCase{
+		{Name: "429 then 503 then an answer", MaxRetries: 3,
+			Script: []llmtest.Turn{
 				{Status: 429, RetryAfter: "2", Error: llmtest.APIError{Message: "Too many requests, please wait before trying again."}},
 				{Status: 503, Error: llmtest.APIError{Message: "Bedrock is unable to process your request."}},
 				llmtest.TextTurn("ok"),
 			},
-			wantText: "ok", wantTries: 3, wantWaits: []time.Duration{2 * time.Second, 20 * time.Millisecond}},
-		{name: "an exception in the stream, then an answer",
-			turns:    []llmtest.Turn{{StreamError: &llmtest.APIError{Type: "overloaded_error", Message: "Model is getting throttled."}}, llmtest.TextTurn("ok")},
-			wantText: "ok", wantTries: 2, wantWaits: []time.Duration{10 * time.Millisecond}},
-		{name: "access denied: not retried",
-			turns:     []llmtest.Turn{{Status: 403, Error: llmtest.APIError{Message: "You don't have access to the model with the specified model ID."}}},
-			wantKind:  llm.ErrAuth,
-			wantInErr: []string{"bedrock: the AWS credentials may not use this model", "You don't have access to the model", "model access page", "us-east-1"},
-			wantTries: 1},
-		{name: "input too long: the prompt-too-long refusal",
-			turns:     []llmtest.Turn{{Status: 400, Error: llmtest.APIError{Message: "Input is too long for requested model."}}},
-			wantKind:  llm.ErrBadRequest,
-			wantInErr: []string{"Input is too long", "context window"},
-			wantTries: 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := llmtest.New(t, tt.turns...)
-			var w llmtest.Waits
-			var ev llmtest.Events
-			resp, err := newProvider(t, srv, &w, 3).Stream(context.Background(), request(), ev.On)
-			if tt.wantKind == "" {
-				if err != nil || resp.Message.Text != tt.wantText {
-					t.Fatalf("Stream = %q, %v", resp.Message.Text, err)
-				}
-			} else {
-				if llmtest.KindOf(err) != tt.wantKind {
-					t.Fatalf("err = %v (kind %q), want %q", err, llmtest.KindOf(err), tt.wantKind)
-				}
-				for _, s := range tt.wantInErr {
-					if !strings.Contains(err.Error(), s) {
-						t.Errorf("error %q does not contain %q", err, s)
-					}
-				}
-			}
-			if srv.Count() != tt.wantTries {
-				t.Errorf("%d requests, want %d", srv.Count(), tt.wantTries)
-			}
-			// The first wait is the server's retry-after when it sent one; backoffs are jittered.
-			if got := w.List(); len(got) != len(tt.wantWaits) || (len(got) > 0 && tt.wantWaits[0] >= time.Second && got[0] != tt.wantWaits[0]) {
-				t.Errorf("waits = %v, want %v", got, tt.wantWaits)
-			}
-			if len(ev.Retries) != len(tt.wantWaits) {
-				t.Errorf("retry notices = %+v", ev.Retries)
-			}
-		})
-	}
+			WantTries: 3, FirstWait: 2 * time.Second},
+		{Name: "an exception in the stream, then an answer", MaxRetries: 3,
+			Script:    []llmtest.Turn{{StreamError: &llmtest.APIError{Type: "overloaded_error", Message: "Model is getting throttled."}}, llmtest.TextTurn("ok")},
+			WantTries: 2},
+		{Name: "access denied: not retried", MaxRetries: 3,
+			Script:    []llmtest.Turn{{Status: 403, Error: llmtest.APIError{Message: "You don't have access to the model with the specified model ID."}}},
+			WantKind:  llm.ErrAuth,
+			WantInErr: []string{"bedrock: the AWS credentials may not use this model", "You don't have access to the model", "model access page", "us-east-1"},
+			WantTries: 1},
+		{Name: "input too long: the prompt-too-long refusal", MaxRetries: 3,
+			Script:    []llmtest.Turn{{Status: 400, Error: llmtest.APIError{Message: "Input is too long for requested model."}}},
+			WantKind:  llm.ErrBadRequest,
+			WantInErr: []string{"Input is too long", "context window"},
+			WantTries: 1},
+	})
 }
 
 func TestStalledServer(t *testing.T) {
 	llmtest.CheckStall(t, URLVar, func(srv *llmtest.Server, idle time.Duration, maxRetries int) llm.Provider {
 		o := testOptions(srv, &llmtest.Waits{}, maxRetries)
 		o.IdleTimeout = idle
-		p, err := New(context.Background(), o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return mustNew(t, o)
 	})
 }
 
 func TestCancelStopsPromptly(t *testing.T) {
-	llmtest.CheckCancel(t, func(srv *llmtest.Server) llm.Provider { return newProvider(t, srv, nil, 3) })
+	llmtest.CheckCancel(t, func(srv *llmtest.Server) llm.Provider { return newProvider(t)(srv, nil, 3) })
 }
 
 // Usage with cache tokens arrives as Anthropic's, and Bedrock's model id is
 // priced as the Claude model it is.
 func TestUsageAndCost(t *testing.T) {
-	srv := llmtest.New(t, llmtest.Turn{Text: "ok", Usage: llmtest.Usage{InputTokens: 1000, OutputTokens: 200, CacheReadTokens: 5000, CacheCreationTokens: 300, Exact: true}})
-	var ev llmtest.Events
-	resp, err := newProvider(t, srv, nil, 0).Stream(context.Background(), request(), ev.On)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := llm.Usage{InputTokens: 1000, OutputTokens: 200, CacheReadTokens: 5000, CacheCreationTokens: 300}
-	if resp.Usage != want || len(ev.Usage) != 1 || ev.Usage[0] != want {
-		t.Errorf("usage = %+v, events %+v", resp.Usage, ev.Usage)
-	}
-	// The server names the model as Bedrock's id; either way it is priced as claude-sonnet-4-5 ($3 in, $15 out per million).
-	for _, model := range []string{resp.Model, "us.anthropic.claude-sonnet-4-5-20250929-v1:0"} {
-		cost, ok := session.DefaultPricing().Cost(model, resp.Usage)
-		if wantCost := (1000*3 + 200*15 + 5000*0.3 + 300*3.75) / 1e6; !ok || cost < wantCost-1e-12 || cost > wantCost+1e-12 {
-			t.Errorf("cost of %q = %v, %v; want %v", model, cost, ok, wantCost)
-		}
-	}
+	llmtest.CheckClaudeUsageAndCost(t, newProvider(t), request(), session.DefaultPricing().Cost, "us.anthropic.claude-sonnet-4-5-20250929-v1:0")
 }
 
 // A request signed with the wrong secret is refused by the server's

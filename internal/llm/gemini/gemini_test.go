@@ -13,44 +13,22 @@ import (
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 )
 
-var bashSchema = json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`)
-
-func newProvider(srv *llmtest.Server, w *llmtest.Waits, maxRetries int) *Provider {
+func newProvider(srv *llmtest.Server, w *llmtest.Waits, maxRetries int) llm.Provider {
 	return New(Options{APIKey: "test-key", BaseURL: srv.URL(), Retry: llmtest.RetryPolicy(maxRetries, w)})
 }
 
 func baseRequest(msgs ...llm.Message) llm.Request {
-	if len(msgs) == 0 {
-		msgs = []llm.Message{{Role: llm.RoleUser, Text: "hi"}}
-	}
-	return llm.Request{Model: "gemini-2.5-pro", System: "You are a test.", Messages: msgs,
-		Tools: []llm.ToolSpec{{Name: "Bash", Description: "Run a command", InputSchema: bashSchema}}}
+	return llmtest.BaseRequest("gemini-2.5-pro", msgs...)
 }
 
 func TestTextAnswerAndUsage(t *testing.T) {
-	srv := llmtest.New(t, llmtest.Turn{Text: "Hello there, ü…", Fragment: 3,
-		Usage: llmtest.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 60, Exact: true}})
-	var c llmtest.Events
+	srv := llmtest.New(t)
 	req := baseRequest()
 	req.MaxTokens = 900
-	resp, err := newProvider(srv, nil, 0).Stream(context.Background(), req, c.On)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Message.Text != "Hello there, ü…" || c.Text != resp.Message.Text || resp.StopReason != llm.StopEndTurn || resp.Model != "gemini-2.5-pro" {
-		t.Errorf("resp %+v, streamed %q", resp, c.Text)
-	}
-	// promptTokenCount counts the cached ones: 160 in, 60 of them cached.
-	want := llm.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 60}
-	if resp.Usage != want || len(c.Usage) != 1 || c.Usage[0] != want {
-		t.Errorf("usage %+v, events %+v; want %+v", resp.Usage, c.Usage, want)
-	}
-	r, _ := srv.LastRequest()
-	if r.Format != llmtest.FormatGemini || !r.Stream || r.Model != "gemini-2.5-pro" || r.System != "You are a test." || r.MaxTokens != 900 || r.FirstUserText() != "hi" {
-		t.Errorf("request %+v", r)
-	}
-	if len(r.Tools) != 1 || r.Tools[0].Name != "Bash" || r.Tools[0].Description != "Run a command" || !jsonEqual(r.Tools[0].Schema, bashSchema) {
-		t.Errorf("tools %+v", r.Tools)
+	// promptTokenCount counts the cached ones: the server reports 160 in, 60 of them cached.
+	resp, r := llmtest.CheckTextAnswer(t, newProvider(srv, nil, 0), srv, req)
+	if resp.Model != "gemini-2.5-pro" || r.Format != llmtest.FormatGemini || r.Model != "gemini-2.5-pro" {
+		t.Errorf("model %q, request %s for %q", resp.Model, r.Format, r.Model)
 	}
 	if got := r.Header.Get("X-Goog-Api-Key"); got != "test-key" {
 		t.Errorf("x-goog-api-key = %q", got)
@@ -219,61 +197,24 @@ func TestForeignHistoryGetsPlaceholderSignature(t *testing.T) {
 }
 
 func TestErrorsAndRetries(t *testing.T) {
-	tests := []struct {
-		name       string
-		script     []llmtest.Turn
-		maxRetries int
-		wantKind   llm.ErrorKind
-		wantMsg    string
-		wantCount  int
-		wantWaits  []time.Duration
-	}{
-		{name: "429 with RetryInfo, then success", script: []llmtest.Turn{{Status: 429, RetryAfter: "3", Error: llmtest.APIError{Message: "Resource has been exhausted (e.g. check quota)."}}, llmtest.TextTurn("ok")},
-			maxRetries: 2, wantCount: 2, wantWaits: []time.Duration{3 * time.Second}},
-		{name: "503 then success", script: []llmtest.Turn{{Status: 503, Error: llmtest.APIError{Message: "The model is overloaded. Please try again later."}}, llmtest.TextTurn("ok")}, maxRetries: 2, wantCount: 2},
-		{name: "500 exhausted", script: []llmtest.Turn{{Status: 500}, {Status: 500}}, maxRetries: 1, wantKind: llm.ErrStatus, wantMsg: "gave up after 1 retry", wantCount: 2},
-		{name: "error event retried", script: []llmtest.Turn{{StreamError: &llmtest.APIError{}}, llmtest.TextTurn("ok")}, maxRetries: 2, wantCount: 2},
-		{name: "bad key (Google says so with a 400)", script: []llmtest.Turn{llmtest.ErrorTurn(400, "API key not valid. Please pass a valid API key.")},
-			maxRetries: 2, wantKind: llm.ErrAuth, wantMsg: "GEMINI_API_KEY", wantCount: 1},
-		{name: "401", script: []llmtest.Turn{llmtest.ErrorTurn(401, "Request had invalid authentication credentials.")}, maxRetries: 2, wantKind: llm.ErrAuth, wantMsg: "GEMINI_API_KEY", wantCount: 1},
-		{name: "404 model", script: []llmtest.Turn{llmtest.ErrorTurn(404, "models/gemini-9 is not found for API version v1beta")}, maxRetries: 2, wantKind: llm.ErrStatus, wantMsg: "SYNAPSE_MODEL", wantCount: 1},
-		{name: "half-closed after output", script: []llmtest.Turn{{Text: "a fairly long answer", CutAfter: 2}}, maxRetries: 2, wantKind: llm.ErrConnection, wantMsg: "closed before", wantCount: 1},
-		{name: "clean end without finishReason", script: []llmtest.Turn{{Raw: "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"hi\"}],\"role\": \"model\"},\"index\": 0}]}\r\n\r\n"}},
-			maxRetries: 0, wantKind: llm.ErrConnection, wantMsg: "finishReason", wantCount: 1},
-		{name: "not an event stream", script: []llmtest.Turn{{Raw: "<html>hello</html>"}}, maxRetries: 2, wantKind: llm.ErrProtocol, wantMsg: "GOOGLE_GEMINI_BASE_URL", wantCount: 1},
-		{name: "malformed function call: retried", script: []llmtest.Turn{{StopReason: "MALFORMED_FUNCTION_CALL"}, llmtest.TextTurn("ok")}, maxRetries: 2, wantCount: 2},
-		{name: "prompt blocked", script: []llmtest.Turn{{Raw: "data: {\"promptFeedback\": {\"blockReason\": \"PROHIBITED_CONTENT\"},\"usageMetadata\": {\"promptTokenCount\": 8,\"totalTokenCount\": 8}}\r\n\r\n"}},
-			maxRetries: 2, wantKind: llm.ErrBadRequest, wantMsg: "PROHIBITED_CONTENT", wantCount: 1},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := llmtest.New(t, tc.script...)
-			var w llmtest.Waits
-			var c llmtest.Events
-			resp, err := newProvider(srv, &w, tc.maxRetries).Stream(context.Background(), baseRequest(), c.On)
-			if tc.wantKind == "" {
-				if err != nil || resp.Message.Text != "ok" {
-					t.Fatalf("resp %+v err %v", resp, err)
-				}
-				if len(c.Retries) != tc.wantCount-1 {
-					t.Errorf("retry notices %+v", c.Retries)
-				}
-			} else {
-				if llmtest.KindOf(err) != tc.wantKind || !strings.Contains(err.Error(), tc.wantMsg) {
-					t.Fatalf("err = %v (kind %q), want %s containing %q", err, llmtest.KindOf(err), tc.wantKind, tc.wantMsg)
-				}
-				if len(c.Calls) != 0 {
-					t.Errorf("calls emitted despite the error: %+v", c.Calls)
-				}
-			}
-			if srv.Count() != tc.wantCount {
-				t.Errorf("%d requests, want %d", srv.Count(), tc.wantCount)
-			}
-			if tc.wantWaits != nil && !reflect.DeepEqual(w.List(), tc.wantWaits) {
-				t.Errorf("waits %v, want %v", w.List(), tc.wantWaits)
-			}
-		})
-	}
+	llmtest.CheckErrors(t, newProvider, baseRequest(), []llmtest.ErrorCase{
+		{Name: "429 with RetryInfo, then success", Script: []llmtest.Turn{{Status: 429, RetryAfter: "3", Error: llmtest.APIError{Message: "Resource has been exhausted (e.g. check quota)."}}, llmtest.TextTurn("ok")},
+			MaxRetries: 2, WantTries: 2, FirstWait: 3 * time.Second},
+		{Name: "503 then success", Script: []llmtest.Turn{{Status: 503, Error: llmtest.APIError{Message: "The model is overloaded. Please try again later."}}, llmtest.TextTurn("ok")}, MaxRetries: 2, WantTries: 2},
+		{Name: "500 exhausted", Script: []llmtest.Turn{{Status: 500}, {Status: 500}}, MaxRetries: 1, WantKind: llm.ErrStatus, WantInErr: []string{"gave up after 1 retry"}, WantTries: 2},
+		{Name: "error event retried", Script: []llmtest.Turn{{StreamError: &llmtest.APIError{}}, llmtest.TextTurn("ok")}, MaxRetries: 2, WantTries: 2},
+		{Name: "bad key (Google says so with a 400)", Script: []llmtest.Turn{llmtest.ErrorTurn(400, "API key not valid. Please pass a valid API key.")},
+			MaxRetries: 2, WantKind: llm.ErrAuth, WantInErr: []string{"GEMINI_API_KEY"}, WantTries: 1},
+		{Name: "401", Script: []llmtest.Turn{llmtest.ErrorTurn(401, "Request had invalid authentication credentials.")}, MaxRetries: 2, WantKind: llm.ErrAuth, WantInErr: []string{"GEMINI_API_KEY"}, WantTries: 1},
+		{Name: "404 model", Script: []llmtest.Turn{llmtest.ErrorTurn(404, "models/gemini-9 is not found for API version v1beta")}, MaxRetries: 2, WantKind: llm.ErrStatus, WantInErr: []string{"SYNAPSE_MODEL"}, WantTries: 1},
+		{Name: "half-closed after output", Script: []llmtest.Turn{{Text: "a fairly long answer", CutAfter: 2}}, MaxRetries: 2, WantKind: llm.ErrConnection, WantInErr: []string{"closed before"}, WantTries: 1},
+		{Name: "clean end without finishReason", Script: []llmtest.Turn{{Raw: "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"hi\"}],\"role\": \"model\"},\"index\": 0}]}\r\n\r\n"}},
+			MaxRetries: 0, WantKind: llm.ErrConnection, WantInErr: []string{"finishReason"}, WantTries: 1},
+		{Name: "not an event stream", Script: []llmtest.Turn{{Raw: "<html>hello</html>"}}, MaxRetries: 2, WantKind: llm.ErrProtocol, WantInErr: []string{"GOOGLE_GEMINI_BASE_URL"}, WantTries: 1},
+		{Name: "malformed function call: retried", Script: []llmtest.Turn{{StopReason: "MALFORMED_FUNCTION_CALL"}, llmtest.TextTurn("ok")}, MaxRetries: 2, WantTries: 2},
+		{Name: "prompt blocked", Script: []llmtest.Turn{{Raw: "data: {\"promptFeedback\": {\"blockReason\": \"PROHIBITED_CONTENT\"},\"usageMetadata\": {\"promptTokenCount\": 8,\"totalTokenCount\": 8}}\r\n\r\n"}},
+			MaxRetries: 2, WantKind: llm.ErrBadRequest, WantInErr: []string{"PROHIBITED_CONTENT"}, WantTries: 1},
+	})
 }
 
 // A gateway that ignores alt=sse and answers the whole response as JSON is
@@ -281,11 +222,7 @@ func TestErrorsAndRetries(t *testing.T) {
 func TestPlainJSONAnswer(t *testing.T) {
 	srv := llmtest.New(t, llmtest.Turn{PlainJSON: true, Text: "whole", ToolCalls: []llmtest.ToolCall{llmtest.BashCall("c1", "ls")},
 		Usage: llmtest.Usage{InputTokens: 10, OutputTokens: 5, Exact: true}})
-	var c llmtest.Events
-	resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.On)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, c := llmtest.Stream(t, newProvider(srv, nil, 0), baseRequest())
 	if resp.Message.Text != "whole" || len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].ID != "c1" || resp.StopReason != llm.StopToolUse ||
 		resp.Usage != (llm.Usage{InputTokens: 10, OutputTokens: 5}) || c.Text != "whole" {
 		t.Errorf("resp %+v, events %+v", resp, c)
@@ -293,12 +230,7 @@ func TestPlainJSONAnswer(t *testing.T) {
 }
 
 func TestContextOverflowIsPromptTooLong(t *testing.T) {
-	srv := llmtest.New(t)
-	srv.LimitTokens(5)
-	_, err := newProvider(srv, nil, 2).Stream(context.Background(), baseRequest(llm.Message{Role: llm.RoleUser, Text: strings.Repeat("long ", 50)}), nil)
-	if !llm.IsPromptTooLong(err) || srv.Count() != 1 {
-		t.Fatalf("err = %v after %d requests: want one refusal recognised as prompt too long", err, srv.Count())
-	}
+	llmtest.CheckPromptTooLong(t, newProvider, baseRequest(llm.Message{Role: llm.RoleUser, Text: strings.Repeat("long ", 50)}))
 }
 
 func TestPromptImages(t *testing.T) {
@@ -318,54 +250,10 @@ func TestCancel(t *testing.T) {
 	llmtest.CheckCancel(t, func(srv *llmtest.Server) llm.Provider { return newProvider(srv, nil, 3) })
 }
 
-// The idle-timeout contract of llmtest.CheckStall, but for the cases the
-// Gemini wire can show: its first event already carries text, so a stream
-// that stalls "before any text" is one that sends no headers.
 func TestStalledServer(t *testing.T) {
-	const idle = 300 * time.Millisecond
-	tests := []struct {
-		name       string
-		turns      []llmtest.Turn
-		maxRetries int
-		wantErr    string
-		wantTries  int
-		wantNotes  int
-	}{
-		{name: "no headers, then a reply: retried", turns: []llmtest.Turn{{Text: "late", Delay: time.Hour}, {Text: "ok"}}, maxRetries: 2, wantTries: 2, wantNotes: 1},
-		{name: "stalls after text was shown: clear failure", turns: []llmtest.Turn{{Text: "a partial answer that stops", Fragment: 4, StallAfter: 3}},
-			maxRetries: 2, wantErr: "stalled: no data for 0.3s", wantTries: 1},
-		{name: "never answers: gives up", turns: []llmtest.Turn{{Delay: time.Hour}, {Delay: time.Hour}}, maxRetries: 1, wantErr: "did not answer: no response within 0.3s", wantTries: 2, wantNotes: 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := llmtest.New(t, tt.turns...)
-			var w llmtest.Waits
-			p := New(Options{APIKey: "k", BaseURL: srv.URL(), IdleTimeout: idle, Retry: llmtest.RetryPolicy(tt.maxRetries, &w)})
-			var ev llmtest.Events
-			resp, err := p.Stream(context.Background(), baseRequest(), ev.On)
-			if tt.wantErr == "" {
-				if err != nil || resp.Message.Text != "ok" {
-					t.Fatalf("Stream = %q, %v; want ok", resp.Message.Text, err)
-				}
-			} else {
-				if llmtest.KindOf(err) != llm.ErrStalled {
-					t.Fatalf("err = %v (kind %q), want kind %q", err, llmtest.KindOf(err), llm.ErrStalled)
-				}
-				for _, want := range []string{tt.wantErr, srv.URL(), "GOOGLE_GEMINI_BASE_URL", "SYNAPSE_STREAM_IDLE_TIMEOUT"} {
-					if !strings.Contains(err.Error(), want) {
-						t.Errorf("error %q does not contain %q", err, want)
-					}
-				}
-			}
-			if srv.Count() != tt.wantTries || len(ev.Retries) != tt.wantNotes {
-				t.Errorf("%d requests, %d notices (%+v); want %d, %d", srv.Count(), len(ev.Retries), ev.Retries, tt.wantTries, tt.wantNotes)
-			}
-			srv.Script(llmtest.Turn{Text: "ok"})
-			if resp, err := p.Stream(context.Background(), baseRequest(), nil); err != nil || resp.Message.Text != "ok" {
-				t.Fatalf("next request = %q, %v", resp.Message.Text, err)
-			}
-		})
-	}
+	llmtest.CheckStallTextFirst(t, "GOOGLE_GEMINI_BASE_URL", func(srv *llmtest.Server, idle time.Duration, maxRetries int) llm.Provider {
+		return New(Options{APIKey: "k", BaseURL: srv.URL(), IdleTimeout: idle, Retry: llmtest.RetryPolicy(maxRetries, &llmtest.Waits{})})
+	})
 }
 
 // A server on this machine needs no key: the request goes out without one.

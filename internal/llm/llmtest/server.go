@@ -20,6 +20,11 @@
 // handler set with Handle (useful when requests arrive concurrently, as with
 // parallel sub-agents); with neither, the request is refused with HTTP 400
 // and, for a server made with New, the test fails.
+//
+// The provider adapters' shared contract (errors and retries, a text
+// answer, usage, a tool round trip, idle timeouts, cancellation, …) is
+// checked by the Check functions of conformance.go and providertest.go,
+// which each provider's tests call with its own constructor and request.
 package llmtest
 
 import (

@@ -1,11 +1,8 @@
 package openai
 
 import (
-	"context"
 	"encoding/json"
-	"reflect"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/synapse-agent/synapse/internal/llm"
@@ -36,14 +33,7 @@ func checkBody(t *testing.T, p *Provider, req llm.Request, what string) {
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
-	var got map[string]any
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatalf("%s: invalid JSON body %s: %v", what, b, err)
-	}
-	if want := referenceBody(t, p, req); !reflect.DeepEqual(got, want) {
-		w, _ := json.Marshal(want)
-		t.Errorf("%s:\n got  %s\n want %s", what, b, w)
-	}
+	llmtest.CheckJSON(t, what, b, referenceBody(t, p, req))
 }
 
 // history has every kind of message the adapter converts, including ones
@@ -111,32 +101,7 @@ func TestCacheInvalidatedWhenHistoryRewritten(t *testing.T) {
 
 // End to end: the server receives the rewritten history, not the cached one.
 func TestRewrittenHistoryReachesServer(t *testing.T) {
-	srv := llmtest.New(t, llmtest.TextTurn("a"), llmtest.TextTurn("b"))
-	p := newProvider(srv, nil, 0)
-	long := strings.Repeat("output line\n", 100)
-	req := baseRequest(
-		llm.Message{Role: llm.RoleUser, Text: "go"},
-		llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "Bash", Input: json.RawMessage(`{"command":"ls"}`)}}},
-		llm.Message{Role: llm.RoleTool, ToolCallID: "c1", Text: long},
-		llm.Message{Role: llm.RoleAssistant, Text: "ok"},
-		llm.Message{Role: llm.RoleUser, Text: "more"},
-	)
-	for i, text := range []string{long, "[offloaded: read sessions/s/offloaded/c1.txt]"} {
-		req.Messages[2].Text = text
-		if _, err := p.Stream(context.Background(), req, nil); err != nil {
-			t.Fatal(err)
-		}
-		r, _ := srv.LastRequest()
-		var results []string
-		for _, m := range r.Messages {
-			for _, tr := range m.ToolResults {
-				results = append(results, tr.Content)
-			}
-		}
-		if len(results) != 1 || results[0] != text {
-			t.Errorf("request %d: tool results %.80q, want [%.60q]", i, results, text)
-		}
-	}
+	llmtest.CheckRewrittenHistory(t, newProvider, baseRequest)
 }
 
 // BenchmarkRequestBody is building one request body with a history of n
@@ -147,12 +112,7 @@ func BenchmarkRequestBody(b *testing.B) {
 		b.Run("turns="+strconv.Itoa(n), func(b *testing.B) {
 			p := New(Options{APIKey: "k"})
 			req := baseRequest()
-			for i := range n {
-				id := "c" + strconv.Itoa(i)
-				req.Messages = append(req.Messages,
-					llm.Message{Role: llm.RoleAssistant, Text: "Next step.", ToolCalls: []llm.ToolCall{{ID: id, Name: "Bash", Input: json.RawMessage(`{"command":"cat file.go"}`)}}},
-					llm.Message{Role: llm.RoleTool, ToolCallID: id, Text: strings.Repeat("package main // line\n", 20)})
-			}
+			req.Messages = append(req.Messages, llmtest.ToolHistory(n, "Next step.")...)
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := p.body(p.params(req), req.System, req.Messages); err != nil {

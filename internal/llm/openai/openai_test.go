@@ -13,19 +13,11 @@ import (
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 )
 
-var bashSchema = json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`)
-
-func newProvider(srv *llmtest.Server, w *llmtest.Waits, maxRetries int) *Provider {
+func newProvider(srv *llmtest.Server, w *llmtest.Waits, maxRetries int) llm.Provider {
 	return New(Options{APIKey: "test-key", BaseURL: srv.OpenAIBaseURL(), Retry: llmtest.RetryPolicy(maxRetries, w)})
 }
 
-func baseRequest(msgs ...llm.Message) llm.Request {
-	if len(msgs) == 0 {
-		msgs = []llm.Message{{Role: llm.RoleUser, Text: "hi"}}
-	}
-	return llm.Request{Model: "gpt-4o", System: "You are a test.", Messages: msgs,
-		Tools: []llm.ToolSpec{{Name: "Bash", Description: "Run a command", InputSchema: bashSchema}}}
-}
+func baseRequest(msgs ...llm.Message) llm.Request { return llmtest.BaseRequest("gpt-4o", msgs...) }
 
 func TestStreamFragmentsAndUsage(t *testing.T) {
 	tests := []struct {
@@ -66,11 +58,7 @@ func TestStreamFragmentsAndUsage(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmtest.New(t, tc.turn)
-			var c llmtest.Events
-			resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.On)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp, c := llmtest.Stream(t, newProvider(srv, nil, 0), baseRequest())
 			if c.Text != tc.wantText || resp.Message.Text != tc.wantText {
 				t.Errorf("text %q / %q, want %q", c.Text, resp.Message.Text, tc.wantText)
 			}
@@ -99,11 +87,7 @@ func TestStreamFragmentsAndUsage(t *testing.T) {
 
 func TestReasoningDeltasAreThinking(t *testing.T) {
 	srv := llmtest.New(t, llmtest.Turn{Thinking: "hmm, let me see", Text: "42"})
-	var c llmtest.Events
-	resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.On)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, c := llmtest.Stream(t, newProvider(srv, nil, 0), baseRequest())
 	if c.Thinking != "hmm, let me see" || len(resp.Message.Thinking) != 1 || resp.Message.Thinking[0].Text != "hmm, let me see" {
 		t.Errorf("thinking %q %+v", c.Thinking, resp.Message.Thinking)
 	}
@@ -167,53 +151,19 @@ func TestNoKeySendsNoAuthorization(t *testing.T) {
 }
 
 func TestErrorsAndRetries(t *testing.T) {
-	tests := []struct {
-		name       string
-		script     []llmtest.Turn
-		maxRetries int
-		wantKind   llm.ErrorKind
-		wantMsg    string
-		wantCount  int
-		wantWaits  []time.Duration
-	}{
-		{name: "429 retry-after then success", script: []llmtest.Turn{{Status: 429, RetryAfter: "3"}, llmtest.TextTurn("ok")}, maxRetries: 2, wantCount: 2, wantWaits: []time.Duration{3 * time.Second}},
-		{name: "500 exhausted", script: []llmtest.Turn{{Status: 500}, {Status: 500}}, maxRetries: 1, wantKind: llm.ErrStatus, wantMsg: "gave up after 1 retry", wantCount: 2},
-		{name: "401", script: []llmtest.Turn{llmtest.ErrorTurn(401, "Incorrect API key provided")}, maxRetries: 2, wantKind: llm.ErrAuth, wantMsg: "OPENAI_API_KEY", wantCount: 1},
-		{name: "404 model", script: []llmtest.Turn{llmtest.ErrorTurn(404, "model 'qwen9' not found, try pulling it first")}, maxRetries: 2, wantKind: llm.ErrStatus, wantMsg: "qwen9", wantCount: 1},
-		{name: "stream error event retried", script: []llmtest.Turn{{StreamError: &llmtest.APIError{}}, llmtest.TextTurn("ok")}, maxRetries: 2, wantCount: 2},
-		{name: "half-closed after output", script: []llmtest.Turn{{Text: "a fairly long answer", CutAfter: 3}}, maxRetries: 2, wantKind: llm.ErrConnection, wantMsg: "closed before", wantCount: 1},
-		{name: "clean end without finish_reason", script: []llmtest.Turn{{Raw: "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n"}}, maxRetries: 0, wantKind: llm.ErrConnection, wantMsg: "finish_reason", wantCount: 1},
-		{name: "context overflow", script: []llmtest.Turn{llmtest.ErrorTurn(400, "This model's maximum context length is 128000 tokens. However, your messages resulted in 130001 tokens.")}, maxRetries: 2, wantKind: llm.ErrBadRequest, wantMsg: "context window", wantCount: 1},
-		{name: "malformed chunk", script: []llmtest.Turn{{Raw: "data: {oops\n\n"}}, maxRetries: 2, wantKind: llm.ErrProtocol, wantCount: 1},
-		{name: "not an event stream", script: []llmtest.Turn{{Raw: "<html>hello</html>"}}, maxRetries: 2, wantKind: llm.ErrProtocol, wantMsg: "/v1", wantCount: 1},
-		{name: "length in the middle of a tool call", script: []llmtest.Turn{{StopReason: "max_tokens", ToolCalls: []llmtest.ToolCall{{ID: "w", Name: "Bash", RawInput: `{"command":"write a.txt <<EOF`}}}}, maxRetries: 2, wantKind: llm.ErrTruncated, wantMsg: "max_tokens", wantCount: 1},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := llmtest.New(t, tc.script...)
-			var w llmtest.Waits
-			var c llmtest.Events
-			resp, err := newProvider(srv, &w, tc.maxRetries).Stream(context.Background(), baseRequest(), c.On)
-			if tc.wantKind == "" {
-				if err != nil || resp.Message.Text != "ok" {
-					t.Fatalf("resp %+v err %v", resp, err)
-				}
-			} else {
-				if llmtest.KindOf(err) != tc.wantKind || !strings.Contains(err.Error(), tc.wantMsg) {
-					t.Fatalf("err = %v (kind %q), want %s containing %q", err, llmtest.KindOf(err), tc.wantKind, tc.wantMsg)
-				}
-				if len(c.Calls) != 0 {
-					t.Errorf("calls emitted despite the error: %+v", c.Calls)
-				}
-			}
-			if srv.Count() != tc.wantCount {
-				t.Errorf("%d requests, want %d", srv.Count(), tc.wantCount)
-			}
-			if tc.wantWaits != nil && !reflect.DeepEqual(w.List(), tc.wantWaits) {
-				t.Errorf("waits %v, want %v", w.List(), tc.wantWaits)
-			}
-		})
-	}
+	llmtest.CheckErrors(t, newProvider, baseRequest(), []llmtest.ErrorCase{
+		{Name: "429 retry-after then success", Script: []llmtest.Turn{{Status: 429, RetryAfter: "3"}, llmtest.TextTurn("ok")}, MaxRetries: 2, WantTries: 2, FirstWait: 3 * time.Second},
+		{Name: "500 exhausted", Script: []llmtest.Turn{{Status: 500}, {Status: 500}}, MaxRetries: 1, WantKind: llm.ErrStatus, WantInErr: []string{"gave up after 1 retry"}, WantTries: 2},
+		{Name: "401", Script: []llmtest.Turn{llmtest.ErrorTurn(401, "Incorrect API key provided")}, MaxRetries: 2, WantKind: llm.ErrAuth, WantInErr: []string{"OPENAI_API_KEY"}, WantTries: 1},
+		{Name: "404 model", Script: []llmtest.Turn{llmtest.ErrorTurn(404, "model 'qwen9' not found, try pulling it first")}, MaxRetries: 2, WantKind: llm.ErrStatus, WantInErr: []string{"qwen9"}, WantTries: 1},
+		{Name: "stream error event retried", Script: []llmtest.Turn{{StreamError: &llmtest.APIError{}}, llmtest.TextTurn("ok")}, MaxRetries: 2, WantTries: 2},
+		{Name: "half-closed after output", Script: []llmtest.Turn{{Text: "a fairly long answer", CutAfter: 3}}, MaxRetries: 2, WantKind: llm.ErrConnection, WantInErr: []string{"closed before"}, WantTries: 1},
+		{Name: "clean end without finish_reason", Script: []llmtest.Turn{{Raw: "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n"}}, MaxRetries: 0, WantKind: llm.ErrConnection, WantInErr: []string{"finish_reason"}, WantTries: 1},
+		{Name: "context overflow", Script: []llmtest.Turn{llmtest.ErrorTurn(400, "This model's maximum context length is 128000 tokens. However, your messages resulted in 130001 tokens.")}, MaxRetries: 2, WantKind: llm.ErrBadRequest, WantInErr: []string{"context window"}, WantTries: 1},
+		{Name: "malformed chunk", Script: []llmtest.Turn{{Raw: "data: {oops\n\n"}}, MaxRetries: 2, WantKind: llm.ErrProtocol, WantTries: 1},
+		{Name: "not an event stream", Script: []llmtest.Turn{{Raw: "<html>hello</html>"}}, MaxRetries: 2, WantKind: llm.ErrProtocol, WantInErr: []string{"/v1"}, WantTries: 1},
+		{Name: "length in the middle of a tool call", Script: []llmtest.Turn{{StopReason: "max_tokens", ToolCalls: []llmtest.ToolCall{{ID: "w", Name: "Bash", RawInput: `{"command":"write a.txt <<EOF`}}}}, MaxRetries: 2, WantKind: llm.ErrTruncated, WantInErr: []string{"max_tokens"}, WantTries: 1},
+	})
 }
 
 func TestWholeCallsAtIndexZero(t *testing.T) {
@@ -244,57 +194,15 @@ func TestCancel(t *testing.T) {
 	llmtest.CheckCancel(t, func(srv *llmtest.Server) llm.Provider { return newProvider(srv, nil, 3) })
 }
 
-// Malformed arguments without truncation are the model's mistake: the call
-// is returned with InvalidInput (Input "{}") for the agent to report to the
-// model, and the request is not retried.
 func TestMalformedToolArgumentsAreReturned(t *testing.T) {
-	raw := `{"command": "echo \q"`
-	srv := llmtest.New(t, llmtest.Turn{StopReason: "tool_use",
-		ToolCalls: []llmtest.ToolCall{{ID: "x", Name: "Bash", RawInput: raw}, llmtest.BashCall("y", "ls")}})
-	var c llmtest.Events
-	resp, err := newProvider(srv, nil, 3).Stream(context.Background(), baseRequest(), c.On)
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls := resp.Message.ToolCalls
-	if len(calls) != 2 || calls[0].ID != "x" || calls[0].InvalidInput != raw || string(calls[0].Input) != "{}" ||
-		calls[1].InvalidInput != "" || !strings.Contains(string(calls[1].Input), "ls") {
-		t.Fatalf("calls = %+v", calls)
-	}
-	if len(c.Calls) != 2 || srv.Count() != 1 {
-		t.Errorf("events %+v, %d requests", c.Calls, srv.Count())
-	}
+	llmtest.CheckMalformedToolArguments(t, newProvider, baseRequest())
 }
 
-// A gateway that answers the streaming request with one plain JSON body (no
-// SSE) gives one complete response: text, tool calls, usage and stop reason.
+// Chat Completions reasoning text comes back unsigned.
 func TestPlainJSONAnswerToStreamingRequest(t *testing.T) {
-	srv := llmtest.New(t, llmtest.Turn{PlainJSON: true, Text: "Looking…", Thinking: "hmm",
-		ToolCalls: []llmtest.ToolCall{llmtest.BashCall("call_a", "ls -la"), llmtest.BashCall("call_b", "pwd")},
-		Usage:     llmtest.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 60, Exact: true}})
-	var c llmtest.Events
-	resp, err := newProvider(srv, nil, 0).Stream(context.Background(), baseRequest(), c.On)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantCalls := []llm.ToolCall{
-		{ID: "call_a", Name: "Bash", Input: json.RawMessage(`{"command":"ls -la"}`)},
-		{ID: "call_b", Name: "Bash", Input: json.RawMessage(`{"command":"pwd"}`)},
-	}
-	if resp.Message.Text != "Looking…" || c.Text != "Looking…" {
-		t.Errorf("text %q / events %q", resp.Message.Text, c.Text)
-	}
-	if len(resp.Message.Thinking) != 1 || resp.Message.Thinking[0].Text != "hmm" {
-		t.Errorf("thinking %+v", resp.Message.Thinking)
-	}
-	if !reflect.DeepEqual(resp.Message.ToolCalls, wantCalls) || !reflect.DeepEqual(c.Calls, wantCalls) {
-		t.Errorf("calls %+v / events %+v", resp.Message.ToolCalls, c.Calls)
-	}
-	if resp.StopReason != llm.StopToolUse || resp.Usage != (llm.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 60}) {
-		t.Errorf("stop %q usage %+v", resp.StopReason, resp.Usage)
-	}
-	if reqs := srv.Requests(); len(reqs) != 1 || !reqs[0].Stream {
-		t.Fatalf("requests: %d (the request must still ask for a stream)", len(reqs))
+	resp, _ := llmtest.CheckPlainJSONAnswer(t, newProvider, baseRequest())
+	if want := []llm.Thinking{{Text: "hmm"}}; !reflect.DeepEqual(resp.Message.Thinking, want) {
+		t.Errorf("thinking %+v, want %+v", resp.Message.Thinking, want)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 )
 
-func newResponsesProvider(srv *llmtest.Server, w *llmtest.Waits, maxRetries int) *Provider {
+func newResponsesProvider(srv *llmtest.Server, w *llmtest.Waits, maxRetries int) llm.Provider {
 	return New(Options{APIKey: "test-key", BaseURL: srv.OpenAIBaseURL(), Wire: WireResponses, Retry: llmtest.RetryPolicy(maxRetries, w)})
 }
 
@@ -44,29 +44,13 @@ func TestWireChoice(t *testing.T) {
 }
 
 func TestResponsesTextAnswer(t *testing.T) {
-	srv := llmtest.New(t, llmtest.Turn{Text: "Hello there, ü…", Fragment: 3,
-		Usage: llmtest.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 60, Exact: true}})
-	var c llmtest.Events
+	srv := llmtest.New(t)
 	req := responsesRequest()
 	req.MaxTokens = 900
-	resp, err := newResponsesProvider(srv, nil, 0).Stream(context.Background(), req, c.On)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Message.Text != "Hello there, ü…" || c.Text != resp.Message.Text || resp.StopReason != llm.StopEndTurn || resp.Model != "gpt-5" {
-		t.Errorf("resp %+v, streamed %q", resp, c.Text)
-	}
-	// input_tokens counts the cached ones: 160 in, 60 of them cached.
-	want := llm.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 60}
-	if resp.Usage != want || len(c.Usage) != 1 || c.Usage[0] != want {
-		t.Errorf("usage %+v, events %+v; want %+v", resp.Usage, c.Usage, want)
-	}
-	r, _ := srv.LastRequest()
-	if r.Format != llmtest.FormatResponses || !r.Stream || r.System != "You are a test." || r.MaxTokens != 900 || r.FirstUserText() != "hi" {
-		t.Errorf("request %+v", r)
-	}
-	if len(r.Tools) != 1 || r.Tools[0].Name != "Bash" || r.Tools[0].Description != "Run a command" {
-		t.Errorf("tools %+v", r.Tools)
+	// input_tokens counts the cached ones: the server reports 160 in, 60 of them cached.
+	resp, r := llmtest.CheckTextAnswer(t, newResponsesProvider(srv, nil, 0), srv, req)
+	if resp.Model != "gpt-5" || r.Format != llmtest.FormatResponses {
+		t.Errorf("model %q, format %q", resp.Model, r.Format)
 	}
 	var raw struct {
 		Store          *bool    `json:"store"`
@@ -189,69 +173,27 @@ func TestResponsesSendsOnlyItsOwnReasoning(t *testing.T) {
 }
 
 func TestResponsesErrorsAndRetries(t *testing.T) {
-	tests := []struct {
-		name       string
-		script     []llmtest.Turn
-		maxRetries int
-		wantKind   llm.ErrorKind
-		wantMsg    string
-		wantCount  int
-		wantWaits  []time.Duration
-	}{
-		{name: "429 retry-after then success", script: []llmtest.Turn{{Status: 429, RetryAfter: "3"}, llmtest.TextTurn("ok")}, maxRetries: 2, wantCount: 2, wantWaits: []time.Duration{3 * time.Second}},
-		{name: "500 then success", script: []llmtest.Turn{{Status: 500}, llmtest.TextTurn("ok")}, maxRetries: 2, wantCount: 2},
-		{name: "500 exhausted", script: []llmtest.Turn{{Status: 500}, {Status: 500}}, maxRetries: 1, wantKind: llm.ErrStatus, wantMsg: "gave up after 1 retry", wantCount: 2},
-		{name: "error event retried", script: []llmtest.Turn{{StreamError: &llmtest.APIError{}}, llmtest.TextTurn("ok")}, maxRetries: 2, wantCount: 2},
-		{name: "rate limit event retried", script: []llmtest.Turn{{StreamError: &llmtest.APIError{Code: "rate_limit_exceeded", Message: "slow down"}}, llmtest.TextTurn("ok")}, maxRetries: 2, wantCount: 2},
-		{name: "401", script: []llmtest.Turn{llmtest.ErrorTurn(401, "Incorrect API key provided")}, maxRetries: 2, wantKind: llm.ErrAuth, wantMsg: "OPENAI_API_KEY", wantCount: 1},
-		{name: "404: no Responses API", script: []llmtest.Turn{llmtest.ErrorTurn(404, "Not Found")}, maxRetries: 2, wantKind: llm.ErrStatus, wantMsg: "SYNAPSE_OPENAI_WIRE=chat", wantCount: 1},
-		{name: "context overflow", script: []llmtest.Turn{{Status: 400, Error: llmtest.APIError{Type: "invalid_request_error", Code: "context_length_exceeded",
-			Message: "Your input exceeds the context window of this model. Please adjust your input and try again."}}}, maxRetries: 2, wantKind: llm.ErrBadRequest, wantMsg: "/compact", wantCount: 1},
-		{name: "half-closed after output", script: []llmtest.Turn{{Text: "a fairly long answer", CutAfter: 6}}, maxRetries: 2, wantKind: llm.ErrConnection, wantMsg: "closed before", wantCount: 1},
-		{name: "clean end without response.completed", script: []llmtest.Turn{{Raw: "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"output_index\":0,\"content_index\":0,\"delta\":\"hi\",\"item_id\":\"m\",\"sequence_number\":0}\n\n"}},
-			maxRetries: 0, wantKind: llm.ErrConnection, wantMsg: "response.completed", wantCount: 1},
-		{name: "not an event stream", script: []llmtest.Turn{{Raw: "<html>hello</html>"}}, maxRetries: 2, wantKind: llm.ErrProtocol, wantMsg: "SYNAPSE_OPENAI_WIRE=chat", wantCount: 1},
-		{name: "output limit in the middle of a tool call", script: []llmtest.Turn{{StopReason: "max_tokens", ToolCalls: []llmtest.ToolCall{{ID: "w", Name: "Bash", RawInput: `{"command":"write a.txt <<EOF`}}}},
-			maxRetries: 2, wantKind: llm.ErrTruncated, wantMsg: "max_tokens", wantCount: 1},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := llmtest.New(t, tc.script...)
-			var w llmtest.Waits
-			var c llmtest.Events
-			resp, err := newResponsesProvider(srv, &w, tc.maxRetries).Stream(context.Background(), responsesRequest(), c.On)
-			if tc.wantKind == "" {
-				if err != nil || resp.Message.Text != "ok" {
-					t.Fatalf("resp %+v err %v", resp, err)
-				}
-				if len(c.Retries) != tc.wantCount-1 {
-					t.Errorf("retry notices %+v", c.Retries)
-				}
-			} else {
-				if llmtest.KindOf(err) != tc.wantKind || !strings.Contains(err.Error(), tc.wantMsg) {
-					t.Fatalf("err = %v (kind %q), want %s containing %q", err, llmtest.KindOf(err), tc.wantKind, tc.wantMsg)
-				}
-				if len(c.Calls) != 0 {
-					t.Errorf("calls emitted despite the error: %+v", c.Calls)
-				}
-			}
-			if srv.Count() != tc.wantCount {
-				t.Errorf("%d requests, want %d", srv.Count(), tc.wantCount)
-			}
-			if tc.wantWaits != nil && !reflect.DeepEqual(w.List(), tc.wantWaits) {
-				t.Errorf("waits %v, want %v", w.List(), tc.wantWaits)
-			}
-		})
-	}
+	llmtest.CheckErrors(t, newResponsesProvider, responsesRequest(), []llmtest.ErrorCase{
+		{Name: "429 retry-after then success", Script: []llmtest.Turn{{Status: 429, RetryAfter: "3"}, llmtest.TextTurn("ok")}, MaxRetries: 2, WantTries: 2, FirstWait: 3 * time.Second},
+		{Name: "500 then success", Script: []llmtest.Turn{{Status: 500}, llmtest.TextTurn("ok")}, MaxRetries: 2, WantTries: 2},
+		{Name: "500 exhausted", Script: []llmtest.Turn{{Status: 500}, {Status: 500}}, MaxRetries: 1, WantKind: llm.ErrStatus, WantInErr: []string{"gave up after 1 retry"}, WantTries: 2},
+		{Name: "error event retried", Script: []llmtest.Turn{{StreamError: &llmtest.APIError{}}, llmtest.TextTurn("ok")}, MaxRetries: 2, WantTries: 2},
+		{Name: "rate limit event retried", Script: []llmtest.Turn{{StreamError: &llmtest.APIError{Code: "rate_limit_exceeded", Message: "slow down"}}, llmtest.TextTurn("ok")}, MaxRetries: 2, WantTries: 2},
+		{Name: "401", Script: []llmtest.Turn{llmtest.ErrorTurn(401, "Incorrect API key provided")}, MaxRetries: 2, WantKind: llm.ErrAuth, WantInErr: []string{"OPENAI_API_KEY"}, WantTries: 1},
+		{Name: "404: no Responses API", Script: []llmtest.Turn{llmtest.ErrorTurn(404, "Not Found")}, MaxRetries: 2, WantKind: llm.ErrStatus, WantInErr: []string{"SYNAPSE_OPENAI_WIRE=chat"}, WantTries: 1},
+		{Name: "context overflow", Script: []llmtest.Turn{{Status: 400, Error: llmtest.APIError{Type: "invalid_request_error", Code: "context_length_exceeded",
+			Message: "Your input exceeds the context window of this model. Please adjust your input and try again."}}}, MaxRetries: 2, WantKind: llm.ErrBadRequest, WantInErr: []string{"/compact"}, WantTries: 1},
+		{Name: "half-closed after output", Script: []llmtest.Turn{{Text: "a fairly long answer", CutAfter: 6}}, MaxRetries: 2, WantKind: llm.ErrConnection, WantInErr: []string{"closed before"}, WantTries: 1},
+		{Name: "clean end without response.completed", Script: []llmtest.Turn{{Raw: "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"output_index\":0,\"content_index\":0,\"delta\":\"hi\",\"item_id\":\"m\",\"sequence_number\":0}\n\n"}},
+			MaxRetries: 0, WantKind: llm.ErrConnection, WantInErr: []string{"response.completed"}, WantTries: 1},
+		{Name: "not an event stream", Script: []llmtest.Turn{{Raw: "<html>hello</html>"}}, MaxRetries: 2, WantKind: llm.ErrProtocol, WantInErr: []string{"SYNAPSE_OPENAI_WIRE=chat"}, WantTries: 1},
+		{Name: "output limit in the middle of a tool call", Script: []llmtest.Turn{{StopReason: "max_tokens", ToolCalls: []llmtest.ToolCall{{ID: "w", Name: "Bash", RawInput: `{"command":"write a.txt <<EOF`}}}},
+			MaxRetries: 2, WantKind: llm.ErrTruncated, WantInErr: []string{"max_tokens"}, WantTries: 1},
+	})
 }
 
 func TestResponsesContextOverflowIsPromptTooLong(t *testing.T) {
-	srv := llmtest.New(t)
-	srv.LimitTokens(5)
-	_, err := newResponsesProvider(srv, nil, 2).Stream(context.Background(), responsesRequest(), nil)
-	if !llm.IsPromptTooLong(err) || srv.Count() != 1 {
-		t.Fatalf("err = %v after %d requests, want one refusal the agent compacts for", err, srv.Count())
-	}
+	llmtest.CheckPromptTooLong(t, newResponsesProvider, responsesRequest())
 }
 
 func TestResponsesOutputLimit(t *testing.T) {
@@ -262,26 +204,14 @@ func TestResponsesOutputLimit(t *testing.T) {
 	}
 }
 
+// Reasoning comes back with its encrypted content, and is streamed.
 func TestResponsesPlainJSONAnswer(t *testing.T) {
-	srv := llmtest.New(t, llmtest.Turn{PlainJSON: true, Text: "Looking…", Thinking: "hmm", Signature: "E",
-		ToolCalls: []llmtest.ToolCall{llmtest.BashCall("call_a", "ls")},
-		Usage:     llmtest.Usage{InputTokens: 10, OutputTokens: 2, CacheReadTokens: 4, Exact: true}})
-	var c llmtest.Events
-	resp, err := newResponsesProvider(srv, nil, 0).Stream(context.Background(), responsesRequest(), c.On)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Message.Text != "Looking…" || c.Text != "Looking…" || c.Thinking != "hmm" || len(c.Calls) != 1 ||
-		!reflect.DeepEqual(resp.Message.Thinking, []llm.Thinking{{Text: "hmm", Encrypted: "E"}}) {
-		t.Errorf("resp %+v events %+v", resp.Message, c)
-	}
-	if resp.StopReason != llm.StopToolUse || resp.Usage != (llm.Usage{InputTokens: 10, OutputTokens: 2, CacheReadTokens: 4}) {
-		t.Errorf("stop %q usage %+v", resp.StopReason, resp.Usage)
+	resp, ev := llmtest.CheckPlainJSONAnswer(t, newResponsesProvider, responsesRequest())
+	if want := []llm.Thinking{{Text: "hmm", Encrypted: "sig-1"}}; !reflect.DeepEqual(resp.Message.Thinking, want) || ev.Thinking != "hmm" {
+		t.Errorf("thinking %+v, streamed %q; want %+v", resp.Message.Thinking, ev.Thinking, want)
 	}
 }
 
-// On api.openai.com a conversation's requests share a prompt_cache_key, so
-// they reach the same cache; another conversation gets another key.
 func TestResponsesPromptCacheKey(t *testing.T) {
 	p := New(Options{Wire: WireResponses})
 	key := func(first string, more ...llm.Message) string {

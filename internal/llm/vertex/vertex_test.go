@@ -14,8 +14,6 @@ import (
 	"github.com/synapse-agent/synapse/internal/session"
 )
 
-var bashSchema = json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`)
-
 // testOptions point a provider at srv with a service-account key file whose
 // token_uri is srv's token endpoint.
 func testOptions(t *testing.T, srv *llmtest.Server, w *llmtest.Waits, maxRetries int) Options {
@@ -27,9 +25,16 @@ func testOptions(t *testing.T, srv *llmtest.Server, w *llmtest.Waits, maxRetries
 	return Options{Region: llmtest.VertexRegion, CredentialsFile: path, BaseURL: srv.URL(), Retry: llmtest.RetryPolicy(maxRetries, w)}
 }
 
-func newProvider(t *testing.T, srv *llmtest.Server, w *llmtest.Waits, maxRetries int) llm.Provider {
+// newProvider makes the providers of the shared checks, at testOptions.
+func newProvider(t *testing.T) llmtest.NewProvider {
+	return func(srv *llmtest.Server, w *llmtest.Waits, maxRetries int) llm.Provider {
+		return mustNew(t, testOptions(t, srv, w, maxRetries))
+	}
+}
+
+func mustNew(t *testing.T, o Options) llm.Provider {
 	t.Helper()
-	p, err := New(context.Background(), testOptions(t, srv, w, maxRetries))
+	p, err := New(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,11 +42,7 @@ func newProvider(t *testing.T, srv *llmtest.Server, w *llmtest.Waits, maxRetries
 }
 
 func request(msgs ...llm.Message) llm.Request {
-	if len(msgs) == 0 {
-		msgs = []llm.Message{{Role: llm.RoleUser, Text: "hi"}}
-	}
-	return llm.Request{Model: "claude-sonnet-4-5", System: "You are a test.", Messages: msgs,
-		Tools: []llm.ToolSpec{{Name: "Bash", Description: "Run a command", InputSchema: bashSchema}}}
+	return llmtest.BaseRequest("claude-sonnet-4-5", msgs...)
 }
 
 // A text answer through streamRawPredict: the provider gets an access token
@@ -50,26 +51,12 @@ func request(msgs ...llm.Message) llm.Request {
 // file), region and Vertex's model id in the path, anthropic_version and
 // no model in the body; the token is reused by the next request.
 func TestTextAnswer(t *testing.T) {
-	srv := llmtest.New(t, llmtest.Turn{Text: "Hello from Vertex, in several fragments ✓", Fragment: 5}, llmtest.TextTurn("again"))
-	p := newProvider(t, srv, nil, 0)
-	var ev llmtest.Events
-	resp, err := p.Stream(context.Background(), request(), ev.On)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Message.Text != "Hello from Vertex, in several fragments ✓" || ev.Text != resp.Message.Text || resp.StopReason != llm.StopEndTurn {
-		t.Errorf("resp = %+v, streamed %q", resp, ev.Text)
-	}
-	if f := srv.AuthFailures(); len(f) > 0 {
-		t.Fatalf("auth failures: %v", f)
-	}
-	r, _ := srv.LastRequest()
+	srv := llmtest.New(t)
+	p := newProvider(t)(srv, nil, 0)
+	_, r := llmtest.CheckTextAnswer(t, p, srv, request())
 	const path = "/v1/projects/llmtest-project/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict"
 	if r.Format != llmtest.FormatVertex || r.Model != "claude-sonnet-4-5@20250929" || r.Path != path || !r.Stream {
 		t.Errorf("request = %s %s %q stream=%v", r.Format, r.Path, r.Model, r.Stream)
-	}
-	if r.System != "You are a test." || r.FirstUserText() != "hi" || len(r.Tools) != 1 || r.DecodeError != "" {
-		t.Errorf("body = %+v", r)
 	}
 	if a := r.Header.Get("Authorization"); a != "Bearer ya29.llmtest-1" {
 		t.Errorf("Authorization = %q", a)
@@ -78,6 +65,7 @@ func TestTextAnswer(t *testing.T) {
 	if err := json.Unmarshal(r.Raw, &body); err != nil || body["anthropic_version"] != "vertex-2023-10-16" {
 		t.Errorf("anthropic_version = %v (%v)", body["anthropic_version"], err)
 	}
+	srv.Script(llmtest.TextTurn("again"))
 	if _, err := p.Stream(context.Background(), request(), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -86,129 +74,49 @@ func TestTextAnswer(t *testing.T) {
 	}
 }
 
-// A tool call and its result, over two requests.
 func TestToolCallRoundTrip(t *testing.T) {
-	srv := llmtest.New(t,
-		llmtest.Turn{Text: "Let me look.", ToolCalls: []llmtest.ToolCall{llmtest.BashCall("toolu_1", "ls -la")}, Fragment: 3},
-		llmtest.TextTurn("There are two files."),
-	)
-	p := newProvider(t, srv, nil, 0)
-	var ev llmtest.Events
-	resp, err := p.Stream(context.Background(), request(), ev.On)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StopReason != llm.StopToolUse || len(resp.Message.ToolCalls) != 1 || len(ev.Calls) != 1 {
-		t.Fatalf("resp = %+v, calls %+v", resp, ev.Calls)
-	}
-	c := resp.Message.ToolCalls[0]
-	if c.ID != "toolu_1" || c.Name != "Bash" || string(c.Input) != `{"command":"ls -la"}` {
-		t.Errorf("call = %+v", c)
-	}
-	history := []llm.Message{{Role: llm.RoleUser, Text: "hi"}, resp.Message, {Role: llm.RoleTool, ToolCallID: "toolu_1", Text: "a.txt\nb.txt"}}
-	resp, err = p.Stream(context.Background(), request(history...), nil)
-	if err != nil || resp.Message.Text != "There are two files." {
-		t.Fatalf("second answer = %q, %v", resp.Message.Text, err)
-	}
-	tr, ok := srv.Requests()[1].ToolResult("toolu_1")
-	if !ok || tr.Content != "a.txt\nb.txt" {
-		t.Errorf("tool result = %+v, %v", tr, ok)
-	}
+	llmtest.CheckToolRoundTrip(t, newProvider(t), request)
 }
 
 // Quota (429 RESOURCE_EXHAUSTED), an unavailable service (503) and an
 // overloaded_error event inside the stream are retried; a permission error
 // is not, and says what to check.
 func TestRetriesAndErrors(t *testing.T) {
-	tests := []struct {
-		name      string
-		turns     []llmtest.Turn
-		wantText  string
-		wantKind  llm.ErrorKind
-		wantInErr []string
-		wantTries int
-	}{
-		{name: "429 then 503 then an answer",
-			turns: []llmtest.Turn{
+	llmtest.CheckErrors(t, newProvider(t), request(), []llmtest.ErrorCase{
+		{Name: "429 then 503 then an answer", MaxRetries: 3,
+			Script: []llmtest.Turn{
 				{Status: 429, Error: llmtest.APIError{Message: "Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model."}},
 				{Status: 503, Error: llmtest.APIError{Message: "The service is currently unavailable."}},
 				llmtest.TextTurn("ok"),
 			},
-			wantText: "ok", wantTries: 3},
-		{name: "an error event in the stream, then an answer",
-			turns:    []llmtest.Turn{{StreamError: &llmtest.APIError{Type: "overloaded_error", Message: "Overloaded"}}, llmtest.TextTurn("ok")},
-			wantText: "ok", wantTries: 2},
-		{name: "permission denied: not retried",
-			turns:     []llmtest.Turn{{Status: 403, Error: llmtest.APIError{Message: "Permission 'aiplatform.endpoints.predict' denied on resource."}}},
-			wantKind:  llm.ErrAuth,
-			wantInErr: []string{"vertex: the Google credentials", "may not use this model", "aiplatform.endpoints.predict", "roles/aiplatform.user", "llmtest-project"},
-			wantTries: 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := llmtest.New(t, tt.turns...)
-			var w llmtest.Waits
-			var ev llmtest.Events
-			resp, err := newProvider(t, srv, &w, 3).Stream(context.Background(), request(), ev.On)
-			if tt.wantKind == "" {
-				if err != nil || resp.Message.Text != tt.wantText {
-					t.Fatalf("Stream = %q, %v", resp.Message.Text, err)
-				}
-			} else {
-				if llmtest.KindOf(err) != tt.wantKind {
-					t.Fatalf("err = %v (kind %q), want %q", err, llmtest.KindOf(err), tt.wantKind)
-				}
-				for _, s := range tt.wantInErr {
-					if !strings.Contains(err.Error(), s) {
-						t.Errorf("error %q does not contain %q", err, s)
-					}
-				}
-			}
-			if srv.Count() != tt.wantTries {
-				t.Errorf("%d requests, want %d", srv.Count(), tt.wantTries)
-			}
-			if len(w.List()) != tt.wantTries-1 || len(ev.Retries) != tt.wantTries-1 {
-				t.Errorf("waits %v, retry notices %+v; want %d", w.List(), ev.Retries, tt.wantTries-1)
-			}
-		})
-	}
+			WantTries: 3},
+		{Name: "an error event in the stream, then an answer", MaxRetries: 3,
+			Script:    []llmtest.Turn{{StreamError: &llmtest.APIError{Type: "overloaded_error", Message: "Overloaded"}}, llmtest.TextTurn("ok")},
+			WantTries: 2},
+		{Name: "permission denied: not retried", MaxRetries: 3,
+			Script:    []llmtest.Turn{{Status: 403, Error: llmtest.APIError{Message: "Permission 'aiplatform.endpoints.predict' denied on resource."}}},
+			WantKind:  llm.ErrAuth,
+			WantInErr: []string{"vertex: the Google credentials", "may not use this model", "aiplatform.endpoints.predict", "roles/aiplatform.user", "llmtest-project"},
+			WantTries: 1},
+	})
 }
 
 func TestStalledServer(t *testing.T) {
 	llmtest.CheckStall(t, URLVar, func(srv *llmtest.Server, idle time.Duration, maxRetries int) llm.Provider {
 		o := testOptions(t, srv, &llmtest.Waits{}, maxRetries)
 		o.IdleTimeout = idle
-		p, err := New(context.Background(), o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return mustNew(t, o)
 	})
 }
 
 func TestCancelStopsPromptly(t *testing.T) {
-	llmtest.CheckCancel(t, func(srv *llmtest.Server) llm.Provider { return newProvider(t, srv, nil, 3) })
+	llmtest.CheckCancel(t, func(srv *llmtest.Server) llm.Provider { return newProvider(t)(srv, nil, 3) })
 }
 
 // Usage with cache tokens arrives as Anthropic's, and Vertex's model id is
 // priced as the Claude model it is.
 func TestUsageAndCost(t *testing.T) {
-	srv := llmtest.New(t, llmtest.Turn{Text: "ok", Usage: llmtest.Usage{InputTokens: 1000, OutputTokens: 200, CacheReadTokens: 5000, CacheCreationTokens: 300, Exact: true}})
-	var ev llmtest.Events
-	resp, err := newProvider(t, srv, nil, 0).Stream(context.Background(), request(), ev.On)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := llm.Usage{InputTokens: 1000, OutputTokens: 200, CacheReadTokens: 5000, CacheCreationTokens: 300}
-	if resp.Usage != want || len(ev.Usage) != 1 || ev.Usage[0] != want {
-		t.Errorf("usage = %+v, events %+v", resp.Usage, ev.Usage)
-	}
-	for _, model := range []string{resp.Model, "claude-sonnet-4-5@20250929"} {
-		cost, ok := session.DefaultPricing().Cost(model, resp.Usage)
-		if wantCost := (1000*3 + 200*15 + 5000*0.3 + 300*3.75) / 1e6; !ok || cost < wantCost-1e-12 || cost > wantCost+1e-12 {
-			t.Errorf("cost of %q = %v, %v; want %v", model, cost, ok, wantCost)
-		}
-	}
+	llmtest.CheckClaudeUsageAndCost(t, newProvider(t), request(), session.DefaultPricing().Cost, "claude-sonnet-4-5@20250929")
 }
 
 // Credentials the token endpoint refuses (a key it did not issue) fail the
