@@ -65,3 +65,32 @@ func TestRedTeamPlantPastTheSweepIsDisabledAfterExit(t *testing.T) {
 		t.Fatalf("the notices were not cleared once shown: %v", err)
 	}
 }
+
+// TestPlantPastTheSweepWithoutBackgroundPass: where the background
+// pass cannot start (no launcher binary), the end of the session runs the
+// whole pass itself before it returns, as it did before the handoff.
+func TestPlantPastTheSweepWithoutBackgroundPass(t *testing.T) {
+	if testutil.UnderLandlock() {
+		t.Skip("the Landlock backend needs the launcher; this test takes it away (bwrap only)")
+	}
+	f := newFixture(t, func(o *ManagerOptions) { o.Launcher = filepath.Join(t.TempDir(), "missing") })
+	for i := range repoguard.MaxWatches + 50 {
+		if err := os.Mkdir(filepath.Join(f.ws, fmt.Sprintf("d%05d", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := filepath.Join(f.ws, "zzz", "a", "b", "c")
+	if err := os.MkdirAll(old, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res := f.run(t, gitEnv+"git init -q zzz/a/b/c && printf '#!/bin/sh\\ntouch pwned\\n' > zzz/a/b/c/.git/hooks/pre-commit && echo planted")
+	if res.Stdout != "planted" {
+		t.Fatalf("plant: %+v", res)
+	}
+	if err := f.m.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(old, ".git")); !os.IsNotExist(err) {
+		t.Fatalf("the planted repository is still armed when the session's end returned: %v", err)
+	}
+}
