@@ -355,7 +355,9 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 	if !strings.HasSuffix(payload, "\n") {
 		payload += "\n"
 	}
-	header := id + " " + strconv.Itoa(strings.Count(payload, "\n")) + "\n"
+	// Fixed width, so the driver reads the header and then the text in one
+	// read each (driver.bash).
+	header := fmt.Sprintf("%s %010d\n", id, len(payload))
 	fo, fe := newFrame(id, true, p.limit), newFrame(id, false, p.limit)
 	fo.out.spill = command.SpillOf(ctx)
 	// stderr's live output passes a filter that, once the command is being

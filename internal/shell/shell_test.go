@@ -362,6 +362,28 @@ func TestLargeCommand(t *testing.T) {
 	}
 }
 
+// The driver reads a command by its length in bytes: text with multi-byte
+// characters must arrive whole under a UTF-8 locale (where bash counts
+// characters), whatever locale a command sets for the ones after it.
+func TestMultibyteCommandText(t *testing.T) {
+	s := startT(t, Options{Env: append(os.Environ(), "LC_ALL=C.UTF-8")})
+	for _, cmd := range []string{
+		"echo 'héllo wörld ✓'",
+		"export LC_ALL=POSIX; echo 'héllo wörld ✓'",
+		"LC_ALL=C.UTF-8; echo 'héllo wörld ✓'",
+		"printf '%s\\n' 'ü\\x' \\\nline",
+	} {
+		r := execT(t, s, cmd)
+		want := "héllo wörld ✓\n"
+		if strings.HasPrefix(cmd, "printf") {
+			want = `ü\x` + "\nline\n"
+		}
+		if r.Stdout != want || r.Stderr != "" || r.ExitCode != 0 {
+			t.Fatalf("%q: %+v", cmd, r)
+		}
+	}
+}
+
 func TestBackgroundJobDoesNotDelay(t *testing.T) {
 	s := startT(t, Options{})
 	tg := tag(t)
