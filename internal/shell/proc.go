@@ -52,17 +52,28 @@ const (
 // blocks on a full pipe, and keeps what arrives while a command is active.
 type stream struct {
 	f      *os.File
-	notify chan struct{} // signalled (never blocking) after every read
+	notify chan struct{} // signalled (never blocking) when the reader has news; see read
 	done   chan struct{} // closed when the reader returns
 
 	mu     sync.Mutex
 	buf    []byte
 	active bool
-	eof    bool
+	// wake, while active, is the marker that ends what the command's loop
+	// waits for: the reader signals notify when it arrives, at the end of
+	// the stream, or when notifyAt bytes wait, and not for every piece in
+	// between (each signal is a goroutine handoff: issue 30). nil: after
+	// every read (a front end shows the output as it comes).
+	wake []byte
+	eof  bool
 	// stray receives what arrives while no command is active: the output of
 	// a command moved to the background (nil: dropped, as from `cmd &`).
 	stray func([]byte)
 }
+
+// notifyAt is how many bytes may wait for the command's loop before the
+// reader wakes it anyway, so a large output is capped (or spilled) as it
+// arrives instead of piling up here.
+const notifyAt = 64 << 10
 
 func newStream(f *os.File) *stream {
 	s := &stream{f: f, notify: make(chan struct{}, 1), done: make(chan struct{})}
@@ -77,8 +88,13 @@ func (s *stream) read() {
 		n, err := s.f.Read(b)
 		s.mu.Lock()
 		var stray func([]byte)
+		news := err != nil
 		if n > 0 && s.active {
+			old := len(s.buf)
 			s.buf = append(s.buf, b[:n]...)
+			// The marker may have begun in an earlier read.
+			news = news || s.wake == nil || len(s.buf) >= notifyAt ||
+				bytes.Contains(s.buf[max(0, old-len(s.wake)+1):], s.wake)
 		} else if n > 0 {
 			stray = s.stray
 		}
@@ -89,9 +105,11 @@ func (s *stream) read() {
 		if stray != nil {
 			stray(b[:n]) // the sink copies what it keeps
 		}
-		select {
-		case s.notify <- struct{}{}:
-		default:
+		if news {
+			select {
+			case s.notify <- struct{}{}:
+			default:
+			}
 		}
 		if err != nil {
 			return
@@ -99,10 +117,11 @@ func (s *stream) read() {
 	}
 }
 
-// setActive starts or stops keeping data; either way the buffer is emptied.
-func (s *stream) setActive(on bool) {
+// setActive starts (with the marker to wake on, see stream.wake) or stops
+// keeping data; either way the buffer is emptied.
+func (s *stream) setActive(on bool, wake []byte) {
 	s.mu.Lock()
-	s.active, s.buf = on, nil
+	s.active, s.buf, s.wake = on, nil, wake
 	s.mu.Unlock()
 }
 
@@ -209,10 +228,10 @@ func closeAll(fs ...*os.File) {
 // handshake sends the driver and reads "<id>:ready:<pid>\n<cwd>\n<id>:fin\n".
 func (p *proc) handshake(ctx context.Context) (string, error) {
 	id := newID()
-	p.out.setActive(true)
-	p.err.setActive(true)
-	defer p.out.setActive(false)
-	defer p.err.setActive(false)
+	p.out.setActive(true, nil)
+	p.err.setActive(true, nil)
+	defer p.out.setActive(false, nil)
+	defer p.err.setActive(false, nil)
 	// An error here means the shell is already gone; the wait below reports it.
 	_, _ = p.stdin.Write([]byte(strings.ReplaceAll(driverScript, "@ID@", id)))
 
@@ -365,16 +384,19 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 	// drops it from the result: a front end showing the output of a
 	// cancelled command shows the command's own lines.
 	var noise jobNoise
+	// Without a live view the loop needs the streams only at their ends.
+	wakeOut, wakeErr := fo.fin, fe.end
 	if fn := command.OutputOf(ctx); fn != nil {
 		fo.onOut = func(b []byte) { fn(string(b)) }
 		noise.emit = fo.onOut
 		fe.onOut = noise.write
 		defer noise.flush()
+		wakeOut, wakeErr = nil, nil
 	}
-	p.out.setActive(true)
-	p.err.setActive(true)
-	defer p.out.setActive(false)
-	defer p.err.setActive(false)
+	p.out.setActive(true, wakeOut)
+	p.err.setActive(true, wakeErr)
+	defer p.out.setActive(false, nil)
+	defer p.err.setActive(false, nil)
 	if _, err := p.stdin.Write([]byte(header + payload)); err != nil {
 		return command.Result{}, p.lostErr(fmt.Sprintf("writing the command: %v", err))
 	}
@@ -415,19 +437,24 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 		tick = ticker.C
 		giveUp = time.After(interruptGrace)
 	}
-	partial := func() command.Result {
-		out, file := fo.out.result()
-		return command.Result{Stdout: out, Stderr: fixStderr(fe.out.String()), StdoutFile: file}
-	}
-	for {
+	feed := func() (eof bool) {
 		b, oeof := p.out.take()
 		fo.feed(b)
 		b, eeof := p.err.take()
 		fe.feed(b)
+		return oeof && eeof
+	}
+	partial := func() command.Result {
+		feed() // what arrived since the loop last woke
+		out, file := fo.out.result()
+		return command.Result{Stdout: out, Stderr: fixStderr(fe.out.String()), StdoutFile: file}
+	}
+	for {
+		eof := feed()
 		if fo.complete() && fe.complete() {
 			break
 		}
-		if oeof && eeof {
+		if eof {
 			return finishLost(partial(), reason, timeout, p.lostErr("the shell exited while running the command"))
 		}
 		select {
