@@ -48,102 +48,12 @@ const (
 	endCrashed       // it died on its own
 )
 
-// stream reads one pipe continuously, so a chatty background job never
-// blocks on a full pipe, and keeps what arrives while a command is active.
-type stream struct {
-	f      *os.File
-	notify chan struct{} // signalled (never blocking) when the reader has news; see read
-	done   chan struct{} // closed when the reader returns
-
-	mu     sync.Mutex
-	buf    []byte
-	active bool
-	// wake, while active, is the marker that ends what the command's loop
-	// waits for: the reader signals notify when it arrives, at the end of
-	// the stream, or when notifyAt bytes wait, and not for every piece in
-	// between (each signal is a goroutine handoff: issue 30). nil: after
-	// every read (a front end shows the output as it comes).
-	wake []byte
-	eof  bool
-	// stray receives what arrives while no command is active: the output of
-	// a command moved to the background (nil: dropped, as from `cmd &`).
-	stray func([]byte)
-}
-
-// notifyAt is how many bytes may wait for the command's loop before the
-// reader wakes it anyway, so a large output is capped (or spilled) as it
-// arrives instead of piling up here.
-const notifyAt = 64 << 10
-
-func newStream(f *os.File) *stream {
-	s := &stream{f: f, notify: make(chan struct{}, 1), done: make(chan struct{})}
-	go s.read()
-	return s
-}
-
-func (s *stream) read() {
-	defer close(s.done)
-	b := make([]byte, 64<<10)
-	for {
-		n, err := s.f.Read(b)
-		s.mu.Lock()
-		var stray func([]byte)
-		news := err != nil
-		if n > 0 && s.active {
-			old := len(s.buf)
-			s.buf = append(s.buf, b[:n]...)
-			// The marker may have begun in an earlier read.
-			news = news || s.wake == nil || len(s.buf) >= notifyAt ||
-				bytes.Contains(s.buf[max(0, old-len(s.wake)+1):], s.wake)
-		} else if n > 0 {
-			stray = s.stray
-		}
-		if err != nil {
-			s.eof = true
-		}
-		s.mu.Unlock()
-		if stray != nil {
-			stray(b[:n]) // the sink copies what it keeps
-		}
-		if news {
-			select {
-			case s.notify <- struct{}{}:
-			default:
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-// setActive starts (with the marker to wake on, see stream.wake) or stops
-// keeping data; either way the buffer is emptied.
-func (s *stream) setActive(on bool, wake []byte) {
-	s.mu.Lock()
-	s.active, s.buf, s.wake = on, nil, wake
-	s.mu.Unlock()
-}
-
-func (s *stream) setStray(fn func([]byte)) {
-	s.mu.Lock()
-	s.stray = fn
-	s.mu.Unlock()
-}
-
-func (s *stream) take() ([]byte, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.buf
-	s.buf = nil
-	return b, s.eof
-}
-
 // proc is one running shell process.
 type proc struct {
 	cmd       *exec.Cmd
 	stdin     *os.File
-	out, err  *stream
+	out, err  *stream // stdout and stderr, read by pump
+	pump      *pump
 	root      int          // pid we started; it leads its own session
 	shell     int          // pid of bash as we can signal it; 0 if unknown
 	nsShell   int          // pid of bash as it sees itself ($$); differs inside a PID namespace
@@ -196,11 +106,20 @@ func startProc(ctx context.Context, program string, args []string, opts Options)
 		return nil, "", fmt.Errorf("starting shell %q in %q: %w (check the shell command and the working directory)", program, opts.Dir, err)
 	}
 	closeAll(inR, outW, errW)
+	pu, err := newPump(outR, errR)
+	if err != nil {
+		killRoot(cmd.Process.Pid)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		closeAll(inW, outR, errR)
+		return nil, "", err
+	}
 	p := &proc{
 		cmd:       cmd,
 		stdin:     inW,
-		out:       newStream(outR),
-		err:       newStream(errR),
+		out:       pu.out,
+		err:       pu.err,
+		pump:      pu,
 		root:      cmd.Process.Pid,
 		limit:     opts.MaxOutputBytes,
 		waitDone:  make(chan struct{}),
@@ -279,8 +198,7 @@ func (p *proc) handshake(ctx context.Context) (string, error) {
 			return "", fail("the shell exited before it was ready")
 		}
 		select {
-		case <-p.out.notify:
-		case <-p.err.notify:
+		case <-p.pump.notify:
 		case <-waitDone:
 			waitDone = nil
 			drained = time.After(exitDrain)
@@ -458,8 +376,7 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 			return finishLost(partial(), reason, timeout, p.lostErr("the shell exited while running the command"))
 		}
 		select {
-		case <-p.out.notify:
-		case <-p.err.notify:
+		case <-p.pump.notify:
 		case <-ctxDone:
 			ctxDone = nil
 			stop("cancel")
@@ -793,11 +710,8 @@ func (p *proc) kill() {
 		case <-time.After(5 * time.Second):
 		}
 		// Background jobs outside our reach (another session) may still hold
-		// the pipes; closing our ends releases the readers regardless.
-		_ = p.out.f.Close()
-		_ = p.err.f.Close()
-		<-p.out.done
-		<-p.err.done
+		// the pipes; stopping the pump releases them regardless.
+		p.pump.stop()
 	})
 }
 

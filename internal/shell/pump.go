@@ -1,0 +1,210 @@
+package shell
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// stream keeps what one of the shell's output pipes delivers while a
+// command is active. The pipes are read continuously (see pump), so a
+// chatty background job never blocks on a full pipe.
+type stream struct {
+	f  *os.File
+	fd int // f's descriptor, read by the pump
+
+	mu     sync.Mutex
+	buf    []byte
+	active bool
+	// wake, while active, is the marker that ends what the command's loop
+	// waits for: the loop is woken when both streams' markers arrived, at
+	// the end of a stream, or when notifyAt bytes wait, and not for every
+	// piece in between (each wake is a goroutine handoff: issue 30). nil:
+	// after every read (a front end shows the output as it comes).
+	wake []byte
+	seen bool   // wake arrived since the stream became active
+	tail []byte // the last bytes read, where a marker may have begun
+	eof  bool
+	// stray receives what arrives while no command is active: the output of
+	// a command moved to the background (nil: dropped, as from `cmd &`).
+	stray func([]byte)
+}
+
+// notifyAt is how many bytes may wait for the command's loop before it is
+// woken anyway, so a large output is capped (or spilled) as it arrives
+// instead of piling up here.
+const notifyAt = 64 << 10
+
+// add keeps b, just read (end: the pipe ended or failed), and reports
+// whether the command's loop needs it now (urgent) and whether the
+// stream's wake marker has just arrived.
+func (s *stream) add(b []byte, end bool) (urgent, marker bool) {
+	s.mu.Lock()
+	var stray func([]byte)
+	switch {
+	case len(b) > 0 && s.active:
+		s.buf = append(s.buf, b...)
+		urgent = s.wake == nil || len(s.buf) >= notifyAt
+		if s.wake != nil && !s.seen {
+			// Not in buf: the loop may have taken the marker's first part.
+			s.tail = append(s.tail, b...)
+			s.seen = bytes.Contains(s.tail, s.wake)
+			marker = s.seen
+			s.tail = keepTail(s.tail, len(s.wake)-1)
+		}
+	case len(b) > 0:
+		stray = s.stray
+	}
+	if end {
+		s.eof, urgent = true, true
+	}
+	s.mu.Unlock()
+	if stray != nil {
+		stray(b) // the sink copies what it keeps
+	}
+	return urgent, marker
+}
+
+// arrived reports whether the wake marker arrived since activation.
+func (s *stream) arrived() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seen
+}
+
+// setActive starts (with the marker to wake on, see stream.wake) or stops
+// keeping data; either way the buffer is emptied.
+func (s *stream) setActive(on bool, wake []byte) {
+	s.mu.Lock()
+	s.active, s.buf, s.wake, s.seen, s.tail = on, nil, wake, false, nil
+	s.mu.Unlock()
+}
+
+func (s *stream) setStray(fn func([]byte)) {
+	s.mu.Lock()
+	s.stray = fn
+	s.mu.Unlock()
+}
+
+func (s *stream) take() ([]byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.buf
+	s.buf = nil
+	return b, s.eof
+}
+
+// pump reads the shell's stdout and stderr in one goroutine that waits in
+// poll(2): a pipe's data wakes that thread directly, instead of the
+// runtime's poller waking one goroutine per pipe and each of those waking
+// the command's loop (issue 30). The loop is signalled on notify only when
+// it has news (see stream.wake).
+type pump struct {
+	out, err *stream
+	notify   chan struct{}
+	stopR    *os.File // readable (at EOF) once stopW is closed
+	stopW    *os.File
+	done     chan struct{} // closed when the pump has returned
+}
+
+// newPump starts reading out and err; stop must be called to release them.
+func newPump(out, err *os.File) (*pump, error) {
+	so, se := &stream{f: out}, &stream{f: err}
+	var ferr error
+	so.fd, ferr = fdOf(out)
+	if ferr == nil {
+		se.fd, ferr = fdOf(err)
+	}
+	if ferr != nil {
+		return nil, ferr
+	}
+	stopR, stopW, ferr := os.Pipe()
+	if ferr != nil {
+		return nil, fmt.Errorf("creating the reader's stop pipe: %w", ferr)
+	}
+	pu := &pump{out: so, err: se, notify: make(chan struct{}, 1), stopR: stopR, stopW: stopW, done: make(chan struct{})}
+	stopFd, ferr := fdOf(stopR)
+	if ferr != nil {
+		closeAll(stopR, stopW)
+		return nil, ferr
+	}
+	go pu.run(stopFd)
+	return pu, nil
+}
+
+// fdOf is f's descriptor, without os.File.Fd's switch to blocking mode.
+func fdOf(f *os.File) (int, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return -1, fmt.Errorf("reading the shell's pipes: %w", err)
+	}
+	fd := -1
+	if err := rc.Control(func(u uintptr) { fd = int(u) }); err != nil {
+		return -1, fmt.Errorf("reading the shell's pipes: %w", err)
+	}
+	return fd, nil
+}
+
+func (pu *pump) run(stopFd int) {
+	defer close(pu.done)
+	streams := [2]*stream{pu.out, pu.err}
+	fds := []unix.PollFd{
+		{Fd: int32(pu.out.fd), Events: unix.POLLIN},
+		{Fd: int32(pu.err.fd), Events: unix.POLLIN},
+		{Fd: int32(stopFd), Events: unix.POLLIN},
+	}
+	b := make([]byte, 64<<10)
+	for fds[0].Fd >= 0 || fds[1].Fd >= 0 {
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN) {
+				continue
+			}
+			break // cannot happen with valid descriptors; end as if closed
+		}
+		if fds[2].Revents != 0 {
+			break // stop: the shell is being torn down
+		}
+		var urgent, marker bool
+		for i, s := range streams {
+			if fds[i].Fd < 0 || fds[i].Revents == 0 {
+				continue
+			}
+			n, err := unix.Read(int(fds[i].Fd), b)
+			if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
+				continue
+			}
+			end := err != nil || n == 0
+			if end {
+				fds[i].Fd = -1 // poll skips it from now on
+			}
+			u, m := s.add(b[:max(n, 0)], end)
+			urgent, marker = urgent || u, marker || m
+		}
+		if urgent || marker && pu.out.arrived() && pu.err.arrived() {
+			pu.signal()
+		}
+	}
+	// Whatever ended the pump, nothing more will arrive.
+	pu.out.add(nil, true)
+	pu.err.add(nil, true)
+	pu.signal()
+}
+
+func (pu *pump) signal() {
+	select {
+	case pu.notify <- struct{}{}:
+	default:
+	}
+}
+
+// stop ends the pump, waits for it, and closes the pipes. A background job
+// may hold the pipes open forever, so stopping does not wait for their end.
+func (pu *pump) stop() {
+	_ = pu.stopW.Close()
+	<-pu.done
+	closeAll(pu.out.f, pu.err.f, pu.stopR)
+}
