@@ -14,7 +14,7 @@
 # few (issue 30): a request is read in two reads (a pipe cannot be read ahead
 # by a line-reading `read`, which takes one byte per system call), bash's
 # stdout is line-buffered (one write per newline), so the trailer keeps its
-# newlines for the end, and each redirection costs about ten fcntl/dup2/close
+# newline for the end, and each redirection costs about ten fcntl/dup2/close
 # calls, so there are as few as the semantics allow.
 #
 # There are no functions here on purpose: the cancel trap runs `return`,
@@ -29,11 +29,12 @@ set -m
 builtin unset CDPATH
 # Private copies of the response pipes. Commands run with fds 1 and 2
 # redirected from these, so a command's `exec >file` only lasts for that
-# command and the driver's own writes (plain fds 1 and 2, or the group's
-# below, which saves syscalls per command) still reach Go.
-exec 61>&1 62>&2
-# The driver's own code runs with xtrace off; see __syn_flags below.
-exec 59>/dev/null
+# command. The driver's own fd 1 is the stderr pipe, where it writes more
+# often than to stdout, and its fd 2 is /dev/null, where the traces of its
+# lines after a command that turned on `set -x` go; plain writes save the
+# redirections (about ten fcntl/dup2/close calls each) per command.
+exec 61>&1 62>&2 59>/dev/null
+exec 1>&62 2>&59
 __syn_src=
 # Sourcing the command text (instead of eval) lets the cancel trap abort it
 # with `return`, while `declare` in a command still makes globals.
@@ -41,11 +42,11 @@ __syn_src=
 builtin printf '%s:ready:%s\n%s\n%s:fin\n' @ID@ "$$" "$PWD" @ID@ >&61
 # LC_ALL=C: -N counts characters, and the header counts bytes.
 while LC_ALL=C builtin read -r -N 31 __syn_h; do
-	__syn_id=${__syn_h:0:19} __syn_n=${__syn_h:20:10}
 	# Go never sends anything else; a stream out of step cannot be resynced.
-	[[ $__syn_id == syn* && ${__syn_h:19:1} == ' ' && ${__syn_h:30} == $'\n' && -z ${__syn_n//[0-9]/} ]] ||
+	[[ $__syn_h == syn????????????????' '[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]$'\n' ]] ||
 		{ builtin printf 'synapse driver: malformed request %q\n' "$__syn_h" >&62; builtin exit 2; }
-	LC_ALL=C builtin read -r -N "$((10#$__syn_n))" __syn_cmd || builtin exit 2
+	__syn_id=${__syn_h:0:19}
+	LC_ALL=C builtin read -r -N "$((10#${__syn_h:20:10}))" __syn_cmd || builtin exit 2
 	# Cancel: a DEBUG trap that returns before every further simple command
 	# unwinds the user's functions and then the sourced command itself, so
 	# nothing after the interrupted part runs. -T makes functions see it.
@@ -56,49 +57,52 @@ while LC_ALL=C builtin read -r -N 31 __syn_h; do
 	builtin trap 'if [[ -n ${__syn_busy-} ]]; then __syn_detach=1 __syn_cancelled=1; [[ $- == *T* ]] || __syn_untrace=1; builtin set -T; builtin trap "builtin return 130 2>/dev/null" DEBUG; fi' USR2
 	builtin trap '__syn_st=$?; if [[ -n ${__syn_busy-} ]]; then __syn_busy=; builtin printf "%s:end\n" "$__syn_id" >&62; builtin printf "%s:end:%s:exit:%s:%s:jobs\n%s:fin\n" "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" >&61; fi' EXIT
 	# Keep a user's `set -x` for their commands only: restore it inside the
-	# command text (same line, so line numbers stay right).
-	__syn_pre=
+	# command text (same line, so line numbers stay right). Assignments
+	# share statements where they can: each statement costs bash a few
+	# microseconds.
+	__syn_pre= __syn_busy=1
 	[[ ${__syn_flags-} == *x* ]] && __syn_pre='builtin set -x; '
-	__syn_busy=1
 	builtin printf '%s:start\n' "$__syn_id"
-	# One group for everything up to stderr's end marker: its fd 1 is the
-	# stderr pipe, so both stderr markers need no redirection of their own,
-	# and its fd 2 is /dev/null, so the traces of the driver's lines after a
-	# command that turned on `set -x` go nowhere. The command itself gets
-	# stdin from /dev/null and fds 1 and 2 from the private copies, so a
-	# command's `exec >file` only lasts for that command.
-	{
-		builtin printf '%s:start\n' "$__syn_id"
-		if [[ -n $__syn_src && ${#__syn_cmd} -lt 60000 ]]; then
-			# Small commands arrive through a pipe (bash buffers here-strings
-			# up to the pipe size in memory), so no temporary file is needed.
-			# The one-pass loop catches a top-level `break`/`continue` of the
-			# command, which would otherwise end the driver's own loop.
-			for __syn_once in 1; do builtin source /dev/fd/63 63<<<"$__syn_pre$__syn_cmd" >&61 2>&62; done
-		else
-			for __syn_once in 1; do builtin eval "$__syn_pre$__syn_cmd" >&61 2>&62; done
-		fi
-		# Afterwards xtrace is off.
-		__syn_st=$? __syn_flags=$-
-		builtin set +x
-		# Not busy first: a late USR1 then does nothing, so the check below
-		# cannot miss a DEBUG trap installed after it.
-		__syn_busy=
-		if [[ -n ${__syn_cancelled-} ]]; then
-			builtin trap - DEBUG
-			[[ -n ${__syn_untrace-} ]] && builtin set +T
-			__syn_cancelled= __syn_untrace=
-		fi
+	# The command gets stdin from /dev/null and fds 1 and 2 from the private
+	# copies, restored after it. The one-pass loop catches a top-level
+	# `break`/`continue` of the command, which would otherwise end the
+	# driver's own loop.
+	if [[ -n $__syn_src && ${#__syn_cmd} -lt 60000 ]]; then
+		# Small commands arrive through a pipe (bash buffers here-strings
+		# up to the pipe size in memory), so no temporary file is needed.
+		# The here-string comes first, before bash saves fds near 63.
+		{
+			builtin printf '%s:start\n' "$__syn_id"
+			for __syn_once in 1; do builtin source /dev/fd/63; done
+		} 63<<<"$__syn_pre$__syn_cmd" </dev/null >&61 2>&62
+	else
+		{
+			builtin printf '%s:start\n' "$__syn_id"
+			for __syn_once in 1; do builtin eval "$__syn_pre$__syn_cmd"; done
+		} </dev/null >&61 2>&62
+	fi
+	# Not busy first: a late USR1 then does nothing, so the check below
+	# cannot miss a DEBUG trap installed after it. Emptied, the command
+	# text does not stay in memory.
+	__syn_st=$? __syn_flags=$- __syn_busy= __syn_cmd=
+	# Afterwards xtrace is off (its traces go to fd 2, /dev/null).
+	builtin set +x
+	if [[ -n ${__syn_cancelled-} ]]; then
+		builtin trap - DEBUG
+		[[ -n ${__syn_untrace-} ]] && builtin set +T
+		__syn_cancelled= __syn_untrace=
+		# A move to the background is a cancel too.
 		if [[ -n ${__syn_detach-} ]]; then
 			builtin bg >&59
 			__syn_detach=
 		fi
-		builtin printf '%s:end\n' "$__syn_id"
-	} </dev/null >&62 2>&59
-	builtin unset __syn_cmd
-	# printf -v: the trailer's only newline is at its end, so it is one write.
-	builtin printf -v __syn_t '%s:end:%s:done:%s:%s:jobs\n' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id"
-	builtin printf '%s' "$__syn_t"
-	builtin jobs -p
-	builtin printf '%s:fin\n' "$__syn_id"
+	fi
+	builtin printf '%s:end\n' "$__syn_id"
+	# The trailer's only newline is at its end: one write (stdout is
+	# line-buffered).
+	{
+		builtin printf '%s:end:%s:done:%s:%s:jobs\n' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id"
+		builtin jobs -p
+		builtin printf '%s:fin\n' "$__syn_id"
+	} >&61
 done
