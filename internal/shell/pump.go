@@ -98,11 +98,9 @@ func (s *stream) take() ([]byte, bool) {
 	return b, s.eof
 }
 
-// pump reads the shell's stdout and stderr in one goroutine that waits in
-// poll(2): a pipe's data wakes that thread directly, instead of the
-// runtime's poller waking one goroutine per pipe and each of those waking
-// the command's loop (issue 30). The loop is signalled on notify only when
-// it has news (see stream.wake).
+// pump reads the shell's stdout and stderr in one goroutine (instead of a
+// goroutine per pipe, each waking the command's loop: issue 30), which
+// signals the loop on notify only when it has news (see stream.wake).
 type pump struct {
 	out, err *stream
 	notify   chan struct{}
@@ -128,11 +126,13 @@ func newPump(out, err *os.File) (*pump, error) {
 	}
 	pu := &pump{out: so, err: se, notify: make(chan struct{}, 1), stopR: stopR, stopW: stopW, done: make(chan struct{})}
 	stopFd, ferr := fdOf(stopR)
+	if ferr == nil {
+		ferr = pu.start(stopFd)
+	}
 	if ferr != nil {
 		closeAll(stopR, stopW)
 		return nil, ferr
 	}
-	go pu.run(stopFd)
 	return pu, nil
 }
 
@@ -149,46 +149,37 @@ func fdOf(f *os.File) (int, error) {
 	return fd, nil
 }
 
-func (pu *pump) run(stopFd int) {
-	defer close(pu.done)
-	streams := [2]*stream{pu.out, pu.err}
-	fds := []unix.PollFd{
-		{Fd: int32(pu.out.fd), Events: unix.POLLIN},
-		{Fd: int32(pu.err.fd), Events: unix.POLLIN},
-		{Fd: int32(stopFd), Events: unix.POLLIN},
+// readOne reads what waits on fd (one of the streams' descriptors) into b
+// and keeps it. It reports how many bytes it read, whether the pipe ended,
+// and whether the command's loop has news (urgent, or an end marker).
+func (pu *pump) readOne(fd int, b []byte) (n int, end, urgent, marker bool) {
+	s := pu.out
+	if fd == pu.err.fd {
+		s = pu.err
 	}
-	b := make([]byte, 64<<10)
-	for fds[0].Fd >= 0 || fds[1].Fd >= 0 {
-		if _, err := unix.Poll(fds, -1); err != nil {
-			if errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN) {
-				continue
-			}
-			break // cannot happen with valid descriptors; end as if closed
-		}
-		if fds[2].Revents != 0 {
-			break // stop: the shell is being torn down
-		}
-		var urgent, marker bool
-		for i, s := range streams {
-			if fds[i].Fd < 0 || fds[i].Revents == 0 {
-				continue
-			}
-			n, err := unix.Read(int(fds[i].Fd), b)
-			if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
-				continue
-			}
-			end := err != nil || n == 0
-			if end {
-				fds[i].Fd = -1 // poll skips it from now on
-			}
-			u, m := s.add(b[:max(n, 0)], end)
-			urgent, marker = urgent || u, marker || m
-		}
-		if urgent || marker && pu.out.arrived() && pu.err.arrived() {
-			pu.signal()
-		}
+	n, err := unix.Read(fd, b)
+	for errors.Is(err, unix.EINTR) {
+		n, err = unix.Read(fd, b)
 	}
-	// Whatever ended the pump, nothing more will arrive.
+	if errors.Is(err, unix.EAGAIN) {
+		return 0, false, false, false // it was read already
+	}
+	n = max(n, 0)
+	end = err != nil || n == 0
+	urgent, marker = s.add(b[:n], end)
+	return n, end, urgent, marker
+}
+
+// tell signals the loop when it has news: urgent, or both end markers in.
+func (pu *pump) tell(urgent, marker bool) {
+	if urgent || marker && pu.out.arrived() && pu.err.arrived() {
+		pu.signal()
+	}
+}
+
+// finish marks both streams ended: whatever ended the pump, nothing more
+// will arrive.
+func (pu *pump) finish() {
 	pu.out.add(nil, true)
 	pu.err.add(nil, true)
 	pu.signal()
