@@ -7,7 +7,8 @@
 #           10 decimal digits) followed by exactly n bytes of command text.
 # Response: on stdout and stderr "<id>:start\n" before the command's output;
 #           on stderr "<id>:end\n" after it; on stdout
-#           "<id>:end:<status>:<kind>:<cwd>:<id>:jobs\n<job pgids>\n<id>:fin\n".
+#           "<id>:end:<status>:<kind>:<cwd>:<id>:jobs:<job pgids>\n<id>:fin\n"
+#           (one pgid a line; none, and no newline, without jobs).
 # kind is "done", or "exit" when the command made the shell exit.
 #
 # Every system call here runs once per command, so the loop is shaped to make
@@ -55,7 +56,7 @@ while LC_ALL=C builtin read -r -N 31 __syn_h; do
 	# command's process groups; bash's wait returns, the same unwinding as a
 	# cancel ends the sourced command, and `bg` below resumes the stopped job.
 	builtin trap 'if [[ -n ${__syn_busy-} ]]; then __syn_detach=1 __syn_cancelled=1; [[ $- == *T* ]] || __syn_untrace=1; builtin set -T; builtin trap "builtin return 130 2>/dev/null" DEBUG; fi' USR2
-	builtin trap '__syn_st=$?; if [[ -n ${__syn_busy-} ]]; then __syn_busy=; builtin printf "%s:end\n" "$__syn_id" >&62; builtin printf "%s:end:%s:exit:%s:%s:jobs\n%s:fin\n" "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" >&61; fi' EXIT
+	builtin trap '__syn_st=$?; if [[ -n ${__syn_busy-} ]]; then __syn_busy=; builtin printf "%s:end\n" "$__syn_id" >&62; builtin printf "%s:end:%s:exit:%s:%s:jobs:%s:fin\n" "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" >&61; fi' EXIT
 	# Keep a user's `set -x` for their commands only: restore it inside the
 	# command text (same line, so line numbers stay right). Assignments
 	# share statements where they can: each statement costs bash a few
@@ -98,11 +99,16 @@ while LC_ALL=C builtin read -r -N 31 __syn_h; do
 		fi
 	fi
 	builtin printf '%s:end\n' "$__syn_id"
-	# The trailer's only newline is at its end: one write (stdout is
-	# line-buffered).
-	{
-		builtin printf '%s:end:%s:done:%s:%s:jobs\n' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id"
-		builtin jobs -p
-		builtin printf '%s:fin\n' "$__syn_id"
-	} >&61
+	# The trailer's only newline is at its end, so line-buffered stdout
+	# writes it at once. `jobs -p` (a write of its own) runs only once a job
+	# was ever put in the background ($! is set): before that there is none.
+	if [[ -z ${!:-} ]]; then
+		builtin printf '%s:end:%s:done:%s:%s:jobs:%s:fin\n' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" >&61
+	else
+		{
+			builtin printf '%s:end:%s:done:%s:%s:jobs:' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id"
+			builtin jobs -p
+			builtin printf '%s:fin\n' "$__syn_id"
+		} >&61
+	fi
 done

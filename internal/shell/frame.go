@@ -104,14 +104,14 @@ type trailer struct {
 	jobs   []int // process groups of background jobs still known to the shell
 }
 
-// parseTrailer reads "<status>:<kind>:<cwd>:<id>:jobs\n<pgid>\n...". The cwd
+// parseTrailer reads "<status>:<kind>:<cwd>:<id>:jobs:<pgid>\n...". The cwd
 // may hold any byte but the random id, so only the id marker ends it.
 func parseTrailer(b []byte, id string) (trailer, error) {
 	var t trailer
 	s := string(b)
 	status, rest, ok1 := strings.Cut(s, ":")
 	kind, rest, ok2 := strings.Cut(rest, ":")
-	cwd, jobs, ok3 := strings.Cut(rest, ":"+id+":jobs\n")
+	cwd, jobs, ok3 := strings.Cut(rest, ":"+id+":jobs:")
 	if !ok1 || !ok2 || !ok3 {
 		return t, fmt.Errorf("malformed trailer %q", s)
 	}
