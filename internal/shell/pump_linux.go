@@ -45,7 +45,9 @@ func (pu *pump) start(stopFd int) error {
 		// The callback returns false to wait for the epoll descriptor to be
 		// readable again, true to end. The runtime's poller reports only new
 		// readiness (data that arrives later is new), so the callback looks
-		// again before waiting when a read may have left data behind.
+		// again before waiting when something may be left: a read that
+		// filled the buffer (a pipe read returns all it holds up to the
+		// buffer's size), or a hang-up not yet read.
 		_ = rc.Read(func(uintptr) bool {
 			for {
 				n, err := unix.EpollWait(ep, events, 0)
@@ -69,7 +71,10 @@ func (pu *pump) start(stopFd int) error {
 						_ = unix.EpollCtl(ep, unix.EPOLL_CTL_DEL, fd, nil)
 						open--
 					}
-					urgent, marker, more = urgent || u, marker || m, more || got == len(b)
+					// A full buffer may have left data behind; a hang-up
+					// read past with data will not be reported anew.
+					left := got == len(b) || !end && ev.Events&(unix.EPOLLHUP|unix.EPOLLERR) != 0
+					urgent, marker, more = urgent || u, marker || m, more || left
 				}
 				pu.tell(urgent, marker)
 				if open == 0 {
