@@ -50,11 +50,13 @@ func (s *stream) add(b []byte, end bool) (urgent, marker bool) {
 		s.buf = append(s.buf, b...)
 		urgent = s.wake == nil || len(s.buf) >= notifyAt
 		if s.wake != nil && !s.seen {
-			// Not in buf: the loop may have taken the marker's first part.
-			s.tail = append(s.tail, b...)
-			s.seen = bytes.Contains(s.tail, s.wake)
+			// A marker may have begun in an earlier read, which the loop
+			// may have taken from buf: the tail keeps those last bytes.
+			k := len(s.wake) - 1
+			joint := append(s.tail, b[:min(k, len(b))]...)
+			s.seen = bytes.Contains(joint, s.wake) || bytes.Contains(b, s.wake)
 			marker = s.seen
-			s.tail = keepTail(s.tail, len(s.wake)-1)
+			s.tail = keepTail(append(s.tail, b[max(0, len(b)-k):]...), k)
 		}
 	case len(b) > 0:
 		stray = s.stray

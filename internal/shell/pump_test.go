@@ -59,3 +59,22 @@ func TestPumpDeliversAllAndTheEnd(t *testing.T) {
 		pu.stop()
 	}
 }
+
+// A marker split over reads is found even when the loop took its first
+// part in between.
+func TestStreamMarkerAcrossTake(t *testing.T) {
+	s := &stream{}
+	s.setActive(true, []byte("id:fin\n"))
+	for i, piece := range []string{"out", "put i", "d:f", "", "in", "\n"} {
+		_, marker := s.add([]byte(piece), false)
+		if want := i == 5; marker != want {
+			t.Fatalf("piece %d %q: marker = %v", i, piece, marker)
+		}
+		if i == 2 {
+			s.take() // the loop woke for something else
+		}
+	}
+	if !s.arrived() {
+		t.Fatal("marker not seen")
+	}
+}
