@@ -4,7 +4,10 @@
 # pipes, so it works unchanged inside bubblewrap or sandbox-exec.
 #
 # Request:  a 31-byte header "<id> <n>\n" (id: "syn" and 16 hex digits; n:
-#           10 decimal digits) followed by exactly n bytes of command text.
+#           10 decimal digits) followed by exactly n bytes of command text,
+#           all ASCII: with "~" for the space, the text is escaped for
+#           printf %b (its other bytes as \xHH), since `read -N` counts
+#           characters of the locale.
 # Response: on stdout and stderr "<id>:start\n" before the command's output;
 #           on stderr "<id>:end\n" after it; on stdout
 #           "<id>:end:<status>:<kind>:<cwd>:<id>:jobs:<job pgids>\n<id>:fin\n"
@@ -41,13 +44,13 @@ __syn_src=
 # with `return`, while `declare` in a command still makes globals.
 [[ -e /dev/fd/0 ]] && __syn_src=1
 builtin printf '%s:ready:%s\n%s\n%s:fin\n' @ID@ "$$" "$PWD" @ID@ >&61
-# LC_ALL=C: -N counts characters, and the header counts bytes.
-while LC_ALL=C builtin read -r -N 31 __syn_h; do
+while builtin read -r -N 31 __syn_h; do
 	# Go never sends anything else; a stream out of step cannot be resynced.
-	[[ $__syn_h == syn????????????????' '[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]$'\n' ]] ||
+	[[ $__syn_h == syn????????????????[' ~'][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]$'\n' ]] ||
 		{ builtin printf 'synapse driver: malformed request %q\n' "$__syn_h" >&62; builtin exit 2; }
 	__syn_id=${__syn_h:0:19}
-	LC_ALL=C builtin read -r -N "$((10#${__syn_h:20:10}))" __syn_cmd || builtin exit 2
+	builtin read -r -N "$((10#${__syn_h:20:10}))" __syn_cmd || builtin exit 2
+	[[ ${__syn_h:19:1} == '~' ]] && builtin printf -v __syn_cmd %b "$__syn_cmd"
 	# Cancel: a DEBUG trap that returns before every further simple command
 	# unwinds the user's functions and then the sourced command itself, so
 	# nothing after the interrupted part runs. -T makes functions see it.

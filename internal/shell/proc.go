@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/synapse-agent/synapse/internal/command"
 )
@@ -70,6 +71,42 @@ type proc struct {
 	killOnce   sync.Once
 }
 
+// request is what the driver reads for a command (driver.bash): a header
+// of fixed width, so the driver takes it and then the text in one read
+// each, and the text. bash's `read -N` counts characters, which are bytes
+// only in ASCII, so a text with other bytes goes escaped for printf %b
+// ("\xHH", and "\\" for a backslash), marked by "~" in place of the
+// header's space.
+func request(id, text string) string {
+	sep := " "
+	if !isASCII(text) {
+		var b strings.Builder
+		for i := 0; i < len(text); i++ {
+			switch c := text[i]; {
+			case c >= utf8.RuneSelf:
+				fmt.Fprintf(&b, `\x%02x`, c)
+			case c == '\\':
+				b.WriteString(`\\`)
+			default:
+				b.WriteByte(c)
+			}
+		}
+		text, sep = b.String(), "~"
+	}
+	return fmt.Sprintf("%s%s%010d\n", id, sep, len(text)) + text
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// newID is a command's random id; its length (19) is part of the driver's
+// request header.
 func newID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // never fails on supported platforms
@@ -292,9 +329,6 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 	if !strings.HasSuffix(payload, "\n") {
 		payload += "\n"
 	}
-	// Fixed width, so the driver reads the header and then the text in one
-	// read each (driver.bash).
-	header := fmt.Sprintf("%s %010d\n", id, len(payload))
 	fo, fe := newFrame(id, true, p.limit), newFrame(id, false, p.limit)
 	fo.out.spill = command.SpillOf(ctx)
 	// stderr's live output passes a filter that, once the command is being
@@ -315,7 +349,7 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 	p.err.setActive(true, wakeErr)
 	defer p.out.setActive(false, nil)
 	defer p.err.setActive(false, nil)
-	if _, err := p.stdin.Write([]byte(header + payload)); err != nil {
+	if _, err := p.stdin.Write([]byte(request(id, payload))); err != nil {
 		return command.Result{}, p.lostErr(fmt.Sprintf("writing the command: %v", err))
 	}
 
