@@ -44,7 +44,11 @@ __syn_src=
 # with `return`, while `declare` in a command still makes globals.
 [[ -e /dev/fd/0 ]] && __syn_src=1
 builtin printf '%s:ready:%s\n%s\n%s:fin\n' @ID@ "$$" "$PWD" @ID@ >&61
-while builtin read -r -N 31 __syn_h; do
+# TMOUT= : a command's `export TMOUT=n` would otherwise end this read after
+# n idle seconds. Whatever ends the loop, the exit on its last line (the
+# same line: bash reads this text from the stdin the requests follow) keeps
+# bash from running the requests as script.
+while TMOUT= builtin read -r -N 31 __syn_h; do
 	# Go never sends anything else; a stream out of step cannot be resynced.
 	[[ $__syn_h == syn????????????????[' ~'][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]$'\n' ]] ||
 		{ builtin printf 'synapse driver: malformed request %q\n' "$__syn_h" >&62; builtin exit 2; }
@@ -114,4 +118,4 @@ while builtin read -r -N 31 __syn_h; do
 			builtin printf '%s:fin\n' "$__syn_id"
 		} >&61
 	fi
-done
+done; builtin exit 0

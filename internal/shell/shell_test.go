@@ -393,6 +393,17 @@ func TestMultibyteCommandText(t *testing.T) {
 	}
 }
 
+// A command's TMOUT (bash's default timeout for read) must not end the
+// driver's wait for the next command.
+func TestTMOUTDoesNotEndTheShell(t *testing.T) {
+	s := startT(t, Options{})
+	execT(t, s, "export TMOUT=1")
+	time.Sleep(1500 * time.Millisecond)
+	if r := execT(t, s, "echo after"); r.Stdout != "after\n" || !s.Alive() {
+		t.Fatalf("after an idle TMOUT: %+v alive=%v", r, s.Alive())
+	}
+}
+
 func TestBackgroundJobDoesNotDelay(t *testing.T) {
 	s := startT(t, Options{})
 	tg := tag(t)
