@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -163,5 +164,62 @@ func TestDisposeCallsSessionAndPlatformCleanup(t *testing.T) {
 	}
 	if err := b.Dispose(); err != nil {
 		t.Fatal("second dispose:", err)
+	}
+}
+
+// The text check's resolver answers as resolvePath does, through links to
+// directories and files, dangling links, missing paths and files used as
+// directories.
+func TestResolverMatchesResolvePath(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"a/b", "secret/inner", "real"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(root, "a/file"), "x")
+	links := map[string]string{
+		"a/tosecret": "../secret",                         // relative, to a directory
+		"a/b/abs":    filepath.Join(root, "secret/inner"), // absolute
+		"a/dangling": "nowhere/at/all",
+		"a/tofile":   "file",
+		"real/loop":  "../a/tosecret", // a link to a link
+	}
+	for l, target := range links {
+		if err := os.Symlink(target, filepath.Join(root, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var paths []string
+	for _, p := range []string{
+		"", "a", "a/b", "a/b/new", "a/file", "a/file/under", "a/tosecret", "a/tosecret/inner/x",
+		"a/b/abs", "a/b/abs/y/z", "a/dangling", "a/dangling/more", "a/tofile", "real/loop/inner",
+		"missing/deeper/still", "a/b/../tosecret/z",
+	} {
+		paths = append(paths, filepath.Clean(filepath.Join(root, p)))
+	}
+	paths = append(paths, "/", "/etc", "/proc/self/cwd/x")
+	rs := &resolver{}
+	for round := 0; round < 2; round++ { // the second round answers from the cache
+		for _, p := range paths {
+			if got, want := rs.resolve(p), resolvePath(p, "/", ""); got != want {
+				t.Errorf("resolve(%q) = %q, resolvePath = %q", p, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkCommandTextCheck is the text check of a plain command in a
+// workspace a few directories deep, as every sandboxed command has it.
+func BenchmarkCommandTextCheck(b *testing.B) {
+	ws := filepath.Join(b.TempDir(), "work", "projects", "app")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	rules := compileRules(DefaultBlacklist(), "/home/u")
+	for b.Loop() {
+		if _, blocked := checkCommandText("echo hi", ws, "/home/u", rules); blocked {
+			b.Fatal("blocked")
+		}
 	}
 }

@@ -3,11 +3,23 @@
 # the Go side). Everything goes through the inherited stdin/stdout/stderr
 # pipes, so it works unchanged inside bubblewrap or sandbox-exec.
 #
-# Request:  "<id> <n>\n" followed by exactly n lines of command text.
+# Request:  a 31-byte header "<id> <n>\n" (id: "syn" and 16 hex digits; n:
+#           10 decimal digits) followed by exactly n bytes of command text,
+#           all ASCII: with "~" for the space, the text is escaped for
+#           printf %b (its other bytes as \xHH), since `read -N` counts
+#           characters of the locale.
 # Response: on stdout and stderr "<id>:start\n" before the command's output;
 #           on stderr "<id>:end\n" after it; on stdout
-#           "<id>:end:<status>:<kind>\n<cwd>\n<id>:jobs\n<job pgids>\n<id>:fin\n".
+#           "<id>:end:<status>:<kind>:<cwd>:<id>:jobs:<job pgids>\n<id>:fin\n"
+#           (one pgid a line; none, and no newline, without jobs).
 # kind is "done", or "exit" when the command made the shell exit.
+#
+# Every system call here runs once per command, so the loop is shaped to make
+# few (issue 30): a request is read in two reads (a pipe cannot be read ahead
+# by a line-reading `read`, which takes one byte per system call), bash's
+# stdout is line-buffered (one write per newline), so the trailer keeps its
+# newline for the end, and each redirection costs about ten fcntl/dup2/close
+# calls, so there are as few as the semantics allow.
 #
 # There are no functions here on purpose: the cancel trap runs `return`,
 # which must leave the user's sourced command, never a driver function.
@@ -21,21 +33,28 @@ set -m
 builtin unset CDPATH
 # Private copies of the response pipes. Commands run with fds 1 and 2
 # redirected from these, so a command's `exec >file` only lasts for that
-# command and the driver's own writes (plain fds 1 and 2, which saves
-# syscalls per command) still reach Go.
-exec 61>&1 62>&2
-# The driver's own code runs with xtrace off; see __syn_flags below.
-exec 59>/dev/null
+# command. The driver's own fd 1 is the stderr pipe, where it writes more
+# often than to stdout, and its fd 2 is /dev/null, where the traces of its
+# lines after a command that turned on `set -x` go; plain writes save the
+# redirections (about ten fcntl/dup2/close calls each) per command.
+exec 61>&1 62>&2 59>/dev/null
+exec 1>&62 2>&59
 __syn_src=
 # Sourcing the command text (instead of eval) lets the cancel trap abort it
 # with `return`, while `declare` in a command still makes globals.
 [[ -e /dev/fd/0 ]] && __syn_src=1
 builtin printf '%s:ready:%s\n%s\n%s:fin\n' @ID@ "$$" "$PWD" @ID@ >&61
-while IFS=' ' builtin read -r __syn_id __syn_n; do
-	[[ -n ${__syn_id-} && ${__syn_n-} =~ ^[0-9]+$ ]] || continue
-	builtin mapfile -n "$__syn_n" __syn_lines
-	builtin printf -v __syn_cmd '%s' "${__syn_lines[@]}"
-	builtin unset __syn_lines
+# TMOUT= : a command's `export TMOUT=n` would otherwise end this read after
+# n idle seconds. Whatever ends the loop, the exit on its last line (the
+# same line: bash reads this text from the stdin the requests follow) keeps
+# bash from running the requests as script.
+while TMOUT= builtin read -r -N 31 __syn_h; do
+	# Go never sends anything else; a stream out of step cannot be resynced.
+	[[ $__syn_h == syn????????????????[' ~'][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]$'\n' ]] ||
+		{ builtin printf 'synapse driver: malformed request %q\n' "$__syn_h" >&62; builtin exit 2; }
+	__syn_id=${__syn_h:0:19}
+	builtin read -r -N "$((10#${__syn_h:20:10}))" __syn_cmd || builtin exit 2
+	[[ ${__syn_h:19:1} == '~' ]] && builtin printf -v __syn_cmd %b "$__syn_cmd"
 	# Cancel: a DEBUG trap that returns before every further simple command
 	# unwinds the user's functions and then the sourced command itself, so
 	# nothing after the interrupted part runs. -T makes functions see it.
@@ -44,40 +63,59 @@ while IFS=' ' builtin read -r __syn_id __syn_n; do
 	# command's process groups; bash's wait returns, the same unwinding as a
 	# cancel ends the sourced command, and `bg` below resumes the stopped job.
 	builtin trap 'if [[ -n ${__syn_busy-} ]]; then __syn_detach=1 __syn_cancelled=1; [[ $- == *T* ]] || __syn_untrace=1; builtin set -T; builtin trap "builtin return 130 2>/dev/null" DEBUG; fi' USR2
-	builtin trap '__syn_st=$?; if [[ -n ${__syn_busy-} ]]; then __syn_busy=; builtin printf "%s:end\n" "$__syn_id" >&62; builtin printf "%s:end:%s:exit\n%s\n%s:jobs\n%s:fin\n" "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" >&61; fi' EXIT
+	builtin trap '__syn_st=$?; if [[ -n ${__syn_busy-} ]]; then __syn_busy=; builtin printf "%s:end\n" "$__syn_id" >&62; builtin printf "%s:end:%s:exit:%s:%s:jobs:%s:fin\n" "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" >&61; fi' EXIT
 	# Keep a user's `set -x` for their commands only: restore it inside the
-	# command text (same line, so line numbers stay right).
-	__syn_pre=
+	# command text (same line, so line numbers stay right). Assignments
+	# share statements where they can: each statement costs bash a few
+	# microseconds.
+	__syn_pre= __syn_busy=1
 	[[ ${__syn_flags-} == *x* ]] && __syn_pre='builtin set -x; '
-	__syn_busy=1
-	builtin printf '%s:start\n' "$__syn_id" >&2
 	builtin printf '%s:start\n' "$__syn_id"
+	# The command gets stdin from /dev/null and fds 1 and 2 from the private
+	# copies, restored after it. The one-pass loop catches a top-level
+	# `break`/`continue` of the command, which would otherwise end the
+	# driver's own loop.
 	if [[ -n $__syn_src && ${#__syn_cmd} -lt 60000 ]]; then
 		# Small commands arrive through a pipe (bash buffers here-strings
 		# up to the pipe size in memory), so no temporary file is needed.
-		# The one-pass loop catches a top-level `break`/`continue` of the
-		# command, which would otherwise end the driver's own loop.
-		for __syn_once in 1; do builtin source /dev/fd/63; done 63<<<"$__syn_pre$__syn_cmd" </dev/null >&61 2>&62
+		# The here-string comes first, before bash saves fds near 63.
+		{
+			builtin printf '%s:start\n' "$__syn_id"
+			for __syn_once in 1; do builtin source /dev/fd/63; done
+		} 63<<<"$__syn_pre$__syn_cmd" </dev/null >&61 2>&62
 	else
-		for __syn_once in 1; do builtin eval "$__syn_pre$__syn_cmd"; done </dev/null >&61 2>&62
+		{
+			builtin printf '%s:start\n' "$__syn_id"
+			for __syn_once in 1; do builtin eval "$__syn_pre$__syn_cmd"; done
+		} </dev/null >&61 2>&62
 	fi
-	# Traces of this group go to /dev/null; afterwards xtrace is off.
-	{ __syn_st=$? __syn_flags=$-; builtin set +x; } 2>&59
 	# Not busy first: a late USR1 then does nothing, so the check below
-	# cannot miss a DEBUG trap installed after it.
-	__syn_busy=
+	# cannot miss a DEBUG trap installed after it. Emptied, the command
+	# text does not stay in memory.
+	__syn_st=$? __syn_flags=$- __syn_busy= __syn_cmd=
+	# Afterwards xtrace is off (its traces go to fd 2, /dev/null).
+	builtin set +x
 	if [[ -n ${__syn_cancelled-} ]]; then
 		builtin trap - DEBUG
 		[[ -n ${__syn_untrace-} ]] && builtin set +T
 		__syn_cancelled= __syn_untrace=
+		# A move to the background is a cancel too.
+		if [[ -n ${__syn_detach-} ]]; then
+			builtin bg >&59
+			__syn_detach=
+		fi
 	fi
-	if [[ -n ${__syn_detach-} ]]; then
-		builtin bg >&59 2>&59
-		__syn_detach=
+	builtin printf '%s:end\n' "$__syn_id"
+	# The trailer's only newline is at its end, so line-buffered stdout
+	# writes it at once. `jobs -p` (a write of its own) runs only once a job
+	# was ever put in the background ($! is set): before that there is none.
+	if [[ -z ${!:-} ]]; then
+		builtin printf '%s:end:%s:done:%s:%s:jobs:%s:fin\n' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" >&61
+	else
+		{
+			builtin printf '%s:end:%s:done:%s:%s:jobs:' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id"
+			builtin jobs -p
+			builtin printf '%s:fin\n' "$__syn_id"
+		} >&61
 	fi
-	builtin unset __syn_cmd
-	builtin printf '%s:end\n' "$__syn_id" >&2
-	builtin printf '%s:end:%s:done\n%s\n%s:jobs\n' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id"
-	builtin jobs -p
-	builtin printf '%s:fin\n' "$__syn_id"
-done
+done; builtin exit 0

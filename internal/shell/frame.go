@@ -104,25 +104,22 @@ type trailer struct {
 	jobs   []int // process groups of background jobs still known to the shell
 }
 
-// parseTrailer reads "<status>:<kind>\n<cwd>\n<id>:jobs\n<pgid>\n...".
+// parseTrailer reads "<status>:<kind>:<cwd>:<id>:jobs:<pgid>\n...". The cwd
+// may hold any byte but the random id, so only the id marker ends it.
 func parseTrailer(b []byte, id string) (trailer, error) {
 	var t trailer
 	s := string(b)
-	head, rest, ok := strings.Cut(s, "\n")
-	if !ok {
+	status, rest, ok1 := strings.Cut(s, ":")
+	kind, rest, ok2 := strings.Cut(rest, ":")
+	cwd, jobs, ok3 := strings.Cut(rest, ":"+id+":jobs:")
+	if !ok1 || !ok2 || !ok3 {
 		return t, fmt.Errorf("malformed trailer %q", s)
 	}
-	status, kind, _ := strings.Cut(head, ":")
 	n, err := strconv.Atoi(status)
 	if err != nil {
 		return t, fmt.Errorf("malformed exit status %q", status)
 	}
-	t.status, t.exited = n, kind == "exit"
-	cwd, jobs, ok := strings.Cut(rest, "\n"+id+":jobs\n")
-	if !ok {
-		return t, fmt.Errorf("malformed trailer %q", s)
-	}
-	t.cwd = cwd
+	t.status, t.exited, t.cwd = n, kind == "exit", cwd
 	for _, f := range strings.Fields(jobs) {
 		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
 			t.jobs = append(t.jobs, pid)

@@ -7,7 +7,7 @@ import (
 
 func TestFrameAcrossChunkBoundaries(t *testing.T) {
 	const id = "synX"
-	stream := "junk from a background job" + id + ":start\n" + "out\nput" + id + ":end:3:done\n/tmp/a b\n" + id + ":jobs\n41\n42\n" + id + ":fin\nlater junk"
+	stream := "junk from a background job" + id + ":start\n" + "out\nput" + id + ":end:3:done:/tmp/a b\n:c:" + id + ":jobs:41\n42\n" + id + ":fin\nlater junk"
 	for _, size := range []int{1, 2, 3, 7, len(stream)} {
 		f := newFrame(id, true, 1<<20)
 		for i := 0; i < len(stream); i += size {
@@ -20,7 +20,7 @@ func TestFrameAcrossChunkBoundaries(t *testing.T) {
 			t.Fatalf("chunk %d: output %q", size, got)
 		}
 		tr, err := parseTrailer(f.trailer, id)
-		if err != nil || tr.status != 3 || tr.exited || tr.cwd != "/tmp/a b" || len(tr.jobs) != 2 || tr.jobs[1] != 42 {
+		if err != nil || tr.status != 3 || tr.exited || tr.cwd != "/tmp/a b\n:c" || len(tr.jobs) != 2 || tr.jobs[1] != 42 {
 			t.Fatalf("chunk %d: trailer %+v %v", size, tr, err)
 		}
 	}
@@ -32,14 +32,14 @@ func TestFrameStderrAndExit(t *testing.T) {
 	if !f.complete() || f.out.String() != "err\n" {
 		t.Fatalf("stderr frame: %q complete=%v", f.out.String(), f.complete())
 	}
-	tr, err := parseTrailer([]byte("7:exit\n/\ni:jobs\n"), "i")
+	tr, err := parseTrailer([]byte("7:exit:/:i:jobs:"), "i")
 	if err != nil || !tr.exited || tr.status != 7 || tr.cwd != "/" {
 		t.Fatalf("exit trailer: %+v %v", tr, err)
 	}
 }
 
 func TestParseTrailerMalformed(t *testing.T) {
-	for _, in := range []string{"", "x:done\n/\ni:jobs\n", "0:done\n/ no jobs marker", "no newline"} {
+	for _, in := range []string{"", "x:done:/:i:jobs:", "0:done:/ no jobs marker", "0:done:/:i:jobs\n", "0:done", "no colon"} {
 		if _, err := parseTrailer([]byte(in), "i"); err == nil {
 			t.Errorf("parseTrailer(%q): want error", in)
 		}

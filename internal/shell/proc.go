@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/synapse-agent/synapse/internal/command"
 )
@@ -48,83 +49,12 @@ const (
 	endCrashed       // it died on its own
 )
 
-// stream reads one pipe continuously, so a chatty background job never
-// blocks on a full pipe, and keeps what arrives while a command is active.
-type stream struct {
-	f      *os.File
-	notify chan struct{} // signalled (never blocking) after every read
-	done   chan struct{} // closed when the reader returns
-
-	mu     sync.Mutex
-	buf    []byte
-	active bool
-	eof    bool
-	// stray receives what arrives while no command is active: the output of
-	// a command moved to the background (nil: dropped, as from `cmd &`).
-	stray func([]byte)
-}
-
-func newStream(f *os.File) *stream {
-	s := &stream{f: f, notify: make(chan struct{}, 1), done: make(chan struct{})}
-	go s.read()
-	return s
-}
-
-func (s *stream) read() {
-	defer close(s.done)
-	b := make([]byte, 64<<10)
-	for {
-		n, err := s.f.Read(b)
-		s.mu.Lock()
-		var stray func([]byte)
-		if n > 0 && s.active {
-			s.buf = append(s.buf, b[:n]...)
-		} else if n > 0 {
-			stray = s.stray
-		}
-		if err != nil {
-			s.eof = true
-		}
-		s.mu.Unlock()
-		if stray != nil {
-			stray(b[:n]) // the sink copies what it keeps
-		}
-		select {
-		case s.notify <- struct{}{}:
-		default:
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-// setActive starts or stops keeping data; either way the buffer is emptied.
-func (s *stream) setActive(on bool) {
-	s.mu.Lock()
-	s.active, s.buf = on, nil
-	s.mu.Unlock()
-}
-
-func (s *stream) setStray(fn func([]byte)) {
-	s.mu.Lock()
-	s.stray = fn
-	s.mu.Unlock()
-}
-
-func (s *stream) take() ([]byte, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.buf
-	s.buf = nil
-	return b, s.eof
-}
-
 // proc is one running shell process.
 type proc struct {
 	cmd       *exec.Cmd
 	stdin     *os.File
-	out, err  *stream
+	out, err  *stream // stdout and stderr, read by pump
+	pump      *pump
 	root      int          // pid we started; it leads its own session
 	shell     int          // pid of bash as we can signal it; 0 if unknown
 	nsShell   int          // pid of bash as it sees itself ($$); differs inside a PID namespace
@@ -141,6 +71,42 @@ type proc struct {
 	killOnce   sync.Once
 }
 
+// request is what the driver reads for a command (driver.bash): a header
+// of fixed width, so the driver takes it and then the text in one read
+// each, and the text. bash's `read -N` counts characters, which are bytes
+// only in ASCII, so a text with other bytes goes escaped for printf %b
+// ("\xHH", and "\\" for a backslash), marked by "~" in place of the
+// header's space.
+func request(id, text string) string {
+	sep := " "
+	if !isASCII(text) {
+		var b strings.Builder
+		for i := 0; i < len(text); i++ {
+			switch c := text[i]; {
+			case c >= utf8.RuneSelf:
+				fmt.Fprintf(&b, `\x%02x`, c)
+			case c == '\\':
+				b.WriteString(`\\`)
+			default:
+				b.WriteByte(c)
+			}
+		}
+		text, sep = b.String(), "~"
+	}
+	return fmt.Sprintf("%s%s%010d\n", id, sep, len(text)) + text
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// newID is a command's random id; its length (19) is part of the driver's
+// request header.
 func newID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // never fails on supported platforms
@@ -177,11 +143,20 @@ func startProc(ctx context.Context, program string, args []string, opts Options)
 		return nil, "", fmt.Errorf("starting shell %q in %q: %w (check the shell command and the working directory)", program, opts.Dir, err)
 	}
 	closeAll(inR, outW, errW)
+	pu, err := newPump(outR, errR)
+	if err != nil {
+		killRoot(cmd.Process.Pid)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		closeAll(inW, outR, errR)
+		return nil, "", err
+	}
 	p := &proc{
 		cmd:       cmd,
 		stdin:     inW,
-		out:       newStream(outR),
-		err:       newStream(errR),
+		out:       pu.out,
+		err:       pu.err,
+		pump:      pu,
 		root:      cmd.Process.Pid,
 		limit:     opts.MaxOutputBytes,
 		waitDone:  make(chan struct{}),
@@ -209,10 +184,10 @@ func closeAll(fs ...*os.File) {
 // handshake sends the driver and reads "<id>:ready:<pid>\n<cwd>\n<id>:fin\n".
 func (p *proc) handshake(ctx context.Context) (string, error) {
 	id := newID()
-	p.out.setActive(true)
-	p.err.setActive(true)
-	defer p.out.setActive(false)
-	defer p.err.setActive(false)
+	p.out.setActive(true, nil)
+	p.err.setActive(true, nil)
+	defer p.out.setActive(false, nil)
+	defer p.err.setActive(false, nil)
 	// An error here means the shell is already gone; the wait below reports it.
 	_, _ = p.stdin.Write([]byte(strings.ReplaceAll(driverScript, "@ID@", id)))
 
@@ -260,8 +235,7 @@ func (p *proc) handshake(ctx context.Context) (string, error) {
 			return "", fail("the shell exited before it was ready")
 		}
 		select {
-		case <-p.out.notify:
-		case <-p.err.notify:
+		case <-p.pump.notify:
 		case <-waitDone:
 			waitDone = nil
 			drained = time.After(exitDrain)
@@ -355,7 +329,6 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 	if !strings.HasSuffix(payload, "\n") {
 		payload += "\n"
 	}
-	header := id + " " + strconv.Itoa(strings.Count(payload, "\n")) + "\n"
 	fo, fe := newFrame(id, true, p.limit), newFrame(id, false, p.limit)
 	fo.out.spill = command.SpillOf(ctx)
 	// stderr's live output passes a filter that, once the command is being
@@ -363,17 +336,20 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 	// drops it from the result: a front end showing the output of a
 	// cancelled command shows the command's own lines.
 	var noise jobNoise
+	// Without a live view the loop needs the streams only at their ends.
+	wakeOut, wakeErr := fo.fin, fe.end
 	if fn := command.OutputOf(ctx); fn != nil {
 		fo.onOut = func(b []byte) { fn(string(b)) }
 		noise.emit = fo.onOut
 		fe.onOut = noise.write
 		defer noise.flush()
+		wakeOut, wakeErr = nil, nil
 	}
-	p.out.setActive(true)
-	p.err.setActive(true)
-	defer p.out.setActive(false)
-	defer p.err.setActive(false)
-	if _, err := p.stdin.Write([]byte(header + payload)); err != nil {
+	p.out.setActive(true, wakeOut)
+	p.err.setActive(true, wakeErr)
+	defer p.out.setActive(false, nil)
+	defer p.err.setActive(false, nil)
+	if _, err := p.stdin.Write([]byte(request(id, payload))); err != nil {
 		return command.Result{}, p.lostErr(fmt.Sprintf("writing the command: %v", err))
 	}
 
@@ -413,24 +389,28 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 		tick = ticker.C
 		giveUp = time.After(interruptGrace)
 	}
-	partial := func() command.Result {
-		out, file := fo.out.result()
-		return command.Result{Stdout: out, Stderr: fixStderr(fe.out.String()), StdoutFile: file}
-	}
-	for {
+	feed := func() (eof bool) {
 		b, oeof := p.out.take()
 		fo.feed(b)
 		b, eeof := p.err.take()
 		fe.feed(b)
+		return oeof && eeof
+	}
+	partial := func() command.Result {
+		feed() // what arrived since the loop last woke
+		out, file := fo.out.result()
+		return command.Result{Stdout: out, Stderr: fixStderr(fe.out.String()), StdoutFile: file}
+	}
+	for {
+		eof := feed()
 		if fo.complete() && fe.complete() {
 			break
 		}
-		if oeof && eeof {
+		if eof {
 			return finishLost(partial(), reason, timeout, p.lostErr("the shell exited while running the command"))
 		}
 		select {
-		case <-p.out.notify:
-		case <-p.err.notify:
+		case <-p.pump.notify:
 		case <-ctxDone:
 			ctxDone = nil
 			stop("cancel")
@@ -764,11 +744,8 @@ func (p *proc) kill() {
 		case <-time.After(5 * time.Second):
 		}
 		// Background jobs outside our reach (another session) may still hold
-		// the pipes; closing our ends releases the readers regardless.
-		_ = p.out.f.Close()
-		_ = p.err.f.Close()
-		<-p.out.done
-		<-p.err.done
+		// the pipes; stopping the pump releases them regardless.
+		p.pump.stop()
 	})
 }
 

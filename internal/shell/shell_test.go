@@ -362,6 +362,48 @@ func TestLargeCommand(t *testing.T) {
 	}
 }
 
+// The driver reads a command by its length: text with multi-byte
+// characters (or bytes that are none) must arrive whole and unchanged under
+// a UTF-8 locale, where bash counts characters, whatever locale a command
+// sets for the ones after it, readonly included.
+func TestMultibyteCommandText(t *testing.T) {
+	s := startT(t, Options{Env: append(os.Environ(), "LC_ALL=C.UTF-8")})
+	for _, cmd := range []string{
+		"echo 'héllo wörld ✓'",
+		"export LC_ALL=POSIX; echo 'héllo wörld ✓'",
+		"readonly LC_ALL=C.UTF-8; echo 'héllo wörld ✓'",
+		"echo 'héllo wörld ✓'",
+		"printf '%s\\n' 'ü\\x' \\\nline",
+		`printf '%s\n' '\xc3\\\0' "\\c" 'é\x41'`,
+		"printf '\\xff\\xfe%s' \xff\xfe\xc3",
+	} {
+		r := execT(t, s, cmd)
+		want := "héllo wörld ✓\n"
+		switch {
+		case strings.HasPrefix(cmd, "printf '%s\\n' 'ü"):
+			want = `ü\x` + "\nline\n"
+		case strings.HasPrefix(cmd, "printf '%s\\n' '\\"):
+			want = `\xc3\\\0` + "\n" + `\c` + "\n" + `é\x41` + "\n"
+		case strings.HasPrefix(cmd, "printf '\\xff"):
+			want = "\xff\xfe\xff\xfe\xc3"
+		}
+		if r.Stdout != want || r.Stderr != "" || r.ExitCode != 0 {
+			t.Fatalf("%q: %+v", cmd, r)
+		}
+	}
+}
+
+// A command's TMOUT (bash's default timeout for read) must not end the
+// driver's wait for the next command.
+func TestTMOUTDoesNotEndTheShell(t *testing.T) {
+	s := startT(t, Options{})
+	execT(t, s, "export TMOUT=1")
+	time.Sleep(1500 * time.Millisecond)
+	if r := execT(t, s, "echo after"); r.Stdout != "after\n" || !s.Alive() {
+		t.Fatalf("after an idle TMOUT: %+v alive=%v", r, s.Alive())
+	}
+}
+
 func TestBackgroundJobDoesNotDelay(t *testing.T) {
 	s := startT(t, Options{})
 	tg := tag(t)

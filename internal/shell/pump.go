@@ -1,0 +1,203 @@
+package shell
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// stream keeps what one of the shell's output pipes delivers while a
+// command is active. The pipes are read continuously (see pump), so a
+// chatty background job never blocks on a full pipe.
+type stream struct {
+	f  *os.File
+	fd int // f's descriptor, read by the pump
+
+	mu     sync.Mutex
+	buf    []byte
+	active bool
+	// wake, while active, is the marker that ends what the command's loop
+	// waits for: the loop is woken when both streams' markers arrived, at
+	// the end of a stream, or when notifyAt bytes wait, and not for every
+	// piece in between (each wake is a goroutine handoff: issue 30). nil:
+	// after every read (a front end shows the output as it comes).
+	wake []byte
+	seen bool   // wake arrived since the stream became active
+	tail []byte // the last bytes read, where a marker may have begun
+	eof  bool
+	// stray receives what arrives while no command is active: the output of
+	// a command moved to the background (nil: dropped, as from `cmd &`).
+	stray func([]byte)
+}
+
+// notifyAt is how many bytes may wait for the command's loop before it is
+// woken anyway, so a large output is capped (or spilled) as it arrives
+// instead of piling up here.
+const notifyAt = 64 << 10
+
+// add keeps b, just read (end: the pipe ended or failed), and reports
+// whether the command's loop needs it now (urgent) and whether the
+// stream's wake marker has just arrived.
+func (s *stream) add(b []byte, end bool) (urgent, marker bool) {
+	s.mu.Lock()
+	var stray func([]byte)
+	switch {
+	case len(b) > 0 && s.active:
+		s.buf = append(s.buf, b...)
+		urgent = s.wake == nil || len(s.buf) >= notifyAt
+		if s.wake != nil && !s.seen {
+			// A marker may have begun in an earlier read, which the loop
+			// may have taken from buf: the tail keeps those last bytes.
+			k := len(s.wake) - 1
+			joint := append(s.tail, b[:min(k, len(b))]...)
+			s.seen = bytes.Contains(joint, s.wake) || bytes.Contains(b, s.wake)
+			marker = s.seen
+			s.tail = keepTail(append(s.tail, b[max(0, len(b)-k):]...), k)
+		}
+	case len(b) > 0:
+		stray = s.stray
+	}
+	if end {
+		s.eof, urgent = true, true
+	}
+	s.mu.Unlock()
+	if stray != nil {
+		stray(b) // the sink copies what it keeps
+	}
+	return urgent, marker
+}
+
+// arrived reports whether the wake marker arrived since activation.
+func (s *stream) arrived() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seen
+}
+
+// setActive starts (with the marker to wake on, see stream.wake) or stops
+// keeping data; either way the buffer is emptied.
+func (s *stream) setActive(on bool, wake []byte) {
+	s.mu.Lock()
+	s.active, s.buf, s.wake, s.seen, s.tail = on, nil, wake, false, nil
+	s.mu.Unlock()
+}
+
+func (s *stream) setStray(fn func([]byte)) {
+	s.mu.Lock()
+	s.stray = fn
+	s.mu.Unlock()
+}
+
+func (s *stream) take() ([]byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.buf
+	s.buf = nil
+	return b, s.eof
+}
+
+// pump reads the shell's stdout and stderr in one goroutine (instead of a
+// goroutine per pipe, each waking the command's loop: issue 30), which
+// signals the loop on notify only when it has news (see stream.wake).
+type pump struct {
+	out, err *stream
+	notify   chan struct{}
+	stopR    *os.File // readable (at EOF) once stopW is closed
+	stopW    *os.File
+	done     chan struct{} // closed when the pump has returned
+}
+
+// newPump starts reading out and err; stop must be called to release them.
+func newPump(out, err *os.File) (*pump, error) {
+	so, se := &stream{f: out}, &stream{f: err}
+	var ferr error
+	so.fd, ferr = fdOf(out)
+	if ferr == nil {
+		se.fd, ferr = fdOf(err)
+	}
+	if ferr != nil {
+		return nil, ferr
+	}
+	stopR, stopW, ferr := os.Pipe()
+	if ferr != nil {
+		return nil, fmt.Errorf("creating the reader's stop pipe: %w", ferr)
+	}
+	pu := &pump{out: so, err: se, notify: make(chan struct{}, 1), stopR: stopR, stopW: stopW, done: make(chan struct{})}
+	stopFd, ferr := fdOf(stopR)
+	if ferr == nil {
+		ferr = pu.start(stopFd)
+	}
+	if ferr != nil {
+		closeAll(stopR, stopW)
+		return nil, ferr
+	}
+	return pu, nil
+}
+
+// fdOf is f's descriptor, without os.File.Fd's switch to blocking mode.
+func fdOf(f *os.File) (int, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return -1, fmt.Errorf("reading the shell's pipes: %w", err)
+	}
+	fd := -1
+	if err := rc.Control(func(u uintptr) { fd = int(u) }); err != nil {
+		return -1, fmt.Errorf("reading the shell's pipes: %w", err)
+	}
+	return fd, nil
+}
+
+// readOne reads what waits on fd (one of the streams' descriptors) into b
+// and keeps it. It reports how many bytes it read, whether the pipe ended,
+// and whether the command's loop has news (urgent, or an end marker).
+func (pu *pump) readOne(fd int, b []byte) (n int, end, urgent, marker bool) {
+	s := pu.out
+	if fd == pu.err.fd {
+		s = pu.err
+	}
+	n, err := unix.Read(fd, b)
+	for errors.Is(err, unix.EINTR) {
+		n, err = unix.Read(fd, b)
+	}
+	if errors.Is(err, unix.EAGAIN) {
+		return 0, false, false, false // it was read already
+	}
+	n = max(n, 0)
+	end = err != nil || n == 0
+	urgent, marker = s.add(b[:n], end)
+	return n, end, urgent, marker
+}
+
+// tell signals the loop when it has news: urgent, or both end markers in.
+func (pu *pump) tell(urgent, marker bool) {
+	if urgent || marker && pu.out.arrived() && pu.err.arrived() {
+		pu.signal()
+	}
+}
+
+// finish marks both streams ended: whatever ended the pump, nothing more
+// will arrive.
+func (pu *pump) finish() {
+	pu.out.add(nil, true)
+	pu.err.add(nil, true)
+	pu.signal()
+}
+
+func (pu *pump) signal() {
+	select {
+	case pu.notify <- struct{}{}:
+	default:
+	}
+}
+
+// stop ends the pump, waits for it, and closes the pipes. A background job
+// may hold the pipes open forever, so stopping does not wait for their end.
+func (pu *pump) stop() {
+	_ = pu.stopW.Close()
+	<-pu.done
+	closeAll(pu.out.f, pu.err.f, pu.stopR)
+}
