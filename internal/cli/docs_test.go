@@ -184,6 +184,9 @@ func usageProblems(where string, words []string) (string, []string) {
 		}
 		cmd = sub
 	}
+	// The flags cobra adds itself when a command runs.
+	cmd.InitDefaultHelpFlag()
+	cmd.InitDefaultVersionFlag()
 	var problems []string
 	for _, w := range words[i:] {
 		if w == "--" {
