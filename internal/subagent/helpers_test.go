@@ -152,3 +152,9 @@ func newFixture(t *testing.T, opts Options, turns ...llmtest.Turn) *fixture {
 func (f *fixture) traced(ctx context.Context) context.Context {
 	return agent.WithCallTrace(ctx, agent.CallTrace{Emit: f.parent.Emit, RecordUsage: f.parent.RecordUsage, Model: f.parent.Model})
 }
+
+// Parse is parseIn against the built-in types only.
+func Parse(line string) (Request, error) { return parseIn(line, Kinds()) }
+
+// Help is the --help text of one built-in kind.
+func Help(k Kind) string { return helpIn(k, Kinds()) }

@@ -49,13 +49,10 @@ func usageErr(k Kind, format string, args ...any) error {
 		"\nRun `task:" + k.Name + " --help` for details."}
 }
 
-// Parse reads `task:<type> [options]` of a built-in type (Custom.Parse
-// knows a session's custom types too). Options: -p/--prompt,
-// -d/--description, --model, --max-turns N, -h/--help; values may be
-// quoted ('…', "…" or mixed), and --opt=value works too.
-func Parse(line string) (Request, error) { return parseIn(line, Kinds()) }
-
-// parseIn is Parse against the types ks.
+// parseIn reads `task:<type> [options]` of one of the types ks (the
+// built-in ones and a session's custom ones: Custom.Parse). Options:
+// -p/--prompt, -d/--description, --model, --max-turns N, -h/--help;
+// values may be quoted ('…', "…" or mixed), and --opt=value works too.
 func parseIn(line string, ks []Kind) (Request, error) {
 	word := router.FirstWord(line)
 	name, ok := strings.CutPrefix(word, "task:")
@@ -149,9 +146,6 @@ func longName(flag string) string {
 func usageLine(name string) string {
 	return `Usage: task:` + name + ` --prompt "<task>" --description "<short label>" [--model <model>] [--max-turns N]`
 }
-
-// Help is the --help text of one built-in kind.
-func Help(k Kind) string { return helpIn(k, Kinds()) }
 
 // helpIn is the --help text of k among the types ks.
 func helpIn(k Kind, ks []Kind) string {
