@@ -23,24 +23,8 @@ func TestRedTeamPlantPastTheSweepIsDisabledAfterExit(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(f.cfgPath), 0o700); err != nil { // the agent home, where the notices go
 		t.Fatal(err)
 	}
-	for i := range repoguard.MaxWatches + 50 {
-		if err := os.Mkdir(filepath.Join(f.ws, fmt.Sprintf("d%05d", i)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Last in the sweep's order and past the watched (shallowest) folders.
-	old := filepath.Join(f.ws, "zzz", "a", "b", "c")
-	if err := os.MkdirAll(old, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	res := f.run(t, gitEnv+"git init -q zzz/a/b/c && printf '#!/bin/sh\\ntouch pwned\\n' > zzz/a/b/c/.git/hooks/pre-commit && chmod +x zzz/a/b/c/.git/hooks/pre-commit && echo planted")
-	if res.Stdout != "planted" {
-		t.Fatalf("plant: %+v", res)
-	}
+	old := plantPastTheSweep(t, f)
 	repo := filepath.Join(old, ".git")
-	if strings.Contains(res.Stderr, repo) {
-		t.Fatalf("the check after the command reached the planted folder already; the test needs it unreached: %q", res.Stderr)
-	}
 	if err := f.m.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +58,21 @@ func TestPlantPastTheSweepWithoutBackgroundPass(t *testing.T) {
 		t.Skip("the Landlock backend needs the launcher; this test takes it away (bwrap only)")
 	}
 	f := newFixture(t, func(o *ManagerOptions) { o.Launcher = filepath.Join(t.TempDir(), "missing") })
+	old := plantPastTheSweep(t, f)
+	if err := f.m.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(old, ".git")); !os.IsNotExist(err) {
+		t.Fatalf("the planted repository is still armed when the session's end returned: %v", err)
+	}
+}
+
+// plantPastTheSweep makes the workspace larger than the watches cover and
+// has a command plant an armed repository in an old folder that is last
+// in the sweep's order and past the watched (shallowest) ones, so that
+// the session's own checks do not reach it; it returns that folder.
+func plantPastTheSweep(t *testing.T, f *fixture) string {
+	t.Helper()
 	for i := range repoguard.MaxWatches + 50 {
 		if err := os.Mkdir(filepath.Join(f.ws, fmt.Sprintf("d%05d", i)), 0o755); err != nil {
 			t.Fatal(err)
@@ -83,14 +82,12 @@ func TestPlantPastTheSweepWithoutBackgroundPass(t *testing.T) {
 	if err := os.MkdirAll(old, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	res := f.run(t, gitEnv+"git init -q zzz/a/b/c && printf '#!/bin/sh\\ntouch pwned\\n' > zzz/a/b/c/.git/hooks/pre-commit && echo planted")
+	res := f.run(t, gitEnv+"git init -q zzz/a/b/c && printf '#!/bin/sh\\ntouch pwned\\n' > zzz/a/b/c/.git/hooks/pre-commit && chmod +x zzz/a/b/c/.git/hooks/pre-commit && echo planted")
 	if res.Stdout != "planted" {
 		t.Fatalf("plant: %+v", res)
 	}
-	if err := f.m.Shutdown(); err != nil {
-		t.Fatal(err)
+	if repo := filepath.Join(old, ".git"); strings.Contains(res.Stderr, repo) {
+		t.Fatalf("the check after the command reached the planted folder already; the test needs it unreached: %q", res.Stderr)
 	}
-	if _, err := os.Lstat(filepath.Join(old, ".git")); !os.IsNotExist(err) {
-		t.Fatalf("the planted repository is still armed when the session's end returned: %v", err)
-	}
+	return old
 }
