@@ -35,10 +35,13 @@ type contextState struct {
 	// prompt is the index in the history of the running turn's prompt,
 	// which compaction never summarises; -1 when no turn runs.
 	prompt int
+	// offloadFrom: the history before it was offered to offload already.
+	offloadFrom int
 }
 
 func (c *contextState) reset(h []llm.Message) {
 	c.tracker.Reset(h)
+	c.offloadFrom = 0
 	c.attempted = false
 	c.prompt = -1
 }
@@ -183,18 +186,46 @@ func (r *Runner) worthCompacting(st contextmgr.Settings) bool {
 }
 
 // offload moves large tool results of the older history to files in the
-// session's directory, rewriting the session file to match.
+// session's directory and records each move in the session file. Only the
+// messages that became older since the last offload are looked at, and
+// they change in place (Compact cannot run during Run, and every reader of
+// the history copies it under r.mu), so a step costs the same however long
+// the history is.
 func (r *Runner) offload(sess *session.Session, st contextmgr.Settings) {
 	r.mu.Lock()
-	h := slices.Clone(r.history)
+	from, to := r.cw.offloadFrom, len(r.history)-st.KeepRecent
+	if to <= from {
+		r.mu.Unlock()
+		return
+	}
+	part := slices.Clone(r.history[from:to])
 	r.mu.Unlock()
 	before := r.estimate()
-	moved, err := contextmgr.Offload(h, len(h)-st.KeepRecent, sess.OffloadDir(), st.OffloadMinChars)
+	moved, err := contextmgr.Offload(part, from, sess.OffloadDir(), st.OffloadMinChars)
 	if len(moved) > 0 {
-		if _, rerr := sess.Rewrite(h, nil, nil); rerr != nil {
+		rs := make([]session.Replaced, len(moved))
+		for k, o := range moved {
+			m := part[o.Index-from]
+			rs[k] = session.Replaced{Index: o.Index, ToolCallID: m.ToolCallID, Text: m.Text}
+		}
+		r.mu.Lock()
+		for _, o := range moved {
+			r.history[o.Index].Text = part[o.Index-from].Text
+			r.cw.tracker.Set(o.Index, r.history[o.Index])
+		}
+		first := !r.cw.offloadTold
+		r.cw.offloadTold = true
+		n := len(r.history)
+		r.mu.Unlock()
+		rerr := sess.Replace(n, rs)
+		if errors.Is(rerr, session.ErrOutOfStep) {
+			// Once: the rewritten file holds the history as it is.
+			_, rerr = sess.Rewrite(r.History(), nil, nil)
+		}
+		if rerr != nil {
 			err = errors.Join(err, rerr)
 		}
-		if r.replaced(h, moved, &r.cw.offloadTold) {
+		if first {
 			// Once per run: later steps usually move one result each.
 			r.Emit(Event{Kind: ContextNotice, Text: fmt.Sprintf("context past %d tokens: large older tool results are moved to %s (the model can read them back)",
 				st.OffloadAt, sess.OffloadDir()), Context: &ContextChange{Action: "offload", Before: before, After: r.estimate()}})
@@ -202,7 +233,11 @@ func (r *Runner) offload(sess *session.Session, st contextmgr.Settings) {
 	}
 	if err != nil {
 		r.saveFailed(sess, err)
+		return
 	}
+	r.mu.Lock()
+	r.cw.offloadFrom = to
+	r.mu.Unlock()
 }
 
 // shrink cuts large tool results of history[from:] to their start and end
@@ -338,6 +373,7 @@ func (r *Runner) compact(ctx context.Context, sess *session.Session, instruction
 	r.mu.Lock()
 	r.history = newH
 	r.cw.tracker = tr
+	r.cw.offloadFrom = 0
 	r.cw.prompt = newPrompt
 	r.cw.compactions++
 	res.After = r.estimateLocked()

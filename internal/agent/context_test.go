@@ -2,7 +2,9 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -340,5 +342,50 @@ func TestRetentionKeepsNewestSessions(t *testing.T) {
 		if kept[id] == os.IsNotExist(errDir) {
 			t.Errorf("session %s kept=%v but its files dir exists=%v", id, kept[id], errDir == nil)
 		}
+	}
+}
+
+// Offload records its moves by appending to the session file; when the
+// file's messages are not the history (a resume repaired an unfinished
+// step), the file is rewritten once instead, so that what a later resume
+// reads is the history as it was, offloaded results included.
+func TestOffloadKeepsTheSessionFileInStep(t *testing.T) {
+	for _, repaired := range []bool{false, true} {
+		t.Run(fmt.Sprintf("repaired=%v", repaired), func(t *testing.T) {
+			_, srv := newContextServer(t, "unused", 0)
+			dir := t.TempDir()
+			if repaired {
+				ss := session.NewStore(dir, nil, nil).Create(t.TempDir())
+				dangling := llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "lost", Name: "Bash", Input: json.RawMessage(`{"command":"x"}`)}}}
+				if err := ss.Append(llm.Message{Role: llm.RoleUser, Text: "before"}, dangling); err != nil {
+					t.Fatal(err)
+				}
+				if err := ss.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, _ := newRunner(t, wire(t, llmtest.FormatAnthropic, srv), bigTool(6000), func(o *Options) {
+				o.SessionsDir = dir
+				if repaired {
+					o.ResumeID = "latest"
+				}
+				o.Context = contextmgr.Settings{Window: 100_000, OffloadAt: 5_000, CompactAt: 90_000, KeepRecent: 4, OffloadMinChars: 1000}
+			})
+			if _, err := r.Run(context.Background(), "go"); err != nil {
+				t.Fatal(err)
+			}
+			h, onDisk := r.History(), loadSession(t, dir, r.SessionID())
+			if contextmgr.Count(h) == 0 {
+				t.Fatal("nothing was offloaded")
+			}
+			if len(onDisk) != len(h) {
+				t.Fatalf("the session file holds %d messages, the history %d", len(onDisk), len(h))
+			}
+			for i := range h {
+				if onDisk[i].Text != h[i].Text || onDisk[i].ToolCallID != h[i].ToolCallID {
+					t.Errorf("message %d on disk %.60q, in the history %.60q", i, onDisk[i].Text, h[i].Text)
+				}
+			}
+		})
 	}
 }

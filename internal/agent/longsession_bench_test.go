@@ -151,6 +151,7 @@ func TestLongSessionServerHelper(t *testing.T) {
 	}
 	srv := llmtest.NewServer()
 	defer srv.Close()
+	srv.ForgetRequests()
 	var mu sync.Mutex
 	calls := 0
 	srv.Handle(func(req *llmtest.Request) llmtest.Turn {

@@ -84,7 +84,7 @@ func TestOffloadRestoreUnreferenced(t *testing.T) {
 	h := []llm.Message{user("u"), calls("a"), result("a", big), calls("b"), result("b", "short"),
 		calls("c"), {Role: llm.RoleTool, ToolCallID: "c", Text: big, Images: []llm.Image{{MediaType: "image/png", Data: []byte("x")}}},
 		calls("d"), result("d", big)}
-	moved, err := Offload(h, 7, dir, 1000)
+	moved, err := Offload(h[:7], 0, dir, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestOffloadRestoreUnreferenced(t *testing.T) {
 		t.Fatalf("offloaded file: %v, %d bytes", err, len(data))
 	}
 	// Offloading again touches nothing already offloaded.
-	if again, err := Offload(h, 7, dir, 1000); err != nil || len(again) != 0 {
+	if again, err := Offload(h[:7], 0, dir, 1000); err != nil || len(again) != 0 {
 		t.Errorf("second offload moved %+v, %v", again, err)
 	}
 	if Count(h) != 1 {
@@ -279,7 +279,7 @@ func TestSummaryReadsOffloadedResults(t *testing.T) {
 		id := fmt.Sprintf("c%d", i)
 		h = append(h, calls(id), result(id, fmt.Sprintf("result %d says FINDING-%d\n", i, i)+strings.Repeat("z", 20_000)))
 	}
-	if _, err := Offload(h, len(h), dir, 1000); err != nil {
+	if _, err := Offload(h, 0, dir, 1000); err != nil {
 		t.Fatal(err)
 	}
 	req := Summary{Older: h, Prompt: 0, Budget: 20_000, Expand: Expand(dir)}.Request()
@@ -307,7 +307,7 @@ func TestOffloadFilesAndExpansion(t *testing.T) {
 		{Role: llm.RoleTool, ToolCallID: "p", Text: plain},
 		{Role: llm.RoleUser, Text: "next"},
 	}
-	moved, err := Offload(h, 4, dir, 1000)
+	moved, err := Offload(h[:4], 0, dir, 1000)
 	if err != nil || len(moved) != 2 {
 		t.Fatalf("offload: %+v, %v", moved, err)
 	}

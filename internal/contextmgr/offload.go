@@ -49,15 +49,14 @@ type Offloaded struct {
 	Path  string // the file holding the full text
 }
 
-// Offload moves large tool results of h[:keepFrom] into files in dir and
-// replaces each, in place, with a Pointer. Results already offloaded, short
-// ones and ones carrying images are left alone. It returns what it moved;
+// Offload moves the large tool results of part, which is the history from
+// index first on, into files in dir and replaces each, in place, with a
+// Pointer. Results already offloaded, short ones and ones carrying images
+// are left alone. It returns what it moved, indexed in the whole history;
 // on a write error it stops there (what was moved stays moved, consistent).
-func Offload(h []llm.Message, keepFrom int, dir string, minChars int) ([]Offloaded, error) {
+func Offload(part []llm.Message, first int, dir string, minChars int) ([]Offloaded, error) {
 	var out []Offloaded
-	keepFrom = min(keepFrom, len(h))
-	for i := 0; i < keepFrom; i++ {
-		m := h[i]
+	for j, m := range part {
 		if m.Role != llm.RoleTool || len(m.Text) < minChars || len(m.Images) > 0 || strings.HasPrefix(m.Text, OffloadPrefix) {
 			continue
 		}
@@ -66,11 +65,12 @@ func Offload(h []llm.Message, keepFrom int, dir string, minChars int) ([]Offload
 				return nil, fmt.Errorf("create the offload directory %s: %w", dir, err)
 			}
 		}
+		i := first + j
 		path := offloadPath(dir, i, m)
 		if err := fsutil.WriteFileAtomic(path, []byte(m.Text), 0o600); err != nil {
 			return out, fmt.Errorf("offload a tool result: %w", err)
 		}
-		h[i].Text = Pointer(path, m.Text)
+		part[j].Text = Pointer(path, m.Text)
 		out = append(out, Offloaded{Index: i, Path: path})
 	}
 	return out, nil

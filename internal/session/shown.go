@@ -1,9 +1,6 @@
 package session
 
 import (
-	"encoding/json"
-	"fmt"
-
 	"github.com/synapse-agent/synapse/internal/llm"
 )
 
@@ -98,27 +95,7 @@ func (ss *Session) AppendShown(sh Shown) error {
 	if err := ss.openLocked(); err != nil {
 		return err
 	}
-	rec := record{Time: ss.store.clock(), Shown: &sh}
-	if ss.needOrigin {
-		rec.Origin = ss.originLocked()
-	}
-	ss.buf.Reset()
-	if ss.needNewline {
-		ss.buf.WriteByte('\n')
-	}
-	enc := json.NewEncoder(&ss.buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(rec); err != nil {
-		return fmt.Errorf("encode session record: %w", err)
-	}
-	if n, err := ss.file.Write(ss.buf.Bytes()); err != nil {
-		if n > 0 {
-			ss.needNewline = true
-		}
-		return fmt.Errorf("append to session history %s: %w", ss.file.Name(), err)
-	}
-	ss.needNewline, ss.needOrigin = false, false
-	return nil
+	return ss.writeLocked([]record{{Time: ss.store.clock(), Shown: &sh}})
 }
 
 // Transcript reads a session's history file as it happened: its messages

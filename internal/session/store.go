@@ -192,6 +192,9 @@ type record struct {
 	// Shown is set on a line that is no message (no role): what was shown
 	// besides the conversation (shown.go).
 	Shown *Shown `json:"shown,omitempty"`
+	// Replaced is set on a line that is no message: a tool result earlier
+	// in the file whose text changed (offloaded to a file, or cut).
+	Replaced *Replaced `json:"replaced,omitempty"`
 	llm.Message
 }
 
@@ -224,31 +227,13 @@ func (ss *Session) Append(msgs ...llm.Message) error {
 	}
 	ss.closed = false
 	now := ss.store.clock()
-	ss.buf.Reset()
-	if ss.needNewline {
-		ss.buf.WriteByte('\n')
-	}
-	enc := json.NewEncoder(&ss.buf)
-	enc.SetEscapeHTML(false)
+	recs := make([]record, len(msgs))
 	for i, m := range msgs {
-		rec := record{Time: now, Message: m}
-		if i == 0 && ss.needOrigin {
-			rec.Origin = ss.originLocked()
-		}
-		if err := enc.Encode(rec); err != nil {
-			return fmt.Errorf("encode session message: %w", err)
-		}
+		recs[i] = record{Time: now, Message: m}
 	}
-	if n, err := ss.file.Write(ss.buf.Bytes()); err != nil {
-		// A write cut short (a full disk) leaves a torn line: the next
-		// append starts a line of its own so that it is not lost with it,
-		// and carries the origin again (the torn line is skipped on reading).
-		if n > 0 {
-			ss.needNewline = true
-		}
-		return fmt.Errorf("append to session history %s: %w", ss.file.Name(), err)
+	if err := ss.writeLocked(recs); err != nil {
+		return err
 	}
-	ss.needNewline, ss.needOrigin = false, false
 	if ss.entry.Title == "" {
 		for _, m := range msgs {
 			if m.Role == llm.RoleUser && m.Text != "" {
@@ -452,7 +437,12 @@ func (s *Store) readHistory(id string) (history, error) {
 		if len(bytes.TrimSpace(line)) > 0 {
 			var rec record
 			jerr := json.Unmarshal(line, &rec)
-			if jerr == nil && rec.Shown != nil && rec.Role == "" {
+			if jerr == nil && rec.Replaced != nil && rec.Role == "" {
+				h.replace(rec.Replaced)
+				if h.origin == nil {
+					h.origin = rec.Origin
+				}
+			} else if jerr == nil && rec.Shown != nil && rec.Role == "" {
 				h.shown = append(h.shown, shownAt{at: len(h.msgs), shown: rec.Shown})
 				if h.origin == nil {
 					h.origin = rec.Origin

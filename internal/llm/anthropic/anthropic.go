@@ -13,6 +13,7 @@ import (
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 
 	"github.com/synapse-agent/synapse/internal/llm"
 )
@@ -73,12 +74,15 @@ type Platform struct {
 // Provider is the Anthropic implementation of llm.Provider. It is safe for
 // concurrent use (sub-agents share one).
 type Provider struct {
-	messages sdk.MessageService
-	retry    llm.RetryPolicy
-	site     site
-	model    func(string) string // the id sent for a model name
-	noCache  bool
-	conv     *convCache
+	// client sends the requests: its Execute with the body as is, not
+	// MessageService.NewStreaming, which copies the whole body once more
+	// (setting "stream", which the body already has) on every step.
+	client  *sdk.Client
+	retry   llm.RetryPolicy
+	site    site
+	model   func(string) string // the id sent for a model name
+	noCache bool
+	conv    *convCache
 }
 
 // New builds a Provider.
@@ -117,12 +121,12 @@ func New(opts Options) *Provider {
 		rp = *opts.Retry
 	}
 	return &Provider{
-		messages: sdk.NewMessageService(ro...),
-		retry:    rp,
-		site:     s,
-		model:    model,
-		noCache:  opts.DisableCache,
-		conv:     &convCache{},
+		client:  &sdk.Client{Options: ro},
+		retry:   rp,
+		site:    s,
+		model:   model,
+		noCache: opts.DisableCache,
+		conv:    &convCache{},
 	}
 }
 
@@ -150,7 +154,9 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onEvent func(llm
 // once runs one attempt; emitted reports whether any event reached onEvent.
 // A cancelled context is returned as is (not an AttemptError) by Stream.
 func (p *Provider) once(ctx context.Context, body []byte, maxTokens int, onEvent func(llm.Event)) (llm.Response, bool, *llm.AttemptError) {
-	stream := p.messages.NewStreaming(ctx, sdk.MessageNewParams{}, option.WithRequestBody("application/json", body))
+	var raw *http.Response
+	xerr := p.client.Execute(ctx, http.MethodPost, "v1/messages", body, &raw)
+	stream := ssestream.NewStream[sdk.MessageStreamEventUnion](ssestream.NewDecoder(raw), xerr)
 	defer stream.Close()
 	a := assembler{site: p.site, onEvent: onEvent, maxTokens: int64(maxTokens)}
 	for stream.Next() {

@@ -57,6 +57,7 @@ type Server struct {
 	maxInFlight int
 	tokenLimit  int   // LimitTokens
 	refused     []int // requests refused as too long
+	forget      bool  // ForgetRequests
 
 	saKey        *rsa.PrivateKey // Vertex's service-account key, made on first use
 	tokens       []string        // Vertex access tokens issued
@@ -83,6 +84,17 @@ func NewServer(turns ...Turn) *Server {
 	s := &Server{script: append([]Turn(nil), turns...)}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	return s
+}
+
+// ForgetRequests makes the server keep only the newest request: every
+// earlier one is left with its index and format. For long benchmarks, where
+// the server stands for a remote model: holding every body ever sent (and
+// collecting the garbage of that heap) would load the machine more with
+// each step and show up as the client's cost growing.
+func (s *Server) ForgetRequests() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.forget = true
 }
 
 // URL is the server's base URL, for ANTHROPIC_BASE_URL (the client appends /v1/messages).
@@ -327,6 +339,10 @@ func (s *Server) begin(req *Request) (Turn, bool) {
 	defer s.mu.Unlock()
 	req.Index = len(s.requests)
 	rec := &record{req: *req}
+	if n := len(s.requests); s.forget && n > 0 {
+		old := s.requests[n-1]
+		*old = record{req: Request{Index: old.req.Index, Format: old.req.Format}, decoded: true}
+	}
 	s.requests = append(s.requests, rec)
 	s.inFlight++
 	s.maxInFlight = max(s.maxInFlight, s.inFlight)

@@ -543,3 +543,24 @@ func TestGeminiErrors(t *testing.T) {
 		t.Errorf("%d %s", resp.StatusCode, body)
 	}
 }
+
+// ForgetRequests keeps the count and the newest request, nothing of the rest.
+func TestForgetRequests(t *testing.T) {
+	s := New(t, TextTurn("a"), TextTurn("b"), TextTurn("c"))
+	s.ForgetRequests()
+	for _, q := range []string{"first", "second", "third"} {
+		resp := post(t, s.URL()+"/v1/messages", `{"model":"m","max_tokens":9,"messages":[{"role":"user","content":"`+q+`"}]}`)
+		_, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	reqs := s.Requests()
+	if len(reqs) != 3 || s.Count() != 3 {
+		t.Fatalf("%d requests, count %d; want 3", len(reqs), s.Count())
+	}
+	if len(reqs[0].Messages) != 0 || len(reqs[0].Raw) != 0 || len(reqs[1].Messages) != 0 || reqs[1].Index != 1 {
+		t.Errorf("an earlier request was kept: %+v", reqs[1])
+	}
+	if last, _ := s.LastRequest(); last.LastUserText() != "third" || last.Index != 2 {
+		t.Errorf("newest request %q #%d, want third #2", last.LastUserText(), last.Index)
+	}
+}
