@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,8 +31,11 @@ type stepClock struct {
 	quarter    int
 	mu         sync.Mutex
 	start, end []time.Time
-	rssQ1      float64
-	summaries  int
+	// allocStart, allocEnd: bytes allocated so far at the same moments:
+	// what the agent allocates between requests, which no load disturbs.
+	allocStart, allocEnd []uint64
+	rssQ1                float64
+	summaries            int
 }
 
 func (p *stepClock) Stream(ctx context.Context, req llm.Request, on func(llm.Event)) (llm.Response, error) {
@@ -42,12 +47,14 @@ func (p *stepClock) Stream(ctx context.Context, req llm.Request, on func(llm.Eve
 	}
 	p.mu.Lock()
 	p.start = append(p.start, time.Now())
+	p.allocStart = append(p.allocStart, allocated())
 	if len(p.start) == p.quarter {
 		p.rssQ1 = peakRSSMB()
 	}
 	p.mu.Unlock()
 	resp, err := p.Provider.Stream(ctx, req, on)
 	p.mu.Lock()
+	p.allocEnd = append(p.allocEnd, allocated())
 	p.end = append(p.end, time.Now())
 	p.mu.Unlock()
 	return resp, err
@@ -59,6 +66,13 @@ func peakRSSMB() float64 {
 		return 0
 	}
 	return float64(ru.Maxrss) / 1024
+}
+
+// allocated is the bytes the process has allocated on the heap.
+func allocated() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.TotalAlloc
 }
 
 // bodySizes records the size of every request body sent.
@@ -109,9 +123,10 @@ func BenchmarkLongSessionLargeResults(b *testing.B) {
 	if res.Turns != n+1 {
 		b.Fatalf("turns = %d, want %d", res.Turns, n+1)
 	}
-	agentStep := make([]time.Duration, n)
+	agentStep, agentAlloc := make([]time.Duration, n), make([]float64, n)
 	for i := 0; i < n; i++ {
 		agentStep[i] = p.start[i+1].Sub(p.end[i])
+		agentAlloc[i] = float64(p.allocStart[i+1] - p.allocEnd[i])
 	}
 	med := func(d []time.Duration) float64 {
 		s := slices.Clone(d)
@@ -121,6 +136,8 @@ func BenchmarkLongSessionLargeResults(b *testing.B) {
 	k := max(1, n/4)
 	b.ReportMetric(med(agentStep[:k]), "agent-µs/step-firstQ-median")
 	b.ReportMetric(med(agentStep[n-k:]), "agent-µs/step-lastQ-median")
+	b.ReportMetric(medianOf(agentAlloc[:k]), "agent-B/step-firstQ-median")
+	b.ReportMetric(medianOf(agentAlloc[n-k:]), "agent-B/step-lastQ-median")
 	b.ReportMetric(p.rssQ1, "peak-RSS-MB-firstQ")
 	b.ReportMetric(peakRSSMB(), "peak-RSS-MB-end")
 	window := llm.ContextWindow("claude-sonnet-4-5")
@@ -128,6 +145,12 @@ func BenchmarkLongSessionLargeResults(b *testing.B) {
 	b.ReportMetric(float64(window*4)/1024, "window-KB-at-4-chars-per-token")
 	b.ReportMetric(float64(p.summaries), "compactions")
 	b.ReportMetric(float64(r.ContextStats().Offloaded), "offloaded-now")
+}
+
+func medianOf(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // startLongSessionServer runs llmtest in a child process that answers b.N
@@ -149,6 +172,11 @@ func TestLongSessionServerHelper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The server stands for a remote model: its garbage collection, which
+	// grows with the requests, must not compete with the agent for this
+	// machine's cores (it collects only past 1 GiB).
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(1 << 30)
 	srv := llmtest.NewServer()
 	defer srv.Close()
 	srv.ForgetRequests()
