@@ -249,7 +249,10 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 			}
 			return nil
 		}
-		if _, ok := matchRules(rules, path); ok {
+		// Every folder above path below the root was matched on the way
+		// (the root itself is never one a rule covers: planMountsRead
+		// skips it).
+		if _, ok := matchEntry(rules, path, d.Name()); ok {
 			hide(path)
 			if d.IsDir() {
 				return fs.SkipDir

@@ -219,6 +219,31 @@ func matchRules(rules []rule, abs string) (string, bool) {
 	return "", false
 }
 
+// matchEntry is matchRules for the entry name at abs in a walk whose
+// folders above abs were matched already (none was hidden, or the walk
+// would not be below it): a rule on one name then needs only the last
+// component, not every component again (the scan's cost per entry).
+func matchEntry(rules []rule, abs, name string) (string, bool) {
+	for _, r := range rules {
+		if r.name != "" {
+			if r.nameRe != nil && r.nameRe.MatchString(name) || r.nameRe == nil && name == r.name {
+				return r.entry, true
+			}
+			continue
+		}
+		if r.re != nil {
+			if r.re.MatchString(abs) {
+				return r.entry, true
+			}
+			continue
+		}
+		if within(abs, r.path) {
+			return r.entry, true
+		}
+	}
+	return "", false
+}
+
 // within reports whether p is root or below it.
 func within(p, root string) bool {
 	if p == root || root == "/" {

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // dirCache keeps, between sessions, the entries of the folders the mount
@@ -283,19 +284,32 @@ func (c *dirCache) load() (map[string]cachedDir, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxCacheFile+1))
+	// Read in one piece of the file's size: io.ReadAll would grow its
+	// buffer a dozen times for a file of a megabyte.
+	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > maxCacheFile || len(data) < len(cacheMagic)+4 || !bytes.HasPrefix(data, []byte(cacheMagic)) {
+	if st.Size() > maxCacheFile || st.Size() < int64(len(cacheMagic)+4) {
+		return nil, errBadCache
+	}
+	data := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, err
+	}
+	if !bytes.HasPrefix(data, []byte(cacheMagic)) {
 		return nil, errBadCache
 	}
 	body, tail := data[:len(data)-4], data[len(data)-4:]
 	if crc32.ChecksumIEEE(body) != binary.BigEndian.Uint32(tail) {
 		return nil, errBadCache
 	}
-	// The names are slices of one string: one allocation, not one each.
-	all := string(body[len(cacheMagic):])
+	// The names are slices of one string, the file's bytes themselves
+	// (never written to again): no allocation each, nor a copy of all.
+	if len(body) == len(cacheMagic) {
+		return map[string]cachedDir{}, nil
+	}
+	all := unsafe.String(&body[len(cacheMagic)], len(body)-len(cacheMagic))
 	r := all
 	bad := false
 	num := func() uint64 {
@@ -330,7 +344,7 @@ func (c *dirCache) load() (map[string]cachedDir, error) {
 		r = r[n:]
 		return s
 	}
-	out := map[string]cachedDir{}
+	out := make(map[string]cachedDir, len(all)/64) // about 64 bytes a folder
 	for len(r) > 0 && !bad {
 		p := str()
 		cd := cachedDir{ino: num(), ctime: int64(num())}

@@ -195,3 +195,42 @@ func TestDirCacheWarmUpIsNotStale(t *testing.T) {
 		t.Errorf("a secret made after the warm-up is not hidden: %q", mp.hideFiles)
 	}
 }
+
+// TestMatchEntryIsMatchRules: in a walk that skips what a rule covers,
+// matching the last name (matchEntry, the scan's) decides as matching
+// every component of the path does, for name, glob, path and
+// multi-component rules.
+func TestMatchEntryIsMatchRules(t *testing.T) {
+	root := makeScanTree(t)
+	for _, f := range []string{"c/key.pem", "c/d/.envrc", "b/y/secrets.json", "a/x/cfg/gcloud/k", "c/zz/.env.local"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(root, f), "x")
+	}
+	rules := compileRules(append(DefaultBlacklist(), "*.pem", "**/cfg/gcloud", filepath.Join(root, "c", "zz")), t.TempDir())
+	n := 0
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == root {
+			return err
+		}
+		we, wok := matchRules(rules, p)
+		ge, gok := matchEntry(rules, p, d.Name())
+		if we != ge || wok != gok {
+			t.Errorf("%s: matchEntry %q %v, matchRules %q %v", p, ge, gok, we, wok)
+		}
+		if wok {
+			n++
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 5 {
+		t.Fatalf("only %d paths matched a rule", n)
+	}
+}
