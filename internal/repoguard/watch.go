@@ -68,6 +68,9 @@ type Watch struct {
 	ctlDirty, ctlBlind bool
 	changed            bool  // the last check looked at the control files
 	sw                 sweep // what no watch covers
+	// rootFDs holds the writable roots open (O_PATH) during a sweep step,
+	// which opens hundreds of folders beneath them (OpenBeneath).
+	rootFDs map[string]int
 }
 
 // NewWatch returns a Watch with no roots: the mount plan fills it, Start
