@@ -40,6 +40,7 @@ type sweep struct {
 	stack []string // folders of this pass still to read
 	fresh bool     // the next step begins a pass
 	full  bool     // Exhaust: the next check runs a whole pass
+	hold  bool     // HoldSweep: the next check reads no folder of the sweep
 	// t0 is the file systems' clock when the Watch started (ns): what has
 	// a change time before it existed before any command ran.
 	t0 int64
@@ -89,11 +90,27 @@ func (w *Watch) Exhaust() {
 	w.sw.full = w.sw.on
 }
 
+// HoldSweep makes the next check leave the sweep where it is (its other
+// looks run): the session ends and hands the pass off (Handoff) to a
+// background process that reads every folder from the roots, those of
+// this step included, with the state this check leaves. Exhaust, called
+// after it when the handoff fails, wins.
+func (w *Watch) HoldSweep() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.sw.hold = true
+}
+
 // sweepStep reads up to sweepStep folders of the current pass (all of a
 // fresh pass after Exhaust or an overflow), noting (note) the repositories
 // that are new or that existed before the first command and changed since.
 func (w *Watch) sweepStep(note func(string)) {
-	if !w.sw.on && !w.sw.full {
+	hold := w.sw.hold
+	w.sw.hold = false
+	if !w.sw.on && !w.sw.full || hold && !w.sw.full {
 		return
 	}
 	budget := sweepStep

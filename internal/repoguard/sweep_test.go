@@ -235,6 +235,39 @@ func TestSweepIsBounded(t *testing.T) {
 	}
 }
 
+// TestHeldSweepIsLeftToTheHandoff: the last check of a session that
+// hands its pass off reads no folder of the sweep (HoldSweep); what that
+// step would have found, the background pass finds; and when the handoff
+// fails, the exhaustive check still reads everything.
+func TestHeldSweepIsLeftToTheHandoff(t *testing.T) {
+	root := t.TempDir()
+	first := filepath.Join(root, "d0")
+	if err := os.Mkdir(first, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w := startSwept(t, root)
+	makeRepo(t, first, true)
+	w.HoldSweep()
+	if lines := w.Check(); len(lines) > 0 {
+		t.Fatalf("a check with the sweep held read its folders: %q", lines)
+	}
+	h, ok := w.Handoff()
+	if !ok {
+		t.Fatal("nothing handed off")
+	}
+	if lines := strings.Join(Finish(h), "\n"); !strings.Contains(lines, filepath.Join(first, ".git")) {
+		t.Fatalf("the background pass did not find what the held step would have: %q", lines)
+	}
+	// The handoff failed: Exhaust after the hold reads the whole pass.
+	second := filepath.Join(root, "d1")
+	makeRepo(t, second, true)
+	w.HoldSweep()
+	w.Exhaust()
+	if lines := strings.Join(w.Check(), "\n"); !strings.Contains(lines, filepath.Join(second, ".git")) {
+		t.Fatalf("the exhaustive check after a hold did not run: %q", lines)
+	}
+}
+
 // TestWatchesAreBounded: however many folders the scan remembers, the
 // watch holds at most MaxWatches, the shallowest first.
 func TestWatchesAreBounded(t *testing.T) {

@@ -265,11 +265,16 @@ func (b *LocalBackend) Dispose() error {
 		// killed: nothing can plant one after this last check.
 		b.stopIdle()
 		b.runMu.Lock()
-		b.settleLocked()
 		// What a command planted where no watch looks must not outlive
 		// the session armed: the rest of the sweep's pass runs in the
-		// background, or here when it cannot.
+		// background, or here when it cannot. The background pass reads
+		// every folder from the roots, so this last check leaves its
+		// sweep step to it.
 		w := b.plat.lastPlan.watch
+		if b.sweeper != "" {
+			w.HoldSweep()
+		}
+		b.settleLocked()
 		if h, ok := w.Handoff(); ok {
 			if b.sweeper == "" || handOff(b.sweeper, b.notices, h) != nil {
 				w.Exhaust()
