@@ -409,6 +409,9 @@ func (lp LocalProvider) Create(ctx context.Context, opts CreateOptions) (Backend
 		_ = plat.cleanup()
 		return nil, fmt.Errorf("start the sandboxed shell: %w", err)
 	}
+	// Before the backend exists, nothing can send the shell a command:
+	// every watch is in place first.
+	plat.watchReady()
 	b := &LocalBackend{policy: opts.Policy, rules: compileRules(opts.Policy.Blacklist, opts.Policy.Home), plat: plat, sess: sess,
 		sweeper: opts.Sweeper, notices: opts.Notices}
 	plat.lastPlan.watch.Adopt(opts.Fresh)

@@ -107,6 +107,9 @@ type platform struct {
 	// cacheOut is the scan's cache, written to cachePath at cleanup.
 	cacheOut  []byte
 	cachePath string
+	// started is closed when the watch of lastPlan is started (wrap
+	// starts it while the shell starts); nil when it was started in wrap.
+	started chan struct{}
 }
 
 // newPlatform prepares the adapter; stateParent receives a private directory
@@ -184,10 +187,26 @@ func (pl *platform) wrap(p Policy, argv []string, opts WrapOptions) ([]string, e
 	if !p.ReadOnly && slices.ContainsFunc(mp.writable, func(w string) bool { return within(pl.stateDir, w) }) {
 		mp.protect = append(mp.protect, pl.stateDir)
 	}
-	mp.watch.Start()
-	mp.watch.ControlFiles(mp.gitWatch)
+	// The watches (two thousand inotify_add_watch calls in a large tree)
+	// are set while bubblewrap starts the shell, which runs nothing in
+	// the tree: LocalProvider.Create waits for them (watchReady) before
+	// the backend, and so any command, exists.
+	ready := make(chan struct{})
+	go func(w *repoguard.Watch, gitWatch []string) {
+		defer close(ready)
+		w.Start()
+		w.ControlFiles(gitWatch)
+	}(mp.watch, mp.gitWatch)
+	pl.started = ready
 	pl.lastPlan = mp
 	return append(bwrapArgs(bwrap, p, mp, opts, filepath.Join(pl.stateDir, "empty")), argv...), nil
+}
+
+// watchReady waits for the watch that wrap started to be in place.
+func (pl *platform) watchReady() {
+	if pl.started != nil {
+		<-pl.started
+	}
 }
 
 // plan is planMounts with the folder cache of the scan.
@@ -207,6 +226,7 @@ func (pl *platform) plan(p Policy, env []string) mountPlan {
 
 // cleanup removes the adapter's files and stops watching for repositories.
 func (pl *platform) cleanup() error {
+	pl.watchReady()
 	pl.lastPlan.watch.Close()
 	_ = writeCache(pl.cachePath, pl.cacheOut) // unwritten, it only costs the next scan time
 	pl.cacheOut = nil
