@@ -56,7 +56,7 @@ type mountPlan struct {
 
 // planMounts resolves the policy against the filesystem. env supplies
 // SSH_AUTH_SOCK and XDG_RUNTIME_DIR, whose sockets are hidden.
-func planMounts(p Policy, env []string) mountPlan { return planMountsRead(p, env, os.ReadDir) }
+func planMounts(p Policy, env []string) mountPlan { return planMountsRead(p, env, readDirSorted) }
 
 // planMountsRead is planMounts reading the folders it scans with read
 // (the scan cache's).

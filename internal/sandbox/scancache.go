@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/synapse-agent/synapse/internal/repoguard"
 )
 
 // dirCache keeps, between sessions, the entries of the folders the mount
@@ -170,7 +172,7 @@ func (c *dirCache) matches(roots []string) bool { return c != nil && slices.Equa
 // the cache when the folder is unchanged.
 func (c *dirCache) readDir(dir string) ([]fs.DirEntry, error) {
 	if c == nil {
-		return os.ReadDir(dir)
+		return readDirSorted(dir)
 	}
 	<-c.ready
 	if !c.checked {
@@ -199,9 +201,9 @@ func (c *dirCache) read(dir string) ([]fs.DirEntry, error) {
 	// as a change by the next scan.
 	ino, ctime, err := dirStamp(dir)
 	if err != nil {
-		return os.ReadDir(dir)
+		return readDirSorted(dir)
 	}
-	ents, err := os.ReadDir(dir)
+	ents, err := readDirSorted(dir)
 	if err != nil {
 		return ents, err
 	}
@@ -362,6 +364,16 @@ func (c *dirCache) load() (map[string]cachedDir, error) {
 		return nil, errBadCache
 	}
 	return out, nil
+}
+
+// readDirSorted is os.ReadDir (entries sorted by name) with getdents
+// alone (repoguard.ReadDirNoBlock: no poller registration, a system call
+// a folder fewer), not following dir itself nor blocking on a FIFO put
+// in its place: the walk reads only what it found to be a folder.
+func readDirSorted(dir string) ([]fs.DirEntry, error) {
+	ents, err := repoguard.ReadDirNoBlock(dir)
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return ents, err
 }
 
 // walkDir is filepath.WalkDir with the folders read by read: the same
