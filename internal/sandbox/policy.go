@@ -249,7 +249,9 @@ func within(p, root string) bool {
 	if p == root || root == "/" {
 		return true
 	}
-	return strings.HasPrefix(p, root+"/")
+	// Not HasPrefix(p, root+"/"): no string is made per call (the scan
+	// asks once per entry and rule).
+	return len(p) > len(root) && p[len(root)] == '/' && strings.HasPrefix(p, root)
 }
 
 // resolvePath makes p absolute (against cwd, with `~` expanded) and resolves
