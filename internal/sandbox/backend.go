@@ -405,12 +405,22 @@ func (lp LocalProvider) Create(ctx context.Context, opts CreateOptions) (Backend
 		return nil, err
 	}
 	sess, err := opts.StartSession(ctx, SessionOptions{Argv: argv, Dir: opts.Cwd, Env: opts.Env, Timeout: opts.Timeout})
+	// Before the backend exists, nothing can send the shell a command:
+	// the plan, made from the scan cache before its check (wrap), is
+	// confirmed first, and the shell started again under the checked
+	// plan when its mounts differ (a bind of a folder that is gone can
+	// also have failed the first start).
+	if again := plat.confirmPlan(); again != nil {
+		if sess != nil {
+			_ = sess.Close()
+		}
+		sess, err = opts.StartSession(ctx, SessionOptions{Argv: again, Dir: opts.Cwd, Env: opts.Env, Timeout: opts.Timeout})
+	}
 	if err != nil {
 		_ = plat.cleanup()
 		return nil, fmt.Errorf("start the sandboxed shell: %w", err)
 	}
-	// Before the backend exists, nothing can send the shell a command:
-	// every watch is in place first.
+	// Every watch is in place first, too.
 	plat.watchReady()
 	b := &LocalBackend{policy: opts.Policy, rules: compileRules(opts.Policy.Blacklist, opts.Policy.Home), plat: plat, sess: sess,
 		sweeper: opts.Sweeper, notices: opts.Notices}

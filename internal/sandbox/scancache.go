@@ -49,6 +49,11 @@ type dirCache struct {
 	// checked hit (readDir's first call).
 	loaded  int
 	checked bool
+	// used lists the folders a speculative plan took from hit before the
+	// check (speculate); checkDone is closed when the check that
+	// confirms them has run (startCheck).
+	used      []string
+	checkDone chan struct{}
 }
 
 type cachedDir struct {
@@ -107,8 +112,10 @@ func newDirCache(dir string, roots []string) *dirCache {
 
 // prepare loads the file, or when there is none (the first session in
 // this tree) runs the warm-up, which reads the folders from the disk. A
-// loaded cache is left to the plan, which checks every folder before it
-// reads and reads only the changed ones.
+// loaded cache is left to the plan: the bubblewrap sandbox's plans from
+// it unchecked and has the check run while the shell starts (speculate,
+// confirm); any other checks every folder before it reads (readDir).
+// Either way only the changed folders are read again.
 func (c *dirCache) prepare(warm func(read func(string) ([]fs.DirEntry, error))) {
 	defer close(c.ready)
 	old, _ := c.load()
@@ -180,6 +187,51 @@ func (c *dirCache) readDir(dir string) ([]fs.DirEntry, error) {
 		c.check()
 	}
 	return c.read(dir)
+}
+
+// speculate is readDir without the check: a plan made with it is
+// speculative until confirm says that no folder it took from the cache
+// has changed. The check then runs while the shell starts (startCheck),
+// off the first command's path.
+func (c *dirCache) speculate(dir string) ([]fs.DirEntry, error) {
+	<-c.ready
+	if _, ok := c.hit[dir]; ok {
+		c.used = append(c.used, dir)
+	}
+	return c.read(dir)
+}
+
+// startCheck runs the check in the background once the speculative
+// plan has read what it reads (the cache's goroutine is then the check's).
+func (c *dirCache) startCheck() {
+	c.checked = true
+	c.checkDone = make(chan struct{})
+	go func() {
+		defer close(c.checkDone)
+		<-c.ready // a plan that read nothing did not wait for the load
+		c.check()
+	}()
+}
+
+// confirm waits for the check and reports whether every folder the
+// speculative plan took from the cache is unchanged (and settled): then
+// that plan is the one the cache-checked plan would have made. What it
+// took of a changed folder is not kept for the file.
+func (c *dirCache) confirm() bool {
+	<-c.checkDone
+	ok := true
+	for _, d := range c.used {
+		cd, in := c.hit[d]
+		switch {
+		case !in:
+			ok = false
+			delete(c.now, d)
+		case !cd.racy:
+			c.now[d] = cd // settled since the warm-up read it
+		}
+	}
+	c.used = nil
+	return ok
 }
 
 // read is readDir for the one goroutine that owns the cache: the warm-up

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"context"
 	"io/fs"
 	"maps"
 	"os"
@@ -232,5 +233,85 @@ func TestMatchEntryIsMatchRules(t *testing.T) {
 	}
 	if n < 5 {
 		t.Fatalf("only %d paths matched a rule", n)
+	}
+}
+
+// TestSpeculativePlanIsConfirmed: the first sandbox's plan is made from
+// the scan cache before the cache is checked, and the check runs while
+// the shell starts. A tree unchanged since the cache was written keeps
+// that plan; a repository made since (and one removed) makes the plan
+// again before any command runs, and the shell is started again under
+// it: the new repository's hooks are read-only to the first command.
+func TestSpeculativePlanIsConfirmed(t *testing.T) {
+	requireBwrap(t)
+	skipUnderLandlock(t, "the Landlock backend plans from the checked cache")
+	ws, cacheDir := t.TempDir(), t.TempDir()
+	for _, d := range []string{"a/b", "c/d/e", "c/old/.git/hooks"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(ws, "c", "old", ".git", "HEAD"), "ref: refs/heads/main\n")
+	p := Policy{Whitelist: []string{ws}, Blacklist: DefaultBlacklist(), Home: t.TempDir()}
+	// wrap plans as the first sandbox does, with a cache that counts the
+	// just-made tree as settled; it returns what confirmPlan said.
+	wrap := func() (*platform, []string) {
+		t.Helper()
+		pl, err := newPlatform("linux", t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl.cacheDir, pl.scan = cacheDir, settledCache(cacheDir, scanKey(p), nil)
+		if _, err := pl.wrap(p, []string{"/bin/true"}, WrapOptions{Cwd: ws}); err != nil {
+			t.Fatal(err)
+		}
+		again := pl.confirmPlan()
+		if err := pl.cleanup(); err != nil { // writes the cache
+			t.Fatal(err)
+		}
+		return pl, again
+	}
+	wrap() // no cache yet: the first session reads the tree
+	if pl, again := wrap(); again != nil || !slices.Contains(pl.lastPlan.pin, filepath.Join(ws, "c", "old", ".git")) {
+		t.Fatalf("an unchanged tree did not keep the plan from the cache (again %q, pins %q)", again, pl.lastPlan.pin)
+	}
+	if err := os.RemoveAll(filepath.Join(ws, "c", "old")); err != nil {
+		t.Fatal(err)
+	}
+	newGit := filepath.Join(ws, "c", "d", "new", ".git")
+	if err := os.MkdirAll(filepath.Join(newGit, "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(newGit, "HEAD"), "ref: refs/heads/main\n")
+	pl, again := wrap()
+	if again == nil {
+		t.Fatal("a plan from a cache that changed since was kept")
+	}
+	if !slices.Contains(pl.lastPlan.pin, newGit) || slices.Contains(pl.lastPlan.pin, filepath.Join(ws, "c", "old", ".git")) {
+		t.Fatalf("the plan made again is not the tree's: pins %q", pl.lastPlan.pin)
+	}
+	// Through the provider: a repository made since the cache was last
+	// written is protected from the first command on (the shell is
+	// started again under the checked plan).
+	newer := filepath.Join(ws, "a", "b", "newer", ".git")
+	if err := os.MkdirAll(filepath.Join(newer, "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(newer, "HEAD"), "ref: refs/heads/main\n")
+	b, err := LocalProvider{}.Create(context.Background(), CreateOptions{
+		Policy: p, Cwd: ws, Env: []string{"PATH=" + os.Getenv("PATH")}, StartSession: realShell,
+		ScanCache: cacheDir, scan: settledCache(cacheDir, scanKey(p), nil),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Dispose()
+	hook := filepath.Join(newer, "hooks", "pre-commit")
+	res, err := b.Execute(context.Background(), "echo evil > "+hook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(hook); err == nil || res.ExitCode == 0 {
+		t.Fatalf("a hook was written into a repository made since the cache: exit %d, %s", res.ExitCode, res.Stderr)
 	}
 }
