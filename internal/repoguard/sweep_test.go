@@ -268,6 +268,46 @@ func TestHeldSweepIsLeftToTheHandoff(t *testing.T) {
 	}
 }
 
+// TestControlWatchesOutliveTheBound: when the scan's folders take every
+// watch left, naming again a control folder Start already watches
+// (ControlFiles, as the sandbox does) is no blind spot: a quiet check
+// does not look at the control files, and a control file written there
+// is still seen (an event).
+func TestControlWatchesOutliveTheBound(t *testing.T) {
+	root := t.TempDir()
+	git := makeRepo(t, filepath.Join(root, "repo"), false)
+	w := NewWatch()
+	w.SetRoots([]string{root})
+	w.MarkKnown(git)
+	w.Baseline(git)
+	for i := range MaxWatches + 10 {
+		d := filepath.Join(root, fmt.Sprintf("d%05d", i))
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		w.Remember(d)
+	}
+	w.Start()
+	defer w.Close()
+	if w.WaitFD() < 0 {
+		t.Skip("no inotify here")
+	}
+	w.ControlFiles([]string{filepath.Join(git, "commondir"), filepath.Join(git, "objects", "info", "alternates")})
+	w.Check() // the first check looks at everything
+	w.Check()
+	if w.ControlChanged() {
+		t.Fatal("a quiet check looked at the control files: a control folder named twice counted as unwatchable")
+	}
+	if n := watchCount(w); n > MaxWatches {
+		t.Fatalf("%d watches, more than %d", n, MaxWatches)
+	}
+	writeFile(t, filepath.Join(git, "commondir"), "/elsewhere\n")
+	w.Check()
+	if !w.ControlChanged() {
+		t.Fatal("a control file written in a watched control folder was not looked at")
+	}
+}
+
 // TestWatchesAreBounded: however many folders the scan remembers, the
 // watch holds at most MaxWatches, the shallowest first.
 func TestWatchesAreBounded(t *testing.T) {
