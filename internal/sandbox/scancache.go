@@ -43,8 +43,7 @@ type dirCache struct {
 	window int64
 	ready  chan struct{}        // closed when hit is filled
 	hit    map[string]cachedDir // loaded or read; unchanged as of the last check
-	now    map[string]cachedDir // read or confirmed by this scan
-	dirty  bool                 // now differs from what was loaded
+	dirty  bool                 // what is kept differs from what was loaded
 	// loaded counts the folders of the file; checked: the plan has
 	// checked hit (readDir's first call).
 	loaded  int
@@ -56,11 +55,17 @@ type dirCache struct {
 	checkDone chan struct{}
 }
 
+// cachedDir is a folder's stamp and entries. The entries stay encoded
+// as in the file (a slice of the file's bytes for a loaded folder) and
+// are decoded when read: a cache of 14 000 folders holds no 29 000
+// entries of its own between the load and the plan.
 type cachedDir struct {
 	ino   uint64
 	ctime int64
-	ents  []cachedEnt
+	ents  string // n entries: uvarint length, name, uvarint type bits
+	n     int32
 	racy  bool // read within racyWindow of its change: used, never saved
+	keep  bool // read or confirmed by this scan: written to the file
 }
 
 // cachedEnt is one entry: its name and the type bits of its mode.
@@ -124,7 +129,6 @@ func (c *dirCache) prepare(warm func(read func(string) ([]fs.DirEntry, error))) 
 	if c.hit == nil {
 		c.hit = map[string]cachedDir{}
 	}
-	c.now = make(map[string]cachedDir, len(old))
 	if warm != nil && len(old) == 0 {
 		warm(c.read)
 	}
@@ -224,10 +228,10 @@ func (c *dirCache) confirm() bool {
 		cd, in := c.hit[d]
 		switch {
 		case !in:
-			ok = false
-			delete(c.now, d)
-		case !cd.racy:
-			c.now[d] = cd // settled since the warm-up read it
+			ok = false // changed: dropped, so not kept either
+		case !cd.racy && !cd.keep:
+			cd.keep = true // settled since the warm-up read it
+			c.hit[d] = cd
 		}
 	}
 	c.used = nil
@@ -240,12 +244,14 @@ func (c *dirCache) confirm() bool {
 // for the file only when settled.
 func (c *dirCache) read(dir string) ([]fs.DirEntry, error) {
 	if cd, ok := c.hit[dir]; ok {
-		if !cd.racy {
-			c.now[dir] = cd
+		if !cd.racy && !cd.keep {
+			cd.keep = true
+			c.hit[dir] = cd
 		}
-		out := make([]fs.DirEntry, len(cd.ents))
-		for i := range cd.ents {
-			out[i] = &cd.ents[i]
+		ents := decodeEnts(cd.ents, cd.n)
+		out := make([]fs.DirEntry, len(ents))
+		for i := range ents {
+			out[i] = &ents[i]
 		}
 		return out, nil
 	}
@@ -259,16 +265,61 @@ func (c *dirCache) read(dir string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return ents, err
 	}
-	cd := cachedDir{ino: ino, ctime: ctime, ents: make([]cachedEnt, len(ents)), racy: ctime >= c.start-c.window}
-	for i, e := range ents {
-		cd.ents[i] = cachedEnt{name: e.Name(), typ: e.Type()}
-	}
+	cd := cachedDir{ino: ino, ctime: ctime, ents: encodeEnts(ents), n: int32(len(ents)), racy: ctime >= c.start-c.window}
+	cd.keep = !cd.racy
 	c.hit[dir] = cd
-	if !cd.racy {
-		c.now[dir] = cd
-	}
 	c.dirty = true
 	return ents, nil
+}
+
+// encodeEnts encodes entries as the file holds them.
+func encodeEnts(ents []fs.DirEntry) string {
+	var b []byte
+	for _, e := range ents {
+		b = binary.AppendUvarint(b, uint64(len(e.Name())))
+		b = append(b, e.Name()...)
+		b = binary.AppendUvarint(b, uint64(e.Type()))
+	}
+	return string(b)
+}
+
+// decodeEnts decodes n entries encodeEnts (or a checked file) made; the
+// names are slices of s.
+func decodeEnts(s string, n int32) []cachedEnt {
+	out := make([]cachedEnt, 0, n)
+	for range n {
+		l, k := uvarint(s)
+		s = s[k:]
+		name := s[:l]
+		s = s[l:]
+		t, k := uvarint(s)
+		s = s[k:]
+		out = append(out, cachedEnt{name: name, typ: fs.FileMode(t)})
+	}
+	return out
+}
+
+// uvarint is binary.Uvarint of a string (never called on a bad one).
+func uvarint(s string) (uint64, int) {
+	var v uint64
+	for i := 0; i < len(s) && i < 10; i++ {
+		v |= uint64(s[i]&0x7f) << (7 * i)
+		if s[i] < 0x80 {
+			return v, i + 1
+		}
+	}
+	return 0, len(s)
+}
+
+// kept are the folders this scan read or confirmed, for the file.
+func (c *dirCache) kept() map[string]cachedDir {
+	out := map[string]cachedDir{}
+	for p, cd := range c.hit {
+		if cd.keep {
+			out[p] = cd
+		}
+	}
+	return out
 }
 
 // encode returns what this scan read or confirmed, for writeCache, or
@@ -280,25 +331,23 @@ func (c *dirCache) encode() []byte {
 		return nil
 	}
 	<-c.ready
-	if !c.dirty && len(c.now) == c.loaded {
+	kept := c.kept()
+	c.hit = nil
+	if !c.dirty && len(kept) == c.loaded {
 		return nil
 	}
 	var b bytes.Buffer
 	b.WriteString(cacheMagic)
 	num := func(v uint64) { b.Write(binary.AppendUvarint(nil, v)) }
 	str := func(s string) { num(uint64(len(s))); b.WriteString(s) }
-	for _, p := range slices.Sorted(maps.Keys(c.now)) {
-		cd := c.now[p]
+	for _, p := range slices.Sorted(maps.Keys(kept)) {
+		cd := kept[p]
 		str(p)
 		num(cd.ino)
 		num(uint64(cd.ctime))
-		num(uint64(len(cd.ents)))
-		for _, e := range cd.ents {
-			str(e.name)
-			num(uint64(e.typ))
-		}
+		num(uint64(cd.n))
+		b.WriteString(cd.ents)
 	}
-	c.hit, c.now = nil, nil
 	return binary.BigEndian.AppendUint32(b.Bytes(), crc32.ChecksumIEEE(b.Bytes()))
 }
 
@@ -406,10 +455,13 @@ func (c *dirCache) load() (map[string]cachedDir, error) {
 		if n > uint64(len(r)) {
 			return nil, errBadCache
 		}
-		cd.ents = make([]cachedEnt, 0, n)
+		// The entries are checked here and kept encoded (decodeEnts).
+		start := r
 		for range n {
-			cd.ents = append(cd.ents, cachedEnt{name: str(), typ: fs.FileMode(num())})
+			str()
+			num()
 		}
+		cd.ents, cd.n = start[:len(start)-len(r)], int32(n)
 		out[p] = cd
 	}
 	if bad {

@@ -109,7 +109,7 @@ func TestDirCacheSeesChanges(t *testing.T) {
 		c.check()
 		hit = maps.Clone(c.hit) // what the file gave and the check kept, before the walk adds its reads
 		got = walkAll(t, root, func(r string, fn fs.WalkDirFunc) error { return walkDir(r, c.readDir, fn) })
-		kept = c.now
+		kept = c.kept()
 		if err := writeCache(c.path, c.encode()); err != nil {
 			t.Fatal(err)
 		}
