@@ -324,7 +324,7 @@ func (w *Watch) Start() {
 			w.sw.on = true
 		}
 	}
-	clear(w.dirs)
+	w.dirs = map[string]int64{} // not clear: the scan's table (every folder it saw) is let go
 }
 
 // Close releases the inotify descriptor.
