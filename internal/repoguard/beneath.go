@@ -51,11 +51,14 @@ func (w *Watch) OpenBeneath(p string, flags int) (int, error) {
 	if rel == "" {
 		rel = "."
 	}
-	rfd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, fmt.Errorf("open %s: %w", root, err)
+	rfd, ok := w.rootFDs[root]
+	if !ok {
+		var err error
+		if rfd, err = unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+			return -1, fmt.Errorf("open %s: %w", root, err)
+		}
+		defer unix.Close(rfd)
 	}
-	defer unix.Close(rfd)
 	how := unix.OpenHow{Flags: uint64(flags | unix.O_NOFOLLOW | unix.O_CLOEXEC), Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
 	fd, err := unix.Openat2(rfd, rel, &how)
 	if !errors.Is(err, unix.ENOSYS) {
@@ -133,9 +136,8 @@ func (w *Watch) readDir(p string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := os.NewFile(uintptr(fd), p)
-	defer f.Close()
-	ents, err := f.ReadDir(-1)
+	ents, err := readDirFD(fd, p)
+	unix.Close(fd)
 	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return ents, err
 }
@@ -197,5 +199,7 @@ func within(p, root string) bool {
 	if p == root || root == "/" {
 		return true
 	}
-	return strings.HasPrefix(p, root+"/")
+	// Not HasPrefix(p, root+"/"): no string is made per call (the scan
+	// asks once per entry and rule).
+	return len(p) > len(root) && p[len(root)] == '/' && strings.HasPrefix(p, root)
 }

@@ -175,9 +175,8 @@ func ReadDirNoBlock(p string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := os.NewFile(uintptr(fd), p)
-	defer f.Close()
-	return f.ReadDir(-1)
+	defer unix.Close(fd)
+	return readDirFD(fd, p)
 }
 
 // gitSafeSections are the config sections a new repository may have and

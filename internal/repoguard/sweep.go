@@ -40,6 +40,7 @@ type sweep struct {
 	stack []string // folders of this pass still to read
 	fresh bool     // the next step begins a pass
 	full  bool     // Exhaust: the next check runs a whole pass
+	hold  bool     // HoldSweep: the next check reads no folder of the sweep
 	// t0 is the file systems' clock when the Watch started (ns): what has
 	// a change time before it existed before any command ran.
 	t0 int64
@@ -89,11 +90,27 @@ func (w *Watch) Exhaust() {
 	w.sw.full = w.sw.on
 }
 
+// HoldSweep makes the next check leave the sweep where it is (its other
+// looks run): the session ends and hands the pass off (Handoff) to a
+// background process that reads every folder from the roots, those of
+// this step included, with the state this check leaves. Exhaust, called
+// after it when the handoff fails, wins.
+func (w *Watch) HoldSweep() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.sw.hold = true
+}
+
 // sweepStep reads up to sweepStep folders of the current pass (all of a
 // fresh pass after Exhaust or an overflow), noting (note) the repositories
 // that are new or that existed before the first command and changed since.
 func (w *Watch) sweepStep(note func(string)) {
-	if !w.sw.on && !w.sw.full {
+	hold := w.sw.hold
+	w.sw.hold = false
+	if !w.sw.on && !w.sw.full || hold && !w.sw.full {
 		return
 	}
 	budget := sweepStep
@@ -101,6 +118,8 @@ func (w *Watch) sweepStep(note func(string)) {
 		w.sw.full, w.sw.fresh, w.sw.stack = false, true, nil
 		budget = -1
 	}
+	w.openRoots()
+	defer w.closeRoots()
 	if w.sw.fresh || len(w.sw.stack) == 0 {
 		w.sw.fresh = false
 		w.sw.stack = append(w.sw.stack[:0], w.roots...)
@@ -313,4 +332,25 @@ func (w *Watch) checkGitlinks(note func(string)) {
 			}
 		}
 	}
+}
+
+// openRoots opens the writable roots for the folders a sweep step opens
+// beneath them: two system calls a folder fewer. The roots are the
+// policy's resolved paths, which no command can rename (a bind mount, or
+// outside what Landlock lets it write); closeRoots closes them at the
+// end of the step.
+func (w *Watch) openRoots() {
+	w.rootFDs = make(map[string]int, len(w.roots))
+	for _, r := range w.roots {
+		if fd, err := unix.Open(r, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+			w.rootFDs[r] = fd
+		}
+	}
+}
+
+func (w *Watch) closeRoots() {
+	for _, fd := range w.rootFDs {
+		unix.Close(fd)
+	}
+	w.rootFDs = nil
 }

@@ -235,6 +235,79 @@ func TestSweepIsBounded(t *testing.T) {
 	}
 }
 
+// TestHeldSweepIsLeftToTheHandoff: the last check of a session that
+// hands its pass off reads no folder of the sweep (HoldSweep); what that
+// step would have found, the background pass finds; and when the handoff
+// fails, the exhaustive check still reads everything.
+func TestHeldSweepIsLeftToTheHandoff(t *testing.T) {
+	root := t.TempDir()
+	first := filepath.Join(root, "d0")
+	if err := os.Mkdir(first, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w := startSwept(t, root)
+	makeRepo(t, first, true)
+	w.HoldSweep()
+	if lines := w.Check(); len(lines) > 0 {
+		t.Fatalf("a check with the sweep held read its folders: %q", lines)
+	}
+	h, ok := w.Handoff()
+	if !ok {
+		t.Fatal("nothing handed off")
+	}
+	if lines := strings.Join(Finish(h), "\n"); !strings.Contains(lines, filepath.Join(first, ".git")) {
+		t.Fatalf("the background pass did not find what the held step would have: %q", lines)
+	}
+	// The handoff failed: Exhaust after the hold reads the whole pass.
+	second := filepath.Join(root, "d1")
+	makeRepo(t, second, true)
+	w.HoldSweep()
+	w.Exhaust()
+	if lines := strings.Join(w.Check(), "\n"); !strings.Contains(lines, filepath.Join(second, ".git")) {
+		t.Fatalf("the exhaustive check after a hold did not run: %q", lines)
+	}
+}
+
+// TestControlWatchesOutliveTheBound: when the scan's folders take every
+// watch left, naming again a control folder Start already watches
+// (ControlFiles, as the sandbox does) is no blind spot: a quiet check
+// does not look at the control files, and a control file written there
+// is still seen (an event).
+func TestControlWatchesOutliveTheBound(t *testing.T) {
+	root := t.TempDir()
+	git := makeRepo(t, filepath.Join(root, "repo"), false)
+	w := NewWatch()
+	w.SetRoots([]string{root})
+	w.MarkKnown(git)
+	w.Baseline(git)
+	for i := range MaxWatches + 10 {
+		d := filepath.Join(root, fmt.Sprintf("d%05d", i))
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		w.Remember(d)
+	}
+	w.Start()
+	defer w.Close()
+	if w.WaitFD() < 0 {
+		t.Skip("no inotify here")
+	}
+	w.ControlFiles([]string{filepath.Join(git, "commondir"), filepath.Join(git, "objects", "info", "alternates")})
+	w.Check() // the first check looks at everything
+	w.Check()
+	if w.ControlChanged() {
+		t.Fatal("a quiet check looked at the control files: a control folder named twice counted as unwatchable")
+	}
+	if n := watchCount(w); n > MaxWatches {
+		t.Fatalf("%d watches, more than %d", n, MaxWatches)
+	}
+	writeFile(t, filepath.Join(git, "commondir"), "/elsewhere\n")
+	w.Check()
+	if !w.ControlChanged() {
+		t.Fatal("a control file written in a watched control folder was not looked at")
+	}
+}
+
 // TestWatchesAreBounded: however many folders the scan remembers, the
 // watch holds at most MaxWatches, the shallowest first.
 func TestWatchesAreBounded(t *testing.T) {

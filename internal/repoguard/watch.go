@@ -68,6 +68,9 @@ type Watch struct {
 	ctlDirty, ctlBlind bool
 	changed            bool  // the last check looked at the control files
 	sw                 sweep // what no watch covers
+	// rootFDs holds the writable roots open (O_PATH) during a sweep step,
+	// which opens hundreds of folders beneath them (OpenBeneath).
+	rootFDs map[string]int
 }
 
 // NewWatch returns a Watch with no roots: the mount plan fills it, Start
@@ -115,13 +118,22 @@ func (w *Watch) control(dir string) {
 	if w.fd < 0 {
 		return
 	}
-	if !w.budgetLeft() {
-		w.ctlBlind = true // look every time
-		return
-	}
 	wd, err := unix.InotifyAddWatch(w.fd, dir, ctlMask)
 	switch {
 	case err == nil:
+		_, isCtl := w.ctl[int32(wd)]
+		_, isDir := w.wds[int32(wd)]
+		if !isCtl && !isDir && len(w.wds)+len(w.ctl) >= MaxWatches {
+			// A new watch past the bound: taken back, and looked at every
+			// time instead. One inotify already holds (the control
+			// folders Start watched, which the sandbox's ControlFiles
+			// names again once the folders took the rest) costs nothing:
+			// counting it made every check in a large tree look at every
+			// repository's control files and rebase state.
+			_, _ = unix.InotifyRmWatch(w.fd, uint32(wd))
+			w.ctlBlind = true
+			return
+		}
 		w.ctl[int32(wd)] = dir
 	case !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR):
 		// It exists but cannot be watched (the watch limit): look every time.
@@ -312,7 +324,7 @@ func (w *Watch) Start() {
 			w.sw.on = true
 		}
 	}
-	clear(w.dirs)
+	w.dirs = map[string]int64{} // not clear: the scan's table (every folder it saw) is let go
 }
 
 // Close releases the inotify descriptor.

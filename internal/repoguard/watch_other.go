@@ -70,6 +70,9 @@ func (*Watch) Check() []string { return nil }
 // Exhaust does nothing off Linux.
 func (*Watch) Exhaust() {}
 
+// HoldSweep does nothing off Linux.
+func (*Watch) HoldSweep() {}
+
 // RootOf is "" off Linux: the stub knows no writable root.
 func (*Watch) RootOf(string) string { return "" }
 

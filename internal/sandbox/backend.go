@@ -265,11 +265,16 @@ func (b *LocalBackend) Dispose() error {
 		// killed: nothing can plant one after this last check.
 		b.stopIdle()
 		b.runMu.Lock()
-		b.settleLocked()
 		// What a command planted where no watch looks must not outlive
 		// the session armed: the rest of the sweep's pass runs in the
-		// background, or here when it cannot.
+		// background, or here when it cannot. The background pass reads
+		// every folder from the roots, so this last check leaves its
+		// sweep step to it.
 		w := b.plat.lastPlan.watch
+		if b.sweeper != "" {
+			w.HoldSweep()
+		}
+		b.settleLocked()
 		if h, ok := w.Handoff(); ok {
 			if b.sweeper == "" || handOff(b.sweeper, b.notices, h) != nil {
 				w.Exhaust()
@@ -400,10 +405,23 @@ func (lp LocalProvider) Create(ctx context.Context, opts CreateOptions) (Backend
 		return nil, err
 	}
 	sess, err := opts.StartSession(ctx, SessionOptions{Argv: argv, Dir: opts.Cwd, Env: opts.Env, Timeout: opts.Timeout})
+	// Before the backend exists, nothing can send the shell a command:
+	// the plan, made from the scan cache before its check (wrap), is
+	// confirmed first, and the shell started again under the checked
+	// plan when its mounts differ (a bind of a folder that is gone can
+	// also have failed the first start).
+	if again := plat.confirmPlan(); again != nil {
+		if sess != nil {
+			_ = sess.Close()
+		}
+		sess, err = opts.StartSession(ctx, SessionOptions{Argv: again, Dir: opts.Cwd, Env: opts.Env, Timeout: opts.Timeout})
+	}
 	if err != nil {
 		_ = plat.cleanup()
 		return nil, fmt.Errorf("start the sandboxed shell: %w", err)
 	}
+	// Every watch is in place first, too.
+	plat.watchReady()
 	b := &LocalBackend{policy: opts.Policy, rules: compileRules(opts.Policy.Blacklist, opts.Policy.Home), plat: plat, sess: sess,
 		sweeper: opts.Sweeper, notices: opts.Notices}
 	plat.lastPlan.watch.Adopt(opts.Fresh)

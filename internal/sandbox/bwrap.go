@@ -56,7 +56,7 @@ type mountPlan struct {
 
 // planMounts resolves the policy against the filesystem. env supplies
 // SSH_AUTH_SOCK and XDG_RUNTIME_DIR, whose sockets are hidden.
-func planMounts(p Policy, env []string) mountPlan { return planMountsRead(p, env, os.ReadDir) }
+func planMounts(p Policy, env []string) mountPlan { return planMountsRead(p, env, readDirSorted) }
 
 // planMountsRead is planMounts reading the folders it scans with read
 // (the scan cache's).
@@ -249,7 +249,10 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 			}
 			return nil
 		}
-		if _, ok := matchRules(rules, path); ok {
+		// Every folder above path below the root was matched on the way
+		// (the root itself is never one a rule covers: planMountsRead
+		// skips it).
+		if _, ok := matchEntry(rules, path, d.Name()); ok {
 			hide(path)
 			if d.IsDir() {
 				return fs.SkipDir

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,5 +48,37 @@ func TestGitWatchFindsNewRepositories(t *testing.T) {
 				t.Errorf("the hook planted later was not reported: %q", got)
 			}
 		})
+	}
+}
+
+// TestWatchIsInPlaceWhenTheSandboxIs: the watches are set while the shell
+// starts, but the sandbox is handed out only once they are: a repository
+// planted right after GetSandbox returns (as a first command, or an
+// extension process, could) is seen by inotify and disabled by the next
+// check, before anything else runs.
+func TestWatchIsInPlaceWhenTheSandboxIs(t *testing.T) {
+	f := newFixture(t, nil)
+	if err := os.MkdirAll(filepath.Join(f.ws, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.m.GetSandbox(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, ok := b.(*LocalBackend)
+	if !ok || lb.plat == nil {
+		t.Fatalf("not a sandboxed local backend: %T", b)
+	}
+	w := lb.plat.lastPlan.watch
+	if w.WaitFD() < 0 {
+		t.Skip("no inotify here")
+	}
+	if w.NeedsLook() {
+		t.Fatal("a small tree is not watched whole: the check could find the plant by a look, not by the watch")
+	}
+	git := filepath.Join(f.ws, "a", "b", "evil", ".git")
+	writeFile(t, filepath.Join(git, "config"), "[core]\n\tfsmonitor = touch /tmp/pwned\n")
+	if got := strings.Join(f.m.Settle(), "\n"); !strings.Contains(got, git) {
+		t.Fatalf("the repository planted right after the sandbox started was not disabled: %q", got)
 	}
 }

@@ -117,9 +117,9 @@ type Manager struct {
 	// than trusting them as its scan's own, since an extension process
 	// started before it is not held by its read-only mounts.
 	fresh []string
-	// scan is the mount plan's folder cache, loaded and checked in the
-	// background from NewManager on (while the platform is probed), for
-	// the first sandbox; nil once taken.
+	// scan is the mount plan's folder cache, loaded in the background
+	// from NewManager on (while the platform is probed), for the first
+	// sandbox, which has it checked while its shell starts; nil once taken.
 	scan *dirCache
 }
 

@@ -219,12 +219,39 @@ func matchRules(rules []rule, abs string) (string, bool) {
 	return "", false
 }
 
+// matchEntry is matchRules for the entry name at abs in a walk whose
+// folders above abs were matched already (none was hidden, or the walk
+// would not be below it): a rule on one name then needs only the last
+// component, not every component again (the scan's cost per entry).
+func matchEntry(rules []rule, abs, name string) (string, bool) {
+	for _, r := range rules {
+		if r.name != "" {
+			if r.nameRe != nil && r.nameRe.MatchString(name) || r.nameRe == nil && name == r.name {
+				return r.entry, true
+			}
+			continue
+		}
+		if r.re != nil {
+			if r.re.MatchString(abs) {
+				return r.entry, true
+			}
+			continue
+		}
+		if within(abs, r.path) {
+			return r.entry, true
+		}
+	}
+	return "", false
+}
+
 // within reports whether p is root or below it.
 func within(p, root string) bool {
 	if p == root || root == "/" {
 		return true
 	}
-	return strings.HasPrefix(p, root+"/")
+	// Not HasPrefix(p, root+"/"): no string is made per call (the scan
+	// asks once per entry and rule).
+	return len(p) > len(root) && p[len(root)] == '/' && strings.HasPrefix(p, root)
 }
 
 // resolvePath makes p absolute (against cwd, with `~` expanded) and resolves

@@ -17,6 +17,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
+
+	"github.com/synapse-agent/synapse/internal/repoguard"
 )
 
 // dirCache keeps, between sessions, the entries of the folders the mount
@@ -40,19 +43,29 @@ type dirCache struct {
 	window int64
 	ready  chan struct{}        // closed when hit is filled
 	hit    map[string]cachedDir // loaded or read; unchanged as of the last check
-	now    map[string]cachedDir // read or confirmed by this scan
-	dirty  bool                 // now differs from what was loaded
+	dirty  bool                 // what is kept differs from what was loaded
 	// loaded counts the folders of the file; checked: the plan has
 	// checked hit (readDir's first call).
 	loaded  int
 	checked bool
+	// used lists the folders a speculative plan took from hit before the
+	// check (speculate); checkDone is closed when the check that
+	// confirms them has run (startCheck).
+	used      []string
+	checkDone chan struct{}
 }
 
+// cachedDir is a folder's stamp and entries. The entries stay encoded
+// as in the file (a slice of the file's bytes for a loaded folder) and
+// are decoded when read: a cache of 14 000 folders holds no 29 000
+// entries of its own between the load and the plan.
 type cachedDir struct {
 	ino   uint64
 	ctime int64
-	ents  []cachedEnt
+	ents  string // n entries: uvarint length, name, uvarint type bits
+	n     int32
 	racy  bool // read within racyWindow of its change: used, never saved
+	keep  bool // read or confirmed by this scan: written to the file
 }
 
 // cachedEnt is one entry: its name and the type bits of its mode.
@@ -104,8 +117,10 @@ func newDirCache(dir string, roots []string) *dirCache {
 
 // prepare loads the file, or when there is none (the first session in
 // this tree) runs the warm-up, which reads the folders from the disk. A
-// loaded cache is left to the plan, which checks every folder before it
-// reads and reads only the changed ones.
+// loaded cache is left to the plan: the bubblewrap sandbox's plans from
+// it unchecked and has the check run while the shell starts (speculate,
+// confirm); any other checks every folder before it reads (readDir).
+// Either way only the changed folders are read again.
 func (c *dirCache) prepare(warm func(read func(string) ([]fs.DirEntry, error))) {
 	defer close(c.ready)
 	old, _ := c.load()
@@ -114,7 +129,6 @@ func (c *dirCache) prepare(warm func(read func(string) ([]fs.DirEntry, error))) 
 	if c.hit == nil {
 		c.hit = map[string]cachedDir{}
 	}
-	c.now = make(map[string]cachedDir, len(old))
 	if warm != nil && len(old) == 0 {
 		warm(c.read)
 	}
@@ -169,7 +183,7 @@ func (c *dirCache) matches(roots []string) bool { return c != nil && slices.Equa
 // the cache when the folder is unchanged.
 func (c *dirCache) readDir(dir string) ([]fs.DirEntry, error) {
 	if c == nil {
-		return os.ReadDir(dir)
+		return readDirSorted(dir)
 	}
 	<-c.ready
 	if !c.checked {
@@ -179,18 +193,65 @@ func (c *dirCache) readDir(dir string) ([]fs.DirEntry, error) {
 	return c.read(dir)
 }
 
+// speculate is readDir without the check: a plan made with it is
+// speculative until confirm says that no folder it took from the cache
+// has changed. The check then runs while the shell starts (startCheck),
+// off the first command's path.
+func (c *dirCache) speculate(dir string) ([]fs.DirEntry, error) {
+	<-c.ready
+	if _, ok := c.hit[dir]; ok {
+		c.used = append(c.used, dir)
+	}
+	return c.read(dir)
+}
+
+// startCheck runs the check in the background once the speculative
+// plan has read what it reads (the cache's goroutine is then the check's).
+func (c *dirCache) startCheck() {
+	c.checked = true
+	c.checkDone = make(chan struct{})
+	go func() {
+		defer close(c.checkDone)
+		<-c.ready // a plan that read nothing did not wait for the load
+		c.check()
+	}()
+}
+
+// confirm waits for the check and reports whether every folder the
+// speculative plan took from the cache is unchanged (and settled): then
+// that plan is the one the cache-checked plan would have made. What it
+// took of a changed folder is not kept for the file.
+func (c *dirCache) confirm() bool {
+	<-c.checkDone
+	ok := true
+	for _, d := range c.used {
+		cd, in := c.hit[d]
+		switch {
+		case !in:
+			ok = false // changed: dropped, so not kept either
+		case !cd.racy && !cd.keep:
+			cd.keep = true // settled since the warm-up read it
+			c.hit[d] = cd
+		}
+	}
+	c.used = nil
+	return ok
+}
+
 // read is readDir for the one goroutine that owns the cache: the warm-up
 // before ready, the plan after it. A folder read from the disk is kept
 // for this process whatever its age (as if the scan had run then), and
 // for the file only when settled.
 func (c *dirCache) read(dir string) ([]fs.DirEntry, error) {
 	if cd, ok := c.hit[dir]; ok {
-		if !cd.racy {
-			c.now[dir] = cd
+		if !cd.racy && !cd.keep {
+			cd.keep = true
+			c.hit[dir] = cd
 		}
-		out := make([]fs.DirEntry, len(cd.ents))
-		for i := range cd.ents {
-			out[i] = &cd.ents[i]
+		ents := decodeEnts(cd.ents, cd.n)
+		out := make([]fs.DirEntry, len(ents))
+		for i := range ents {
+			out[i] = &ents[i]
 		}
 		return out, nil
 	}
@@ -198,22 +259,67 @@ func (c *dirCache) read(dir string) ([]fs.DirEntry, error) {
 	// as a change by the next scan.
 	ino, ctime, err := dirStamp(dir)
 	if err != nil {
-		return os.ReadDir(dir)
+		return readDirSorted(dir)
 	}
-	ents, err := os.ReadDir(dir)
+	ents, err := readDirSorted(dir)
 	if err != nil {
 		return ents, err
 	}
-	cd := cachedDir{ino: ino, ctime: ctime, ents: make([]cachedEnt, len(ents)), racy: ctime >= c.start-c.window}
-	for i, e := range ents {
-		cd.ents[i] = cachedEnt{name: e.Name(), typ: e.Type()}
-	}
+	cd := cachedDir{ino: ino, ctime: ctime, ents: encodeEnts(ents), n: int32(len(ents)), racy: ctime >= c.start-c.window}
+	cd.keep = !cd.racy
 	c.hit[dir] = cd
-	if !cd.racy {
-		c.now[dir] = cd
-	}
 	c.dirty = true
 	return ents, nil
+}
+
+// encodeEnts encodes entries as the file holds them.
+func encodeEnts(ents []fs.DirEntry) string {
+	var b []byte
+	for _, e := range ents {
+		b = binary.AppendUvarint(b, uint64(len(e.Name())))
+		b = append(b, e.Name()...)
+		b = binary.AppendUvarint(b, uint64(e.Type()))
+	}
+	return string(b)
+}
+
+// decodeEnts decodes n entries encodeEnts (or a checked file) made; the
+// names are slices of s.
+func decodeEnts(s string, n int32) []cachedEnt {
+	out := make([]cachedEnt, 0, n)
+	for range n {
+		l, k := uvarint(s)
+		s = s[k:]
+		name := s[:l]
+		s = s[l:]
+		t, k := uvarint(s)
+		s = s[k:]
+		out = append(out, cachedEnt{name: name, typ: fs.FileMode(t)})
+	}
+	return out
+}
+
+// uvarint is binary.Uvarint of a string (never called on a bad one).
+func uvarint(s string) (uint64, int) {
+	var v uint64
+	for i := 0; i < len(s) && i < 10; i++ {
+		v |= uint64(s[i]&0x7f) << (7 * i)
+		if s[i] < 0x80 {
+			return v, i + 1
+		}
+	}
+	return 0, len(s)
+}
+
+// kept are the folders this scan read or confirmed, for the file.
+func (c *dirCache) kept() map[string]cachedDir {
+	out := map[string]cachedDir{}
+	for p, cd := range c.hit {
+		if cd.keep {
+			out[p] = cd
+		}
+	}
+	return out
 }
 
 // encode returns what this scan read or confirmed, for writeCache, or
@@ -225,25 +331,23 @@ func (c *dirCache) encode() []byte {
 		return nil
 	}
 	<-c.ready
-	if !c.dirty && len(c.now) == c.loaded {
+	kept := c.kept()
+	c.hit = nil
+	if !c.dirty && len(kept) == c.loaded {
 		return nil
 	}
 	var b bytes.Buffer
 	b.WriteString(cacheMagic)
 	num := func(v uint64) { b.Write(binary.AppendUvarint(nil, v)) }
 	str := func(s string) { num(uint64(len(s))); b.WriteString(s) }
-	for _, p := range slices.Sorted(maps.Keys(c.now)) {
-		cd := c.now[p]
+	for _, p := range slices.Sorted(maps.Keys(kept)) {
+		cd := kept[p]
 		str(p)
 		num(cd.ino)
 		num(uint64(cd.ctime))
-		num(uint64(len(cd.ents)))
-		for _, e := range cd.ents {
-			str(e.name)
-			num(uint64(e.typ))
-		}
+		num(uint64(cd.n))
+		b.WriteString(cd.ents)
 	}
-	c.hit, c.now = nil, nil
 	return binary.BigEndian.AppendUint32(b.Bytes(), crc32.ChecksumIEEE(b.Bytes()))
 }
 
@@ -283,19 +387,32 @@ func (c *dirCache) load() (map[string]cachedDir, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxCacheFile+1))
+	// Read in one piece of the file's size: io.ReadAll would grow its
+	// buffer a dozen times for a file of a megabyte.
+	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > maxCacheFile || len(data) < len(cacheMagic)+4 || !bytes.HasPrefix(data, []byte(cacheMagic)) {
+	if st.Size() > maxCacheFile || st.Size() < int64(len(cacheMagic)+4) {
+		return nil, errBadCache
+	}
+	data := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, err
+	}
+	if !bytes.HasPrefix(data, []byte(cacheMagic)) {
 		return nil, errBadCache
 	}
 	body, tail := data[:len(data)-4], data[len(data)-4:]
 	if crc32.ChecksumIEEE(body) != binary.BigEndian.Uint32(tail) {
 		return nil, errBadCache
 	}
-	// The names are slices of one string: one allocation, not one each.
-	all := string(body[len(cacheMagic):])
+	// The names are slices of one string, the file's bytes themselves
+	// (never written to again): no allocation each, nor a copy of all.
+	if len(body) == len(cacheMagic) {
+		return map[string]cachedDir{}, nil
+	}
+	all := unsafe.String(&body[len(cacheMagic)], len(body)-len(cacheMagic))
 	r := all
 	bad := false
 	num := func() uint64 {
@@ -330,7 +447,7 @@ func (c *dirCache) load() (map[string]cachedDir, error) {
 		r = r[n:]
 		return s
 	}
-	out := map[string]cachedDir{}
+	out := make(map[string]cachedDir, len(all)/64) // about 64 bytes a folder
 	for len(r) > 0 && !bad {
 		p := str()
 		cd := cachedDir{ino: num(), ctime: int64(num())}
@@ -338,16 +455,29 @@ func (c *dirCache) load() (map[string]cachedDir, error) {
 		if n > uint64(len(r)) {
 			return nil, errBadCache
 		}
-		cd.ents = make([]cachedEnt, 0, n)
+		// The entries are checked here and kept encoded (decodeEnts).
+		start := r
 		for range n {
-			cd.ents = append(cd.ents, cachedEnt{name: str(), typ: fs.FileMode(num())})
+			str()
+			num()
 		}
+		cd.ents, cd.n = start[:len(start)-len(r)], int32(n)
 		out[p] = cd
 	}
 	if bad {
 		return nil, errBadCache
 	}
 	return out, nil
+}
+
+// readDirSorted is os.ReadDir (entries sorted by name) with getdents
+// alone (repoguard.ReadDirNoBlock: no poller registration, a system call
+// a folder fewer), not following dir itself nor blocking on a FIFO put
+// in its place: the walk reads only what it found to be a folder.
+func readDirSorted(dir string) ([]fs.DirEntry, error) {
+	ents, err := repoguard.ReadDirNoBlock(dir)
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return ents, err
 }
 
 // walkDir is filepath.WalkDir with the folders read by read: the same

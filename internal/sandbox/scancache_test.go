@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"context"
 	"io/fs"
 	"maps"
 	"os"
@@ -108,7 +109,7 @@ func TestDirCacheSeesChanges(t *testing.T) {
 		c.check()
 		hit = maps.Clone(c.hit) // what the file gave and the check kept, before the walk adds its reads
 		got = walkAll(t, root, func(r string, fn fs.WalkDirFunc) error { return walkDir(r, c.readDir, fn) })
-		kept = c.now
+		kept = c.kept()
 		if err := writeCache(c.path, c.encode()); err != nil {
 			t.Fatal(err)
 		}
@@ -193,5 +194,124 @@ func TestDirCacheWarmUpIsNotStale(t *testing.T) {
 	}
 	if !slices.Contains(mp.hideFiles, filepath.Join(root, "c", "zz", ".env")) {
 		t.Errorf("a secret made after the warm-up is not hidden: %q", mp.hideFiles)
+	}
+}
+
+// TestMatchEntryIsMatchRules: in a walk that skips what a rule covers,
+// matching the last name (matchEntry, the scan's) decides as matching
+// every component of the path does, for name, glob, path and
+// multi-component rules.
+func TestMatchEntryIsMatchRules(t *testing.T) {
+	root := makeScanTree(t)
+	for _, f := range []string{"c/key.pem", "c/d/.envrc", "b/y/secrets.json", "a/x/cfg/gcloud/k", "c/zz/.env.local"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(root, f), "x")
+	}
+	rules := compileRules(append(DefaultBlacklist(), "*.pem", "**/cfg/gcloud", filepath.Join(root, "c", "zz")), t.TempDir())
+	n := 0
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == root {
+			return err
+		}
+		we, wok := matchRules(rules, p)
+		ge, gok := matchEntry(rules, p, d.Name())
+		if we != ge || wok != gok {
+			t.Errorf("%s: matchEntry %q %v, matchRules %q %v", p, ge, gok, we, wok)
+		}
+		if wok {
+			n++
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 5 {
+		t.Fatalf("only %d paths matched a rule", n)
+	}
+}
+
+// TestSpeculativePlanIsConfirmed: the first sandbox's plan is made from
+// the scan cache before the cache is checked, and the check runs while
+// the shell starts. A tree unchanged since the cache was written keeps
+// that plan; a repository made since (and one removed) makes the plan
+// again before any command runs, and the shell is started again under
+// it: the new repository's hooks are read-only to the first command.
+func TestSpeculativePlanIsConfirmed(t *testing.T) {
+	requireBwrap(t)
+	skipUnderLandlock(t, "the Landlock backend plans from the checked cache")
+	ws, cacheDir := t.TempDir(), t.TempDir()
+	for _, d := range []string{"a/b", "c/d/e", "c/old/.git/hooks"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(ws, "c", "old", ".git", "HEAD"), "ref: refs/heads/main\n")
+	p := Policy{Whitelist: []string{ws}, Blacklist: DefaultBlacklist(), Home: t.TempDir()}
+	// wrap plans as the first sandbox does, with a cache that counts the
+	// just-made tree as settled; it returns what confirmPlan said.
+	wrap := func() (*platform, []string) {
+		t.Helper()
+		pl, err := newPlatform("linux", t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl.cacheDir, pl.scan = cacheDir, settledCache(cacheDir, scanKey(p), nil)
+		if _, err := pl.wrap(p, []string{"/bin/true"}, WrapOptions{Cwd: ws}); err != nil {
+			t.Fatal(err)
+		}
+		again := pl.confirmPlan()
+		if err := pl.cleanup(); err != nil { // writes the cache
+			t.Fatal(err)
+		}
+		return pl, again
+	}
+	wrap() // no cache yet: the first session reads the tree
+	if pl, again := wrap(); again != nil || !slices.Contains(pl.lastPlan.pin, filepath.Join(ws, "c", "old", ".git")) {
+		t.Fatalf("an unchanged tree did not keep the plan from the cache (again %q, pins %q)", again, pl.lastPlan.pin)
+	}
+	if err := os.RemoveAll(filepath.Join(ws, "c", "old")); err != nil {
+		t.Fatal(err)
+	}
+	newGit := filepath.Join(ws, "c", "d", "new", ".git")
+	if err := os.MkdirAll(filepath.Join(newGit, "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(newGit, "HEAD"), "ref: refs/heads/main\n")
+	pl, again := wrap()
+	if again == nil {
+		t.Fatal("a plan from a cache that changed since was kept")
+	}
+	if !slices.Contains(pl.lastPlan.pin, newGit) || slices.Contains(pl.lastPlan.pin, filepath.Join(ws, "c", "old", ".git")) {
+		t.Fatalf("the plan made again is not the tree's: pins %q", pl.lastPlan.pin)
+	}
+	// Through the provider: a repository made since the cache was last
+	// written is protected from the first command on (the shell is
+	// started again under the checked plan).
+	newer := filepath.Join(ws, "a", "b", "newer", ".git")
+	if err := os.MkdirAll(filepath.Join(newer, "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(newer, "HEAD"), "ref: refs/heads/main\n")
+	b, err := LocalProvider{}.Create(context.Background(), CreateOptions{
+		Policy: p, Cwd: ws, Env: []string{"PATH=" + os.Getenv("PATH")}, StartSession: realShell,
+		ScanCache: cacheDir, scan: settledCache(cacheDir, scanKey(p), nil),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Dispose()
+	hook := filepath.Join(newer, "hooks", "pre-commit")
+	res, err := b.Execute(context.Background(), "echo evil > "+hook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(hook); err == nil || res.ExitCode == 0 {
+		t.Fatalf("a hook was written into a repository made since the cache: exit %d, %s", res.ExitCode, res.Stderr)
 	}
 }
