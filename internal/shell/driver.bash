@@ -7,7 +7,9 @@
 #           10 decimal digits) followed by exactly n bytes of command text,
 #           all ASCII: with "~" for the space, the text is escaped for
 #           printf %b (its other bytes as \xHH), since `read -N` counts
-#           characters of the locale.
+#           characters of the locale. A request shorter than 256 bytes is
+#           padded to 256 with newlines, so the driver takes a small one in
+#           one read.
 # Response: on stdout and stderr "<id>:start\n" before the command's output;
 #           on stderr "<id>:end\n" after it; on stdout
 #           "<id>:end:<status>:<kind>:<cwd>:<id>:jobs:<job pgids>\n<id>:fin\n"
@@ -15,11 +17,17 @@
 # kind is "done", or "exit" when the command made the shell exit.
 #
 # Every system call here runs once per command, so the loop is shaped to make
-# few (issue 30): a request is read in two reads (a pipe cannot be read ahead
-# by a line-reading `read`, which takes one byte per system call), bash's
-# stdout is line-buffered (one write per newline), so the trailer keeps its
-# newline for the end, and each redirection costs about ten fcntl/dup2/close
-# calls, so there are as few as the semantics allow.
+# few (issue 30). Bash makes a redirection of a descriptor that is open cost
+# about ten calls (it saves a copy, and restores and closes it afterwards)
+# but one onto a closed descriptor three (and one close to undo it). So
+# between commands the driver keeps fds 0, 1 and 2 closed, and opens them
+# for each command from private copies: 58 (/dev/null, the command's
+# stdin), 61 and 62 (the response pipes); the requests come on 60. That a
+# command's `exec >file` lasts for that command only comes with it, and the
+# driver's own lines write their traces (after a command that turned on
+# `set -x`) to a closed fd 2, which drops them. A pipe cannot be read ahead
+# by a line-reading `read` (one byte per system call), hence the
+# fixed-width requests.
 #
 # There are no functions here on purpose: the cancel trap runs `return`,
 # which must leave the user's sourced command, never a driver function.
@@ -31,29 +39,27 @@ set -m
 # An inherited CDPATH would make `cd dir` land somewhere other than the
 # ./dir the command names (and the ask mode's check reads): cd is relative.
 builtin unset CDPATH
-# Private copies of the response pipes. Commands run with fds 1 and 2
-# redirected from these, so a command's `exec >file` only lasts for that
-# command. The driver's own fd 1 is the stderr pipe, where it writes more
-# often than to stdout, and its fd 2 is /dev/null, where the traces of its
-# lines after a command that turned on `set -x` go; plain writes save the
-# redirections (about ten fcntl/dup2/close calls each) per command.
-exec 61>&1 62>&2 59>/dev/null
-exec 1>&62 2>&59
 __syn_src=
 # Sourcing the command text (instead of eval) lets the cancel trap abort it
 # with `return`, while `declare` in a command still makes globals.
 [[ -e /dev/fd/0 ]] && __syn_src=1
+exec 58</dev/null 59>/dev/null 60<&0 61>&1 62>&2
 builtin printf '%s:ready:%s\n%s\n%s:fin\n' @ID@ "$$" "$PWD" @ID@ >&61
-# TMOUT= : a command's `export TMOUT=n` would otherwise end this read after
-# n idle seconds. Whatever ends the loop, the exit on its last line (the
-# same line: bash reads this text from the stdin the requests follow) keeps
-# bash from running the requests as script.
-while TMOUT= builtin read -r -N 31 __syn_h; do
+# Closing fd 0 ends the script bash reads from it, so the loop is on the same
+# line (bash reads a line before it runs it); the exit on its last line keeps
+# it so whatever ends the loop. TMOUT= : a command's `export TMOUT=n` would
+# otherwise end this read after n idle seconds.
+exec 0<&- 1>&- 2>&-; while TMOUT= builtin read -r -N 256 -u 60 __syn_h; do
 	# Go never sends anything else; a stream out of step cannot be resynced.
-	[[ $__syn_h == syn????????????????[' ~'][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]$'\n' ]] ||
-		{ builtin printf 'synapse driver: malformed request %q\n' "$__syn_h" >&62; builtin exit 2; }
-	__syn_id=${__syn_h:0:19}
-	builtin read -r -N "$((10#${__syn_h:20:10}))" __syn_cmd || builtin exit 2
+	[[ $__syn_h == syn????????????????[' ~'][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]$'\n'* ]] ||
+		{ builtin printf 'synapse driver: malformed request %q\n' "${__syn_h:0:31}" >&62; builtin exit 2; }
+	__syn_id=${__syn_h:0:19} __syn_n=$((10#${__syn_h:20:10}))
+	if ((__syn_n <= 225)); then
+		__syn_cmd=${__syn_h:31:__syn_n}
+	else
+		TMOUT= builtin read -r -N "$((__syn_n - 225))" -u 60 __syn_cmd || builtin exit 2
+		__syn_cmd=${__syn_h:31}$__syn_cmd
+	fi
 	[[ ${__syn_h:19:1} == '~' ]] && builtin printf -v __syn_cmd %b "$__syn_cmd"
 	# Cancel: a DEBUG trap that returns before every further simple command
 	# unwinds the user's functions and then the sourced command itself, so
@@ -70,30 +76,30 @@ while TMOUT= builtin read -r -N 31 __syn_h; do
 	# microseconds.
 	__syn_pre= __syn_busy=1
 	[[ ${__syn_flags-} == *x* ]] && __syn_pre='builtin set -x; '
-	builtin printf '%s:start\n' "$__syn_id"
-	# The command gets stdin from /dev/null and fds 1 and 2 from the private
-	# copies, restored after it. The one-pass loop catches a top-level
-	# `break`/`continue` of the command, which would otherwise end the
-	# driver's own loop.
+	builtin printf '%s:start\n' "$__syn_id" >&62
+	# The command gets stdin from /dev/null and fds 1 and 2 from the
+	# private copies; closing them afterwards is all it takes to undo them.
+	# fd 0 comes first: bash must not make the here-string's pipe fd 0. The
+	# one-pass loop catches a top-level `break`/`continue` of the command,
+	# which would otherwise end the driver's own loop.
 	if [[ -n $__syn_src && ${#__syn_cmd} -lt 60000 ]]; then
 		# Small commands arrive through a pipe (bash buffers here-strings
 		# up to the pipe size in memory), so no temporary file is needed.
-		# The here-string comes first, before bash saves fds near 63.
 		{
 			builtin printf '%s:start\n' "$__syn_id"
 			for __syn_once in 1; do builtin source /dev/fd/63; done
-		} 63<<<"$__syn_pre$__syn_cmd" </dev/null >&61 2>&62
+		} 0<&58 63<<<"$__syn_pre$__syn_cmd" 1>&61 2>&62
 	else
 		{
 			builtin printf '%s:start\n' "$__syn_id"
 			for __syn_once in 1; do builtin eval "$__syn_pre$__syn_cmd"; done
-		} </dev/null >&61 2>&62
+		} 0<&58 1>&61 2>&62
 	fi
 	# Not busy first: a late USR1 then does nothing, so the check below
 	# cannot miss a DEBUG trap installed after it. Emptied, the command
 	# text does not stay in memory.
 	__syn_st=$? __syn_flags=$- __syn_busy= __syn_cmd=
-	# Afterwards xtrace is off (its traces go to fd 2, /dev/null).
+	# Afterwards xtrace is off (its traces go to the closed fd 2).
 	builtin set +x
 	if [[ -n ${__syn_cancelled-} ]]; then
 		builtin trap - DEBUG
@@ -105,10 +111,9 @@ while TMOUT= builtin read -r -N 31 __syn_h; do
 			__syn_detach=
 		fi
 	fi
-	builtin printf '%s:end\n' "$__syn_id"
-	# The trailer's only newline is at its end, so line-buffered stdout
-	# writes it at once. `jobs -p` (a write of its own) runs only once a job
-	# was ever put in the background ($! is set): before that there is none.
+	builtin printf '%s:end\n' "$__syn_id" >&62
+	# `jobs -p` (a write of its own) runs only once a job was ever put in
+	# the background ($! is set): before that there is none.
 	if [[ -z ${!:-} ]]; then
 		builtin printf '%s:end:%s:done:%s:%s:jobs:%s:fin\n' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" >&61
 	else
