@@ -53,7 +53,8 @@ const (
 type proc struct {
 	cmd       *exec.Cmd
 	stdin     *os.File
-	out, err  *stream // stdout and stderr, read by pump
+	stdinRC   syscall.RawConn // stdin's, for send
+	out, err  *stream         // stdout and stderr, read by pump
 	pump      *pump
 	root      int          // pid we started; it leads its own session
 	shell     int          // pid of bash as we can signal it; 0 if unknown
@@ -151,7 +152,11 @@ func startProc(ctx context.Context, program string, args []string, opts Options)
 		return nil, "", fmt.Errorf("starting shell %q in %q: %w (check the shell command and the working directory)", program, opts.Dir, err)
 	}
 	closeAll(inR, outW, errW)
-	pu, err := newPump(outR, errR)
+	stdinRC, err := inW.SyscallConn()
+	var pu *pump
+	if err == nil {
+		pu, err = newPump(outR, errR)
+	}
 	if err != nil {
 		killRoot(cmd.Process.Pid)
 		_ = cmd.Process.Kill()
@@ -162,6 +167,7 @@ func startProc(ctx context.Context, program string, args []string, opts Options)
 	p := &proc{
 		cmd:       cmd,
 		stdin:     inW,
+		stdinRC:   stdinRC,
 		out:       pu.out,
 		err:       pu.err,
 		pump:      pu,
@@ -181,6 +187,33 @@ func startProc(ctx context.Context, program string, args []string, opts Options)
 		return nil, "", err
 	}
 	return p, cwd, nil
+}
+
+// send writes a request to the shell (see writeNB); the raw connection
+// keeps the descriptor from being closed under the write, and waits through
+// the runtime's poller while the pipe is full (a large command).
+func (p *proc) send(b []byte) error {
+	var werr error
+	err := p.stdinRC.Write(func(fd uintptr) bool {
+		for len(b) > 0 {
+			n, err := writeNB(int(fd), b)
+			switch {
+			case err == nil:
+				b = b[n:]
+			case errors.Is(err, syscall.EINTR):
+			case errors.Is(err, syscall.EAGAIN):
+				return false
+			default:
+				werr = err
+				return true
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	return werr
 }
 
 func closeAll(fs ...*os.File) {
@@ -357,7 +390,7 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 	p.err.setActive(true, wakeErr)
 	defer p.out.setActive(false, nil)
 	defer p.err.setActive(false, nil)
-	if _, err := p.stdin.Write([]byte(request(id, payload))); err != nil {
+	if err := p.send([]byte(request(id, payload))); err != nil {
 		return command.Result{}, p.lostErr(fmt.Sprintf("writing the command: %v", err))
 	}
 

@@ -159,9 +159,9 @@ func (pu *pump) readOne(fd int, b []byte) (n int, end, urgent, marker bool) {
 	if fd == pu.err.fd {
 		s = pu.err
 	}
-	n, err := unix.Read(fd, b)
+	n, err := readNB(fd, b)
 	for errors.Is(err, unix.EINTR) {
-		n, err = unix.Read(fd, b)
+		n, err = readNB(fd, b)
 	}
 	if errors.Is(err, unix.EAGAIN) {
 		return 0, false, false, false // it was read already
