@@ -11,9 +11,11 @@
 #           padded to 256 with newlines, so the driver takes a small one in
 #           one read.
 # Response: on stdout and stderr "<id>:start\n" before the command's output;
-#           on stderr "<id>:end\n" after it; on stdout
+#           on stdout after it
 #           "<id>:end:<status>:<kind>:<cwd>:<id>:jobs:<job pgids>\n<id>:fin\n"
-#           (one pgid a line; none, and no newline, without jobs).
+#           (one pgid a line; none, and no newline, without jobs). stderr
+#           has no end marker: the command's stderr is all in its pipe
+#           when that trailer is written, so Go reads stderr to its end then.
 # kind is "done", or "exit" when the command made the shell exit.
 #
 # Every system call here runs once per command, so the loop is shaped to make
@@ -69,7 +71,7 @@ exec 0<&- 1>&- 2>&-; while TMOUT= builtin read -r -N 256 -u 60 __syn_h; do
 	# command's process groups; bash's wait returns, the same unwinding as a
 	# cancel ends the sourced command, and `bg` below resumes the stopped job.
 	builtin trap 'if [[ -n ${__syn_busy-} ]]; then __syn_detach=1 __syn_cancelled=1; [[ $- == *T* ]] || __syn_untrace=1; builtin set -T; builtin trap "builtin return 130 2>/dev/null" DEBUG; fi' USR2
-	builtin trap '__syn_st=$?; if [[ -n ${__syn_busy-} ]]; then __syn_busy=; builtin printf "%s:end\n" "$__syn_id" >&62; builtin printf "%s:end:%s:exit:%s:%s:jobs:%s:fin\n" "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" >&61; fi' EXIT
+	builtin trap '__syn_st=$?; if [[ -n ${__syn_busy-} ]]; then __syn_busy=; builtin printf "%s:end:%s:exit:%s:%s:jobs:%s:fin\n" "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" >&61; fi' EXIT
 	# Keep a user's `set -x` for their commands only: restore it inside the
 	# command text (same line, so line numbers stay right). Assignments
 	# share statements where they can: each statement costs bash a few
@@ -111,7 +113,6 @@ exec 0<&- 1>&- 2>&-; while TMOUT= builtin read -r -N 256 -u 60 __syn_h; do
 			__syn_detach=
 		fi
 	fi
-	builtin printf '%s:end\n' "$__syn_id" >&62
 	# `jobs -p` (a write of its own) runs only once a job was ever put in
 	# the background ($! is set): before that there is none.
 	if [[ -z ${!:-} ]]; then

@@ -225,10 +225,10 @@ func closeAll(fs ...*os.File) {
 // handshake sends the driver and reads "<id>:ready:<pid>\n<cwd>\n<id>:fin\n".
 func (p *proc) handshake(ctx context.Context) (string, error) {
 	id := newID()
-	p.out.setActive(true, nil)
-	p.err.setActive(true, nil)
-	defer p.out.setActive(false, nil)
-	defer p.err.setActive(false, nil)
+	p.out.setActive(true, nil, true)
+	p.err.setActive(true, nil, true)
+	defer p.out.setActive(false, nil, false)
+	defer p.err.setActive(false, nil, false)
 	// An error here means the shell is already gone; the wait below reports it.
 	_, _ = p.stdin.Write([]byte(strings.ReplaceAll(driverScript, "@ID@", id)))
 
@@ -378,18 +378,18 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 	// cancelled command shows the command's own lines.
 	var noise jobNoise
 	// Without a live view the loop needs the streams only at their ends.
-	wakeOut, wakeErr := fo.fin, fe.end
+	live := false
 	if fn := command.OutputOf(ctx); fn != nil {
 		fo.onOut = func(b []byte) { fn(string(b)) }
 		noise.emit = fo.onOut
 		fe.onOut = noise.write
 		defer noise.flush()
-		wakeOut, wakeErr = nil, nil
+		live = true
 	}
-	p.out.setActive(true, wakeOut)
-	p.err.setActive(true, wakeErr)
-	defer p.out.setActive(false, nil)
-	defer p.err.setActive(false, nil)
+	p.out.setActive(true, fo.fin, live)
+	p.err.setActive(true, nil, live)
+	defer p.out.setActive(false, nil, false)
+	defer p.err.setActive(false, nil, false)
 	if err := p.send([]byte(request(id, payload))); err != nil {
 		return command.Result{}, p.lostErr(fmt.Sprintf("writing the command: %v", err))
 	}
@@ -443,8 +443,12 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 		return command.Result{Stdout: out, Stderr: fixStderr(fe.out.String()), StdoutFile: file}
 	}
 	for {
+		// Sealed before the feed: stderr's buffer then holds the rest of
+		// what the command wrote to it, which this feed takes.
+		sealed := p.err.isSealed()
 		eof := feed()
-		if fo.complete() && fe.complete() {
+		if fo.complete() && sealed {
+			fe.seal()
 			break
 		}
 		if eof {

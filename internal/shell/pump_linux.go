@@ -113,6 +113,10 @@ func (pu *pump) start(stopFd int) error {
 					left := got == len(b) || !end && ev.Events&(unix.EPOLLHUP|unix.EPOLLERR) != 0
 					urgent, marker, more = urgent || u, marker || m, more || left
 				}
+				if marker && pu.drainErr(b) {
+					_ = unix.EpollCtl(ep, unix.EPOLL_CTL_DEL, pu.err.fd, nil)
+					open--
+				}
 				pu.tell(urgent, marker)
 				if open == 0 {
 					return true

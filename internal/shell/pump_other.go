@@ -45,6 +45,9 @@ func (pu *pump) start(stopFd int) error {
 				}
 				urgent, marker = urgent || u, marker || m
 			}
+			if marker && pu.drainErr(b) {
+				fds[1].Fd = -1
+			}
 			pu.tell(urgent, marker)
 		}
 		pu.finish()
