@@ -9,7 +9,8 @@
 #           printf %b (its other bytes as \xHH), since `read -N` counts
 #           characters of the locale. A request shorter than 256 bytes is
 #           padded to 256 with newlines, so the driver takes a small one in
-#           one read.
+#           one read. While a command runs, Go writes only "D": it asks
+#           to move the command to the background (see the USR1 trap).
 # Response: on stdout and stderr "<id>:start\n" before the command's output;
 #           on stdout after it
 #           "<id>:end:<status>:<kind>:<cwd>:<id>:jobs:<job pgids>\n<id>:fin\n"
@@ -46,12 +47,21 @@ __syn_src=
 # with `return`, while `declare` in a command still makes globals.
 [[ -e /dev/fd/0 ]] && __syn_src=1
 exec 58</dev/null 59>/dev/null 60<&0 61>&1 62>&2
+# USR2 once moved a command to the background; Go no longer sends it, and it
+# still does not end the shell: it cancels, as USR1 does without a "D".
+builtin trap 'if [[ -n ${__syn_busy-} ]]; then __syn_cancelled=1; [[ $- == *T* ]] || __syn_untrace=1; builtin set -T; builtin trap "builtin return 130 2>/dev/null" DEBUG; fi' USR2
 builtin printf '%s:ready:%s\n%s\n%s:fin\n' @ID@ "$$" "$PWD" @ID@ >&61
 # Closing fd 0 ends the script bash reads from it, so the loop is on the same
 # line (bash reads a line before it runs it); the exit on its last line keeps
 # it so whatever ends the loop. TMOUT= : a command's `export TMOUT=n` would
 # otherwise end this read after n idle seconds.
 exec 0<&- 1>&- 2>&-; while TMOUT= builtin read -r -N 256 -u 60 __syn_h; do
+	# A move to the background asked for as its command ended, too late
+	# for the trap to take its "D", left it before this request.
+	while [[ $__syn_h == D* ]]; do
+		TMOUT= builtin read -r -N 1 -u 60 __syn_c || builtin exit 2
+		__syn_h=${__syn_h:1}$__syn_c
+	done
 	# Go never sends anything else; a stream out of step cannot be resynced.
 	[[ $__syn_h == syn????????????????[' ~'][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]$'\n'* ]] ||
 		{ builtin printf 'synapse driver: malformed request %q\n' "${__syn_h:0:31}" >&62; builtin exit 2; }
@@ -66,11 +76,13 @@ exec 0<&- 1>&- 2>&-; while TMOUT= builtin read -r -N 256 -u 60 __syn_h; do
 	# Cancel: a DEBUG trap that returns before every further simple command
 	# unwinds the user's functions and then the sourced command itself, so
 	# nothing after the interrupted part runs. -T makes functions see it.
-	builtin trap 'if [[ -n ${__syn_busy-} ]]; then __syn_cancelled=1; [[ $- == *T* ]] || __syn_untrace=1; builtin set -T; builtin trap "builtin return 130 2>/dev/null" DEBUG; fi' USR1
-	# Move to the background (Ctrl+B): Go sends USR2, then stops the
-	# command's process groups; bash's wait returns, the same unwinding as a
-	# cancel ends the sourced command, and `bg` below resumes the stopped job.
-	builtin trap 'if [[ -n ${__syn_busy-} ]]; then __syn_detach=1 __syn_cancelled=1; [[ $- == *T* ]] || __syn_untrace=1; builtin set -T; builtin trap "builtin return 130 2>/dev/null" DEBUG; fi' USR2
+	# Move to the background (Ctrl+B): Go writes "D" to the requests, sends
+	# USR1 too, then stops the command's process groups; bash's wait
+	# returns, the same unwinding ends the sourced command, and `bg` below
+	# resumes the stopped job. (One signal for both: setting a trap costs
+	# three system calls, and it is set again for every command in case
+	# the last one changed it.)
+	builtin trap 'if [[ -n ${__syn_busy-} ]]; then __syn_cancelled=1; builtin read -r -t 0 -u 60 && TMOUT= builtin read -r -N 1 -u 60 __syn_c && [[ $__syn_c == D ]] && __syn_detach=1; [[ $- == *T* ]] || __syn_untrace=1; builtin set -T; builtin trap "builtin return 130 2>/dev/null" DEBUG; fi' USR1
 	builtin trap '__syn_st=$?; if [[ -n ${__syn_busy-} ]]; then __syn_busy=; builtin printf "%s:end:%s:exit:%s:%s:jobs:%s:fin\n" "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" >&61; fi' EXIT
 	# Keep a user's `set -x` for their commands only: restore it inside the
 	# command text (same line, so line numbers stay right). Assignments

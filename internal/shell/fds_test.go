@@ -77,3 +77,31 @@ func TestRequestSizes(t *testing.T) {
 		}
 	}
 }
+
+// A move to the background asked for just as its command ended leaves its
+// "D" ahead of the next request, where the driver skips it; a USR2 (which
+// once meant a move) still only cancels the command that gets it.
+func TestLateDetachMarkAndUSR2(t *testing.T) {
+	s := startT(t, Options{})
+	big := "x='" + strings.Repeat("q", 3000) + "'; echo ${#x}"
+	for _, n := range []int{1, 3, 300} {
+		s.mu.Lock()
+		p := s.p
+		s.mu.Unlock()
+		if err := p.send([]byte(strings.Repeat("D", n))); err != nil {
+			t.Fatal(err)
+		}
+		if r := execT(t, s, "echo ok"); r.Stdout != "ok\n" || r.ExitCode != 0 {
+			t.Fatalf("after %d late marks: %+v", n, r)
+		}
+		if r := execT(t, s, big); r.Stdout != "3000\n" {
+			t.Fatalf("large request after %d late marks: %+v", n, r)
+		}
+	}
+	if r := execT(t, s, "kill -USR2 $$; echo not reached"); r.Stdout != "" || r.ExitCode != 130 || !s.Alive() {
+		t.Fatalf("USR2: %+v alive %v", r, s.Alive())
+	}
+	if r := execT(t, s, "echo still"); r.Stdout != "still\n" {
+		t.Fatalf("after USR2: %+v", r)
+	}
+}

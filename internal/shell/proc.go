@@ -475,8 +475,10 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 				break
 			}
 			// Like Ctrl+Z then bg: the trap makes the shell drop the rest of
-			// the command line once its wait returns for the stopped job.
-			_ = syscall.Kill(p.shell, syscall.SIGUSR2)
+			// the command line once its wait returns for the stopped job;
+			// the "D" first tells it from a cancel (driver.bash).
+			_ = p.send([]byte("D"))
+			_ = syscall.Kill(p.shell, syscall.SIGUSR1)
 			for _, g := range groups {
 				_ = syscall.Kill(-g, syscall.SIGSTOP)
 			}
