@@ -60,7 +60,11 @@ func textHit(cmd, cwd string, rs *resolver, rules []rule, depth int) (entry, pat
 	if depth > maxTextDepth {
 		return "", "", false
 	}
-	f, err := syntax.NewParser().Parse(strings.NewReader(cmd), "")
+	parser := syntax.NewParser
+	if depth == 0 && rs.stable != nil {
+		parser = rs.stable.parser
+	}
+	f, err := parser().Parse(strings.NewReader(cmd), "")
 	if err != nil {
 		return "", "", false // unparsable: the shell will reject it, the mounts guard it
 	}
@@ -240,6 +244,16 @@ type resolver struct {
 type stableDirs struct {
 	roots []string          // where commands can write
 	dirs  map[string]string // directory -> what resolvePath makes of it (itself)
+	p     *syntax.Parser    // the checks' own (made anew, one was most of their allocations)
+}
+
+// parser is the checks' parser, for the command itself (not the code of a
+// `bash -c` in it, parsed while the command's tree is walked).
+func (s *stableDirs) parser(...syntax.ParserOption) *syntax.Parser {
+	if s.p == nil {
+		s.p = syntax.NewParser()
+	}
+	return s.p
 }
 
 // maxStableDirs bounds what a sandbox keeps: enough for the directories
