@@ -21,16 +21,21 @@
 #
 # Every system call here runs once per command, so the loop is shaped to make
 # few (issue 30). Bash makes a redirection of a descriptor that is open cost
-# about ten calls (it saves a copy, and restores and closes it afterwards)
-# but one onto a closed descriptor three (and one close to undo it). So
-# between commands the driver keeps fds 0, 1 and 2 closed, and opens them
-# for each command from private copies: 58 (/dev/null, the command's
-# stdin), 61 and 62 (the response pipes); the requests come on 60. That a
-# command's `exec >file` lasts for that command only comes with it, and the
-# driver's own lines write their traces (after a command that turned on
-# `set -x`) to a closed fd 2, which drops them. A pipe cannot be read ahead
-# by a line-reading `read` (one byte per system call), hence the
-# fixed-width requests.
+# about ten calls (it saves a copy, and restores and closes it afterwards),
+# but one onto a closed descriptor that an open(2) fills (the lowest free
+# number) costs that open and a close. So between commands the driver keeps
+# fds 0, 1 and 2 closed, and each command opens them by path: /dev/null and
+# the response pipes again through /dev/fd/61 and 62, its private copies.
+# The requests come on 60. That a command's `exec >file` lasts for that
+# command only comes with it, and the driver's own lines write their traces
+# (after a command that turned on `set -x`) to a closed fd 2, which drops
+# them. A pipe cannot be read ahead by a line-reading `read` (one byte per
+# system call), hence the fixed-width requests.
+#
+# The loop (below the line "# loop") is sent twice: as written, and for a
+# system without /dev/fd (which needs it to reopen a pipe) with @O@, @E@
+# and @E2@ made dups and @SMALL@ false, so every command goes through eval
+# (see proc.go's driver).
 #
 # There are no functions here on purpose: the cancel trap runs `return`,
 # which must leave the user's sourced command, never a driver function.
@@ -42,20 +47,23 @@ set -m
 # An inherited CDPATH would make `cd dir` land somewhere other than the
 # ./dir the command names (and the ask mode's check reads): cd is relative.
 builtin unset CDPATH
-__syn_src=
+__syn_fd=
+exec 59>/dev/null 60<&0 61>&1 62>&2
 # Sourcing the command text (instead of eval) lets the cancel trap abort it
-# with `return`, while `declare` in a command still makes globals.
-[[ -e /dev/fd/0 ]] && __syn_src=1
-exec 58</dev/null 59>/dev/null 60<&0 61>&1 62>&2
+# with `return`, while `declare` in a command still makes globals; it and the
+# fast loop need /dev/fd.
+[[ -e /dev/fd/61 ]] && __syn_fd=1
 # USR2 once moved a command to the background; Go no longer sends it, and it
 # still does not end the shell: it cancels, as USR1 does without a "D".
 builtin trap 'if [[ -n ${__syn_busy-} ]]; then __syn_cancelled=1; [[ $- == *T* ]] || __syn_untrace=1; builtin set -T; builtin trap "builtin return 130 2>/dev/null" DEBUG; fi' USR2
 builtin printf '%s:ready:%s\n%s\n%s:fin\n' @ID@ "$$" "$PWD" @ID@ >&61
 # Closing fd 0 ends the script bash reads from it, so the loop is on the same
-# line (bash reads a line before it runs it); the exit on its last line keeps
-# it so whatever ends the loop. TMOUT= : a command's `export TMOUT=n` would
-# otherwise end this read after n idle seconds.
-exec 0<&- 1>&- 2>&-; while TMOUT= builtin read -r -N 256 -u 60 __syn_h; do
+# line (bash reads a whole command before it runs it); the exit at its end
+# keeps it so whatever ends the loop. TMOUT= : a command's `export TMOUT=n`
+# would otherwise end the loop's read after n idle seconds.
+exec 0<&- 1>&- 2>&-; if [[ -n $__syn_fd ]]; then @LOOP@; else @LOOP_NO_DEV_FD@; fi; builtin exit 0
+# loop
+while TMOUT= builtin read -r -N 256 -u 60 __syn_h; do
 	# A move to the background asked for as its command ended, too late
 	# for the trap to take its "D", left it before this request.
 	while [[ $__syn_h == D* ]]; do
@@ -90,50 +98,54 @@ exec 0<&- 1>&- 2>&-; while TMOUT= builtin read -r -N 256 -u 60 __syn_h; do
 	# microseconds.
 	__syn_pre= __syn_busy=1
 	[[ ${__syn_flags-} == *x* ]] && __syn_pre='builtin set -x; '
-	builtin printf '%s:start\n' "$__syn_id" >&62
-	# The command gets stdin from /dev/null and fds 1 and 2 from the
-	# private copies; closing them afterwards is all it takes to undo them.
-	# fd 0 comes first: bash must not make the here-string's pipe fd 0. The
-	# one-pass loop catches a top-level `break`/`continue` of the command,
-	# which would otherwise end the driver's own loop.
-	if [[ -n $__syn_src && ${#__syn_cmd} -lt 60000 ]]; then
-		# Small commands arrive through a pipe (bash buffers here-strings
-		# up to the pipe size in memory), so no temporary file is needed.
-		{
-			builtin printf '%s:start\n' "$__syn_id"
-			for __syn_once in 1; do builtin source /dev/fd/63; done
-		} 0<&58 63<<<"$__syn_pre$__syn_cmd" 1>&61 2>&62
-	else
-		{
-			builtin printf '%s:start\n' "$__syn_id"
-			for __syn_once in 1; do builtin eval "$__syn_pre$__syn_cmd"; done
-		} 0<&58 1>&61 2>&62
-	fi
-	# Not busy first: a late USR1 then does nothing, so the check below
-	# cannot miss a DEBUG trap installed after it. Emptied, the command
-	# text does not stay in memory.
-	__syn_st=$? __syn_flags=$- __syn_busy= __syn_cmd=
-	# Afterwards xtrace is off (its traces go to the closed fd 2).
-	builtin set +x
-	if [[ -n ${__syn_cancelled-} ]]; then
-		builtin trap - DEBUG
-		[[ -n ${__syn_untrace-} ]] && builtin set +T
-		__syn_cancelled= __syn_untrace=
-		# A move to the background is a cancel too.
-		if [[ -n ${__syn_detach-} ]]; then
-			builtin bg >&59
-			__syn_detach=
+	# The command's stdin is /dev/null; while it is open, the next open
+	# gets fd 1, so the markers and the trailer are written in this group.
+	{
+		builtin printf '%s:start\n' "$__syn_id" @E@
+		# The command's fds 1 and 2 are the response pipes; closing them
+		# afterwards undoes whatever it did to them. The one-pass loop
+		# catches a top-level `break`/`continue` of the command, which
+		# would otherwise end the driver's own loop.
+		if [[ @SMALL@ ]]; then
+			# Small commands arrive through a pipe (bash buffers
+			# here-strings up to the pipe size in memory), so no temporary
+			# file is needed. It comes first, while fds 1 and 2 are free.
+			{
+				builtin printf '%s:start\n' "$__syn_id"
+				for __syn_once in 1; do builtin source /dev/fd/63; done
+			} 63<<<"$__syn_pre$__syn_cmd" @O@ @E2@
+		else
+			{
+				builtin printf '%s:start\n' "$__syn_id"
+				for __syn_once in 1; do builtin eval "$__syn_pre$__syn_cmd"; done
+			} @O@ @E2@
 		fi
-	fi
-	# `jobs -p` (a write of its own) runs only once a job was ever put in
-	# the background ($! is set): before that there is none.
-	if [[ -z ${!:-} ]]; then
-		builtin printf '%s:end:%s:done:%s:%s:jobs:%s:fin\n' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" >&61
-	else
-		{
-			builtin printf '%s:end:%s:done:%s:%s:jobs:' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id"
-			builtin jobs -p
-			builtin printf '%s:fin\n' "$__syn_id"
-		} >&61
-	fi
-done; builtin exit 0
+		# Not busy first: a late USR1 then does nothing, so the check below
+		# cannot miss a DEBUG trap installed after it. Emptied, the command
+		# text does not stay in memory.
+		__syn_st=$? __syn_flags=$- __syn_busy= __syn_cmd=
+		# Afterwards xtrace is off (its traces go to the closed fd 2).
+		builtin set +x
+		if [[ -n ${__syn_cancelled-} ]]; then
+			builtin trap - DEBUG
+			[[ -n ${__syn_untrace-} ]] && builtin set +T
+			__syn_cancelled= __syn_untrace=
+			# A move to the background is a cancel too.
+			if [[ -n ${__syn_detach-} ]]; then
+				builtin bg >&59
+				__syn_detach=
+			fi
+		fi
+		# `jobs -p` (a write of its own) runs only once a job was ever put
+		# in the background ($! is set): before that there is none.
+		if [[ -z ${!:-} ]]; then
+			builtin printf '%s:end:%s:done:%s:%s:jobs:%s:fin\n' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" @O@
+		else
+			{
+				builtin printf '%s:end:%s:done:%s:%s:jobs:' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id"
+				builtin jobs -p
+				builtin printf '%s:fin\n' "$__syn_id"
+			} @O@
+		fi
+	} 0</dev/null
+done
