@@ -96,24 +96,27 @@ while TMOUT= builtin read -r -N 256 -u 60 __syn_h; do
 	# command text (same line, so line numbers stay right). Assignments
 	# share statements where they can: each statement costs bash a few
 	# microseconds.
-	__syn_pre= __syn_busy=1
+	__syn_pre= __syn_busy=1 __syn_src=
 	[[ ${__syn_flags-} == *x* ]] && __syn_pre='builtin set -x; '
+	# Small commands arrive through a pipe (bash buffers here-strings up
+	# to the pipe size in memory), so no temporary file is needed; larger
+	# ones go through eval.
+	[[ @SMALL@ ]] && __syn_src=$__syn_pre$__syn_cmd
 	# The command's stdin is /dev/null; while it is open, the next open
 	# gets fd 1, so the markers and the trailer are written in this group.
+	# The here-string (made while fds 1 and 2 are free) comes before the
+	# start markers, which then reach Go together.
 	{
 		builtin printf '%s:start\n' "$__syn_id" @E@
 		# The command's fds 1 and 2 are the response pipes; closing them
 		# afterwards undoes whatever it did to them. The one-pass loop
 		# catches a top-level `break`/`continue` of the command, which
 		# would otherwise end the driver's own loop.
-		if [[ @SMALL@ ]]; then
-			# Small commands arrive through a pipe (bash buffers
-			# here-strings up to the pipe size in memory), so no temporary
-			# file is needed. It comes first, while fds 1 and 2 are free.
+		if [[ -n $__syn_src ]]; then
 			{
 				builtin printf '%s:start\n' "$__syn_id"
 				for __syn_once in 1; do builtin source /dev/fd/63; done
-			} 63<<<"$__syn_pre$__syn_cmd" @O@ @E2@
+			} @O@ @E2@
 		else
 			{
 				builtin printf '%s:start\n' "$__syn_id"
@@ -123,7 +126,7 @@ while TMOUT= builtin read -r -N 256 -u 60 __syn_h; do
 		# Not busy first: a late USR1 then does nothing, so the check below
 		# cannot miss a DEBUG trap installed after it. Emptied, the command
 		# text does not stay in memory.
-		__syn_st=$? __syn_flags=$- __syn_busy= __syn_cmd=
+		__syn_st=$? __syn_flags=$- __syn_busy= __syn_cmd= __syn_src=
 		# Afterwards xtrace is off (its traces go to the closed fd 2).
 		builtin set +x
 		if [[ -n ${__syn_cancelled-} ]]; then
@@ -147,5 +150,5 @@ while TMOUT= builtin read -r -N 256 -u 60 __syn_h; do
 				builtin printf '%s:fin\n' "$__syn_id"
 			} @O@
 		fi
-	} 0</dev/null
+	} 0</dev/null 63<<<"$__syn_src"
 done
