@@ -105,3 +105,17 @@ func TestLateDetachMarkAndUSR2(t *testing.T) {
 		t.Fatalf("after USR2: %+v", r)
 	}
 }
+
+// A background job flooding stderr cannot keep the end of a command from
+// being seen: reading stderr to its end once stdout's trailer arrived
+// stops at what the pipe could have held when the trailer was written.
+func TestStderrFloodDoesNotHoldTheEnd(t *testing.T) {
+	s := startT(t, Options{MaxOutputBytes: 1 << 16})
+	execT(t, s, "for i in 1 2 3 4; do yes flood >&2 & done")
+	for range 5 {
+		if r := execT(t, s, "echo ok"); r.Stdout != "ok\n" {
+			t.Fatalf("%+v", r)
+		}
+	}
+	execT(t, s, "kill %1 %2 %3 %4; wait")
+}

@@ -36,6 +36,9 @@ type stream struct {
 	stray func([]byte)
 }
 
+// drainReads bounds drainErr's reads (of the pump's 64 KiB buffer).
+const drainReads = 16
+
 // notifyAt is how many bytes may wait for the command's loop before it is
 // woken anyway, so a large output is capped (or spilled) as it arrives
 // instead of piling up here.
@@ -213,7 +216,10 @@ func (pu *pump) tell(urgent, marker bool) {
 // stderr ended.
 func (pu *pump) drainErr(b []byte) (ended bool) {
 	if !pu.err.ended() {
-		for {
+		// What the command wrote is at most what the pipe holds (1 MiB at
+		// the most unless root raised the bound); more is a background job
+		// writing still, which must not keep the command from ending.
+		for range drainReads {
 			n, end, _, _ := pu.readOne(pu.err.fd, b)
 			if end {
 				ended = true
