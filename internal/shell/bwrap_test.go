@@ -69,10 +69,9 @@ func BenchmarkEchoRoundTripBwrap(b *testing.B) {
 	benchEcho(b, s)
 }
 
-// Without /dev/fd (a /dev with only null in it) the driver cannot reopen
-// its pipes or source the command: it runs the same loop with dups and
-// eval, and commands behave as they do elsewhere (cancel aside, which
-// needs the sourced command's `return`).
+// Without /dev/fd (a /dev with only null in it) the driver cannot source
+// the command: it evals it, and commands behave as they do elsewhere
+// (cancel aside, which needs the sourced command's `return`).
 func TestWithoutDevFd(t *testing.T) {
 	p, err := exec.LookPath("bwrap")
 	if err != nil {

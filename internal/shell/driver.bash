@@ -22,20 +22,17 @@
 # Every system call here runs once per command, so the loop is shaped to make
 # few (issue 30). Bash makes a redirection of a descriptor that is open cost
 # about ten calls (it saves a copy, and restores and closes it afterwards),
-# but one onto a closed descriptor that an open(2) fills (the lowest free
-# number) costs that open and a close. So between commands the driver keeps
-# fds 0, 1 and 2 closed, and each command opens them by path: /dev/null and
-# the response pipes again through /dev/fd/61 and 62, its private copies.
-# The requests come on 60. That a command's `exec >file` lasts for that
-# command only comes with it, and the driver's own lines write their traces
-# (after a command that turned on `set -x`) to a closed fd 2, which drops
-# them. A pipe cannot be read ahead by a line-reading `read` (one byte per
-# system call), hence the fixed-width requests.
-#
-# The loop (below the line "# loop") is sent twice: as written, and for a
-# system without /dev/fd (which needs it to reopen a pipe) with @O@, @E@
-# and @E2@ made dups and @SMALL@ false, so every command goes through eval
-# (see proc.go's driver).
+# one onto a closed descriptor three (and a close to undo it), and one that
+# opens a path onto the closed descriptor an open(2) fills (the lowest free
+# number) just that open and the close. So between commands the driver keeps
+# fds 0, 1 and 2 closed; each command opens /dev/null as its stdin and gets
+# fds 1 and 2 from the private copies of the response pipes, 61 and 62. (Not
+# by opening /dev/fd/61: fewer calls, but a lookup through /proc costs more
+# than they do.) The requests come on 60. That a command's `exec >file`
+# lasts for that command only comes with it, and the driver's own lines
+# write their traces (after a command that turned on `set -x`) to a closed
+# fd 2, which drops them. A pipe cannot be read ahead by a line-reading
+# `read` (one byte per system call), hence the fixed-width requests.
 #
 # There are no functions here on purpose: the cancel trap runs `return`,
 # which must leave the user's sourced command, never a driver function.
@@ -50,8 +47,8 @@ builtin unset CDPATH
 __syn_fd=
 exec 59>/dev/null 60<&0 61>&1 62>&2
 # Sourcing the command text (instead of eval) lets the cancel trap abort it
-# with `return`, while `declare` in a command still makes globals; it and the
-# fast loop need /dev/fd.
+# with `return`, while `declare` in a command still makes globals; it needs
+# /dev/fd.
 [[ -e /dev/fd/61 ]] && __syn_fd=1
 # USR2 once moved a command to the background; Go no longer sends it, and it
 # still does not end the shell: it cancels, as USR1 does without a "D".
@@ -61,9 +58,7 @@ builtin printf '%s:ready:%s\n%s\n%s:fin\n' @ID@ "$$" "$PWD" @ID@ >&61
 # line (bash reads a whole command before it runs it); the exit at its end
 # keeps it so whatever ends the loop. TMOUT= : a command's `export TMOUT=n`
 # would otherwise end the loop's read after n idle seconds.
-exec 0<&- 1>&- 2>&-; if [[ -n $__syn_fd ]]; then @LOOP@; else @LOOP_NO_DEV_FD@; fi; builtin exit 0
-# loop
-while TMOUT= builtin read -r -N 256 -u 60 __syn_h; do
+exec 0<&- 1>&- 2>&-; while TMOUT= builtin read -r -N 256 -u 60 __syn_h; do
 	# A move to the background asked for as its command ended, too late
 	# for the trap to take its "D", left it before this request.
 	while [[ $__syn_h == D* ]]; do
@@ -101,13 +96,13 @@ while TMOUT= builtin read -r -N 256 -u 60 __syn_h; do
 	# Small commands arrive through a pipe (bash buffers here-strings up
 	# to the pipe size in memory), so no temporary file is needed; larger
 	# ones go through eval.
-	[[ @SMALL@ ]] && __syn_src=$__syn_pre$__syn_cmd
-	# The command's stdin is /dev/null; while it is open, the next open
-	# gets fd 1, so the markers and the trailer are written in this group.
-	# The here-string (made while fds 1 and 2 are free) comes before the
-	# start markers, which then reach Go together.
+	[[ -n $__syn_fd && ${#__syn_cmd} -lt 60000 ]] && __syn_src=$__syn_pre$__syn_cmd
+	# The command's stdin is /dev/null, opened straight into the closed fd
+	# 0 for the round trip. The here-string (its pipe made in the free fds
+	# 1 and 2, then moved to 63) comes before the start markers, which then
+	# reach Go together.
 	{
-		builtin printf '%s:start\n' "$__syn_id" @E@
+		builtin printf '%s:start\n' "$__syn_id" 1>&62
 		# The command's fds 1 and 2 are the response pipes; closing them
 		# afterwards undoes whatever it did to them. The one-pass loop
 		# catches a top-level `break`/`continue` of the command, which
@@ -116,12 +111,12 @@ while TMOUT= builtin read -r -N 256 -u 60 __syn_h; do
 			{
 				builtin printf '%s:start\n' "$__syn_id"
 				for __syn_once in 1; do builtin source /dev/fd/63; done
-			} @O@ @E2@
+			} 1>&61 2>&62
 		else
 			{
 				builtin printf '%s:start\n' "$__syn_id"
 				for __syn_once in 1; do builtin eval "$__syn_pre$__syn_cmd"; done
-			} @O@ @E2@
+			} 1>&61 2>&62
 		fi
 		# Not busy first: a late USR1 then does nothing, so the check below
 		# cannot miss a DEBUG trap installed after it. Emptied, the command
@@ -142,13 +137,13 @@ while TMOUT= builtin read -r -N 256 -u 60 __syn_h; do
 		# `jobs -p` (a write of its own) runs only once a job was ever put
 		# in the background ($! is set): before that there is none.
 		if [[ -z ${!:-} ]]; then
-			builtin printf '%s:end:%s:done:%s:%s:jobs:%s:fin\n' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" @O@
+			builtin printf '%s:end:%s:done:%s:%s:jobs:%s:fin\n' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" 1>&61
 		else
 			{
 				builtin printf '%s:end:%s:done:%s:%s:jobs:' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id"
 				builtin jobs -p
 				builtin printf '%s:fin\n' "$__syn_id"
-			} @O@
+			} 1>&61
 		fi
 	} 0</dev/null 63<<<"$__syn_src"
-done
+done; builtin exit 0

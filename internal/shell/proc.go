@@ -24,23 +24,7 @@ import (
 )
 
 //go:embed driver.bash
-var driverText string
-
-// driverScript is the driver as bash gets it: its loop (the text after the
-// line "# loop") twice, as written, where /dev/fd lets a command's
-// descriptors be opened by path, and with dups (and eval for every command)
-// where it does not (driver.bash).
-var driverScript = func() string {
-	head, loop, ok := strings.Cut(driverText, "\n# loop\n")
-	if !ok {
-		panic("driver.bash: no loop")
-	}
-	loop = strings.TrimSuffix(loop, "\n")
-	fast := strings.NewReplacer("@O@", "1>|/dev/fd/61", "@E@", "1>|/dev/fd/62", "@E2@", "2>|/dev/fd/62",
-		"@SMALL@", "${#__syn_cmd} -lt 60000").Replace(loop)
-	slow := strings.NewReplacer("@O@", "1>&61", "@E@", "1>&62", "@E2@", "2>&62", "@SMALL@", "-n ''").Replace(loop)
-	return strings.NewReplacer("@LOOP@;", "\n"+fast+"\n", "@LOOP_NO_DEV_FD@;", "\n"+slow+"\n").Replace(head) + "\n"
-}()
+var driverScript string
 
 const (
 	// startTimeout bounds waiting for the shell's ready line when ctx has no deadline.
