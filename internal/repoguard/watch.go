@@ -66,8 +66,9 @@ type Watch struct {
 	// as they were, and their look is skipped: it costs a dozen syscalls
 	// per command in a repository.
 	ctlDirty, ctlBlind bool
-	changed            bool  // the last check looked at the control files
-	sw                 sweep // what no watch covers
+	changed            bool   // the last check looked at the control files
+	sw                 sweep  // what no watch covers
+	buf                []byte // drain's, kept: a check runs before and after every command
 	// rootFDs holds the writable roots open (O_PATH) during a sweep step,
 	// which opens hundreds of folders beneath them (OpenBeneath).
 	rootFDs map[string]int
@@ -521,10 +522,17 @@ func (w *Watch) checkSeq() []string {
 // 16 384 entries, or a job that wants the host busy) the sweep makes a
 // whole pass in this check, which costs one read of every directory.
 func (w *Watch) drain(note func(string), noteBare func(dir, name string), walkNew func(string)) {
-	buf := make([]byte, 64*1024)
+	if w.buf == nil {
+		w.buf = make([]byte, 64*1024)
+	}
+	buf := w.buf
 	for {
-		n, err := unix.Read(w.fd, buf)
-		if err != nil || n <= 0 {
+		// The descriptor is non-blocking and w.mu keeps it open: a raw
+		// call skips the runtime's bookkeeping for calls that may block,
+		// which wakes its sleeping monitor thread (issue 30).
+		r, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(w.fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+		n := int(r)
+		if e != 0 || n <= 0 {
 			return // EAGAIN: nothing more
 		}
 		for off := 0; off+unix.SizeofInotifyEvent <= n; {

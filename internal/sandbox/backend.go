@@ -95,6 +95,8 @@ type LocalBackend struct {
 	idleEnd chan struct{} // closed when the idle watcher has stopped
 
 	sweeper, notices string // CreateOptions.Sweeper and Notices
+
+	stable *stableDirs // the text check's, used under runMu (nil unsandboxed)
 }
 
 var _ Backend = (*LocalBackend)(nil)
@@ -143,7 +145,7 @@ func (b *LocalBackend) Execute(ctx context.Context, cmd string) (command.Result,
 	// by the idle watcher, or now, before this command can use it.
 	before := append(b.pending, b.settleLocked()...)
 	b.pending = nil
-	if res, blocked := checkCommandText(cmd, b.sess.Cwd(), b.policy.Home, b.rules); blocked {
+	if res, blocked := checkCommandTextIn(cmd, b.sess.Cwd(), b.policy.Home, b.rules, b.stable); blocked {
 		res.Stderr += sandboxLines(before)
 		return res, nil
 	}
@@ -423,7 +425,7 @@ func (lp LocalProvider) Create(ctx context.Context, opts CreateOptions) (Backend
 	// Every watch is in place first, too.
 	plat.watchReady()
 	b := &LocalBackend{policy: opts.Policy, rules: compileRules(opts.Policy.Blacklist, opts.Policy.Home), plat: plat, sess: sess,
-		sweeper: opts.Sweeper, notices: opts.Notices}
+		sweeper: opts.Sweeper, notices: opts.Notices, stable: plat.stableDirs(opts.Policy)}
 	plat.lastPlan.watch.Adopt(opts.Fresh)
 	if plat.guard != nil {
 		plat.guard.Forget(opts.Fresh)

@@ -28,10 +28,16 @@ var quotedPath = regexp.MustCompile(`["']([~/][^"']*)["']`)
 // resolve relative paths. It is a friendly early refusal; the mounts remain
 // the guard for whatever it cannot see (variables, generated names).
 func checkCommandText(cmd, cwd, home string, rules []rule) (command.Result, bool) {
+	return checkCommandTextIn(cmd, cwd, home, rules, nil)
+}
+
+// checkCommandTextIn is checkCommandText with what a sandbox keeps from one
+// check to the next (nil: nothing).
+func checkCommandTextIn(cmd, cwd, home string, rules []rule, stable *stableDirs) (command.Result, bool) {
 	if len(rules) == 0 {
 		return command.Result{}, false
 	}
-	rs := &resolver{home: home}
+	rs := &resolver{home: home, stable: stable}
 	entry, path, ok := textHit(cmd, cwd, rs, rules, 0)
 	if !ok {
 		return command.Result{}, false
@@ -54,7 +60,11 @@ func textHit(cmd, cwd string, rs *resolver, rules []rule, depth int) (entry, pat
 	if depth > maxTextDepth {
 		return "", "", false
 	}
-	f, err := syntax.NewParser().Parse(strings.NewReader(cmd), "")
+	parser := syntax.NewParser
+	if depth == 0 && rs.stable != nil {
+		parser = rs.stable.parser
+	}
+	f, err := parser().Parse(strings.NewReader(cmd), "")
 	if err != nil {
 		return "", "", false // unparsable: the shell will reject it, the mounts guard it
 	}
@@ -216,11 +226,61 @@ func pathHit(p, cwd string, rs *resolver, rules []rule) (entry, abs string, ok b
 // resolvePath stats every component of a path, and the words of a command
 // share their directories (mostly its cwd, deep in a workspace): resolving
 // each directory once per check saves about twenty stats for `echo hi`
-// (issue 30). Nothing is kept from one command to the next, which may
-// change the links.
+// (issue 30). From one command to the next only what stable keeps is
+// kept: the next command may change the links below a writable root.
 type resolver struct {
-	home string
-	dirs map[string]string // a directory and what resolvePath makes of it
+	home   string
+	dirs   map[string]string // a directory and what resolvePath makes of it
+	stable *stableDirs       // nil: nothing kept between checks
+}
+
+// stableDirs keeps, for one sandbox, what directories no command can change
+// resolve to: those outside its writable roots (the roots themselves
+// included, which no command can rename or replace: a mount point under
+// bwrap, in a directory it cannot write under Landlock) that resolve to
+// themselves (no link whose target could lie in a writable root). The
+// words of a command are mostly in its cwd, deep below such directories:
+// their stats were most of the check (issue 30).
+type stableDirs struct {
+	roots []string          // where commands can write
+	dirs  map[string]string // directory -> what resolvePath makes of it (itself)
+	p     *syntax.Parser    // the checks' own (made anew, one was most of their allocations)
+}
+
+// parser is the checks' parser, for the command itself (not the code of a
+// `bash -c` in it, parsed while the command's tree is walked).
+func (s *stableDirs) parser(...syntax.ParserOption) *syntax.Parser {
+	if s.p == nil {
+		s.p = syntax.NewParser()
+	}
+	return s.p
+}
+
+// maxStableDirs bounds what a sandbox keeps: enough for the directories
+// of a session's commands.
+const maxStableDirs = 4096
+
+func (s *stableDirs) get(dir string) (string, bool) {
+	if s == nil {
+		return "", false
+	}
+	rd, ok := s.dirs[dir]
+	return rd, ok
+}
+
+func (s *stableDirs) put(dir, rd string) {
+	if s == nil || rd != dir || len(s.dirs) >= maxStableDirs {
+		return
+	}
+	for _, w := range s.roots {
+		if dir != w && within(dir, w) {
+			return
+		}
+	}
+	if s.dirs == nil {
+		s.dirs = map[string]string{}
+	}
+	s.dirs[dir] = rd
 }
 
 // resolve returns resolvePath(abs, "/", home) for a clean absolute path: the
@@ -233,7 +293,10 @@ func (r *resolver) resolve(abs string) string {
 	}
 	rd, ok := r.dirs[dir]
 	if !ok {
-		rd = r.resolve(dir)
+		if rd, ok = r.stable.get(dir); !ok {
+			rd = r.resolve(dir)
+			r.stable.put(dir, rd)
+		}
 		if r.dirs == nil {
 			r.dirs = map[string]string{}
 		}

@@ -217,9 +217,76 @@ func BenchmarkCommandTextCheck(b *testing.B) {
 		b.Fatal(err)
 	}
 	rules := compileRules(DefaultBlacklist(), "/home/u")
-	for b.Loop() {
-		if _, blocked := checkCommandText("echo hi", ws, "/home/u", rules); blocked {
-			b.Fatal("blocked")
+	for _, keep := range []bool{false, true} {
+		b.Run(fmt.Sprintf("kept=%v", keep), func(b *testing.B) {
+			var st *stableDirs
+			if keep {
+				st = &stableDirs{roots: []string{ws}} // as a sandbox's check has it
+			}
+			for b.Loop() {
+				if _, blocked := checkCommandTextIn("echo hi", ws, "/home/u", rules, st); blocked {
+					b.Fatal("blocked")
+				}
+			}
+		})
+	}
+}
+
+// A sandbox keeps from one check to the next how the directories above its
+// writable roots resolve, never those below them: a command may swap a
+// directory of the workspace for a link into a blacklisted one, and the
+// next check must see the link.
+func TestStableDirsKeepOnlyWhatCommandsCannotChange(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(root, "above", "ws")
+	secret := filepath.Join(root, "secret")
+	for _, d := range []string{filepath.Join(ws, "sub"), secret} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rules := compileRules([]string{secret}, "/home/u")
+	st := &stableDirs{roots: []string{ws}}
+	steps := []struct {
+		name, cmd, cwd string
+		swap           func() error
+		blocked        bool
+	}{
+		{"plain", "cat sub/x", ws, nil, false},
+		{"again, from what was kept", "cat sub/x", ws, nil, false},
+		{"the directory swapped for a link", "cat sub/x", ws, func() error {
+			if err := os.Rename(filepath.Join(ws, "sub"), filepath.Join(ws, "old")); err != nil {
+				return err
+			}
+			return os.Symlink(secret, filepath.Join(ws, "sub"))
+		}, true},
+		{"from a subdirectory", "cat ../sub/x", filepath.Join(ws, "old"), nil, true},
+		{"through a link above the roots", "cat x", filepath.Join(root, "lnk", "ws"), func() error {
+			return os.Symlink(filepath.Join(root, "above"), filepath.Join(root, "lnk"))
+		}, false},
+	}
+	for _, s := range steps {
+		if s.swap != nil {
+			if err := s.swap(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, blocked := checkCommandTextIn(s.cmd, s.cwd, "/home/u", rules, st)
+		if _, fresh := checkCommandText(s.cmd, s.cwd, "/home/u", rules); blocked != s.blocked || fresh != s.blocked {
+			t.Fatalf("%s: blocked %v (without what was kept %v), want %v", s.name, blocked, fresh, s.blocked)
+		}
+	}
+	for _, d := range []string{root, filepath.Join(root, "above"), ws} {
+		if _, ok := st.dirs[d]; !ok {
+			t.Errorf("%s was not kept", d)
+		}
+	}
+	for d := range st.dirs {
+		if d != ws && within(d, ws) || d == filepath.Join(root, "lnk") || within(d, filepath.Join(root, "lnk")) {
+			t.Errorf("kept %s, which a command or a link can change", d)
 		}
 	}
 }

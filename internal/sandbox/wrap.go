@@ -259,6 +259,22 @@ func (pl *platform) watchReady() {
 	}
 }
 
+// stableDirs is an empty stableDirs for the sandbox wrap last planned:
+// its roots are every place a command of it may write (more is only
+// less kept).
+func (pl *platform) stableDirs(p Policy) *stableDirs {
+	if pl == nil {
+		return nil
+	}
+	roots := slices.Concat(pl.lastPlan.writable, normalizeDirs(p.Whitelist, p.Home))
+	for _, d := range []string{p.TempDir, pl.stateDir} {
+		if d != "" {
+			roots = append(roots, filepath.Clean(d))
+		}
+	}
+	return &stableDirs{roots: roots}
+}
+
 // plan is planMounts with the folder cache of the scan.
 func (pl *platform) plan(p Policy, env []string) mountPlan {
 	cache := pl.takeCache(p)

@@ -68,3 +68,46 @@ func BenchmarkEchoRoundTripBwrap(b *testing.B) {
 	defer s.Close()
 	benchEcho(b, s)
 }
+
+// Without /dev/fd (a /dev with only null in it) the driver cannot source
+// the command: it evals it, and commands behave as they do elsewhere
+// (cancel aside, which needs the sourced command's `return`).
+func TestWithoutDevFd(t *testing.T) {
+	p, err := exec.LookPath("bwrap")
+	if err != nil {
+		testutil.RequireTool(t, "bwrap")
+	}
+	argv := []string{p, "--ro-bind", "/", "/", "--tmpfs", "/dev", "--dev-bind", "/dev/null", "/dev/null",
+		"--proc", "/proc", "--unshare-pid", "--die-with-parent", "--bind", "/tmp", "/tmp", "/bin/bash"}
+	dir := t.TempDir()
+	s := startT(t, Options{Argv: argv, Dir: dir})
+	if r := execT(t, s, "[[ -e /dev/fd ]] || echo none"); r.Stdout != "none\n" {
+		t.Skipf("/dev/fd exists in this bwrap: %+v", r)
+	}
+	big := "x='" + strings.Repeat("q", 70000) + "'; echo ${#x}"
+	steps := []struct{ cmd, stdout, stderr string }{
+		{"echo out; echo err >&2", "out\n", "err\n"},
+		{"read x; echo rc=$?", "rc=1\n", ""},
+		{"exec >/dev/null 2>&1; echo hidden", "", ""},
+		{"echo back; echo back2 >&2", "back\n", "back2\n"},
+		{"cd /tmp && export K=v", "", ""},
+		{`echo "$K $PWD"`, "v /tmp\n", ""},
+		{"echo 'héllo'", "héllo\n", ""},
+		{big, "70000\n", ""},
+		{"set -x; echo traced", "traced\n", "++ echo traced\n"},
+		{"set +x", "", "++ set +x\n"},
+	}
+	for _, st := range steps {
+		r := execT(t, s, st.cmd)
+		if r.Stdout != st.stdout || r.Stderr != st.stderr {
+			t.Fatalf("%q: stdout %q stderr %q, want %q %q", trunc(st.cmd), r.Stdout, r.Stderr, st.stdout, st.stderr)
+		}
+	}
+	// eval reports the driver's line, not the command's.
+	if r := execT(t, s, "no_such_cmd_xyz"); r.ExitCode != 127 || !strings.HasSuffix(r.Stderr, ": no_such_cmd_xyz: command not found\n") {
+		t.Fatalf("command not found: %+v", r)
+	}
+	if r := execT(t, s, "exit 3"); r.ExitCode != 3 || s.Alive() {
+		t.Fatalf("exit: %+v", r)
+	}
+}

@@ -7,19 +7,32 @@
 #           10 decimal digits) followed by exactly n bytes of command text,
 #           all ASCII: with "~" for the space, the text is escaped for
 #           printf %b (its other bytes as \xHH), since `read -N` counts
-#           characters of the locale.
+#           characters of the locale. A request shorter than 256 bytes is
+#           padded to 256 with newlines, so the driver takes a small one in
+#           one read. While a command runs, Go writes only "D": it asks
+#           to move the command to the background (see the USR1 trap).
 # Response: on stdout and stderr "<id>:start\n" before the command's output;
-#           on stderr "<id>:end\n" after it; on stdout
+#           on stdout after it
 #           "<id>:end:<status>:<kind>:<cwd>:<id>:jobs:<job pgids>\n<id>:fin\n"
-#           (one pgid a line; none, and no newline, without jobs).
+#           (one pgid a line; none, and no newline, without jobs). stderr
+#           has no end marker: the command's stderr is all in its pipe
+#           when that trailer is written, so Go reads stderr to its end then.
 # kind is "done", or "exit" when the command made the shell exit.
 #
 # Every system call here runs once per command, so the loop is shaped to make
-# few (issue 30): a request is read in two reads (a pipe cannot be read ahead
-# by a line-reading `read`, which takes one byte per system call), bash's
-# stdout is line-buffered (one write per newline), so the trailer keeps its
-# newline for the end, and each redirection costs about ten fcntl/dup2/close
-# calls, so there are as few as the semantics allow.
+# few (issue 30). Bash makes a redirection of a descriptor that is open cost
+# about ten calls (it saves a copy, and restores and closes it afterwards),
+# one onto a closed descriptor three (and a close to undo it), and one that
+# opens a path onto the closed descriptor an open(2) fills (the lowest free
+# number) just that open and the close. So between commands the driver keeps
+# fds 0, 1 and 2 closed; each command opens /dev/null as its stdin and gets
+# fds 1 and 2 from the private copies of the response pipes, 61 and 62. (Not
+# by opening /dev/fd/61: fewer calls, but a lookup through /proc costs more
+# than they do.) The requests come on 60. That a command's `exec >file`
+# lasts for that command only comes with it, and the driver's own lines
+# write their traces (after a command that turned on `set -x`) to a closed
+# fd 2, which drops them. A pipe cannot be read ahead by a line-reading
+# `read` (one byte per system call), hence the fixed-width requests.
 #
 # There are no functions here on purpose: the cancel trap runs `return`,
 # which must leave the user's sourced command, never a driver function.
@@ -31,91 +44,106 @@ set -m
 # An inherited CDPATH would make `cd dir` land somewhere other than the
 # ./dir the command names (and the ask mode's check reads): cd is relative.
 builtin unset CDPATH
-# Private copies of the response pipes. Commands run with fds 1 and 2
-# redirected from these, so a command's `exec >file` only lasts for that
-# command. The driver's own fd 1 is the stderr pipe, where it writes more
-# often than to stdout, and its fd 2 is /dev/null, where the traces of its
-# lines after a command that turned on `set -x` go; plain writes save the
-# redirections (about ten fcntl/dup2/close calls each) per command.
-exec 61>&1 62>&2 59>/dev/null
-exec 1>&62 2>&59
-__syn_src=
+__syn_fd=
+exec 59>/dev/null 60<&0 61>&1 62>&2
 # Sourcing the command text (instead of eval) lets the cancel trap abort it
-# with `return`, while `declare` in a command still makes globals.
-[[ -e /dev/fd/0 ]] && __syn_src=1
+# with `return`, while `declare` in a command still makes globals; it needs
+# /dev/fd.
+[[ -e /dev/fd/61 ]] && __syn_fd=1
+# USR2 once moved a command to the background; Go no longer sends it, and it
+# still does not end the shell: it cancels, as USR1 does without a "D".
+builtin trap 'if [[ -n ${__syn_busy-} ]]; then __syn_cancelled=1; [[ $- == *T* ]] || __syn_untrace=1; builtin set -T; builtin trap "builtin return 130 2>/dev/null" DEBUG; fi' USR2
 builtin printf '%s:ready:%s\n%s\n%s:fin\n' @ID@ "$$" "$PWD" @ID@ >&61
-# TMOUT= : a command's `export TMOUT=n` would otherwise end this read after
-# n idle seconds. Whatever ends the loop, the exit on its last line (the
-# same line: bash reads this text from the stdin the requests follow) keeps
-# bash from running the requests as script.
-while TMOUT= builtin read -r -N 31 __syn_h; do
+# Closing fd 0 ends the script bash reads from it, so the loop is on the same
+# line (bash reads a whole command before it runs it); the exit at its end
+# keeps it so whatever ends the loop. TMOUT= : a command's `export TMOUT=n`
+# would otherwise end the loop's read after n idle seconds.
+exec 0<&- 1>&- 2>&-; while TMOUT= builtin read -r -N 256 -u 60 __syn_h; do
+	# A move to the background asked for as its command ended, too late
+	# for the trap to take its "D", left it before this request.
+	while [[ $__syn_h == D* ]]; do
+		TMOUT= builtin read -r -N 1 -u 60 __syn_c || builtin exit 2
+		__syn_h=${__syn_h:1}$__syn_c
+	done
 	# Go never sends anything else; a stream out of step cannot be resynced.
-	[[ $__syn_h == syn????????????????[' ~'][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]$'\n' ]] ||
-		{ builtin printf 'synapse driver: malformed request %q\n' "$__syn_h" >&62; builtin exit 2; }
-	__syn_id=${__syn_h:0:19}
-	builtin read -r -N "$((10#${__syn_h:20:10}))" __syn_cmd || builtin exit 2
+	[[ $__syn_h == syn????????????????[' ~'][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]$'\n'* ]] ||
+		{ builtin printf 'synapse driver: malformed request %q\n' "${__syn_h:0:31}" >&62; builtin exit 2; }
+	__syn_id=${__syn_h:0:19} __syn_n=$((10#${__syn_h:20:10}))
+	if ((__syn_n <= 225)); then
+		__syn_cmd=${__syn_h:31:__syn_n}
+	else
+		TMOUT= builtin read -r -N "$((__syn_n - 225))" -u 60 __syn_cmd || builtin exit 2
+		__syn_cmd=${__syn_h:31}$__syn_cmd
+	fi
 	[[ ${__syn_h:19:1} == '~' ]] && builtin printf -v __syn_cmd %b "$__syn_cmd"
 	# Cancel: a DEBUG trap that returns before every further simple command
 	# unwinds the user's functions and then the sourced command itself, so
 	# nothing after the interrupted part runs. -T makes functions see it.
-	builtin trap 'if [[ -n ${__syn_busy-} ]]; then __syn_cancelled=1; [[ $- == *T* ]] || __syn_untrace=1; builtin set -T; builtin trap "builtin return 130 2>/dev/null" DEBUG; fi' USR1
-	# Move to the background (Ctrl+B): Go sends USR2, then stops the
-	# command's process groups; bash's wait returns, the same unwinding as a
-	# cancel ends the sourced command, and `bg` below resumes the stopped job.
-	builtin trap 'if [[ -n ${__syn_busy-} ]]; then __syn_detach=1 __syn_cancelled=1; [[ $- == *T* ]] || __syn_untrace=1; builtin set -T; builtin trap "builtin return 130 2>/dev/null" DEBUG; fi' USR2
-	builtin trap '__syn_st=$?; if [[ -n ${__syn_busy-} ]]; then __syn_busy=; builtin printf "%s:end\n" "$__syn_id" >&62; builtin printf "%s:end:%s:exit:%s:%s:jobs:%s:fin\n" "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" >&61; fi' EXIT
+	# Move to the background (Ctrl+B): Go writes "D" to the requests, sends
+	# USR1 too, then stops the command's process groups; bash's wait
+	# returns, the same unwinding ends the sourced command, and `bg` below
+	# resumes the stopped job. (One signal for both: setting a trap costs
+	# three system calls, and it is set again for every command in case
+	# the last one changed it.)
+	builtin trap 'if [[ -n ${__syn_busy-} ]]; then __syn_cancelled=1; builtin read -r -t 0 -u 60 && TMOUT= builtin read -r -N 1 -u 60 __syn_c && [[ $__syn_c == D ]] && __syn_detach=1; [[ $- == *T* ]] || __syn_untrace=1; builtin set -T; builtin trap "builtin return 130 2>/dev/null" DEBUG; fi' USR1
+	builtin trap '__syn_st=$?; if [[ -n ${__syn_busy-} ]]; then __syn_busy=; builtin printf "%s:end:%s:exit:%s:%s:jobs:%s:fin\n" "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" >&61; fi' EXIT
 	# Keep a user's `set -x` for their commands only: restore it inside the
 	# command text (same line, so line numbers stay right). Assignments
 	# share statements where they can: each statement costs bash a few
 	# microseconds.
-	__syn_pre= __syn_busy=1
+	__syn_pre= __syn_busy=1 __syn_src=
 	[[ ${__syn_flags-} == *x* ]] && __syn_pre='builtin set -x; '
-	builtin printf '%s:start\n' "$__syn_id"
-	# The command gets stdin from /dev/null and fds 1 and 2 from the private
-	# copies, restored after it. The one-pass loop catches a top-level
-	# `break`/`continue` of the command, which would otherwise end the
-	# driver's own loop.
-	if [[ -n $__syn_src && ${#__syn_cmd} -lt 60000 ]]; then
-		# Small commands arrive through a pipe (bash buffers here-strings
-		# up to the pipe size in memory), so no temporary file is needed.
-		# The here-string comes first, before bash saves fds near 63.
-		{
-			builtin printf '%s:start\n' "$__syn_id"
-			for __syn_once in 1; do builtin source /dev/fd/63; done
-		} 63<<<"$__syn_pre$__syn_cmd" </dev/null >&61 2>&62
-	else
-		{
-			builtin printf '%s:start\n' "$__syn_id"
-			for __syn_once in 1; do builtin eval "$__syn_pre$__syn_cmd"; done
-		} </dev/null >&61 2>&62
-	fi
-	# Not busy first: a late USR1 then does nothing, so the check below
-	# cannot miss a DEBUG trap installed after it. Emptied, the command
-	# text does not stay in memory.
-	__syn_st=$? __syn_flags=$- __syn_busy= __syn_cmd=
-	# Afterwards xtrace is off (its traces go to fd 2, /dev/null).
-	builtin set +x
-	if [[ -n ${__syn_cancelled-} ]]; then
-		builtin trap - DEBUG
-		[[ -n ${__syn_untrace-} ]] && builtin set +T
-		__syn_cancelled= __syn_untrace=
-		# A move to the background is a cancel too.
-		if [[ -n ${__syn_detach-} ]]; then
-			builtin bg >&59
-			__syn_detach=
+	# Small commands arrive through a pipe (bash buffers here-strings up
+	# to the pipe size in memory), so no temporary file is needed; larger
+	# ones go through eval.
+	[[ -n $__syn_fd && ${#__syn_cmd} -lt 60000 ]] && __syn_src=$__syn_pre$__syn_cmd
+	# The command's stdin is /dev/null, opened straight into the closed fd
+	# 0 for the round trip. The here-string (its pipe made in the free fds
+	# 1 and 2, then moved to 63) comes before the start markers, which then
+	# reach Go together.
+	{
+		builtin printf '%s:start\n' "$__syn_id" 1>&62
+		# The command's fds 1 and 2 are the response pipes; closing them
+		# afterwards undoes whatever it did to them. The one-pass loop
+		# catches a top-level `break`/`continue` of the command, which
+		# would otherwise end the driver's own loop.
+		if [[ -n $__syn_src ]]; then
+			{
+				builtin printf '%s:start\n' "$__syn_id"
+				for __syn_once in 1; do builtin source /dev/fd/63; done
+			} 1>&61 2>&62
+		else
+			{
+				builtin printf '%s:start\n' "$__syn_id"
+				for __syn_once in 1; do builtin eval "$__syn_pre$__syn_cmd"; done
+			} 1>&61 2>&62
 		fi
-	fi
-	builtin printf '%s:end\n' "$__syn_id"
-	# The trailer's only newline is at its end, so line-buffered stdout
-	# writes it at once. `jobs -p` (a write of its own) runs only once a job
-	# was ever put in the background ($! is set): before that there is none.
-	if [[ -z ${!:-} ]]; then
-		builtin printf '%s:end:%s:done:%s:%s:jobs:%s:fin\n' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" >&61
-	else
-		{
-			builtin printf '%s:end:%s:done:%s:%s:jobs:' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id"
-			builtin jobs -p
-			builtin printf '%s:fin\n' "$__syn_id"
-		} >&61
-	fi
+		# Not busy first: a late USR1 then does nothing, so the check below
+		# cannot miss a DEBUG trap installed after it. Emptied, the command
+		# text does not stay in memory.
+		__syn_st=$? __syn_flags=$- __syn_busy= __syn_cmd= __syn_src=
+		# Afterwards xtrace is off (its traces go to the closed fd 2).
+		builtin set +x
+		if [[ -n ${__syn_cancelled-} ]]; then
+			builtin trap - DEBUG
+			[[ -n ${__syn_untrace-} ]] && builtin set +T
+			__syn_cancelled= __syn_untrace=
+			# A move to the background is a cancel too.
+			if [[ -n ${__syn_detach-} ]]; then
+				builtin bg >&59
+				__syn_detach=
+			fi
+		fi
+		# `jobs -p` (a write of its own) runs only once a job was ever put
+		# in the background ($! is set): before that there is none.
+		if [[ -z ${!:-} ]]; then
+			builtin printf '%s:end:%s:done:%s:%s:jobs:%s:fin\n' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id" "$__syn_id" 1>&61
+		else
+			{
+				builtin printf '%s:end:%s:done:%s:%s:jobs:' "$__syn_id" "$__syn_st" "$PWD" "$__syn_id"
+				builtin jobs -p
+				builtin printf '%s:fin\n' "$__syn_id"
+			} 1>&61
+		fi
+	} 0</dev/null 63<<<"$__syn_src"
 done; builtin exit 0

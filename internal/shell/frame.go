@@ -13,9 +13,10 @@ import (
 
 // frame picks one command's output out of a stream: it drops everything
 // before "<id>:start\n" (leftovers from background jobs), collects the output
-// up to the end marker, then (stdout only) the trailer up to "<id>:fin\n".
+// up to the end marker, then the trailer up to "<id>:fin\n". stderr has
+// neither: its frame collects until sealed (see pump.drainErr).
 type frame struct {
-	start, end, fin []byte // fin is nil for stderr: the end marker closes it
+	start, end, fin []byte // end and fin are nil for stderr
 	phase           int    // 0 seeking start, 1 collecting output, 2 collecting trailer, 3 complete
 	pending         []byte // unprocessed bytes (may hold a partial marker)
 	out             capped
@@ -39,13 +40,17 @@ func newFrame(id string, stdout bool, limit int) *frame {
 	if stdout {
 		f.end = []byte(id + ":end:")
 		f.fin = []byte(id + ":fin\n")
-	} else {
-		f.end = []byte(id + ":end\n")
 	}
 	return f
 }
 
 func (f *frame) complete() bool { return f.phase == 3 }
+
+// seal ends a frame without an end marker (stderr's): all was fed. Without
+// its start marker nothing of it is the command's.
+func (f *frame) seal() {
+	f.phase, f.pending = 3, nil
+}
 
 // feed consumes newly read bytes.
 func (f *frame) feed(b []byte) {
@@ -62,6 +67,11 @@ func (f *frame) feed(b []byte) {
 		f.pending = f.pending[i+len(f.start):]
 		f.phase = 1
 	}
+	if f.phase == 1 && f.end == nil {
+		f.write(f.pending)
+		f.pending = nil
+		return
+	}
 	if f.phase == 1 {
 		i := bytes.Index(f.pending, f.end)
 		if i < 0 {
@@ -73,11 +83,6 @@ func (f *frame) feed(b []byte) {
 		}
 		f.write(f.pending[:i])
 		f.pending = f.pending[i+len(f.end):]
-		if f.fin == nil {
-			f.phase = 3
-			f.pending = nil
-			return
-		}
 		f.phase = 2
 	}
 	if i := bytes.Index(f.pending, f.fin); i >= 0 {

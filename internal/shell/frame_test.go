@@ -28,9 +28,21 @@ func TestFrameAcrossChunkBoundaries(t *testing.T) {
 
 func TestFrameStderrAndExit(t *testing.T) {
 	f := newFrame("i", false, 100)
-	f.feed([]byte("i:start\nerr\ni:end\nmore"))
-	if !f.complete() || f.out.String() != "err\n" {
+	f.feed([]byte("junk i:st"))
+	f.feed([]byte("art\nerr\ni:end\n"))
+	f.feed([]byte("more"))
+	if f.complete() {
+		t.Fatal("stderr frame complete before it was sealed")
+	}
+	f.seal()
+	if !f.complete() || f.out.String() != "err\ni:end\nmore" {
 		t.Fatalf("stderr frame: %q complete=%v", f.out.String(), f.complete())
+	}
+	f = newFrame("i", false, 100)
+	f.feed([]byte("junk i:sta"))
+	f.seal()
+	if !f.complete() || f.out.String() != "" {
+		t.Fatalf("stderr frame without its start: %q", f.out.String())
 	}
 	tr, err := parseTrailer([]byte("7:exit:/:i:jobs:"), "i")
 	if err != nil || !tr.exited || tr.status != 7 || tr.cwd != "/" {

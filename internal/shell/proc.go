@@ -53,7 +53,8 @@ const (
 type proc struct {
 	cmd       *exec.Cmd
 	stdin     *os.File
-	out, err  *stream // stdout and stderr, read by pump
+	stdinRC   syscall.RawConn // stdin's, for send
+	out, err  *stream         // stdout and stderr, read by pump
 	pump      *pump
 	root      int          // pid we started; it leads its own session
 	shell     int          // pid of bash as we can signal it; 0 if unknown
@@ -72,11 +73,12 @@ type proc struct {
 }
 
 // request is what the driver reads for a command (driver.bash): a header
-// of fixed width, so the driver takes it and then the text in one read
-// each, and the text. bash's `read -N` counts characters, which are bytes
-// only in ASCII, so a text with other bytes goes escaped for printf %b
-// ("\xHH", and "\\" for a backslash), marked by "~" in place of the
-// header's space.
+// of fixed width and the text, padded with newlines to requestMin bytes,
+// so the driver takes a small request in one read (a read costs bash four
+// system calls) and a larger one in two. bash's `read -N` counts
+// characters, which are bytes only in ASCII, so a text with other bytes
+// goes escaped for printf %b ("\xHH", and "\\" for a backslash), marked by
+// "~" in place of the header's space.
 func request(id, text string) string {
 	sep := " "
 	if !isASCII(text) {
@@ -93,8 +95,15 @@ func request(id, text string) string {
 		}
 		text, sep = b.String(), "~"
 	}
-	return fmt.Sprintf("%s%s%010d\n", id, sep, len(text)) + text
+	req := fmt.Sprintf("%s%s%010d\n", id, sep, len(text)) + text
+	if len(req) < requestMin {
+		req += strings.Repeat("\n", requestMin-len(req))
+	}
+	return req
 }
+
+// requestMin is the driver's first read of a request (driver.bash).
+const requestMin = 256
 
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -143,7 +152,11 @@ func startProc(ctx context.Context, program string, args []string, opts Options)
 		return nil, "", fmt.Errorf("starting shell %q in %q: %w (check the shell command and the working directory)", program, opts.Dir, err)
 	}
 	closeAll(inR, outW, errW)
-	pu, err := newPump(outR, errR)
+	stdinRC, err := inW.SyscallConn()
+	var pu *pump
+	if err == nil {
+		pu, err = newPump(outR, errR)
+	}
 	if err != nil {
 		killRoot(cmd.Process.Pid)
 		_ = cmd.Process.Kill()
@@ -154,6 +167,7 @@ func startProc(ctx context.Context, program string, args []string, opts Options)
 	p := &proc{
 		cmd:       cmd,
 		stdin:     inW,
+		stdinRC:   stdinRC,
 		out:       pu.out,
 		err:       pu.err,
 		pump:      pu,
@@ -175,6 +189,33 @@ func startProc(ctx context.Context, program string, args []string, opts Options)
 	return p, cwd, nil
 }
 
+// send writes a request to the shell (see writeNB); the raw connection
+// keeps the descriptor from being closed under the write, and waits through
+// the runtime's poller while the pipe is full (a large command).
+func (p *proc) send(b []byte) error {
+	var werr error
+	err := p.stdinRC.Write(func(fd uintptr) bool {
+		for len(b) > 0 {
+			n, err := writeNB(int(fd), b)
+			switch {
+			case err == nil:
+				b = b[n:]
+			case errors.Is(err, syscall.EINTR):
+			case errors.Is(err, syscall.EAGAIN):
+				return false
+			default:
+				werr = err
+				return true
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	return werr
+}
+
 func closeAll(fs ...*os.File) {
 	for _, f := range fs {
 		_ = f.Close()
@@ -184,10 +225,10 @@ func closeAll(fs ...*os.File) {
 // handshake sends the driver and reads "<id>:ready:<pid>\n<cwd>\n<id>:fin\n".
 func (p *proc) handshake(ctx context.Context) (string, error) {
 	id := newID()
-	p.out.setActive(true, nil)
-	p.err.setActive(true, nil)
-	defer p.out.setActive(false, nil)
-	defer p.err.setActive(false, nil)
+	p.out.setActive(true, nil, true)
+	p.err.setActive(true, nil, true)
+	defer p.out.setActive(false, nil, false)
+	defer p.err.setActive(false, nil, false)
 	// An error here means the shell is already gone; the wait below reports it.
 	_, _ = p.stdin.Write([]byte(strings.ReplaceAll(driverScript, "@ID@", id)))
 
@@ -337,19 +378,19 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 	// cancelled command shows the command's own lines.
 	var noise jobNoise
 	// Without a live view the loop needs the streams only at their ends.
-	wakeOut, wakeErr := fo.fin, fe.end
+	live := false
 	if fn := command.OutputOf(ctx); fn != nil {
 		fo.onOut = func(b []byte) { fn(string(b)) }
 		noise.emit = fo.onOut
 		fe.onOut = noise.write
 		defer noise.flush()
-		wakeOut, wakeErr = nil, nil
+		live = true
 	}
-	p.out.setActive(true, wakeOut)
-	p.err.setActive(true, wakeErr)
-	defer p.out.setActive(false, nil)
-	defer p.err.setActive(false, nil)
-	if _, err := p.stdin.Write([]byte(request(id, payload))); err != nil {
+	p.out.setActive(true, fo.fin, live)
+	p.err.setActive(true, nil, live)
+	defer p.out.setActive(false, nil, false)
+	defer p.err.setActive(false, nil, false)
+	if err := p.send([]byte(request(id, payload))); err != nil {
 		return command.Result{}, p.lostErr(fmt.Sprintf("writing the command: %v", err))
 	}
 
@@ -402,8 +443,12 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 		return command.Result{Stdout: out, Stderr: fixStderr(fe.out.String()), StdoutFile: file}
 	}
 	for {
+		// Sealed before the feed: stderr's buffer then holds the rest of
+		// what the command wrote to it, which this feed takes.
+		sealed := p.err.isSealed()
 		eof := feed()
-		if fo.complete() && fe.complete() {
+		if fo.complete() && sealed {
+			fe.seal()
 			break
 		}
 		if eof {
@@ -430,8 +475,10 @@ func (p *proc) run(ctx context.Context, text string, timeout time.Duration) (com
 				break
 			}
 			// Like Ctrl+Z then bg: the trap makes the shell drop the rest of
-			// the command line once its wait returns for the stopped job.
-			_ = syscall.Kill(p.shell, syscall.SIGUSR2)
+			// the command line once its wait returns for the stopped job;
+			// the "D" first tells it from a cancel (driver.bash).
+			_ = p.send([]byte("D"))
+			_ = syscall.Kill(p.shell, syscall.SIGUSR1)
 			for _, g := range groups {
 				_ = syscall.Kill(-g, syscall.SIGSTOP)
 			}

@@ -21,18 +21,23 @@ type stream struct {
 	buf    []byte
 	active bool
 	// wake, while active, is the marker that ends what the command's loop
-	// waits for: the loop is woken when both streams' markers arrived, at
-	// the end of a stream, or when notifyAt bytes wait, and not for every
-	// piece in between (each wake is a goroutine handoff: issue 30). nil:
-	// after every read (a front end shows the output as it comes).
-	wake []byte
-	seen bool   // wake arrived since the stream became active
-	tail []byte // the last bytes read, where a marker may have begun
-	eof  bool
+	// waits for (stdout's; stderr has none, see pump.drainErr): the loop is
+	// woken when it arrived, at the end of a stream, or when notifyAt
+	// bytes wait, and not for every piece in between (each wake is a
+	// goroutine handoff: issue 30).
+	wake   []byte
+	eager  bool   // wake the loop after every read (a front end shows the output as it comes)
+	seen   bool   // wake arrived since the stream became active
+	sealed bool   // stderr: read to its end after stdout's marker arrived
+	tail   []byte // the last bytes read, where a marker may have begun
+	eof    bool
 	// stray receives what arrives while no command is active: the output of
 	// a command moved to the background (nil: dropped, as from `cmd &`).
 	stray func([]byte)
 }
+
+// drainReads bounds drainErr's reads (of the pump's 64 KiB buffer).
+const drainReads = 16
 
 // notifyAt is how many bytes may wait for the command's loop before it is
 // woken anyway, so a large output is capped (or spilled) as it arrives
@@ -48,7 +53,7 @@ func (s *stream) add(b []byte, end bool) (urgent, marker bool) {
 	switch {
 	case len(b) > 0 && s.active:
 		s.buf = append(s.buf, b...)
-		urgent = s.wake == nil || len(s.buf) >= notifyAt
+		urgent = s.eager || len(s.buf) >= notifyAt
 		if s.wake != nil && !s.seen {
 			// A marker may have begun in an earlier read, which the loop
 			// may have taken from buf: the tail keeps those last bytes.
@@ -78,12 +83,35 @@ func (s *stream) arrived() bool {
 	return s.seen
 }
 
-// setActive starts (with the marker to wake on, see stream.wake) or stops
-// keeping data; either way the buffer is emptied.
-func (s *stream) setActive(on bool, wake []byte) {
+// setActive starts (with the marker to wake on, see stream.wake, and
+// whether to wake after every read) or stops keeping data; either way the
+// buffer is emptied.
+func (s *stream) setActive(on bool, wake []byte, eager bool) {
 	s.mu.Lock()
-	s.active, s.buf, s.wake, s.seen, s.tail = on, nil, wake, false, nil
+	s.active, s.buf, s.wake, s.eager, s.seen, s.sealed, s.tail = on, nil, wake, eager, false, false, nil
 	s.mu.Unlock()
+}
+
+// seal marks the stream read to its end for the active command.
+func (s *stream) seal() {
+	s.mu.Lock()
+	s.sealed = true
+	s.mu.Unlock()
+}
+
+// isSealed reports whether seal was called since activation: what buf
+// holds then is all the command wrote.
+func (s *stream) isSealed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sealed
+}
+
+// ended reports whether the pipe ended.
+func (s *stream) ended() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.eof
 }
 
 func (s *stream) setStray(fn func([]byte)) {
@@ -159,9 +187,9 @@ func (pu *pump) readOne(fd int, b []byte) (n int, end, urgent, marker bool) {
 	if fd == pu.err.fd {
 		s = pu.err
 	}
-	n, err := unix.Read(fd, b)
+	n, err := readNB(fd, b)
 	for errors.Is(err, unix.EINTR) {
-		n, err = unix.Read(fd, b)
+		n, err = readNB(fd, b)
 	}
 	if errors.Is(err, unix.EAGAIN) {
 		return 0, false, false, false // it was read already
@@ -172,11 +200,38 @@ func (pu *pump) readOne(fd int, b []byte) (n int, end, urgent, marker bool) {
 	return n, end, urgent, marker
 }
 
-// tell signals the loop when it has news: urgent, or both end markers in.
+// tell signals the loop when it has news: urgent, or stdout's marker in
+// (and stderr drained).
 func (pu *pump) tell(urgent, marker bool) {
-	if urgent || marker && pu.out.arrived() && pu.err.arrived() {
+	if urgent || marker {
 		pu.signal()
 	}
+}
+
+// drainErr reads stderr to its current end once stdout's marker arrived,
+// and seals it. The shell writes that marker after the command ended, so
+// everything the command wrote to stderr is in the pipe by then: stderr
+// needs no end marker of its own, which saves the shell a redirection and
+// a write per command and the loop a wake (issue 30). It reports whether
+// stderr ended.
+func (pu *pump) drainErr(b []byte) (ended bool) {
+	if !pu.err.ended() {
+		// What the command wrote is at most what the pipe holds (1 MiB at
+		// the most unless root raised the bound); more is a background job
+		// writing still, which must not keep the command from ending.
+		for range drainReads {
+			n, end, _, _ := pu.readOne(pu.err.fd, b)
+			if end {
+				ended = true
+				break
+			}
+			if n < len(b) { // the pipe is empty (or was: EAGAIN)
+				break
+			}
+		}
+	}
+	pu.err.seal()
+	return ended
 }
 
 // finish marks both streams ended: whatever ended the pump, nothing more

@@ -4,9 +4,46 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
+
+// readNB, writeNB and epollWaitNB make calls that never block (the
+// descriptors are non-blocking, the wait has no timeout) without the
+// runtime's bookkeeping for a call that might: entering one wakes the
+// runtime's monitor thread whenever it sleeps, which an idle shell session
+// lets it do, so each read or write cost a futex wake and the monitor's
+// own calls besides (issue 30).
+func readNB(fd int, b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return -1, e
+	}
+	return int(n), nil
+}
+
+func writeNB(fd int, b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return -1, e
+	}
+	return int(n), nil
+}
+
+func epollWaitNB(ep int, events []unix.EpollEvent) (int, error) {
+	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
+	if e != 0 {
+		return -1, e
+	}
+	return int(n), nil
+}
 
 // start runs the pump on an epoll descriptor over both pipes and the stop
 // pipe, itself watched by the runtime's poller: the goroutine parks like
@@ -50,7 +87,7 @@ func (pu *pump) start(stopFd int) error {
 		// buffer's size), or a hang-up not yet read.
 		_ = rc.Read(func(uintptr) bool {
 			for {
-				n, err := unix.EpollWait(ep, events, 0)
+				n, err := epollWaitNB(ep, events)
 				if errors.Is(err, unix.EINTR) {
 					continue
 				}
@@ -75,6 +112,10 @@ func (pu *pump) start(stopFd int) error {
 					// read past with data will not be reported anew.
 					left := got == len(b) || !end && ev.Events&(unix.EPOLLHUP|unix.EPOLLERR) != 0
 					urgent, marker, more = urgent || u, marker || m, more || left
+				}
+				if marker && pu.drainErr(b) {
+					_ = unix.EpollCtl(ep, unix.EPOLL_CTL_DEL, pu.err.fd, nil)
+					open--
 				}
 				pu.tell(urgent, marker)
 				if open == 0 {

@@ -8,6 +8,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// readNB and writeNB are plain calls here (the Linux ones skip the
+// runtime's bookkeeping).
+func readNB(fd int, b []byte) (int, error)  { return unix.Read(fd, b) }
+func writeNB(fd int, b []byte) (int, error) { return unix.Write(fd, b) }
+
 // start runs the pump in a goroutine that waits in poll(2) on both pipes and
 // the stop pipe.
 func (pu *pump) start(stopFd int) error {
@@ -39,6 +44,9 @@ func (pu *pump) start(stopFd int) error {
 					fds[i].Fd = -1 // poll skips it from now on
 				}
 				urgent, marker = urgent || u, marker || m
+			}
+			if marker && pu.drainErr(b) {
+				fds[1].Fd = -1
 			}
 			pu.tell(urgent, marker)
 		}

@@ -8,8 +8,9 @@ import (
 )
 
 // The pump delivers everything written before the writers closed, the end
-// of both streams, and the markers it wakes the loop on, whatever the
-// sizes (a full buffer, data read together with the hang-up).
+// of both streams, and stdout's marker it wakes the loop on, with stderr
+// read to its end and sealed by then, whatever the sizes (a full buffer,
+// data read together with the hang-up).
 func TestPumpDeliversAllAndTheEnd(t *testing.T) {
 	for _, size := range []int{0, 3, 64 << 10, 200 << 10} {
 		outR, outW, err := os.Pipe()
@@ -24,23 +25,36 @@ func TestPumpDeliversAllAndTheEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pu.out.setActive(true, []byte("id:fin\n"))
-		pu.err.setActive(true, []byte("id:end\n"))
+		pu.out.setActive(true, []byte("id:fin\n"), false)
+		pu.err.setActive(true, nil, false)
 		want := append(bytes.Repeat([]byte("o"), size), "id:fin\n"...)
+		wantErr := append(bytes.Repeat([]byte("e"), size), '\n')
+		release := make(chan struct{})
 		go func() {
+			// All of stderr before stdout's marker, as the shell writes them.
+			_, _ = errW.Write(wantErr[:len(wantErr)/2])
+			_, _ = errW.Write(wantErr[len(wantErr)/2:])
 			_, _ = outW.Write(want)
-			_, _ = errW.Write([]byte("e\nid:e"))
-			_, _ = errW.Write([]byte("nd\n"))
+			<-release
 			outW.Close()
 			errW.Close()
 		}()
 		var out, errOut []byte
+		released := false
 		deadline := time.After(20 * time.Second)
 		for {
+			sealed := pu.err.isSealed() && !released
 			b, oeof := pu.out.take()
 			out = append(out, b...)
 			b, eeof := pu.err.take()
 			errOut = append(errOut, b...)
+			if sealed && bytes.HasSuffix(out, []byte("id:fin\n")) {
+				if !bytes.Equal(errOut, wantErr) {
+					t.Fatalf("size %d: sealed with %d of %d bytes of stderr", size, len(errOut), len(wantErr))
+				}
+				released = true
+				close(release)
+			}
 			if oeof && eeof {
 				break
 			}
@@ -50,11 +64,11 @@ func TestPumpDeliversAllAndTheEnd(t *testing.T) {
 				t.Fatalf("size %d: no end after 20s (got %d bytes)", size, len(out))
 			}
 		}
-		if !bytes.Equal(out, want) || string(errOut) != "e\nid:end\n" {
-			t.Fatalf("size %d: got %d bytes of stdout, stderr %q", size, len(out), errOut)
+		if !bytes.Equal(out, want) || !bytes.Equal(errOut, wantErr) {
+			t.Fatalf("size %d: got %d bytes of stdout, %d of stderr", size, len(out), len(errOut))
 		}
-		if !pu.out.arrived() || !pu.err.arrived() {
-			t.Fatalf("size %d: markers not seen", size)
+		if !pu.out.arrived() || !pu.err.isSealed() {
+			t.Fatalf("size %d: marker not seen or stderr not sealed", size)
 		}
 		pu.stop()
 	}
@@ -64,7 +78,7 @@ func TestPumpDeliversAllAndTheEnd(t *testing.T) {
 // part in between.
 func TestStreamMarkerAcrossTake(t *testing.T) {
 	s := &stream{}
-	s.setActive(true, []byte("id:fin\n"))
+	s.setActive(true, []byte("id:fin\n"), false)
 	for i, piece := range []string{"out", "put i", "d:f", "", "in", "\n"} {
 		_, marker := s.add([]byte(piece), false)
 		if want := i == 5; marker != want {

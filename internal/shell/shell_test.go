@@ -3,6 +3,7 @@ package shell
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -587,14 +588,39 @@ func BenchmarkEchoRoundTrip(b *testing.B) {
 	benchEcho(b, s)
 }
 
+// benchEcho reports, besides the wall time that another load on the
+// machine skews, the CPU time bash and this process spent per command.
 func benchEcho(b *testing.B, s *Session) {
 	ctx := context.Background()
+	bash0, self0 := benchCPU(b, s)
 	for b.Loop() {
 		r, err := s.Execute(ctx, "echo hello")
 		if err != nil || r.Stdout != "hello\n" {
 			b.Fatalf("%+v %v", r, err)
 		}
 	}
+	bash1, self1 := benchCPU(b, s)
+	b.ReportMetric(float64(bash1-bash0)/float64(b.N), "bash-cpu-ns/op")
+	b.ReportMetric(float64(self1-self0)/float64(b.N), "go-cpu-ns/op")
+}
+
+// benchCPU is the CPU time (ns) bash and this process have used so far.
+func benchCPU(b *testing.B, s *Session) (bash, self int64) {
+	b.Helper()
+	s.mu.Lock()
+	pid := s.p.shell
+	s.mu.Unlock()
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
+	if err != nil {
+		b.Skipf("no schedstat: %v", err)
+	}
+	f := strings.Fields(string(st))
+	bash, _ = strconv.ParseInt(f[0], 10, 64)
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return bash, ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // The user's shell options apply to their commands and never leak the
