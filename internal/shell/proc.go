@@ -26,6 +26,26 @@ import (
 //go:embed driver.bash
 var driverScript string
 
+// driverCode is driverScript without its comment and blank lines: bash
+// reads a script from a pipe one byte per system call (it must not read
+// past the script into the requests that follow), so each byte of comment
+// cost a system call at every shell start, two thirds of the file.
+var driverCode = sync.OnceValue(func() string { return stripComments(driverScript) })
+
+// stripComments drops the lines of a bash script that hold only a comment
+// or nothing. The driver has no here-document or multi-line string where
+// such a line would be data (TestDriverCodeIsTheScript).
+func stripComments(script string) string {
+	var b strings.Builder
+	for line := range strings.Lines(script) {
+		if t := strings.TrimSpace(line); t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
 const (
 	// startTimeout bounds waiting for the shell's ready line when ctx has no deadline.
 	startTimeout = 30 * time.Second
@@ -230,7 +250,7 @@ func (p *proc) handshake(ctx context.Context) (string, error) {
 	defer p.out.setActive(false, nil, false)
 	defer p.err.setActive(false, nil, false)
 	// An error here means the shell is already gone; the wait below reports it.
-	_, _ = p.stdin.Write([]byte(strings.ReplaceAll(driverScript, "@ID@", id)))
+	_, _ = p.stdin.Write([]byte(strings.ReplaceAll(driverCode(), "@ID@", id)))
 
 	timer := time.NewTimer(startTimeout)
 	defer timer.Stop()
