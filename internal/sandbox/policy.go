@@ -138,18 +138,19 @@ func (r rule) matchName(abs string) bool {
 	for rest := abs; rest != ""; {
 		var c string
 		c, rest, _ = strings.Cut(rest, "/")
-		if c == "" {
-			continue
-		}
-		if r.nameRe != nil {
-			if r.nameRe.MatchString(c) {
-				return true
-			}
-		} else if c == r.name {
+		if c != "" && r.matchComponent(c) {
 			return true
 		}
 	}
 	return false
+}
+
+// matchComponent reports whether one path component is the rule's name.
+func (r rule) matchComponent(c string) bool {
+	if r.nameRe != nil {
+		return r.nameRe.MatchString(c)
+	}
+	return c == r.name
 }
 
 // globRegex translates a path glob into an anchored regular expression over
@@ -196,48 +197,31 @@ func globRegex(g string) string {
 	return b.String()
 }
 
-// match returns the entry of the first rule covering abs (the path itself or
-// one of its parents).
-func matchRules(rules []rule, abs string) (string, bool) {
-	for _, r := range rules {
-		if r.name != "" {
-			if r.matchName(abs) {
-				return r.entry, true
-			}
-			continue
-		}
-		if r.re != nil {
-			if r.re.MatchString(abs) {
-				return r.entry, true
-			}
-			continue
-		}
-		if within(abs, r.path) {
-			return r.entry, true
-		}
-	}
-	return "", false
-}
+// matchRules returns the entry of the first rule covering abs (the path
+// itself or one of its parents).
+func matchRules(rules []rule, abs string) (string, bool) { return firstMatch(rules, abs, "") }
 
 // matchEntry is matchRules for the entry name at abs in a walk whose
 // folders above abs were matched already (none was hidden, or the walk
 // would not be below it): a rule on one name then needs only the last
 // component, not every component again (the scan's cost per entry).
-func matchEntry(rules []rule, abs, name string) (string, bool) {
+func matchEntry(rules []rule, abs, name string) (string, bool) { return firstMatch(rules, abs, name) }
+
+// firstMatch is matchRules, and matchEntry when last is not "".
+func firstMatch(rules []rule, abs, last string) (string, bool) {
 	for _, r := range rules {
-		if r.name != "" {
-			if r.nameRe != nil && r.nameRe.MatchString(name) || r.nameRe == nil && name == r.name {
-				return r.entry, true
-			}
-			continue
+		var ok bool
+		switch {
+		case r.name != "" && last != "":
+			ok = r.matchComponent(last)
+		case r.name != "":
+			ok = r.matchName(abs)
+		case r.re != nil:
+			ok = r.re.MatchString(abs)
+		default:
+			ok = within(abs, r.path)
 		}
-		if r.re != nil {
-			if r.re.MatchString(abs) {
-				return r.entry, true
-			}
-			continue
-		}
-		if within(abs, r.path) {
+		if ok {
 			return r.entry, true
 		}
 	}
