@@ -145,7 +145,7 @@ func (b *LocalBackend) Execute(ctx context.Context, cmd string) (command.Result,
 	// by the idle watcher, or now, before this command can use it.
 	before := append(b.pending, b.settleLocked()...)
 	b.pending = nil
-	if res, blocked := checkCommandTextIn(cmd, b.sess.Cwd(), b.policy.Home, b.rules, b.stable); blocked {
+	if res, blocked := checkCommandText(cmd, b.sess.Cwd(), b.policy.Home, b.rules, b.stable); blocked {
 		res.Stderr += sandboxLines(before)
 		return res, nil
 	}

@@ -27,13 +27,8 @@ var quotedPath = regexp.MustCompile(`["']([~/][^"']*)["']`)
 // path in a `python -c` string) names a blacklisted path, following `cd` to
 // resolve relative paths. It is a friendly early refusal; the mounts remain
 // the guard for whatever it cannot see (variables, generated names).
-func checkCommandText(cmd, cwd, home string, rules []rule) (command.Result, bool) {
-	return checkCommandTextIn(cmd, cwd, home, rules, nil)
-}
-
-// checkCommandTextIn is checkCommandText with what a sandbox keeps from one
-// check to the next (nil: nothing).
-func checkCommandTextIn(cmd, cwd, home string, rules []rule, stable *stableDirs) (command.Result, bool) {
+// stable is what a sandbox keeps from one check to the next (nil: nothing).
+func checkCommandText(cmd, cwd, home string, rules []rule, stable *stableDirs) (command.Result, bool) {
 	if len(rules) == 0 {
 		return command.Result{}, false
 	}

@@ -47,7 +47,7 @@ func TestCommandTextCheck(t *testing.T) {
 			if cwd == "" {
 				cwd = "/w"
 			}
-			res, blocked := checkCommandText(tt.cmd, cwd, home, rules)
+			res, blocked := checkCommandText(tt.cmd, cwd, home, rules, nil)
 			if blocked != tt.blocked {
 				t.Fatalf("blocked = %v, want %v (%+v)", blocked, tt.blocked, res)
 			}
@@ -224,7 +224,7 @@ func BenchmarkCommandTextCheck(b *testing.B) {
 				st = &stableDirs{roots: []string{ws}} // as a sandbox's check has it
 			}
 			for b.Loop() {
-				if _, blocked := checkCommandTextIn("echo hi", ws, "/home/u", rules, st); blocked {
+				if _, blocked := checkCommandText("echo hi", ws, "/home/u", rules, st); blocked {
 					b.Fatal("blocked")
 				}
 			}
@@ -274,8 +274,8 @@ func TestStableDirsKeepOnlyWhatCommandsCannotChange(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		_, blocked := checkCommandTextIn(s.cmd, s.cwd, "/home/u", rules, st)
-		if _, fresh := checkCommandText(s.cmd, s.cwd, "/home/u", rules); blocked != s.blocked || fresh != s.blocked {
+		_, blocked := checkCommandText(s.cmd, s.cwd, "/home/u", rules, st)
+		if _, fresh := checkCommandText(s.cmd, s.cwd, "/home/u", rules, nil); blocked != s.blocked || fresh != s.blocked {
 			t.Fatalf("%s: blocked %v (without what was kept %v), want %v", s.name, blocked, fresh, s.blocked)
 		}
 	}

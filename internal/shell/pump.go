@@ -76,13 +76,6 @@ func (s *stream) add(b []byte, end bool) (urgent, marker bool) {
 	return urgent, marker
 }
 
-// arrived reports whether the wake marker arrived since activation.
-func (s *stream) arrived() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.seen
-}
-
 // setActive starts (with the marker to wake on, see stream.wake, and
 // whether to wake after every read) or stops keeping data; either way the
 // buffer is emptied.

@@ -92,3 +92,10 @@ func TestStreamMarkerAcrossTake(t *testing.T) {
 		t.Fatal("marker not seen")
 	}
 }
+
+// arrived reports whether the wake marker arrived since activation.
+func (s *stream) arrived() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seen
+}
