@@ -138,7 +138,7 @@ func (p *Provider) Name() string { return p.site.provider }
 // the caller has already shown it.
 func (p *Provider) Stream(ctx context.Context, req llm.Request, onEvent func(llm.Event)) (llm.Response, error) {
 	params := p.params(req)
-	body, err := p.conv.body(params, req.Messages, !p.noCache)
+	buf, err := p.conv.body(params, req.Messages, !p.noCache)
 	if err != nil {
 		return llm.Response{}, &llm.Error{Kind: llm.ErrBadRequest, Provider: p.site.provider, Err: err,
 			Message: "cannot encode the request: " + err.Error()}
@@ -146,9 +146,17 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onEvent func(llm
 	if onEvent == nil {
 		onEvent = func(llm.Event) {}
 	}
-	return p.retry.DoNotify(ctx, onEvent, func() (llm.Response, bool, *llm.AttemptError) {
-		return p.once(ctx, body, params.MaxTokens, onEvent)
+	resp, err := p.retry.DoNotify(ctx, onEvent, func() (llm.Response, bool, *llm.AttemptError) {
+		return p.once(ctx, buf.Bytes(), params.MaxTokens, onEvent)
 	})
+	if err == nil {
+		// A whole answer came back, so the server had read the whole body
+		// and nothing reads the buffer any more. After a failure it is
+		// left to the garbage collector: a server may refuse a request
+		// before reading it, and the transport may still be writing it.
+		p.conv.done(buf)
+	}
+	return resp, err
 }
 
 // once runs one attempt; emitted reports whether any event reached onEvent.

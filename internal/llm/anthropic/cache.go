@@ -3,6 +3,7 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
 
 	"github.com/synapse-agent/synapse/internal/llm"
 )
@@ -11,6 +12,10 @@ import (
 // requests (llm.EncodeCache), so a step encodes only its new messages.
 type convCache struct {
 	cache llm.EncodeCache[encodedBlocks]
+	// bufs keeps request bodies for reuse: the body is the whole history,
+	// and a new one per step made the garbage collector's work per step
+	// grow with the history.
+	bufs sync.Pool
 }
 
 // encodedBlocks is one history message's content blocks.
@@ -21,10 +26,14 @@ type encodedBlocks struct {
 
 // body returns the JSON request body: w followed by the whole history.
 // The last wire message is built afresh, since it carries the last cache
-// breakpoint and is the part that changes between steps.
-func (c *convCache) body(w wireRequest, msgs []llm.Message, markLast bool) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+// breakpoint and is the part that changes between steps. The buffer is
+// c's: done gives it back once nothing reads the body.
+func (c *convCache) body(w wireRequest, msgs []llm.Message, markLast bool) (*bytes.Buffer, error) {
+	buf, _ := c.bufs.Get().(*bytes.Buffer)
+	if buf == nil {
+		buf = new(bytes.Buffer)
+	}
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(w); err != nil {
 		return nil, err
@@ -88,7 +97,13 @@ func (c *convCache) body(w wireRequest, msgs []llm.Message, markLast bool) ([]by
 		return nil, err
 	}
 	buf.WriteString("]}\n")
-	return buf.Bytes(), nil
+	return buf, nil
+}
+
+// done takes back a body's buffer for the next request.
+func (c *convCache) done(buf *bytes.Buffer) {
+	buf.Reset()
+	c.bufs.Put(buf)
 }
 
 func encodeMessage(m llm.Message) (encodedBlocks, error) {

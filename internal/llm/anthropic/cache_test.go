@@ -28,7 +28,7 @@ func checkBody(t *testing.T, p *Provider, req llm.Request, what string) {
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
-	llmtest.CheckJSON(t, what, b, referenceBody(p, req))
+	llmtest.CheckJSON(t, what, b.Bytes(), referenceBody(p, req))
 }
 
 // history has every kind of message the adapter converts, including ones
