@@ -308,26 +308,27 @@ func TestControlWatchesOutliveTheBound(t *testing.T) {
 	}
 }
 
-// TestWatchesAreBounded: however many folders the scan remembers, the
-// watch holds at most MaxWatches, the shallowest first.
+// TestWatchesAreBounded: however many folders the scan remembers (the
+// shallowest first: it reads breadth-first), the watch holds at most
+// MaxWatches, and what it leaves is the sweep's.
 func TestWatchesAreBounded(t *testing.T) {
 	root := t.TempDir()
 	w := NewWatch()
 	w.SetRoots([]string{root})
-	var deepest string
 	for i := range MaxWatches + 100 {
 		d := filepath.Join(root, fmt.Sprintf("d%05d", i))
-		if i == 0 {
-			deepest = filepath.Join(d, "x", "y")
-			if err := os.MkdirAll(deepest, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			w.Remember(deepest)
-		}
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		w.Remember(d)
+	}
+	deepest := filepath.Join(root, "d00000", "x", "y")
+	if err := os.MkdirAll(deepest, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.Remember(deepest)
+	if n := len(w.dirs); n > MaxWatches {
+		t.Fatalf("the scan's table holds %d folders, more than %d", n, MaxWatches)
 	}
 	w.Start()
 	defer w.Close()

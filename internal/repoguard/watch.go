@@ -60,6 +60,13 @@ type Watch struct {
 	known map[string]bool                // .git and .hg entries present at start (mounted read-only where it matters)
 	fresh []string                       // .git and .hg entries that appeared since, watched for changes
 	seq   map[string]map[string][]string // existing git directory -> what its rebase/sequencer state ran at start
+	// unmounted: .git and .hg entries present at start that the mount plan
+	// left writable (its mount budget), with their control directories:
+	// fingerprinted at start, judged again when an event came from one of
+	// those (touched: the control directories events came from since the
+	// last check).
+	unmounted []unmountedRepo
+	touched   map[string]bool
 	// ctlDirty: something changed in a control directory since the last
 	// look (or no look yet); ctlBlind: one could not be watched. Without
 	// either (and with inotify) the control files and rebase state are
@@ -88,6 +95,35 @@ func (w *Watch) SetRoots(roots []string) { w.roots = slices.Clone(roots) }
 // MarkKnown records a .git or .hg entry present at start (the mount plan
 // protects it), so that the checks do not report it as new.
 func (w *Watch) MarkKnown(path string) { w.known[path] = true }
+
+// Unmounted records a repository present at start that the mount plan
+// leaves without read-only mounts: Start records what would run in it
+// (as the sweep records an old repository it finds) and watches its
+// control folders, and every check that follows a change there judges it
+// again, as a new one when what would run in it changed.
+func (w *Watch) Unmounted(path string) {
+	if !slices.ContainsFunc(w.unmounted, func(r unmountedRepo) bool { return r.path == path }) {
+		w.unmounted = append(w.unmounted, unmountedRepo{path: path})
+	}
+}
+
+// unmountedRepo is a repository of Watch.Unmounted: its .git or .hg entry
+// and the git directories it names (itself for a .hg).
+type unmountedRepo struct {
+	path string
+	dirs []string
+}
+
+// changed reports whether an event came from inside one of r's
+// directories since the last check.
+func (r unmountedRepo) changed(touched map[string]bool) bool {
+	for d := range touched {
+		if slices.ContainsFunc(r.dirs, func(gd string) bool { return within(d, gd) }) {
+			return true
+		}
+	}
+	return false
+}
 
 // Baseline records, once per git directory, what its rebase or sequencer
 // state would run at start: the checks report only what is new.
@@ -242,12 +278,17 @@ func ctimeOf(st fs.FileInfo) int64 {
 }
 
 // Remember records a directory of the start-up scan (or a new one). Past
-// MaxWatches a new one is left to the sweep.
+// MaxWatches a new one is left to the sweep: the scan remembers the
+// shallowest first (breadth-first), and holds no table of a whole tree.
 func (w *Watch) Remember(dir string) {
 	if w.fd >= 0 {
 		if !w.add(dir) {
 			w.sw.on = true
 		}
+		return
+	}
+	if len(w.dirs) >= MaxWatches {
+		w.sw.on = true
 		return
 	}
 	// Its change time is read in Start, and only if inotify is missing:
@@ -305,6 +346,20 @@ func (w *Watch) Start() {
 		if filepath.Base(p) == ".hg" {
 			w.controlRepo(p)
 		}
+	}
+	for i, r := range w.unmounted {
+		if w.sw.late == nil {
+			w.sw.late = map[string]lateRepo{}
+		}
+		w.sw.late[r.path] = lateRepo{ctime: w.controlCtime(r.path), print: dangerPrint(r.path)}
+		r.dirs = []string{r.path}
+		if filepath.Base(r.path) != ".hg" {
+			r.dirs = gitDirsOf(r.path)
+		}
+		for _, d := range r.dirs {
+			w.controlRepo(d)
+		}
+		w.unmounted[i] = r
 	}
 	type byDepth struct {
 		depth int
@@ -412,6 +467,12 @@ func (w *Watch) Check() []string {
 	if w.fd < 0 || w.ctlDirty || w.ctlBlind {
 		w.checkGitlinks(note) // the index may have changed
 	}
+	for _, r := range w.unmounted {
+		if w.fd < 0 || w.ctlBlind || r.changed(w.touched) {
+			w.sweptRepo(r.path, note)
+		}
+	}
+	clear(w.touched)
 	w.sweepStep(note)
 	for dir, was := range w.dirs {
 		st, err := os.Lstat(dir)
@@ -539,8 +600,14 @@ func (w *Watch) drain(note func(string), noteBare func(dir, name string), walkNe
 			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
 			nameBytes := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
 			off += unix.SizeofInotifyEvent + int(ev.Len)
-			if _, ok := w.ctl[ev.Wd]; ok {
+			if d, ok := w.ctl[ev.Wd]; ok {
 				w.ctlDirty = true
+				if len(w.unmounted) > 0 {
+					if w.touched == nil {
+						w.touched = map[string]bool{}
+					}
+					w.touched[d] = true
+				}
 			}
 			if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
 				// Events were lost: folders made meanwhile hold no watch,

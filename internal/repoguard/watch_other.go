@@ -51,6 +51,9 @@ func (*Watch) NeedsLook() bool { return false }
 // MarkUnseen does nothing off Linux.
 func (*Watch) MarkUnseen() {}
 
+// Unmounted does nothing off Linux.
+func (*Watch) Unmounted(string) {}
+
 // WaitFD is -1 off Linux: there is no descriptor to wait on, so the
 // sandbox's idle watcher does not run.
 func (*Watch) WaitFD() int { return -1 }

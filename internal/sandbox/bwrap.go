@@ -16,24 +16,28 @@ import (
 
 // Bounds of the scan that expands blacklist globs (and finds `.git`
 // directories and unix sockets) inside the writable roots when a sandbox is
-// created. A deeper or larger tree is scanned only up to the bound; files
-// beyond it, and files created after the sandbox started, are still refused by
-// the command text check and by the in-process CheckPath, but not by a mount.
+// created. It reads folders breadth-first, the shallowest first, so that in
+// a monorepo the budget covers the top of every package before any deep
+// folder, and its cost is the same in a tree of any size. Files beyond it,
+// and files created after the sandbox started, are still refused by the
+// command text check and by the in-process CheckPath, but not by a mount;
+// repositories beyond it are the watch's sweep's (repoguard).
 const (
-	maxScanDepth   = 6
-	maxScanEntries = 20000
-	// maxWatchEntries bounds the walk past those bounds, in each writable
-	// root, for git repositories to protect and directories to watch
-	// (entries past the depth; folders inside node_modules, .hg and .svn).
-	// What lies further is left to the watch's sweep (repoguard): the
-	// start costs the same in a tree of any size.
-	maxWatchEntries = 2048
+	maxScanEntries = 20000 // entries looked at, shared by the roots
+	maxScanFolders = 2048  // folders read, in each root
+	// maxDepFolders bounds the folders read, in each writable root, of the
+	// dependency trees the blacklist scan skips (node_modules, .hg, .svn),
+	// looked into for repositories only, after the rest.
+	maxDepFolders = 256
+	// maxRepoMounts bounds the mounts the repositories take (pins and
+	// read-only control files: four for a repository one folder down).
+	maxRepoMounts = 64
 )
 
 // scanSkip names directories the blacklist scan does not descend into:
 // dependency trees are large and hold no user secrets. Repositories are
 // looked for, and directories watched, inside all but .git all the same
-// (watchTree): host git status runs git in any gitlink of the index.
+// (scanDeps): host git status runs git in any gitlink of the index.
 var scanSkip = map[string]bool{"node_modules": true, ".git": true, ".hg": true, ".svn": true}
 
 // errNoBwrap is the fail-closed refusal when bubblewrap is missing.
@@ -160,10 +164,22 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 			*list = append(*list, p)
 		}
 	}
+	// A repository costs bubblewrap a few mounts, and each mount more than
+	// the one before (it reads the whole mount table after each): past
+	// maxRepoMounts, the shallowest repositories having taken them, a
+	// repository is the watch's to guard instead (repoguard.Watch.Unmounted).
+	mountsLeft := func(path string) bool {
+		if len(mp.pin)+len(mp.protect) < maxRepoMounts {
+			return true
+		}
+		mp.watch.Unmounted(path)
+		return false
+	}
 	protectGit := func(gitPath string, isDir bool) {
-		if !writable {
+		if !writable || !mountsLeft(gitPath) {
 			return
 		}
+		mp.watch.MarkKnown(gitPath)
 		// Git on the host would run hooks just as well from a .git put in
 		// place of this one, or from one a worktree's .git file is pointed
 		// at: a .git directory and the directories above it (up to the
@@ -188,7 +204,7 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 		mp.protectConfigPaths(common, filepath.Dir(gitPath))
 	}
 	protectHg := func(hgPath string) {
-		if !writable {
+		if !writable || !mountsLeft(hgPath) {
 			return
 		}
 		// As for .git: the .hg directory and those above it are mount
@@ -211,150 +227,107 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 	}
 	if st, err := os.Lstat(filepath.Join(root, ".git")); err == nil {
 		protectGit(filepath.Join(root, ".git"), st.IsDir())
-		if writable {
-			mp.watch.MarkKnown(filepath.Join(root, ".git"))
-		}
 	}
-	base := strings.Count(root, "/")
-	deep := maxWatchEntries
-	// The trees the blacklist scan skips have a budget of their own (in
-	// folders): a node_modules of a million files must not leave the
-	// project's own deep folders unwatched.
-	skipped := maxWatchEntries
-	_ = walkDir(root, mp.read, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if d != nil && d.IsDir() && path != root {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if *budget <= 0 || strings.Count(path, "/")-base > maxScanDepth {
+	if st, err := os.Lstat(root); err != nil || !st.IsDir() {
+		return
+	}
+	if writable {
+		mp.watch.Remember(root)
+	}
+	queue, deps := []string{root}, []string(nil)
+	for reads := maxScanFolders; len(queue) > 0; reads-- {
+		if *budget <= 0 || reads <= 0 {
+			// What is left: a folder seen and not read.
 			mp.truncated = true
-			if !writable {
-				if *budget <= 0 {
-					return fs.SkipAll
-				}
-				return fs.SkipDir
-			}
-			if d.IsDir() && scanSkip[d.Name()] && d.Name() != ".git" && d.Name() != ".hg" {
-				mp.watchTree(path, protectGit, protectHg, &skipped)
-				return fs.SkipDir
-			}
-			return mp.beyondBounds(path, d, protectGit, protectHg, &deep)
-		}
-		*budget--
-		if path == root {
 			if writable {
-				mp.watch.Remember(path)
+				mp.watch.MarkUnseen()
 			}
-			return nil
+			break
 		}
-		// Every folder above path below the root was matched on the way
-		// (the root itself is never one a rule covers: planMountsRead
-		// skips it).
-		if _, ok := matchEntry(rules, path, d.Name()); ok {
-			hide(path)
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.Type()&fs.ModeSocket != 0 {
-			hide(path)
-			return nil
-		}
-		if d.Name() == ".git" {
-			protectGit(path, d.IsDir())
-			if writable {
-				mp.watch.MarkKnown(path)
-			}
-		}
-		if d.Name() == ".hg" && d.IsDir() {
-			protectHg(path)
-		}
-		if d.IsDir() {
-			if scanSkip[d.Name()] {
-				if writable && d.Name() != ".git" {
-					mp.watchTree(path, protectGit, protectHg, &skipped)
-				}
-				return fs.SkipDir
-			}
-			if !writable && strings.Count(path, "/")-base >= maxScanDepth {
-				mp.truncated = true
-				return fs.SkipDir
-			}
-			if writable {
-				mp.watch.Remember(path)
-			}
-		}
-		return nil
-	})
-}
-
-// beyondBounds handles an entry of a writable root past the blacklist
-// scan's bounds: its git repositories are protected and its directories
-// watched all the same, or a command could plant a hook in an existing
-// repository seven levels down (src/main/java/…), or create one there
-// unseen. Only directory entries are looked at, up to maxWatchEntries;
-// past that the watch's sweep finds them, after the command.
-func (mp *mountPlan) beyondBounds(path string, d fs.DirEntry, protectGit func(string, bool), protectHg func(string), left *int) error {
-	if *left <= 0 {
-		// The sweep covers the rest; the scan goes on with what it reads
-		// already (a directory past the bounds is not read).
-		mp.watch.MarkUnseen()
-		return fs.SkipDir
-	}
-	*left--
-	if d.Name() == ".hg" && d.IsDir() {
-		protectHg(path)
-		mp.watch.Remember(path) // a repository put inside is reached by a gitlink
-		return nil
-	}
-	if d.Name() == ".git" {
-		protectGit(path, d.IsDir())
-		mp.watch.MarkKnown(path)
-		if d.IsDir() {
-			return fs.SkipDir
-		}
-		return nil
-	}
-	if d.IsDir() {
-		mp.watch.Remember(path)
-	}
-	return nil
-}
-
-// watchTree does for a directory the blacklist scan skips (node_modules,
-// .hg, .svn) what beyondBounds does past the bounds, counting folders
-// only against left (a dependency tree is mostly files).
-func (mp *mountPlan) watchTree(root string, protectGit func(string, bool), protectHg func(string), left *int) {
-	_ = walkDir(root, mp.read, func(path string, d fs.DirEntry, err error) error {
+		dir := queue[0]
+		queue = queue[1:]
+		ents, err := mp.read(dir)
 		if err != nil {
-			if d != nil && d.IsDir() && path != root {
-				return fs.SkipDir
-			}
-			return nil
+			continue
 		}
-		switch {
-		case d.Name() == ".git":
-			protectGit(path, d.IsDir())
-			mp.watch.MarkKnown(path)
-			if d.IsDir() {
-				return fs.SkipDir
+		for _, d := range ents {
+			*budget--
+			path := joinEntry(dir, d.Name())
+			// Every folder above path below the root was matched before it
+			// was queued (the root itself is never one a rule covers:
+			// planMountsRead skips it).
+			if _, ok := matchEntry(rules, path, d.Name()); ok || d.Type()&fs.ModeSocket != 0 {
+				hide(path)
+				continue
 			}
-		case !d.IsDir():
-		case *left <= 0:
-			mp.watch.MarkUnseen() // the sweep covers the rest
-			return fs.SkipAll
-		default:
-			*left--
-			if d.Name() == ".hg" && path != root {
+			switch {
+			case d.Name() == ".git":
+				protectGit(path, d.IsDir())
+				continue
+			case d.Name() == ".hg" && d.IsDir():
 				protectHg(path)
 			}
+			if !d.IsDir() {
+				continue
+			}
+			if scanSkip[d.Name()] {
+				if writable {
+					deps = append(deps, path)
+				}
+				continue
+			}
+			queue = append(queue, path)
+			if writable {
+				mp.watch.Remember(path)
+			}
+		}
+	}
+	mp.scanDeps(deps, protectGit, protectHg)
+}
+
+// joinEntry is filepath.Join(dir, name) for a clean dir and a name.
+func joinEntry(dir, name string) string {
+	if strings.HasSuffix(dir, "/") {
+		return dir + name // the root, /
+	}
+	return dir + "/" + name
+}
+
+// scanDeps reads, breadth-first and up to maxDepFolders, the dependency
+// trees the blacklist scan skips (node_modules, .hg, .svn), for their
+// repositories and folders to watch: a command could plant a hook in an
+// existing repository there, and host git status runs git in a gitlink
+// of the index wherever it points. Past the bound the sweep covers them.
+func (mp *mountPlan) scanDeps(queue []string, protectGit func(string, bool), protectHg func(string)) {
+	for _, d := range queue {
+		mp.watch.Remember(d)
+	}
+	for reads := maxDepFolders; len(queue) > 0; reads-- {
+		if reads <= 0 {
+			mp.watch.MarkUnseen()
+			return
+		}
+		dir := queue[0]
+		queue = queue[1:]
+		ents, err := mp.read(dir)
+		if err != nil {
+			continue
+		}
+		for _, d := range ents {
+			path := joinEntry(dir, d.Name())
+			switch {
+			case d.Name() == ".git":
+				protectGit(path, d.IsDir())
+				continue
+			case !d.IsDir():
+				continue
+			case d.Name() == ".hg":
+				protectHg(path)
+			}
+			queue = append(queue, path)
 			mp.watch.Remember(path)
 		}
-		return nil
-	})
+	}
 }
 
 // gitControlFiles are the files of a git directory that make git on the
@@ -365,8 +338,12 @@ func (mp *mountPlan) watchTree(root string, protectGit func(string, bool), prote
 var gitControlFiles = []string{"config", "config.worktree", "commondir", filepath.Join("objects", "info", "alternates")}
 
 // maxGitNesting bounds how deep submodule git directories (modules/*) are
-// followed inside a git directory.
-const maxGitNesting = 4
+// followed inside a git directory, and maxModuleDepth how deep a
+// submodule's name (which may hold slashes) is looked for under modules/.
+const (
+	maxGitNesting  = 4
+	maxModuleDepth = 6
+)
 
 // protectGitDir keeps one git directory's control files and hooks
 // read-only, then does the same for its linked worktrees' admin
@@ -428,7 +405,7 @@ func (mp *mountPlan) protectGitDir(dir string, mkHooks bool, depth int) {
 		if err != nil || !d.IsDir() || path == modules {
 			return nil
 		}
-		if strings.Count(path[len(modules):], "/") > maxScanDepth {
+		if strings.Count(path[len(modules):], "/") > maxModuleDepth {
 			return fs.SkipDir
 		}
 		if st, err := os.Lstat(filepath.Join(path, "HEAD")); err == nil && st.Mode().IsRegular() {

@@ -197,18 +197,43 @@ func TestBwrapMounts(t *testing.T) {
 	}
 }
 
+// TestBwrapScanBound: the scan reads the shallowest folders first, as
+// deep as a small tree goes, and stops at its bound in a wide one, saying
+// so.
 func TestBwrapScanBound(t *testing.T) {
-	root := t.TempDir()
-	deep := root
-	for i := 0; i < maxScanDepth+2; i++ {
+	deepRoot := t.TempDir()
+	deep := deepRoot
+	for i := range 12 {
 		deep = filepath.Join(deep, fmt.Sprintf("d%d", i))
 	}
 	writeFile(t, filepath.Join(deep, ".env"), "S")
-	mp := planMounts(Policy{Whitelist: []string{root}, Blacklist: DefaultBlacklist()}, nil)
-	if !mp.truncated {
-		t.Fatal("scan past the depth bound not reported")
+	mp := planMounts(Policy{Whitelist: []string{deepRoot}, Blacklist: DefaultBlacklist()}, nil)
+	if mp.truncated || !slices.Contains(mp.hideFiles, filepath.Join(deep, ".env")) {
+		t.Fatalf("a small deep tree was not scanned whole: truncated %v, hidden %q", mp.truncated, mp.hideFiles)
 	}
-	if slices.Contains(mp.hideFiles, filepath.Join(deep, ".env")) {
+
+	wide := t.TempDir()
+	for i := range maxScanFolders {
+		if err := os.Mkdir(filepath.Join(wide, fmt.Sprintf("d%05d", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shallow := []string{filepath.Join(wide, ".env"), filepath.Join(wide, "d00000", ".env")}
+	for _, f := range shallow {
+		writeFile(t, f, "S")
+	}
+	past := filepath.Join(wide, "zzz", ".env") // its folder is the last to be read
+	writeFile(t, past, "S")
+	mp = planMounts(Policy{Whitelist: []string{wide}, Blacklist: DefaultBlacklist()}, nil)
+	if !mp.truncated {
+		t.Fatal("scan past the folder bound not reported")
+	}
+	for _, f := range shallow {
+		if !slices.Contains(mp.hideFiles, f) {
+			t.Errorf("%s, among the first folders read, is not hidden", f)
+		}
+	}
+	if slices.Contains(mp.hideFiles, past) {
 		t.Fatal("scan went past its bound")
 	}
 }

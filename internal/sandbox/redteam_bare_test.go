@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,7 +55,7 @@ func TestRedTeamBareRepoShape(t *testing.T) {
 	}
 }
 
-// TestRedTeamReposPastTheScanBounds: the start-up scan stops six levels
+// TestRedTeamReposPastTheScanBounds: the start-up scan stopped six levels
 // down, and the check after a command walked at most 5 000 new entries.
 // A command planted a hook in an existing repository deeper than that
 // (a Maven-style src/main/java/… tree), created one in an existing deep
@@ -92,6 +93,50 @@ func TestRedTeamReposPastTheScanBounds(t *testing.T) {
 		if _, err := os.Stat(mark); err == nil {
 			t.Fatalf("git on the host ran a command planted in %s", d)
 		}
+	}
+}
+
+// TestRedTeamReposPastTheMountBudget: each mount costs bubblewrap more
+// than the one before, so only the shallowest repositories get read-only
+// control files. A command armed an existing repository past that budget
+// (core.fsmonitor), which host git would run; and a commit in another one
+// past it, whose own hook was there at start, must leave it alone.
+func TestRedTeamReposPastTheMountBudget(t *testing.T) {
+	requireBackend(t)
+	testutil.RequireTool(t, "git")
+	f := newFixture(t, nil)
+	n := maxRepoMounts/4 + 4 // four mounts a repository one folder down
+	for i := range n {
+		dir := filepath.Join(f.ws, fmt.Sprintf("r%02d", i))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		gitHost(t, dir, "init", "-q")
+	}
+	armed := filepath.Join(f.ws, fmt.Sprintf("r%02d", n-1))
+	hooked := filepath.Join(f.ws, fmt.Sprintf("r%02d", n-2))
+	hook := filepath.Join(hooked, ".git", "hooks", "pre-commit")
+	writeFile(t, hook, "#!/bin/sh\nexit 0\n")
+	if err := os.Chmod(hook, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mark := filepath.Join(t.TempDir(), "pwned")
+	res := f.run(t, gitEnv+"git -C '"+hooked+"' commit -q --allow-empty -m mine && git -C '"+armed+"' config core.fsmonitor 'touch "+mark+"' && echo armed")
+	if res.Stdout != "armed" {
+		t.Fatalf("the command failed, so the repositories were mounted read-only after all: %+v", res)
+	}
+	if !strings.Contains(res.Stderr, "disabled a new git repository at "+filepath.Join(armed, ".git")) {
+		t.Errorf("the armed repository past the mount budget was not reported: %q", res.Stderr)
+	}
+	if strings.Contains(res.Stderr, hooked) {
+		t.Errorf("a commit in the user's own repository with its hook got it reported: %q", res.Stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(hooked, ".git")); err != nil {
+		t.Errorf("the user's own repository was moved: %v", err)
+	}
+	hostGit(armed, "status", "--short")
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("git status on the host ran what a command armed in a repository past the mount budget")
 	}
 }
 

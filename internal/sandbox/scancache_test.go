@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -314,4 +315,51 @@ func TestSpeculativePlanIsConfirmed(t *testing.T) {
 	if _, err := os.Lstat(hook); err == nil || res.ExitCode == 0 {
 		t.Fatalf("a hook was written into a repository made since the cache: exit %d, %s", res.ExitCode, res.Stderr)
 	}
+}
+
+// walkDir is filepath.WalkDir with the folders read by read (the cache's
+// readers): the same order (lexical), the same calls of fn and the same
+// SkipDir and SkipAll.
+func walkDir(root string, read func(string) ([]fs.DirEntry, error), fn fs.WalkDirFunc) error {
+	info, err := os.Lstat(root)
+	if err != nil {
+		err = fn(root, nil, err)
+	} else {
+		err = walkDirFrom(root, fs.FileInfoToDirEntry(info), read, fn)
+	}
+	if err == filepath.SkipDir || err == filepath.SkipAll {
+		return nil
+	}
+	return err
+}
+
+func walkDirFrom(path string, d fs.DirEntry, read func(string) ([]fs.DirEntry, error), fn fs.WalkDirFunc) error {
+	if err := fn(path, d, nil); err != nil || !d.IsDir() {
+		if err == filepath.SkipDir && d.IsDir() {
+			err = nil
+		}
+		return err
+	}
+	ents, err := read(path)
+	if err != nil {
+		if err = fn(path, d, err); err != nil {
+			if err == filepath.SkipDir && d.IsDir() {
+				err = nil
+			}
+			return err
+		}
+	}
+	prefix := path + "/"
+	if strings.HasSuffix(path, "/") {
+		prefix = path // the root, /
+	}
+	for _, e := range ents {
+		if err := walkDirFrom(prefix+e.Name(), e, read, fn); err != nil {
+			if err == filepath.SkipDir {
+				break
+			}
+			return err
+		}
+	}
+	return nil
 }

@@ -138,7 +138,7 @@ func (s Status) String() string {
 		fmt.Fprintf(&b, "Read-only inside writable roots: %s\n", strings.Join(s.Protected, ", "))
 	}
 	if s.ScanTruncated {
-		fmt.Fprintf(&b, "Note: the blacklist scan stopped at its bound (%d levels, %d entries); deeper matches are refused by the command check only\n", maxScanDepth, maxScanEntries)
+		fmt.Fprintf(&b, "Note: the blacklist scan stopped at its bound (%d entries, %d folders, the shallowest first); matches past it are refused by the command check only\n", maxScanEntries, maxScanFolders)
 	}
 	if s.Policy.AllowNetwork {
 		b.WriteString("Network: allowed\n")
