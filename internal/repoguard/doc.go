@@ -22,15 +22,21 @@
 // cost is bounded whatever the size of the tree (a monorepo of 100 000
 // folders costs what one of a few thousand does):
 //
-//   - the start-up scan (the sandbox's mount plan) is bounded; the
-//     repositories it finds have their control files mounted read-only;
+//   - the start-up scan (the sandbox's mount plan) is bounded and reads
+//     the shallowest folders first; the repositories it finds have their
+//     control files mounted read-only, as far as a budget of mounts goes
+//     (each costs bubblewrap more than the last), and past it are guarded
+//     here (Unmounted): fingerprinted at start, judged again after a
+//     command that changed their control folders;
 //   - at most MaxWatches inotify watches are held, on the shallowest
 //     folders first: a repository made there, or in any new folder below
 //     one (new folders are walked whole), is found by the check after the
 //     command, or at once while idle;
 //   - the rest of the tree (deep folders, node_modules, what lies past the
 //     scan's bounds) is covered by a sweep that reads a bounded number of
-//     folders per check, resuming where the last one stopped; at the
+//     folders per check (after a command, or while idle: the check before
+//     a command leaves it, HoldSweep), resuming where the last one
+//     stopped; at the
 //     session's end the rest of the pass is handed (Handoff) to a
 //     background process that runs it whole (Finish: one read of every
 //     folder, seconds in a tree of 100 000, which nobody waits for at

@@ -142,7 +142,12 @@ func (b *LocalBackend) Execute(ctx context.Context, cmd string) (command.Result,
 	b.running.Store(true)
 	defer b.running.Store(false)
 	// What a job left running by an earlier command planted since: found
-	// by the idle watcher, or now, before this command can use it.
+	// by the idle watcher, or now, before this command can use it. The
+	// sweep's step (a few milliseconds of reads in a large tree) waits for
+	// the check after the command: nothing the sweep finds is this
+	// command's to use, and the first command in a monorepo need not wait
+	// for it.
+	b.plat.lastPlan.watch.HoldSweep()
 	before := append(b.pending, b.settleLocked()...)
 	b.pending = nil
 	if res, blocked := checkCommandText(cmd, b.sess.Cwd(), b.policy.Home, b.rules, b.stable); blocked {
