@@ -351,7 +351,10 @@ func (w *Watch) Start() {
 		if w.sw.late == nil {
 			w.sw.late = map[string]lateRepo{}
 		}
-		w.sw.late[r.path] = lateRepo{ctime: w.controlCtime(r.path), print: dangerPrint(r.path)}
+		// No change time (a stat of every control path and hook): the
+		// first look after an event in its control folders computes it,
+		// and compares the fingerprint.
+		w.sw.late[r.path] = lateRepo{print: dangerPrint(r.path)}
 		r.dirs = []string{r.path}
 		if filepath.Base(r.path) != ".hg" {
 			r.dirs = gitDirsOf(r.path)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/synapse-agent/synapse/internal/repoguard"
 )
@@ -234,48 +235,66 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 	if writable {
 		mp.watch.Remember(root)
 	}
+	// The queue holds no more folders than are read: one past it would
+	// not be read, nor watched (the watch's table is as long).
 	queue, deps := []string{root}, []string(nil)
-	for reads := maxScanFolders; len(queue) > 0; reads-- {
-		if *budget <= 0 || reads <= 0 {
-			// What is left: a folder seen and not read.
+	var buf []byte
+	for i := 0; i < len(queue); i++ {
+		if *budget <= 0 {
 			mp.truncated = true
 			if writable {
 				mp.watch.MarkUnseen()
 			}
 			break
 		}
-		dir := queue[0]
-		queue = queue[1:]
+		dir := queue[i]
 		ents, err := mp.read(dir)
 		if err != nil {
 			continue
 		}
 		for _, d := range ents {
 			*budget--
-			path := joinEntry(dir, d.Name())
-			// Every folder above path below the root was matched before it
+			name := d.Name()
+			buf = append(append(append(buf[:0], dir...), '/'), name...)
+			if len(dir) == 1 {
+				buf = buf[1:] // the root, /
+			}
+			// A view of buf for the rules, made a string only when kept:
+			// most entries are not.
+			view := unsafe.String(unsafe.SliceData(buf), len(buf))
+			// Every folder above it below the root was matched before it
 			// was queued (the root itself is never one a rule covers:
 			// planMountsRead skips it).
-			if _, ok := matchEntry(rules, path, d.Name()); ok || d.Type()&fs.ModeSocket != 0 {
-				hide(path)
+			if _, ok := matchEntry(rules, view, name); ok || d.Type()&fs.ModeSocket != 0 {
+				hide(string(buf))
 				continue
 			}
 			switch {
-			case d.Name() == ".git":
-				protectGit(path, d.IsDir())
+			case !d.IsDir():
+				if name == ".git" {
+					protectGit(string(buf), false)
+				}
 				continue
-			case d.Name() == ".hg" && d.IsDir():
-				protectHg(path)
-			}
-			if !d.IsDir() {
+			case name == ".git":
+				protectGit(string(buf), true)
 				continue
+			case name == ".hg":
+				protectHg(string(buf))
 			}
-			if scanSkip[d.Name()] {
+			if scanSkip[name] {
 				if writable {
-					deps = append(deps, path)
+					deps = append(deps, string(buf))
 				}
 				continue
 			}
+			if len(queue) >= maxScanFolders {
+				mp.truncated = true
+				if writable {
+					mp.watch.MarkUnseen()
+				}
+				continue
+			}
+			path := string(buf)
 			queue = append(queue, path)
 			if writable {
 				mp.watch.Remember(path)
@@ -283,14 +302,6 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 		}
 	}
 	mp.scanDeps(deps, protectGit, protectHg)
-}
-
-// joinEntry is filepath.Join(dir, name) for a clean dir and a name.
-func joinEntry(dir, name string) string {
-	if strings.HasSuffix(dir, "/") {
-		return dir + name // the root, /
-	}
-	return dir + "/" + name
 }
 
 // scanDeps reads, breadth-first and up to maxDepFolders, the dependency
@@ -302,26 +313,25 @@ func (mp *mountPlan) scanDeps(queue []string, protectGit func(string, bool), pro
 	for _, d := range queue {
 		mp.watch.Remember(d)
 	}
-	for reads := maxDepFolders; len(queue) > 0; reads-- {
-		if reads <= 0 {
-			mp.watch.MarkUnseen()
-			return
-		}
-		dir := queue[0]
-		queue = queue[1:]
+	for i := 0; i < len(queue); i++ {
+		dir := queue[i]
 		ents, err := mp.read(dir)
 		if err != nil {
 			continue
 		}
 		for _, d := range ents {
-			path := joinEntry(dir, d.Name())
 			switch {
 			case d.Name() == ".git":
-				protectGit(path, d.IsDir())
+				protectGit(filepath.Join(dir, d.Name()), d.IsDir())
 				continue
 			case !d.IsDir():
 				continue
-			case d.Name() == ".hg":
+			case len(queue) >= maxDepFolders:
+				mp.watch.MarkUnseen()
+				continue
+			}
+			path := filepath.Join(dir, d.Name())
+			if d.Name() == ".hg" {
 				protectHg(path)
 			}
 			queue = append(queue, path)
