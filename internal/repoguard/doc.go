@@ -34,9 +34,9 @@
 //     command, or at once while idle;
 //   - the rest of the tree (deep folders, node_modules, what lies past the
 //     scan's bounds) is covered by a sweep that reads a bounded number of
-//     folders per check (after a command, or while idle: the check before
-//     a command leaves it, HoldSweep), resuming where the last one
-//     stopped; at the
+//     folders per command, resuming where the last one stopped (the
+//     idle watcher's look after a command reads it, DeferSweep; commands
+//     back to back read it themselves, maxOwed); at the
 //     session's end the rest of the pass is handed (Handoff) to a
 //     background process that runs it whole (Finish: one read of every
 //     folder, seconds in a tree of 100 000, which nobody waits for at
@@ -49,7 +49,7 @@
 //
 // So in a tree larger than the watches cover, a repository planted deep
 // in an old folder is found within one pass of the sweep (folders / 256
-// checks), not at the next check: git run by the user in that very folder
+// commands), not at the next check: git run by the user in that very folder
 // before then would run it. Host git in the project (git status) reaches
 // such a folder only through a gitlink of the index, which is the
 // project's repository's and checked after each command that changed it.

@@ -28,6 +28,11 @@ const (
 	// sweepStep bounds the folders one check (after a command, or one
 	// look of the idle watcher) reads of the sweep; Exhaust lifts it.
 	sweepStep = 256
+	// maxOwed bounds the steps checks after commands leave to a later
+	// look (DeferSweep): past it the check after a command takes its
+	// steps itself, so the pass keeps a step a command when commands
+	// come back to back, with no idle look between them.
+	maxOwed = 4
 )
 
 // sweep is the walk, resumed at each check, that covers the folders no
@@ -41,6 +46,7 @@ type sweep struct {
 	fresh bool     // the next step begins a pass
 	full  bool     // Exhaust: the next check runs a whole pass
 	hold  bool     // HoldSweep: the next check reads no folder of the sweep
+	owed  int      // steps DeferSweep left to the next check that reads
 	// t0 is the file systems' clock when the Watch started (ns): what has
 	// a change time before it existed before any command ran.
 	t0 int64
@@ -104,16 +110,38 @@ func (w *Watch) HoldSweep() {
 	w.sw.hold = true
 }
 
+// DeferSweep makes the next check (the one after a command) leave its
+// sweep step to the next look of the idle watcher, which reads the steps
+// owed with its own: a command's result need not wait for a few
+// milliseconds of reads that find only what host git would run, and the
+// sweep keeps its pace. Past maxOwed the check reads them itself.
+func (w *Watch) DeferSweep() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.sw.owed < maxOwed {
+		w.sw.owed++
+		w.sw.hold = true
+	}
+}
+
 // sweepStep reads up to sweepStep folders of the current pass (all of a
 // fresh pass after Exhaust or an overflow), noting (note) the repositories
 // that are new or that existed before the first command and changed since.
 func (w *Watch) sweepStep(note func(string)) {
 	hold := w.sw.hold
 	w.sw.hold = false
-	if !w.sw.on && !w.sw.full || hold && !w.sw.full {
+	if hold && !w.sw.full {
 		return
 	}
-	budget := sweepStep
+	owed := w.sw.owed
+	w.sw.owed = 0
+	if !w.sw.on && !w.sw.full {
+		return
+	}
+	budget := sweepStep * (1 + owed)
 	if w.sw.full {
 		w.sw.full, w.sw.fresh, w.sw.stack = false, true, nil
 		budget = -1

@@ -235,6 +235,37 @@ func TestSweepIsBounded(t *testing.T) {
 	}
 }
 
+// TestDeferredSweepIsPaidLater: the checks after commands leave their
+// sweep steps (DeferSweep) to a later check, which reads them with its
+// own; past maxOwed the check after a command reads them itself, so
+// commands back to back keep the pass going.
+func TestDeferredSweepIsPaidLater(t *testing.T) {
+	root := t.TempDir()
+	n := (1+maxOwed)*sweepStep - 1 // the last is read last of 1+maxOwed steps (the root first)
+	for i := range n {
+		if err := os.Mkdir(filepath.Join(root, fmt.Sprintf("d%05d", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := startSwept(t, root)
+	first, last := filepath.Join(root, "d00000"), filepath.Join(root, fmt.Sprintf("d%05d", n-1))
+	makeRepo(t, first, true)
+	makeRepo(t, last, true)
+	for i := range maxOwed {
+		w.DeferSweep()
+		if lines := w.Check(); len(lines) > 0 {
+			t.Fatalf("check %d after DeferSweep read the sweep's folders: %q", i+1, lines)
+		}
+	}
+	w.DeferSweep() // one too many: this check pays
+	lines := strings.Join(w.Check(), "\n")
+	for _, repo := range []string{first, last} {
+		if !strings.Contains(lines, filepath.Join(repo, ".git")) {
+			t.Fatalf("the check past maxOwed steps owed did not read them (%s): %q", repo, lines)
+		}
+	}
+}
+
 // TestHeldSweepIsLeftToTheHandoff: the last check of a session that
 // hands its pass off reads no folder of the sweep (HoldSweep); what that
 // step would have found, the background pass finds; and when the handoff

@@ -143,10 +143,9 @@ func (b *LocalBackend) Execute(ctx context.Context, cmd string) (command.Result,
 	defer b.running.Store(false)
 	// What a job left running by an earlier command planted since: found
 	// by the idle watcher, or now, before this command can use it. The
-	// sweep's step (a few milliseconds of reads in a large tree) waits for
-	// the check after the command: nothing the sweep finds is this
-	// command's to use, and the first command in a monorepo need not wait
-	// for it.
+	// sweep's step (a few milliseconds of reads in a large tree) is the
+	// idle watcher's (DeferSweep, below): it finds only what host git
+	// would run, never what a command could use.
 	b.plat.lastPlan.watch.HoldSweep()
 	before := append(b.pending, b.settleLocked()...)
 	b.pending = nil
@@ -169,6 +168,7 @@ func (b *LocalBackend) Execute(ctx context.Context, cmd string) (command.Result,
 	res = detectViolation(res, cwd, b.policy, b.rules, b.plat.launcher != "")
 	res.Stderr += sandboxLines(before)
 	_ = b.plat.guard.Take() // what the checks before the command restored is in before
+	b.plat.lastPlan.watch.DeferSweep()
 	removed, lines := b.checkLocked()
 	if len(removed) > 0 {
 		res.Blocked, res.BlockedReason, res.BlockedResource = true, commondirReason, removed[0]

@@ -58,6 +58,9 @@ func (b *LocalBackend) idle(fd, wake int) {
 		if fds[1].Revents != 0 || fds[0].Revents&(unix.POLLERR|unix.POLLNVAL) != 0 {
 			return
 		}
+		if fds[0].Revents != 0 && b.settleQuiet(wake) {
+			return
+		}
 		b.runMu.Lock()
 		start := time.Now()
 		b.pending = append(b.pending, b.settleLocked()...)
@@ -68,6 +71,25 @@ func (b *LocalBackend) idle(fd, wake int) {
 		if needs {
 			timeout = int(max(idlePace, 20*took) / time.Millisecond)
 		}
+	}
+}
+
+// idleDelay is how long the idle watcher lets events settle before it
+// looks: a command's own events wake it as the command ends, and the
+// check after the command has looked already; a session that ends then
+// (synapse exec) should not wait for a look, and its sweep step, that
+// the end makes anyway.
+const idleDelay = 50 * time.Millisecond
+
+// settleQuiet waits idleDelay, or until wake says stop (true).
+func (b *LocalBackend) settleQuiet(wake int) bool {
+	fds := []unix.PollFd{{Fd: int32(wake), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, int(idleDelay/time.Millisecond))
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		return err == nil && n > 0
 	}
 }
 
