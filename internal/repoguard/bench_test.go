@@ -3,9 +3,8 @@
 package repoguard
 
 import (
-	"io/fs"
+	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/synapse-agent/synapse/internal/testutil"
@@ -24,30 +23,27 @@ func BenchmarkBigTree(b *testing.B) {
 	start := func(b *testing.B) *Watch {
 		w := NewWatch()
 		w.SetRoots([]string{tree.Root})
-		// The sandbox's scan: the first folders, six levels at most,
-		// node_modules not entered; past its bound, the sweep.
-		left := 20_000
-		base := strings.Count(tree.Root, "/")
-		_ = filepath.WalkDir(tree.Root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || !d.IsDir() {
-				return nil
+		// The sandbox's scan: the shallowest folders first, as many as
+		// MaxWatches, node_modules not entered; past that, the sweep.
+		queue := []string{tree.Root}
+		for i := 0; i < len(queue) && i < MaxWatches; i++ {
+			ents, _ := os.ReadDir(queue[i])
+			for _, e := range ents {
+				p := filepath.Join(queue[i], e.Name())
+				switch {
+				case !e.IsDir():
+				case e.Name() == ".git":
+					w.MarkKnown(p)
+					w.Baseline(p)
+				case e.Name() == "node_modules":
+					w.MarkUnseen()
+				default:
+					queue = append(queue, p)
+					w.Remember(p)
+				}
 			}
-			if left--; left < 0 {
-				w.MarkUnseen()
-				return fs.SkipAll
-			}
-			switch {
-			case d.Name() == ".git":
-				w.MarkKnown(p)
-				w.Baseline(p)
-				return fs.SkipDir
-			case d.Name() == "node_modules", strings.Count(p, "/")-base > 6:
-				w.MarkUnseen()
-				return fs.SkipDir
-			}
-			w.Remember(p)
-			return nil
-		})
+		}
+		w.MarkUnseen()
 		w.Start()
 		return w
 	}

@@ -27,8 +27,7 @@ import (
 // whose change time and inode are what they were has the same entries
 // (adding, removing or renaming one changes the folder's ctime, and no
 // command can set a ctime back), so the next scan takes them from the
-// cache at the price of one lstat instead of open, getdents and close: in
-// a 100 000-folder repository the scan's 20 000 entries cost a fifth.
+// cache at the price of one lstat instead of open, getdents and close.
 //
 // The file lives in the agent home (no sandboxed command can write it);
 // one that is torn, foreign or of another version is ignored whole. A
