@@ -55,6 +55,7 @@ type mountPlan struct {
 	hideDirs  []string
 	hideFiles []string
 	truncated bool                                // the glob scan hit its bound
+	unmounted []string                            // repositories past the mount budget (repoguard.Watch.Unmounted)
 	watch     *repoguard.Watch                    // finds repositories commands create in the writable roots
 	read      func(string) ([]fs.DirEntry, error) // how the scan reads a folder
 }
@@ -174,6 +175,9 @@ func (mp *mountPlan) scan(root string, rules []rule, budget *int, hide func(stri
 			return true
 		}
 		mp.watch.Unmounted(path)
+		if !slices.Contains(mp.unmounted, path) {
+			mp.unmounted = append(mp.unmounted, path)
+		}
 		return false
 	}
 	protectGit := func(gitPath string, isDir bool) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,6 +120,9 @@ func TestRedTeamReposPastTheMountBudget(t *testing.T) {
 	writeFile(t, hook, "#!/bin/sh\nexit 0\n")
 	if err := os.Chmod(hook, 0o755); err != nil {
 		t.Fatal(err)
+	}
+	if st := f.m.Status(); !slices.Contains(st.Unmounted, filepath.Join(armed, ".git")) || !strings.Contains(st.String(), "past the mount budget") {
+		t.Errorf("the status does not say which repositories are past the mount budget: %q\n%s", st.Unmounted, st)
 	}
 	mark := filepath.Join(t.TempDir(), "pwned")
 	res := f.run(t, gitEnv+"git -C '"+hooked+"' commit -q --allow-empty -m mine && git -C '"+armed+"' config core.fsmonitor 'touch "+mark+"' && echo armed")

@@ -30,6 +30,9 @@ type Status struct {
 	Protected []string `json:"protected,omitempty"`
 	// ScanTruncated is set when the glob scan stopped at its bound.
 	ScanTruncated bool `json:"scanTruncated,omitempty"`
+	// Unmounted lists the repositories past the mount budget: checked
+	// after each command that changed their control folders instead.
+	Unmounted []string `json:"unmounted,omitempty"`
 }
 
 // Headline is the status's first line: whether commands are sandboxed, by
@@ -74,6 +77,7 @@ func (m *Manager) Status() Status {
 			s.Hidden = append(append(s.Hidden, mp.hideDirs...), mp.hideFiles...)
 			s.Protected = mp.protect
 			s.ScanTruncated = mp.truncated
+			s.Unmounted = mp.unmounted
 		case "darwin":
 			s.Platform = "sandbox-exec"
 		}
@@ -136,6 +140,9 @@ func (s Status) String() string {
 	}
 	if len(s.Protected) > 0 {
 		fmt.Fprintf(&b, "Read-only inside writable roots: %s\n", strings.Join(s.Protected, ", "))
+	}
+	if n := len(s.Unmounted); n > 0 {
+		fmt.Fprintf(&b, "Repositories past the mount budget (%d, from %s): not read-only; one a command arms is disabled by the check after that command\n", n, s.Unmounted[0])
 	}
 	if s.ScanTruncated {
 		fmt.Fprintf(&b, "Note: the blacklist scan stopped at its bound (%d entries, %d folders, the shallowest first); matches past it are refused by the command check only\n", maxScanEntries, maxScanFolders)
