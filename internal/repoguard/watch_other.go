@@ -76,6 +76,9 @@ func (*Watch) Exhaust() {}
 // HoldSweep does nothing off Linux.
 func (*Watch) HoldSweep() {}
 
+// DeferSweep does nothing off Linux.
+func (*Watch) DeferSweep() {}
+
 // RootOf is "" off Linux: the stub knows no writable root.
 func (*Watch) RootOf(string) string { return "" }
 
