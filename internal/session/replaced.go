@@ -40,12 +40,18 @@ var ErrOutOfStep = errors.New("the session file does not hold the history as the
 // Replace records that tool results of a history of n messages changed
 // text, in one append; reading the file applies them. It returns
 // ErrOutOfStep, writing nothing, when the file does not hold n messages.
+// After Close it writes nothing, as AppendShown: a run that ends after its
+// session was closed must not take the session's lock again, and the file
+// keeps the whole text.
 func (ss *Session) Replace(n int, rs []Replaced) error {
 	if len(rs) == 0 {
 		return nil
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	if ss.closed {
+		return nil
+	}
 	if n != ss.entry.MessageCount {
 		return ErrOutOfStep
 	}

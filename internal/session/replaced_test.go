@@ -74,3 +74,28 @@ func TestReplaceAppendsAndApplies(t *testing.T) {
 		})
 	}
 }
+
+// A run whose session was closed mid-turn offloads a result: no line is
+// written and the session stays free for the next opener.
+func TestReplaceAfterCloseWritesNothing(t *testing.T) {
+	s, _ := newStore(t)
+	ss := s.Create("/w")
+	msgs := []llm.Message{user("go"), {Role: llm.RoleTool, ToolCallID: "c1", Text: "output"}}
+	if err := ss.Append(msgs...); err != nil {
+		t.Fatal(err)
+	}
+	if err := ss.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ss.Replace(len(msgs), []Replaced{{Index: 1, ToolCallID: "c1", Text: "pointer"}}); err != nil {
+		t.Fatal(err)
+	}
+	other, _, err := s.Open(ss.ID())
+	if err != nil {
+		t.Fatalf("the session is not free after a replacement past Close: %v", err)
+	}
+	defer other.Close()
+	if tr, _ := s.Transcript(ss.ID()); len(tr) != 2 || tr[1].Message == nil || tr[1].Message.Text != "output" {
+		t.Errorf("transcript %+v, want the whole output", tr)
+	}
+}
