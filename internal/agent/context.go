@@ -242,8 +242,8 @@ func (r *Runner) offload(sess *session.Session, st contextmgr.Settings) {
 
 // shrink cuts large tool results of history[from:] to their start and end
 // until need tokens are saved (contextmgr.Shrink), the whole texts in the
-// session's offload directory and the session file rewritten to match. It
-// returns the new estimate.
+// session's offload directory and each cut recorded in the session file
+// (one appended line, as offload's). It returns the new estimate.
 func (r *Runner) shrink(sess *session.Session, st contextmgr.Settings, from, need int) int {
 	r.mu.Lock()
 	h := slices.Clone(r.history)
@@ -257,7 +257,15 @@ func (r *Runner) shrink(sess *session.Session, st contextmgr.Settings, from, nee
 	moved, _, err := contextmgr.Shrink(h, from, dir, st.OffloadMinChars, need)
 	if len(moved) > 0 {
 		if sess != nil {
-			if _, rerr := sess.Rewrite(h, nil, nil); rerr != nil {
+			rs := make([]session.Replaced, len(moved))
+			for k, o := range moved {
+				rs[k] = session.Replaced{Index: o.Index, ToolCallID: h[o.Index].ToolCallID, Text: h[o.Index].Text}
+			}
+			rerr := sess.Replace(len(h), rs)
+			if errors.Is(rerr, session.ErrOutOfStep) {
+				_, rerr = sess.Rewrite(h, nil, nil)
+			}
+			if rerr != nil {
 				err = errors.Join(err, rerr)
 			}
 		}

@@ -119,8 +119,9 @@ func TestLongSessionFits32kWindow(t *testing.T) {
 		}
 	}
 	ws := newWindowServer(t, 32_000, 300, size)
+	dir := t.TempDir()
 	r, rec := newRunner(t, wire(t, llmtest.FormatOpenAI, ws.srv), listingTool(), func(o *Options) {
-		o.SessionsDir = t.TempDir()
+		o.SessionsDir = dir
 		o.MaxTurns = 400
 		o.Context = contextmgr.Settings{Window: 32_000}
 	})
@@ -148,6 +149,17 @@ func TestLongSessionFits32kWindow(t *testing.T) {
 	}
 	if !cut {
 		t.Error("the newest large results were never cut")
+	}
+	// The session file holds the history as it is: resuming gives the
+	// model what it had, cuts and offloads included.
+	h, onDisk := r.History(), loadSession(t, dir, r.SessionID())
+	if len(onDisk) != len(h) {
+		t.Fatalf("the session file holds %d messages, the history %d", len(onDisk), len(h))
+	}
+	for i := range h {
+		if onDisk[i].Text != h[i].Text {
+			t.Errorf("message %d on disk %.60q, in the history %.60q", i, onDisk[i].Text, h[i].Text)
+		}
 	}
 }
 
