@@ -382,3 +382,19 @@ func watchCount(w *Watch) int {
 	defer w.mu.Unlock()
 	return len(w.wds) + len(w.ctl)
 }
+
+// TestUnmountedIsBounded: past maxUnmounted, a repository the mount plan
+// left writable is the sweep's, and the watch says the sweep must run.
+func TestUnmountedIsBounded(t *testing.T) {
+	w := NewWatch()
+	for i := range maxUnmounted + 10 {
+		w.Unmounted(fmt.Sprintf("/ws/r%03d/.git", i))
+	}
+	w.Unmounted("/ws/r000/.git") // once only
+	if n := len(w.unmounted); n != maxUnmounted {
+		t.Fatalf("%d repositories guarded, want %d", n, maxUnmounted)
+	}
+	if !w.sw.on {
+		t.Fatal("repositories left to the sweep, and the sweep is off")
+	}
+}

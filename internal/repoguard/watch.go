@@ -101,11 +101,21 @@ func (w *Watch) MarkKnown(path string) { w.known[path] = true }
 // (as the sweep records an old repository it finds) and watches its
 // control folders, and every check that follows a change there judges it
 // again, as a new one when what would run in it changed.
+// Past maxUnmounted of them a repository is the sweep's, as one past the
+// scan's bounds is: each takes a fingerprint at start and a few control
+// watches, and a tree of thousands of repositories must not cost more.
 func (w *Watch) Unmounted(path string) {
-	if !slices.ContainsFunc(w.unmounted, func(r unmountedRepo) bool { return r.path == path }) {
+	switch {
+	case slices.ContainsFunc(w.unmounted, func(r unmountedRepo) bool { return r.path == path }):
+	case len(w.unmounted) >= maxUnmounted:
+		w.sw.on = true
+	default:
 		w.unmounted = append(w.unmounted, unmountedRepo{path: path})
 	}
 }
+
+// maxUnmounted bounds the repositories Unmounted guards.
+const maxUnmounted = 128
 
 // unmountedRepo is a repository of Watch.Unmounted: its .git or .hg entry
 // and the git directories it names (itself for a .hg).

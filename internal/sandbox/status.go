@@ -142,7 +142,7 @@ func (s Status) String() string {
 		fmt.Fprintf(&b, "Read-only inside writable roots: %s\n", strings.Join(s.Protected, ", "))
 	}
 	if n := len(s.Unmounted); n > 0 {
-		fmt.Fprintf(&b, "Repositories past the mount budget (%d, from %s): not read-only; one a command arms is disabled by the check after that command\n", n, s.Unmounted[0])
+		fmt.Fprintf(&b, "Repositories past the mount budget (%d, from %s): not read-only; one a command arms is disabled by the checks that follow commands\n", n, s.Unmounted[0])
 	}
 	if s.ScanTruncated {
 		fmt.Fprintf(&b, "Note: the blacklist scan stopped at its bound (%d entries, %d folders, the shallowest first); matches past it are refused by the command check only\n", maxScanEntries, maxScanFolders)
