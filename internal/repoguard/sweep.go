@@ -111,17 +111,18 @@ func (w *Watch) HoldSweep() {
 }
 
 // DeferSweep makes the next check (the one after a command) leave its
-// sweep step to the next look of the idle watcher, which reads the steps
-// owed with its own: a command's result need not wait for a few
-// milliseconds of reads that find only what host git would run, and the
-// sweep keeps its pace. Past maxOwed the check reads them itself.
+// sweep step to the next look of the idle watcher (woken by the command's
+// events, or at its pace), which reads the steps owed with its own: a
+// command's result need not wait for a few milliseconds of reads that
+// find only what host git would run, and the sweep keeps its pace. Past
+// maxOwed the check reads them itself.
 func (w *Watch) DeferSweep() {
 	if w == nil {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.sw.owed < maxOwed {
+	if w.sw.on && w.sw.owed < maxOwed {
 		w.sw.owed++
 		w.sw.hold = true
 	}
