@@ -15,22 +15,15 @@ import (
 // runtime's monitor thread whenever it sleeps, which an idle shell session
 // lets it do, so each read or write cost a futex wake and the monitor's
 // own calls besides (issue 30).
-func readNB(fd int, b []byte) (int, error) {
-	if len(b) == 0 {
-		return 0, nil
-	}
-	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-	if e != 0 {
-		return -1, e
-	}
-	return int(n), nil
-}
+func readNB(fd int, b []byte) (int, error)  { return rawIO(unix.SYS_READ, fd, b) }
+func writeNB(fd int, b []byte) (int, error) { return rawIO(unix.SYS_WRITE, fd, b) }
 
-func writeNB(fd int, b []byte) (int, error) {
+// rawIO is read or write (nr) of b on fd as a raw call.
+func rawIO(nr uintptr, fd int, b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	n, _, e := unix.RawSyscall(nr, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
 	if e != 0 {
 		return -1, e
 	}
