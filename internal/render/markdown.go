@@ -6,9 +6,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/yuin/goldmark"
 	gast "github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
-	east "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
 	gtext "github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
 )
 
 // SGR codes used by the renderer's own styles (code has its own: highlight.go).
@@ -72,7 +72,7 @@ func newMarkdown(p palette, width int) markdown {
 // never builds one.
 func (m *markdown) parser() goldmark.Markdown {
 	if m.gm == nil {
-		m.gm = goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList))
+		m.gm = goldmark.New(goldmark.WithParserOptions(parser.WithInlineParsers(util.Prioritized(strikeParser{}, 500))))
 	}
 	return m.gm
 }
@@ -134,7 +134,7 @@ func (m *markdown) line(s, trimmed string) []string {
 		return []string{""}
 	}
 	indent := s[:len(s)-len(strings.TrimLeft(s, " "))]
-	body := s[len(indent):]
+	body, task := cutTaskBox(s[len(indent):])
 	src := []byte(body)
 	doc := m.parser().Parser().Parse(gtext.NewReader(src))
 	first := doc.FirstChild()
@@ -164,18 +164,14 @@ func (m *markdown) line(s, trimmed string) []string {
 		if n.IsOrdered() {
 			marker = m.p.yellow(itoa(n.Start)+string(n.Marker)) + " "
 		}
-		content := item.FirstChild()
-		if content != nil {
-			if cb, ok := content.FirstChild().(*east.TaskCheckBox); ok {
-				if cb.IsChecked {
-					marker = m.p.green("☑") + " "
-				} else {
-					marker = "☐ "
-				}
-			}
+		switch task {
+		case taskDone:
+			marker = m.p.green("☑") + " "
+		case taskOpen:
+			marker = "☐ "
 		}
 		text := ""
-		if content != nil {
+		if item.FirstChild() != nil {
 			text = m.blockInline(item, src)
 		}
 		return m.wrapped(indent+marker, indent+strings.Repeat(" ", ansi.StringWidth(marker)), text)
@@ -247,7 +243,7 @@ func (m *markdown) inlineNode(b *strings.Builder, n gast.Node, src []byte) {
 		} else {
 			b.WriteString(m.p.italic(inner))
 		}
-	case *east.Strikethrough:
+	case *strike:
 		b.WriteString(m.p.strike(m.inline(n, src)))
 	case *gast.Link:
 		text := m.inline(n, src)
@@ -264,8 +260,6 @@ func (m *markdown) inlineNode(b *strings.Builder, n gast.Node, src []byte) {
 			seg := n.Segments.At(i)
 			b.Write(seg.Value(src))
 		}
-	case *east.TaskCheckBox:
-		// shown as the item's marker
 	default:
 		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 			m.inlineNode(b, c, src)
@@ -316,36 +310,45 @@ func fenceOf(trimmed string) string {
 
 // ---- tables ----
 
-// flushTable lays out the collected rows: goldmark reads them as a GFM
-// table; rows that are not one (no delimiter row) are rendered as lines.
+// flushTable lays out the collected rows as a GFM table (a header row,
+// then a delimiter row, then the body); rows that are not one are
+// rendered as lines.
 func (m *markdown) flushTable() []string {
 	rows := m.table
 	m.table = nil
-	src := []byte(strings.Join(trimIndent(rows), "\n") + "\n")
-	doc := m.parser().Parser().Parse(gtext.NewReader(src))
-	tbl, ok := doc.FirstChild().(*east.Table)
-	if !ok || tbl.NextSibling() != nil {
+	var header []string
+	var align []alignment
+	if len(rows) > 1 {
+		header = tableCells(rows[0])
+		align = delimiterRow(tableCells(rows[1]))
+	}
+	if align == nil || len(align) != len(header) {
 		var out []string
 		for _, r := range rows {
 			out = append(out, m.line(r, strings.TrimSpace(r))...)
 		}
 		return out
 	}
-	var cells [][]string
-	for row := tbl.FirstChild(); row != nil; row = row.NextSibling() {
-		var line []string
-		for c := row.FirstChild(); c != nil; c = c.NextSibling() {
-			line = append(line, m.inline(c, src))
-		}
-		cells = append(cells, line)
+	cells := [][]string{m.cellsInline(header)}
+	for _, r := range rows[2:] {
+		row := tableCells(r)
+		// As in GFM: cells past the header's are dropped, missing ones are empty.
+		row = append(row, make([]string, max(len(header)-len(row), 0))...)
+		cells = append(cells, m.cellsInline(row[:len(header)]))
 	}
-	return m.layoutTable(cells, tbl.Alignments)
+	return m.layoutTable(cells, align)
 }
 
-func trimIndent(rows []string) []string {
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		out[i] = strings.TrimSpace(r)
+// cellsInline renders each cell's inline Markdown.
+func (m *markdown) cellsInline(cells []string) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		src := []byte(c)
+		if p, ok := m.parser().Parser().Parse(gtext.NewReader(src)).FirstChild().(*gast.Paragraph); ok {
+			out[i] = m.inline(p, src)
+		} else {
+			out[i] = c
+		}
 	}
 	return out
 }
@@ -353,7 +356,7 @@ func trimIndent(rows []string) []string {
 // layoutTable draws cells (the first row is the header) with box lines,
 // shrinking the widest columns until the table fits the terminal and
 // wrapping their cells over several rows.
-func (m *markdown) layoutTable(cells [][]string, align []east.Alignment) []string {
+func (m *markdown) layoutTable(cells [][]string, align []alignment) []string {
 	cols := 0
 	for _, r := range cells {
 		cols = max(cols, len(r))
@@ -428,7 +431,7 @@ func (m *markdown) layoutTable(cells [][]string, align []east.Alignment) []strin
 				if h < len(wrappedCells[i]) {
 					c = strings.TrimRight(wrappedCells[i][h], " ")
 				}
-				var a east.Alignment
+				var a alignment
 				if i < len(align) {
 					a = align[i]
 				}
@@ -445,15 +448,15 @@ func (m *markdown) layoutTable(cells [][]string, align []east.Alignment) []strin
 }
 
 // pad fills s to w columns, aligned as the table's delimiter row says.
-func pad(s string, w int, a east.Alignment) string {
+func pad(s string, w int, a alignment) string {
 	gap := w - ansi.StringWidth(s)
 	if gap <= 0 {
 		return ansi.Truncate(s, w, "")
 	}
 	switch a {
-	case east.AlignRight:
+	case alignRight:
 		return strings.Repeat(" ", gap) + s
-	case east.AlignCenter:
+	case alignCenter:
 		return strings.Repeat(" ", gap/2) + s + strings.Repeat(" ", gap-gap/2)
 	}
 	return s + strings.Repeat(" ", gap)

@@ -408,6 +408,14 @@ func TestMarkdownLine(t *testing.T) {
 		{"  * nested", "  • nested", "  \x1b[33m•\x1b[0m nested"},
 		{"10. tenth", "10. tenth", "\x1b[33m10.\x1b[0m tenth"},
 		{"- [x] done", "☑ done", "\x1b[32m☑\x1b[0m done"},
+		{"* [ ] to do", "☐ to do", "☐ to do"},
+		{"2. [X] second", "☑ second", "\x1b[32m☑\x1b[0m second"},
+		{"- [y] not a box", "• [y] not a box", "\x1b[33m•\x1b[0m [y] not a box"},
+		{"[x] not an item", "[x] not an item", "[x] not an item"},
+		{"~~old~~ new", "old new", "\x1b[9mold\x1b[0m new"},
+		{"a ~b~ c", "a b c", "a \x1b[9mb\x1b[0m c"},
+		{"a ~~~x~~~ stays", "a ~~~x~~~ stays", "a ~~~x~~~ stays"},
+		{"~/src and ~/bin", "~/src and ~/bin", "~/src and ~/bin"},
 		{"[site](http://x)", "site (http://x)", "\x1b[4msite\x1b[0m \x1b[2m(http://x)\x1b[0m"},
 		{"unclosed **bold", "unclosed **bold", "unclosed **bold"},
 		{"#hashtag", "#hashtag", "#hashtag"},
@@ -434,6 +442,51 @@ func TestMarkdownLine(t *testing.T) {
 	}
 	if got := m.feed("**x**"); len(got) != 1 || got[0] != "x" {
 		t.Errorf("fence did not close: %q", got)
+	}
+}
+
+func TestMarkdownTable(t *testing.T) {
+	cases := []struct {
+		name string
+		rows []string
+		want []string
+	}{
+		{"aligned, with inline styles and a missing cell",
+			[]string{"| Name | Size |", "|:-----|-----:|", "| `a.go` | 12 KB |", "| **b.go** |"},
+			[]string{
+				"┌────────┬───────┐",
+				"│ Name   │  Size │",
+				"├────────┼───────┤",
+				"│ `a.go` │ 12 KB │",
+				"│ b.go   │       │",
+				"└────────┴───────┘"}},
+		{"escaped pipe, centred column, extra cells dropped",
+			[]string{"| op | x |", "|:--:|---|", "| a \\| b | 1 | extra |"},
+			[]string{
+				"┌───────┬───┐",
+				"│  op   │ x │",
+				"├───────┼───┤",
+				"│ a | b │ 1 │",
+				"└───────┴───┘"}},
+		{"no delimiter row: plain lines",
+			[]string{"| a | b |", "| 1 | 2 |"},
+			[]string{"| a | b |", "| 1 | 2 |"}},
+		{"delimiter row of another width: plain lines",
+			[]string{"| a | b |", "|---|", "| 1 | 2 |"},
+			[]string{"| a | b |", "|---|", "| 1 | 2 |"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := newMarkdown(palette{}, 80)
+			var got []string
+			for _, r := range c.rows {
+				got = append(got, m.feed(r)...)
+			}
+			got = append(got, m.flush()...)
+			if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+			}
+		})
 	}
 }
 
