@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -46,6 +47,22 @@ func TestStoreRefusesNamesThatLeaveTheStore(t *testing.T) {
 		}
 		if _, _, err := h.Store.Rollback(name, 0); err == nil {
 			t.Errorf("Store.Rollback(%q) succeeded", name)
+		}
+	}
+}
+
+// TestValidNameMatchesPattern: ValidName is hand-written code for the
+// pattern below and must accept exactly what it accepts.
+func TestValidNameMatchesPattern(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	for _, name := range []string{
+		"", "a", "Z9", "my-skill", "my_skill.v2", ".", "..", ".hidden", "-x", "_x",
+		"a b", "a/b", "a:b", "a\n", "\na", "é", "aé", "a\xff", strings.Repeat("a", 64), strings.Repeat("a", 65),
+		"a" + strings.Repeat(".", 63), "a" + strings.Repeat(".", 64),
+	} {
+		want := re.MatchString(name) && name != "." && name != ".."
+		if got := ValidName(name); got != want {
+			t.Errorf("ValidName(%q) = %v, want %v", name, got, want)
 		}
 	}
 }
