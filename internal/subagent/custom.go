@@ -2,7 +2,6 @@ package subagent
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -34,10 +33,26 @@ func (e *DefinitionError) Error() string {
 	return fmt.Sprintf("agent %q: %s %s", e.Agent, e.Field, e.Problem)
 }
 
-// customName is what a custom type may be called: one command word after
-// "task:", without the ":" the skill:* types use, so that it never shadows
-// more than a type of the same name.
-var customName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+// validCustomName reports whether a custom type may be called name: one
+// command word after "task:" (1-64 ASCII letters, digits, '_' or '-', the
+// first a letter or digit), without the ":" the skill:* types use, so that
+// it never shadows more than a type of the same name. Plain code, not a
+// regexp: compiling its {0,63} repetition cost every start ~60 KB.
+func validCustomName(name string) bool {
+	if name == "" || len(name) > 64 || !isAlnum(name[0]) {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		if c := name[i]; !isAlnum(c) && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
 
 // Claude Code's tool names, by what they need here (its TodoWrite is
 // spelled like the Agent Shell command). Reading tools are what
@@ -58,7 +73,7 @@ var (
 // notes say what could not be honoured.
 func NewCustomKind(name string, d Definition) (k Kind, notes []string, err error) {
 	switch {
-	case !customName.MatchString(name):
+	case !validCustomName(name):
 		return Kind{}, nil, &DefinitionError{name, "name", "must be 1-64 letters, digits, '-' or '_' (it becomes the command task:<name>)"}
 	case strings.TrimSpace(d.Description) == "":
 		return Kind{}, nil, &DefinitionError{name, "description", "is missing"}

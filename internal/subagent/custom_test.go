@@ -3,6 +3,7 @@ package subagent
 import (
 	"context"
 	"errors"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -139,5 +140,19 @@ func TestCustomKindRuns(t *testing.T) {
 	help := f.h.Run(context.Background(), "task:general --help")
 	if !strings.Contains(help.Stdout, "task:reviewer") || !strings.Contains(help.Stdout, "Reviews code") {
 		t.Errorf("help does not list the custom type:\n%s", help.Stdout)
+	}
+}
+
+// TestValidCustomNameMatchesPattern: validCustomName is hand-written code
+// for the pattern below and must accept exactly what it accepts.
+func TestValidCustomNameMatchesPattern(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+	for _, name := range []string{
+		"", "a", "Z9", "code-reviewer", "code_reviewer", "a.b", ".", "-x", "_x", "a b", "a/b", "a:b",
+		"a\n", "\na", "é", "aé", "a\xff", strings.Repeat("a", 64), strings.Repeat("a", 65),
+	} {
+		if got, want := validCustomName(name), re.MatchString(name); got != want {
+			t.Errorf("validCustomName(%q) = %v, want %v", name, got, want)
+		}
 	}
 }
