@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/config"
@@ -282,7 +283,10 @@ func absPath(path, cwd, home string) (string, error) {
 // bashCallRe matches a whole tool call written as the command:
 // Bash(command="ls -la"), Bash(command: 'ls'), Bash("ls"), in any case
 // (bash(command="ls") is the same slip; `bash ls` is the wrapper command).
-var bashCallRe = regexp.MustCompile(`(?si)^\s*` + Name + `\s*\(\s*(?:command\s*[=:]\s*)?(?:"((?:[^"\\]|\\.)*)"|'([^']*)')\s*(?:,[^()]*)?\)\s*;?\s*$`)
+// Compiled on first use, not at every start.
+var bashCallRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?si)^\s*` + Name + `\s*\(\s*(?:command\s*[=:]\s*)?(?:"((?:[^"\\]|\\.)*)"|'([^']*)')\s*(?:,[^()]*)?\)\s*;?\s*$`)
+})
 
 // toolCallAsCommand answers a command line that is the tool call itself
 // (Bash(command="ls -la"), Bash ls, Bash) without running it: bash would
@@ -292,8 +296,8 @@ func toolCallAsCommand(cmd string) (Result, bool) {
 	word := router.FirstWord(cmd)
 	var inner string
 	switch {
-	case bashCallRe.MatchString(cmd):
-		m := bashCallRe.FindStringSubmatch(cmd)
+	case bashCallRe().MatchString(cmd):
+		m := bashCallRe().FindStringSubmatch(cmd)
 		inner = m[2]
 		if m[1] != "" {
 			if u, err := strconv.Unquote(`"` + m[1] + `"`); err == nil {

@@ -6,6 +6,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/synapse-agent/synapse/internal/router"
 )
@@ -96,7 +97,7 @@ func grepCommand(in map[string]any) string {
 	if g, _ := in["glob"].(string); g != "" {
 		parts = append(parts, "--include="+shellQuote(g))
 	}
-	if t, _ := in["type"].(string); typeRe.MatchString(t) {
+	if t, _ := in["type"].(string); typeRe().MatchString(t) {
 		parts = append(parts, "--include="+shellQuote("*."+t))
 	}
 	p, _ := in["pattern"].(string)
@@ -112,7 +113,8 @@ func grepCommand(in map[string]any) string {
 	return strings.Join(parts, " ")
 }
 
-var typeRe = regexp.MustCompile(`^[a-z0-9]{1,5}$`)
+// typeRe is compiled on first use, not at every start.
+var typeRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]{1,5}$`) })
 
 // foreignLine is the Synapse command for a command line that starts with
 // one of those tool names (Read a.txt → read a.txt); false otherwise.

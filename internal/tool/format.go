@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/synapse-agent/synapse/internal/agentsh/registry"
@@ -87,13 +88,16 @@ func suggestsItself(hint, cmd string) bool {
 
 // ttyRe matches what programs print when they need a terminal: the shell
 // runs in a session of its own with no controlling terminal, so opening
-// /dev/tty fails at once (ENXIO) and a prompt cannot be answered.
-var ttyRe = regexp.MustCompile(`(?i)/dev/tty\b|not a terminal|not a tty|a terminal is required|no tty present|inappropriate ioctl for device`)
+// /dev/tty fails at once (ENXIO) and a prompt cannot be answered. It and
+// this file's other patterns are compiled on first use, not at every start.
+var ttyRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)/dev/tty\b|not a terminal|not a tty|a terminal is required|no tty present|inappropriate ioctl for device`)
+})
 
 // terminalNote explains a failure of a command that wanted a terminal and
 // names the non-interactive way; it is not a self-description of a command.
 func terminalNote(res command.Result) string {
-	if !ttyRe.MatchString(res.Stderr) {
+	if !ttyRe().MatchString(res.Stderr) {
 		return ""
 	}
 	return "[no terminal] Commands here run without a terminal, so nothing can be typed into them: an editor, a pager, " +
@@ -213,11 +217,15 @@ func (b *Bash) readOnly() bool {
 }
 
 var (
-	usageRe = regexp.MustCompile(`(?i)(\busage:|unrecognized option|invalid option|unknown option|unknown flag|illegal option|missing operand|requires an argument|unknown command|unknown shorthand flag)`)
+	usageRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(\busage:|unrecognized option|invalid option|unknown option|unknown flag|illegal option|missing operand|requires an argument|unknown command|unknown shorthand flag)`)
+	})
 	// The name may hold colons (skill:a:b met by the shell inside a compound
 	// line), so the shell's own prefix ("bash: line 1: ", "sh: 1: ") is
 	// skipped explicitly instead.
-	notFoundRe = regexp.MustCompile(`(?m)^(?:\S+: )?(?:line \d+: |\d+: )?([^\s'"]+?): (?:command )?not found`)
+	notFoundRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^(?:\S+: )?(?:line \d+: |\d+: )?([^\s'"]+?): (?:command )?not found`)
+	})
 )
 
 // classify names the kind of failure and gives the self-repair hint for the
@@ -228,7 +236,7 @@ var (
 func classify(route router.Route, cmd string, res command.Result) (category, hint string) {
 	if res.ExitCode == 127 || strings.Contains(res.Stderr, "command not found") {
 		name := route.Name
-		if m := notFoundRe.FindStringSubmatch(res.Stderr); m != nil {
+		if m := notFoundRe().FindStringSubmatch(res.Stderr); m != nil {
 			name = m[1]
 		}
 		if name == router.FirstWord(cmd) {
@@ -238,7 +246,7 @@ func classify(route router.Route, cmd string, res command.Result) (category, hin
 		}
 		return FailureCommandNotFound, notFoundHint(name)
 	}
-	if usageRe.MatchString(res.Stderr) || (res.Stderr == "" && usageRe.MatchString(res.Stdout)) {
+	if usageRe().MatchString(res.Stderr) || (res.Stderr == "" && usageRe().MatchString(res.Stdout)) {
 		base := usageBase(route, cmd, res.Stderr+"\n"+res.Stdout)
 		return FailureInvalidUsage, fmt.Sprintf("%s `%s` was called with invalid arguments. Every command describes itself: run Bash(command=\"%s --help\") to see its usage, then retry.", hintTag, base, base)
 	}
