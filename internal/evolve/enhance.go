@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -97,13 +98,16 @@ type Outcome struct {
 	Reason string
 }
 
-var contractLine = regexp.MustCompile(`^\[Skill\] (?:(Created|Enhanced): ([A-Za-z0-9][A-Za-z0-9._-]*)|No enhancement needed(?:[:\s(—-]+(.*))?)\s*$`)
+// contractLine is compiled on first use, not at every start.
+var contractLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\[Skill\] (?:(Created|Enhanced): ([A-Za-z0-9][A-Za-z0-9._-]*)|No enhancement needed(?:[:\s(—-]+(.*))?)\s*$`)
+})
 
 // ParseOutcome reads the contract from the answer's last non-empty line.
 func ParseOutcome(answer string) (Outcome, bool) {
 	lines := strings.Split(strings.TrimSpace(answer), "\n")
 	last := strings.Trim(strings.TrimSpace(lines[len(lines)-1]), "`*")
-	m := contractLine.FindStringSubmatch(last)
+	m := contractLine().FindStringSubmatch(last)
 	if m == nil {
 		return Outcome{}, false
 	}

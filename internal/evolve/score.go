@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/synapse-agent/synapse/internal/agent"
 	"github.com/synapse-agent/synapse/internal/config"
@@ -67,7 +68,11 @@ func Threshold(profile string) int {
 // Worth reports whether the turn's signals reach the profile's threshold.
 func Worth(s Signals, profile string) bool { return s.Count() >= Threshold(profile) }
 
-var correction = regexp.MustCompile(`(?i)\b(no,|not that|that's wrong|that is wrong|wrong|instead|actually|don't|do not|stop|undo|revert|try again|should have|you forgot)\b`)
+// correction and this file's other patterns are compiled on first use, not
+// at every start.
+var correction = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(no,|not that|that's wrong|that is wrong|wrong|instead|actually|don't|do not|stop|undo|revert|try again|should have|you forgot)\b`)
+})
 
 // Score reads the signals of the last turn of conv: the messages from the
 // last user prompt on (todo reminders are part of the turn). The user
@@ -94,7 +99,7 @@ func Score(conv []llm.Message) Signals {
 			}
 		}
 	}
-	if prompts > 1 && start < len(conv) && correction.MatchString(agent.TypedPrompt(conv[start].Text)) {
+	if prompts > 1 && start < len(conv) && correction().MatchString(agent.TypedPrompt(conv[start].Text)) {
 		s.Corrected = true
 	}
 	return s
@@ -128,8 +133,8 @@ func commandOf(c llm.ToolCall) string {
 }
 
 var (
-	redirect = regexp.MustCompile(`(^|[^0-9&<>])>>?\s*[^\s&|>]`)
-	devNull  = regexp.MustCompile(`[0-9&]?>>?\s*/dev/null`)
+	redirect = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[^0-9&<>])>>?\s*[^\s&|>]`) })
+	devNull  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[0-9&]?>>?\s*/dev/null`) })
 )
 
 // changesFiles reports whether a command line writes files: the write and
@@ -143,5 +148,5 @@ func changesFiles(cmd string) bool {
 			}
 		}
 	}
-	return redirect.MatchString(devNull.ReplaceAllString(cmd, ""))
+	return redirect().MatchString(devNull().ReplaceAllString(cmd, ""))
 }
