@@ -633,7 +633,11 @@ const interruptedNote = "Command interrupted."
 
 // killedJobRe matches bash's report of a foreground job ended by a signal,
 // with the continuation lines of a pipeline's other members ("   1235  | cat").
-var killedJobRe = regexp.MustCompile(`(?m)^(?:[^\s:]+: )?(?:line \d+: )? *\d+ +(?:Killed|Terminated|Interrupt|Hangup)(?:[ \t].*)?(?:\n|$)(?:[ \t]+\d+[ \t]+\|.*(?:\n|$))*`)
+// It and the two below serve only a stopped command: compiled on first use,
+// not at every start.
+var killedJobRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^(?:[^\s:]+: )?(?:line \d+: )? *\d+ +(?:Killed|Terminated|Interrupt|Hangup)(?:[ \t].*)?(?:\n|$)(?:[ \t]+\d+[ \t]+\|.*(?:\n|$))*`)
+})
 
 // jobNoise passes stderr's live output on; once on (the command is being
 // stopped) it passes whole lines only, without bash's report of the killed
@@ -648,8 +652,10 @@ type jobNoise struct {
 
 // killedLineRe and memberLineRe are killedJobRe's two kinds of line.
 var (
-	killedLineRe = regexp.MustCompile(`^(?:[^\s:]+: )?(?:line \d+: )? *\d+ +(?:Killed|Terminated|Interrupt|Hangup)(?:[ \t].*)?$`)
-	memberLineRe = regexp.MustCompile(`^[ \t]+\d+[ \t]+\|.*$`)
+	killedLineRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:[^\s:]+: )?(?:line \d+: )? *\d+ +(?:Killed|Terminated|Interrupt|Hangup)(?:[ \t].*)?$`)
+	})
+	memberLineRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[ \t]+\d+[ \t]+\|.*$`) })
 )
 
 func (j *jobNoise) write(b []byte) {
@@ -680,9 +686,9 @@ func (j *jobNoise) filter(b []byte) []byte {
 		b = b[len(line):]
 		text := bytes.TrimSuffix(line, []byte("\n"))
 		switch {
-		case killedLineRe.Match(text):
+		case killedLineRe().Match(text):
 			j.report = true
-		case j.report && memberLineRe.Match(text):
+		case j.report && memberLineRe().Match(text):
 		default:
 			j.report = false
 			out = append(out, line...)
@@ -716,7 +722,7 @@ func applyReason(res *command.Result, reason string, timeout time.Duration) {
 	}
 	// bash reports the job we killed ("bash: line 1: 1234 Killed  sleep 30");
 	// that is our doing, not the command's output, and the note says it.
-	res.Stderr = killedJobRe.ReplaceAllString(res.Stderr, "")
+	res.Stderr = killedJobRe().ReplaceAllString(res.Stderr, "")
 	if res.Stderr != "" && !strings.HasSuffix(res.Stderr, "\n") {
 		res.Stderr += "\n"
 	}
