@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -24,12 +25,15 @@ const Redacted = "[redacted]"
 const minSecret = 8
 
 // secretPatterns catch credentials we were not told about: API keys of the
-// usual shapes and authorization headers.
-var secretPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`),
-	regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}`),
-	regexp.MustCompile(`(?i)\b(x-api-key|api[_-]?key|authorization|token|password|secret)(["']?\s*[:=]\s*["']?)[^\s"',;]{4,}`),
-}
+// usual shapes and authorization headers. Compiled on first use: only a
+// debug log needs them.
+var secretPatterns = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`),
+		regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}`),
+		regexp.MustCompile(`(?i)\b(x-api-key|api[_-]?key|authorization|token|password|secret)(["']?\s*[:=]\s*["']?)[^\s"',;]{4,}`),
+	}
+})
 
 // Redact returns s with each of secrets (values of at least 8 characters)
 // and anything shaped like a key or an authorization header replaced by
@@ -40,7 +44,7 @@ func Redact(s string, secrets []string) string {
 			s = strings.ReplaceAll(s, v, Redacted)
 		}
 	}
-	for i, re := range secretPatterns {
+	for i, re := range secretPatterns() {
 		if i == 2 {
 			s = re.ReplaceAllString(s, "${1}${2}"+Redacted)
 			continue
