@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 func set(words ...string) map[string]bool {
@@ -462,8 +463,9 @@ func (w *walker) goCmd(args []arg, cwd string) string {
 var writers = map[string]string{"rm": "all", "rmdir": "all", "mkdir": "all", "touch": "all", "tee": "all", "mv": "all",
 	"chmod": "all", "mktemp": "all", "install": "all", "cp": "last", "ln": "last"}
 
-// flagWord is an option with no value glued to it.
-var flagWord = regexp.MustCompile(`^--?[A-Za-z][A-Za-z-]*$`)
+// flagWord is an option with no value glued to it; compiled on first use,
+// not at every start.
+var flagWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^--?[A-Za-z][A-Za-z-]*$`) })
 
 func (w *walker) writes(name string, args []arg, cwd string) string {
 	last, mode := writers[name] == "last", false
@@ -473,7 +475,7 @@ func (w *walker) writes(name string, args []arg, cwd string) string {
 		case a.known && a.s == "--":
 			ops = append(ops, args[i+1:]...)
 		case a.known && len(a.s) > 1 && a.s[0] == '-':
-			if !flagWord.MatchString(a.s) {
+			if !flagWord().MatchString(a.s) {
 				return "takes " + a.s + ", an option with a value this check does not read"
 			}
 			if name == "cp" && strings.HasPrefix(a.s, "--pa") {
