@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 
@@ -20,7 +21,8 @@ var interpreters = map[string]bool{"python": true, "python3": true, "python2": t
 
 var shells = map[string]bool{"bash": true, "sh": true, "dash": true, "zsh": true, "ksh": true}
 
-var quotedPath = regexp.MustCompile(`["']([~/][^"']*)["']`)
+// quotedPath is compiled on first use, not at every start.
+var quotedPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`["']([~/][^"']*)["']`) })
 
 // checkCommandText parses cmd and reports a blocked result when a word of it
 // (an argument, a redirection target, the code of `bash -c`/`eval`, a quoted
@@ -130,7 +132,7 @@ func textHit(cmd, cwd string, rs *resolver, rules []rule, depth int) (entry, pat
 				}
 			case interpreters[strings.TrimRight(name, "0123456789.")] || interpreters[name]:
 				for _, a := range args[1:] {
-					for _, m := range quotedPath.FindAllStringSubmatch(a, -1) {
+					for _, m := range quotedPath().FindAllStringSubmatch(a, -1) {
 						if check(expandHome(m[1], home)) {
 							return false
 						}

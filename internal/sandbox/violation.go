@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/synapse-agent/synapse/internal/command"
 )
@@ -24,7 +25,9 @@ const (
 )
 
 // sedTemp matches the temporary file `sed -i` creates beside its target.
-var sedTemp = regexp.MustCompile(`^sed[A-Za-z0-9]{6}$`)
+// It and quotedRe serve only a failed command: compiled on first use, not at
+// every start.
+var sedTemp = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sed[A-Za-z0-9]{6}$`) })
 
 // detectViolation marks a failed result as blocked when its stderr shows the
 // kernel refusing a path the policy protects: a read-only file system (or a
@@ -85,7 +88,7 @@ func busyCandidates(raw, line, msg string) []string {
 	if msg != msgBusy {
 		return out
 	}
-	for _, m := range quotedRe.FindAllStringSubmatch(line[:strings.Index(line, msg)], -1) {
+	for _, m := range quotedRe().FindAllStringSubmatch(line[:strings.Index(line, msg)], -1) {
 		if !slices.Contains(out, m[1]) {
 			out = append(out, m[1])
 		}
@@ -143,7 +146,7 @@ func denial(line string) string {
 // after: `sed -i` names its temporary file (the directory is what matters),
 // and a rename over .git/config from .git/ names only the directory.
 func writeTarget(abs, msg string) string {
-	if sedTemp.MatchString(filepath.Base(abs)) {
+	if sedTemp().MatchString(filepath.Base(abs)) {
 		abs = filepath.Dir(abs)
 	}
 	if msg == msgBusy && filepath.Base(abs) == ".git" {
@@ -226,10 +229,10 @@ func trailingQuoted(s string) (string, bool) {
 	return "", false
 }
 
-var quotedRe = regexp.MustCompile("['‘`\"“]([^'’`\"”]+)['’`\"”]")
+var quotedRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("['‘`\"“]([^'’`\"”]+)['’`\"”]") })
 
 func firstQuoted(s string) string {
-	if m := quotedRe.FindStringSubmatch(s); m != nil {
+	if m := quotedRe().FindStringSubmatch(s); m != nil {
 		return m[1]
 	}
 	return ""
