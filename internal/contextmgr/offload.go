@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/synapse-agent/synapse/internal/fsutil"
 	"github.com/synapse-agent/synapse/internal/llm"
@@ -19,8 +20,11 @@ import (
 // OffloadPrefix starts the line that replaces an offloaded tool result.
 const OffloadPrefix = "[Output offloaded: "
 
-// pointerRE finds the file of an offload pointer.
-var pointerRE = regexp.MustCompile(`\[Output offloaded: [^\]]*? saved in (\S+?) — `)
+// pointerRE finds the file of an offload pointer; compiled on first use,
+// not at every start.
+var pointerRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\[Output offloaded: [^\]]*? saved in (\S+?) — `)
+})
 
 // Pointer is the one line that stands for an offloaded result.
 func Pointer(path, text string) string {
@@ -37,7 +41,7 @@ func PointerFile(text string) string {
 	if !strings.HasPrefix(text, OffloadPrefix) {
 		return ""
 	}
-	if m := pointerRE.FindStringSubmatch(text); m != nil {
+	if m := pointerRE().FindStringSubmatch(text); m != nil {
 		return m[1]
 	}
 	return ""
