@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -80,14 +81,16 @@ func (c ServerConfig) Kind() string {
 	return KindHTTP
 }
 
-var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+// serverNameRE and envRef serve only configured MCP servers: compiled on
+// first use, not at every start.
+var serverNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) })
 
 // Validate checks an entry made elsewhere than in a config file (an ACP
 // client's servers) as the files' entries are checked.
 func (c ServerConfig) Validate() error { return c.validate() }
 
 func (c ServerConfig) validate() error {
-	if !serverNameRE.MatchString(c.Name) {
+	if !serverNameRE().MatchString(c.Name) {
 		return fmt.Errorf("invalid server name %q: use letters, digits, '.', '_' or '-' (it becomes mcp:<server>:<tool>)", c.Name)
 	}
 	switch t := strings.ToLower(c.Type); t {
@@ -297,14 +300,15 @@ func jsonErr(data []byte, err error) string {
 	return err.Error()
 }
 
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+var envRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`) })
 
 func expandEnv(s string, getenv func(string) string) string {
 	if getenv == nil || !strings.Contains(s, "${") {
 		return s
 	}
-	return envRef.ReplaceAllStringFunc(s, func(m string) string {
-		sub := envRef.FindStringSubmatch(m)
+	re := envRef()
+	return re.ReplaceAllStringFunc(s, func(m string) string {
+		sub := re.FindStringSubmatch(m)
 		if v := getenv(sub[1]); v != "" {
 			return v
 		}

@@ -104,7 +104,7 @@ func (m *Manager) Add(c ServerConfig) error {
 	if m.life.Err() != nil {
 		return errors.New("MCP manager is closed")
 	}
-	if !serverNameRE.MatchString(c.Name) {
+	if !serverNameRE().MatchString(c.Name) {
 		return fmt.Errorf("invalid server name %q: use letters, digits, '.', '_' or '-' (it becomes mcp:<server>:<tool>)", c.Name)
 	}
 	if _, ok := m.servers[c.Name]; ok {
