@@ -310,17 +310,6 @@ func uvarint(s string) (uint64, int) {
 	return 0, len(s)
 }
 
-// kept are the folders this scan read or confirmed, for the file.
-func (c *dirCache) kept() map[string]cachedDir {
-	out := map[string]cachedDir{}
-	for p, cd := range c.hit {
-		if cd.keep {
-			out[p] = cd
-		}
-	}
-	return out
-}
-
 // encode returns what this scan read or confirmed, for writeCache, or
 // nil when it is what was loaded. The maps are dropped: the bytes wait for
 // the session's end, when the cache is written (not on the first
@@ -330,24 +319,46 @@ func (c *dirCache) encode() []byte {
 		return nil
 	}
 	<-c.ready
-	kept := c.kept()
+	hit := c.hit
 	c.hit = nil
-	if !c.dirty && len(kept) == c.loaded {
+	// Counted, not copied: an unchanged cache (every session after the
+	// first in a tree at rest) is not written, and builds nothing.
+	kept := 0
+	for _, cd := range hit {
+		if cd.keep {
+			kept++
+		}
+	}
+	if !c.dirty && kept == c.loaded {
 		return nil
 	}
-	var b bytes.Buffer
-	b.WriteString(cacheMagic)
-	num := func(v uint64) { b.Write(binary.AppendUvarint(nil, v)) }
-	str := func(s string) { num(uint64(len(s))); b.WriteString(s) }
-	for _, p := range slices.Sorted(maps.Keys(kept)) {
-		cd := kept[p]
-		str(p)
-		num(cd.ino)
-		num(uint64(cd.ctime))
-		num(uint64(cd.n))
-		b.WriteString(cd.ents)
+	paths := make([]string, 0, kept)
+	for p, cd := range hit {
+		if cd.keep {
+			paths = append(paths, p)
+		}
 	}
-	return binary.BigEndian.AppendUint32(b.Bytes(), crc32.ChecksumIEEE(b.Bytes()))
+	slices.Sort(paths)
+	// Made at its size: the bytes are kept until the session ends, and a
+	// buffer grown by doubling left up to half of it unused.
+	var tmp [binary.MaxVarintLen64]byte
+	size := func(v uint64) int { return len(binary.AppendUvarint(tmp[:0], v)) }
+	n := len(cacheMagic) + 4
+	for _, p := range paths {
+		cd := hit[p]
+		n += size(uint64(len(p))) + len(p) + size(cd.ino) + size(uint64(cd.ctime)) + size(uint64(cd.n)) + len(cd.ents)
+	}
+	b := append(make([]byte, 0, n), cacheMagic...)
+	for _, p := range paths {
+		cd := hit[p]
+		b = binary.AppendUvarint(b, uint64(len(p)))
+		b = append(b, p...)
+		b = binary.AppendUvarint(b, cd.ino)
+		b = binary.AppendUvarint(b, uint64(cd.ctime))
+		b = binary.AppendUvarint(b, uint64(cd.n))
+		b = append(b, cd.ents...)
+	}
+	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
 }
 
 // writeCache writes data to a temporary file renamed over path (no

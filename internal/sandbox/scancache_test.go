@@ -91,6 +91,17 @@ func TestWalkDirIsFilepathWalkDir(t *testing.T) {
 	}
 }
 
+// kept are the folders the cache would write: read or confirmed by this scan.
+func (c *dirCache) kept() map[string]cachedDir {
+	out := map[string]cachedDir{}
+	for p, cd := range c.hit {
+		if cd.keep {
+			out[p] = cd
+		}
+	}
+	return out
+}
+
 // TestDirCacheSeesChanges: a folder whose entries changed is read again;
 // one changed just before the scan is not kept (its ctime may not move
 // for a change in the same clock tick); a torn or foreign file is
