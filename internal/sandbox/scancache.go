@@ -457,25 +457,39 @@ func (c *dirCache) load() (map[string]cachedDir, error) {
 		r = r[n:]
 		return s
 	}
-	out := make(map[string]cachedDir, len(all)/64) // about 64 bytes a folder
-	for len(r) > 0 && !bad {
-		p := str()
-		cd := cachedDir{ino: num(), ctime: int64(num())}
-		n := num()
-		if n > uint64(len(r)) {
+	// Read twice: the first pass checks the file and counts its folders,
+	// the second fills a map made at that size (a guess from the file's
+	// length made it twice too large, or grown through copies).
+	var out map[string]cachedDir
+	folders := 0
+	for pass := range 2 {
+		r = all
+		for len(r) > 0 && !bad {
+			p := str()
+			cd := cachedDir{ino: num(), ctime: int64(num())}
+			n := num()
+			if n > uint64(len(r)) {
+				return nil, errBadCache
+			}
+			// The entries are checked here and kept encoded (decodeEnts).
+			start := r
+			for range n {
+				str()
+				num()
+			}
+			cd.ents, cd.n = start[:len(start)-len(r)], int32(n)
+			if pass == 0 {
+				folders++
+			} else {
+				out[p] = cd
+			}
+		}
+		if bad {
 			return nil, errBadCache
 		}
-		// The entries are checked here and kept encoded (decodeEnts).
-		start := r
-		for range n {
-			str()
-			num()
+		if pass == 0 {
+			out = make(map[string]cachedDir, folders)
 		}
-		cd.ents, cd.n = start[:len(start)-len(r)], int32(n)
-		out[p] = cd
-	}
-	if bad {
-		return nil, errBadCache
 	}
 	return out, nil
 }
