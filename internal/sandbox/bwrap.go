@@ -57,7 +57,7 @@ type mountPlan struct {
 	truncated bool                                // the glob scan hit its bound
 	unmounted []string                            // repositories past the mount budget (repoguard.Watch.Unmounted)
 	watch     *repoguard.Watch                    // finds repositories commands create in the writable roots
-	read      func(string) ([]fs.DirEntry, error) // how the scan reads a folder
+	read      func(string) ([]fs.DirEntry, error) // how the scan reads a folder, valid until its next call (dirCache.read)
 }
 
 // planMounts resolves the policy against the filesystem. env supplies

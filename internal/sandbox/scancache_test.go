@@ -352,6 +352,12 @@ func walkDirFrom(path string, d fs.DirEntry, read func(string) ([]fs.DirEntry, e
 		return err
 	}
 	ents, err := read(path)
+	// The cache's entries are valid until its next read (dirCache.read),
+	// and the walk reads on below them: it keeps copies.
+	ents = slices.Clone(ents)
+	for i, e := range ents {
+		ents[i] = &cachedEnt{name: e.Name(), typ: e.Type()}
+	}
 	if err != nil {
 		if err = fn(path, d, err); err != nil {
 			if err == filepath.SkipDir && d.IsDir() {
