@@ -9,7 +9,6 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,11 +46,11 @@ type dirCache struct {
 	// checked hit (readDir's first call).
 	loaded  int
 	checked bool
-	// used lists the folders a speculative plan took from hit before the
-	// check (speculate); checkDone is closed when the check that
-	// confirms them has run (startCheck).
-	used      []string
-	checkDone chan struct{}
+	// usedChanged: the check dropped a folder a speculative plan took
+	// from hit (cachedDir.used); checkDone is closed when that check has
+	// run (startCheck).
+	usedChanged bool
+	checkDone   chan struct{}
 	// ents, dents and enc are read's buffers, reused: a scan takes the
 	// entries of 2 000 folders from the cache, and decoding each into
 	// slices of its own made a megabyte of garbage in the plan.
@@ -71,6 +70,9 @@ type cachedDir struct {
 	n     int32
 	racy  bool // read within racyWindow of its change: used, never saved
 	keep  bool // read or confirmed by this scan: written to the file
+	// used: taken by a speculative plan before the check (a flag, not a
+	// list of 2 000 paths).
+	used bool
 }
 
 // cachedEnt is one entry: its name and the type bits of its mode.
@@ -147,7 +149,10 @@ func (c *dirCache) prepare(warm func(read func(string) ([]fs.DirEntry, error))) 
 // takes from the cache, the warm-up's reads included, is as of then.
 func (c *dirCache) check() {
 	c.start = time.Now().UnixNano()
-	paths := slices.Collect(maps.Keys(c.hit))
+	paths := make([]string, 0, len(c.hit))
+	for p := range c.hit {
+		paths = append(paths, p)
+	}
 	const workers = 4
 	ok := make([]bool, len(paths))
 	var wg sync.WaitGroup
@@ -163,6 +168,7 @@ func (c *dirCache) check() {
 	wg.Wait()
 	for i, p := range paths {
 		if !ok[i] {
+			c.usedChanged = c.usedChanged || c.hit[p].used
 			delete(c.hit, p)
 			c.dirty = true
 		} else if cd := c.hit[p]; cd.racy {
@@ -204,8 +210,9 @@ func (c *dirCache) readDir(dir string) ([]fs.DirEntry, error) {
 // off the first command's path.
 func (c *dirCache) speculate(dir string) ([]fs.DirEntry, error) {
 	<-c.ready
-	if _, ok := c.hit[dir]; ok {
-		c.used = append(c.used, dir)
+	if cd, ok := c.hit[dir]; ok && !cd.used {
+		cd.used = true
+		c.hit[dir] = cd
 	}
 	return c.read(dir)
 }
@@ -229,19 +236,14 @@ func (c *dirCache) startCheck() {
 // took of a changed folder is not kept for the file.
 func (c *dirCache) confirm() bool {
 	<-c.checkDone
-	ok := true
-	for _, d := range c.used {
-		cd, in := c.hit[d]
-		switch {
-		case !in:
-			ok = false // changed: dropped, so not kept either
-		case !cd.racy && !cd.keep:
+	// A changed one was dropped by the check, so not kept either.
+	for d, cd := range c.hit {
+		if cd.used && !cd.racy && !cd.keep {
 			cd.keep = true // settled since the warm-up read it
 			c.hit[d] = cd
 		}
 	}
-	c.used = nil
-	return ok
+	return !c.usedChanged
 }
 
 // read is readDir for the one goroutine that owns the cache: the warm-up
