@@ -388,6 +388,11 @@ func (w *Watch) Start() {
 		}
 		return strings.Compare(a.dir, b.dir)
 	})
+	// Made at the size it takes (grown by doubling, the table of 2 000
+	// watches left as much garbage behind it).
+	if len(w.wds) == 0 {
+		w.wds = make(map[int32]string, max(0, min(len(dirs), MaxWatches-len(w.ctl))))
+	}
 	for _, d := range dirs {
 		if !w.add(d.dir) {
 			w.sw.on = true
