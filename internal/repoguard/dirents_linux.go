@@ -97,6 +97,23 @@ func direntType(t uint8) (fs.FileMode, bool) {
 	return 0, false
 }
 
+// lstatType is the type bits of path's mode, not following a link: os.Lstat
+// without its FileInfo and, for a missing path, its PathError (the judges
+// look at a dozen paths per repository, most of them missing: 3 KB each).
+func lstatType(path string) (fs.FileMode, error) {
+	var st unix.Stat_t
+	for {
+		err := unix.Lstat(path, &st)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, err
+		}
+		return statType(st.Mode), nil
+	}
+}
+
 // statType is the fs type of a stat mode.
 func statType(m uint32) fs.FileMode {
 	switch m & unix.S_IFMT {

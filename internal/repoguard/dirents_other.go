@@ -20,3 +20,12 @@ func readDirFD(fd int, dir string) ([]fs.DirEntry, error) {
 	defer f.Close()
 	return f.ReadDir(-1)
 }
+
+// lstatType is the type bits of path's mode, not following a link.
+func lstatType(path string) (fs.FileMode, error) {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return 0, err
+	}
+	return st.Mode().Type(), nil
+}

@@ -22,7 +22,7 @@ const DisabledMark = ".synapse-disabled-"
 // repository) would make git on the host run a program or take hooks,
 // configuration or objects from elsewhere; "" when nothing does.
 func GitDanger(gitPath string) string {
-	st, err := os.Lstat(gitPath)
+	typ, err := lstatType(gitPath)
 	if err != nil {
 		return ""
 	}
@@ -33,9 +33,9 @@ func GitDanger(gitPath string) string {
 		if !bareRepoShaped(dir) {
 			return ""
 		}
-	case st.Mode()&fs.ModeSymlink != 0:
+	case typ&fs.ModeSymlink != 0:
 		return "a .git symlink points git somewhere else"
-	case !st.IsDir():
+	case !typ.IsDir():
 		target, odd := GitfileTarget(gitPath)
 		if odd != "" {
 			return odd
@@ -57,12 +57,12 @@ func GitDanger(gitPath string) string {
 		}
 	}
 	for _, name := range []string{"commondir", "config.worktree", filepath.Join("objects", "info", "alternates")} {
-		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+		if _, err := lstatType(filepath.Join(dir, name)); err == nil {
 			return "it has a " + name + " file"
 		}
 	}
-	if st, err := os.Lstat(filepath.Join(dir, "hooks")); err == nil && !st.IsDir() {
-		return "its hooks folder is a " + st.Mode().Type().String() + " (git would follow it)"
+	if typ, err := lstatType(filepath.Join(dir, "hooks")); err == nil && !typ.IsDir() {
+		return "its hooks folder is a " + typ.String() + " (git would follow it)"
 	}
 	if ents, err := ReadDirNoBlock(filepath.Join(dir, "hooks")); err == nil {
 		for _, e := range ents {
@@ -93,11 +93,11 @@ func GitDanger(gitPath string) string {
 // the one a .git file names (a linked worktree's admin directory); "" for
 // a HEAD or when the file names none.
 func gitDirOf(gitPath string) string {
-	st, err := os.Lstat(gitPath)
-	if err != nil || filepath.Base(gitPath) != ".git" || st.Mode()&fs.ModeSymlink != 0 {
+	typ, err := lstatType(gitPath)
+	if err != nil || filepath.Base(gitPath) != ".git" || typ&fs.ModeSymlink != 0 {
 		return ""
 	}
-	if st.IsDir() {
+	if typ.IsDir() {
 		return gitPath
 	}
 	d, odd := GitfileTarget(gitPath)

@@ -129,11 +129,11 @@ var builtinStrategies = map[string]bool{"ort": true, "recursive": true, "resolve
 // that is not a plain directory of plain files is one item itself. nil when
 // there is no state or it runs nothing.
 func stateRuns(dir string) []string {
-	st, err := os.Lstat(dir)
+	typ, err := lstatType(dir)
 	if err != nil {
 		return nil
 	}
-	if !st.IsDir() {
+	if !typ.IsDir() {
 		return []string{filepath.Base(dir) + " is not a directory (git would follow it)"}
 	}
 	var out []string
