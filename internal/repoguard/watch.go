@@ -56,10 +56,15 @@ type Watch struct {
 	fd    int                            // inotify descriptor, -1 before start or without inotify
 	wds   map[int32]string               // watch descriptor -> directory
 	ctl   map[int32]string               // control watches: wake the idle check only
-	dirs  map[string]int64               // directory -> ctime (ns): the scan's, then the unwatched ones
+	dirs  map[string]int64               // directory -> ctime (ns): the unwatched ones, checked by their ctime
 	known map[string]bool                // .git and .hg entries present at start (mounted read-only where it matters)
 	fresh []string                       // .git and .hg entries that appeared since, watched for changes
 	seq   map[string]map[string][]string // existing git directory -> what its rebase/sequencer state ran at start
+	// scanned lists the directories the start-up scan remembered, for
+	// Start to watch (a check before Start takes them into dirs);
+	// started: Start has run.
+	scanned []string
+	started bool
 	// unmounted: .git and .hg entries present at start that the mount plan
 	// left writable (its mount budget), with their control directories:
 	// fingerprinted at start, judged again when an event came from one of
@@ -260,7 +265,7 @@ func (w *Watch) NeedsLook() bool {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.fresh) > 0 || len(w.dirs) > 0 || w.ctlBlind || w.sw.on
+	return len(w.fresh) > 0 || len(w.dirs) > 0 || len(w.scanned) > 0 || w.ctlBlind || w.sw.on
 }
 
 // MarkUnseen records that the start-up scan left folders of the writable
@@ -292,19 +297,31 @@ func ctimeOf(st fs.FileInfo) int64 {
 // MaxWatches a new one is left to the sweep: the scan remembers the
 // shallowest first (breadth-first), and holds no table of a whole tree.
 func (w *Watch) Remember(dir string) {
-	if w.fd >= 0 {
+	switch {
+	case w.fd >= 0:
 		if !w.add(dir) {
 			w.sw.on = true
 		}
-		return
-	}
-	if len(w.dirs) >= MaxWatches {
+	case len(w.scanned)+len(w.dirs) >= MaxWatches:
 		w.sw.on = true
-		return
+	case !w.started:
+		// A list, not the table (a map of 2 000 folders cost 220 KB as it
+		// grew): the scan remembers a folder once, or once per root when
+		// roots nest (Start drops the copies).
+		w.scanned = append(w.scanned, dir)
+	default:
+		// Its change time is read by the next check (this one is new).
+		w.dirs[dir] = 0
 	}
-	// Its change time is read in Start, and only if inotify is missing:
-	// a stat per folder is most of what the scan would cost otherwise.
-	w.dirs[dir] = 0
+}
+
+// takeScanned moves the scan's folders into dirs, to be looked at by
+// their change time (0: read at Start, or by the next check).
+func (w *Watch) takeScanned() {
+	for _, dir := range w.scanned {
+		w.dirs[dir] = 0
+	}
+	w.scanned = nil
 }
 
 // watchMask adds to what a control watch of the same directory asks for
@@ -348,10 +365,14 @@ func (w *Watch) Start() {
 		return
 	}
 	w.startClock()
+	w.started = true
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
 		// The ctime check covers every directory, from now (no command
-		// has run yet).
+		// has run yet). Its change time is read here, and only if
+		// inotify is missing: a stat per folder is most of what the scan
+		// would cost otherwise.
+		w.takeScanned()
 		for dir := range w.dirs {
 			if st, err := os.Lstat(dir); err == nil {
 				w.dirs[dir] = ctimeOf(st)
@@ -394,16 +415,21 @@ func (w *Watch) Start() {
 		depth int
 		dir   string
 	}
-	dirs := make([]byDepth, 0, len(w.dirs))
-	for dir := range w.dirs {
+	dirs := make([]byDepth, 0, len(w.scanned)+len(w.dirs))
+	for _, dir := range w.scanned {
 		dirs = append(dirs, byDepth{strings.Count(dir, "/"), dir}) // counted once, not per comparison
 	}
+	for dir := range w.dirs { // a check before Start took the scan's
+		dirs = append(dirs, byDepth{strings.Count(dir, "/"), dir})
+	}
+	w.scanned = nil
 	slices.SortFunc(dirs, func(a, b byDepth) int {
 		if a.depth != b.depth {
 			return a.depth - b.depth
 		}
 		return strings.Compare(a.dir, b.dir)
 	})
+	dirs = slices.Compact(dirs) // a folder below two nested roots is remembered twice
 	// Made at the size it takes (grown by doubling, the table of 2 000
 	// watches left as much garbage behind it).
 	if len(w.wds) == 0 {
@@ -439,6 +465,9 @@ func (w *Watch) Check() []string {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	// Not started (no watches): the scan's folders are looked at by their
+	// change time, as the unwatched ones are.
+	w.takeScanned()
 	var found []string
 	note := func(p string) {
 		if !w.known[p] && !slices.Contains(found, p) {
