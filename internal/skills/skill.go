@@ -330,16 +330,18 @@ func openRegular(path string) (*os.File, error) {
 	return f, nil
 }
 
+// readFileLimited reads at most limit bytes of a regular file. The buffer
+// grows with what is read, not to the limit: every start loads each
+// SKILL.md, and a buffer of the 1 MB limit each was most of its garbage.
 func readFileLimited(path string, limit int64) (string, error) {
 	f, err := openRegular(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	buf := make([]byte, limit)
-	n, err := io.ReadFull(f, buf)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+	b, err := io.ReadAll(io.LimitReader(f, limit))
+	if err != nil {
 		return "", err
 	}
-	return string(buf[:n]), nil
+	return string(b), nil
 }

@@ -189,3 +189,30 @@ func TestDescribe(t *testing.T) {
 		}
 	}
 }
+
+func TestReadFileLimited(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(file, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		limit int64
+		want  string
+		fails bool
+	}{
+		{"f", 100, "0123456789", false},
+		{"f", 10, "0123456789", false},
+		{"f", 4, "0123", false},
+		{"link", 100, "", true},
+	} {
+		got, err := readFileLimited(filepath.Join(dir, c.name), c.limit)
+		if got != c.want || (err != nil) != c.fails {
+			t.Errorf("readFileLimited(%s, %d) = %q, %v; want %q (error: %v)", c.name, c.limit, got, err, c.want, c.fails)
+		}
+	}
+}
