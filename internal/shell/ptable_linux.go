@@ -5,10 +5,19 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // readPtable scans /proc. Processes that vanish mid-scan are skipped.
-func readPtable() (ptable, error) {
+func readPtable() (ptable, error) { return readPtableFrom(0) }
+
+// readPtableFrom scans the processes whose pid is at least first. A stat
+// file is read with three system calls into one buffer (os.ReadFile makes
+// six: a stat, the poller's registration, a read to see the end), and
+// parsed without allocating: every shell start scans, and a desktop runs
+// hundreds of processes.
+func readPtableFrom(first int) (ptable, error) {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return nil, err
@@ -18,17 +27,23 @@ func readPtable() (ptable, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := make(ptable, len(names))
+	t := ptable{}
+	var buf [1024]byte // a stat line is ~300 bytes: its command name is at most 15
 	for _, n := range names {
 		pid, err := strconv.Atoi(n)
+		if err != nil || pid < first {
+			continue
+		}
+		fd, err := unix.Open("/proc/"+n+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + n + "/stat")
-		if err != nil {
+		k, err := unix.Read(fd, buf[:])
+		_ = unix.Close(fd)
+		if err != nil || k <= 0 {
 			continue
 		}
-		if p, ok := parseStat(pid, b); ok {
+		if p, ok := parseStat(pid, buf[:k]); ok {
 			t[pid] = p
 		}
 	}
@@ -43,24 +58,46 @@ func parseStat(pid int, b []byte) (procInfo, bool) {
 	if i < 0 {
 		return procInfo{}, false
 	}
-	f := strings.Fields(string(b[i+1:])) // state ppid pgrp session ...
-	if len(f) < 4 {
-		return procInfo{}, false
+	rest := b[i+1:]
+	var f [4]int // state (unused), ppid, pgrp, session
+	for k := range f {
+		rest = bytes.TrimLeft(rest, " \n")
+		end := bytes.IndexAny(rest, " \n")
+		if end < 0 {
+			end = len(rest)
+		}
+		field := rest[:end]
+		rest = rest[end:]
+		if len(field) == 0 {
+			return procInfo{}, false
+		}
+		if k > 0 {
+			n, err := strconv.Atoi(string(field))
+			if err != nil {
+				return procInfo{}, false
+			}
+			f[k] = n
+		}
 	}
-	ppid, err1 := strconv.Atoi(f[1])
-	pgid, err2 := strconv.Atoi(f[2])
-	sid, err3 := strconv.Atoi(f[3])
-	if err1 != nil || err2 != nil || err3 != nil {
-		return procInfo{}, false
-	}
-	return procInfo{pid: pid, ppid: ppid, pgid: pgid, sid: sid}, true
+	return procInfo{pid: pid, ppid: f[1], pgid: f[2], sid: f[3]}, true
 }
 
 // hostPid maps the pid the shell reported ($$, which is namespace-local under
 // `bwrap --unshare-pid`) to the pid we can signal: the process at or below
 // root whose innermost namespace pid (last NSpid field) is nsPid.
 func hostPid(root, nsPid int) int {
-	t, err := readPtable()
+	// The sandbox's processes were made after root, so their pids are
+	// above it (the few since it started, not the whole host's), unless
+	// pids wrapped: then the whole table is read.
+	if pid := hostPidIn(root, nsPid, root); pid != 0 {
+		return pid
+	}
+	return hostPidIn(root, nsPid, 0)
+}
+
+// hostPidIn is hostPid among the pids from first on; 0 if not found.
+func hostPidIn(root, nsPid, first int) int {
+	t, err := readPtableFrom(first)
 	if err != nil {
 		return nsPid
 	}
