@@ -424,6 +424,9 @@ func (r *REPL) readLine() (string, error) {
 // readAnswer reads the answer to a question (not kept in the history).
 func (r *REPL) readAnswer(question string) (string, error) {
 	if r.ed != nil {
+		// The size now, not the last prompt's: a question judged by a
+		// width from before a resize was shown as a bare prompt alone.
+		r.ed.setSize(r.size())
 		if ansi.StringWidth(question) > r.ed.width-1-minTypingCols {
 			// A long question on a narrow terminal: on a row of its own,
 			// so the answer has room.
