@@ -94,8 +94,8 @@ func TestWithoutDevFd(t *testing.T) {
 		{`echo "$K $PWD"`, "v /tmp\n", ""},
 		{"echo 'héllo'", "héllo\n", ""},
 		{big, "70000\n", ""},
-		{"set -x; echo traced", "traced\n", "++ echo traced\n"},
-		{"set +x", "", "++ set +x\n"},
+		{"set -x; echo traced", "traced\n", "+++ echo traced\n"},
+		{"set +x", "", "+++ set +x\n"},
 	}
 	for _, st := range steps {
 		r := execT(t, s, st.cmd)

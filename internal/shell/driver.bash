@@ -1,6 +1,7 @@
-# Synapse persistent-shell driver. Go writes this text to bash's stdin; bash
-# runs it and then serves commands read from the same stdin (see proc.go for
-# the Go side). Everything goes through the inherited stdin/stdout/stderr
+# Synapse persistent-shell driver. Go writes this text to bash's stdin after
+# a one-line loader (driverInput in proc.go) that moves stdin to fd 60,
+# reads this text in one read and evals it; it then serves commands read
+# from fd 60. Everything goes through the inherited stdin/stdout/stderr
 # pipes, so it works unchanged inside bubblewrap or sandbox-exec.
 #
 # Request:  a 31-byte header "<id> <n>\n" (id: "syn" and 16 hex digits; n:
@@ -28,7 +29,7 @@
 # fds 0, 1 and 2 closed; each command opens /dev/null as its stdin and gets
 # fds 1 and 2 from the private copies of the response pipes, 61 and 62. (Not
 # by opening /dev/fd/61: fewer calls, but a lookup through /proc costs more
-# than they do.) The requests come on 60. That a command's `exec >file`
+# than they do.) The requests come on 60, where the loader put them. That a command's `exec >file`
 # lasts for that command only comes with it, and the driver's own lines
 # write their traces (after a command that turned on `set -x`) to a closed
 # fd 2, which drops them. A pipe cannot be read ahead by a line-reading
@@ -41,11 +42,13 @@
 # Job control gives every pipeline its own process group, so a cancel can kill
 # a job's whole group without touching the shell.
 set -m
+# The loader's copy of this text (driverInput) is not the user's variable.
+builtin unset __syn_drv
 # An inherited CDPATH would make `cd dir` land somewhere other than the
 # ./dir the command names (and the ask mode's check reads): cd is relative.
 builtin unset CDPATH
 __syn_fd=
-exec 59>/dev/null 60<&0 61>&1 62>&2
+exec 59>/dev/null 61>&1 62>&2
 # Sourcing the command text (instead of eval) lets the cancel trap abort it
 # with `return`, while `declare` in a command still makes globals; it needs
 # /dev/fd.
@@ -54,10 +57,9 @@ exec 59>/dev/null 60<&0 61>&1 62>&2
 # still does not end the shell: it cancels, as USR1 does without a "D".
 builtin trap 'if [[ -n ${__syn_busy-} ]]; then __syn_cancelled=1; [[ $- == *T* ]] || __syn_untrace=1; builtin set -T; builtin trap "builtin return 130 2>/dev/null" DEBUG; fi' USR2
 builtin printf '%s:ready:%s\n%s\n%s:fin\n' @ID@ "$$" "$PWD" @ID@ >&61
-# Closing fd 0 ends the script bash reads from it, so the loop is on the same
-# line (bash reads a whole command before it runs it); the exit at its end
-# keeps it so whatever ends the loop. TMOUT= : a command's `export TMOUT=n`
-# would otherwise end the loop's read after n idle seconds.
+# The exit at the loop's end keeps the driver's end whatever ends the loop.
+# TMOUT= : a command's `export TMOUT=n` would otherwise end the loop's read
+# after n idle seconds.
 exec 0<&- 1>&- 2>&-; while TMOUT= builtin read -r -N 256 -u 60 __syn_h; do
 	# A move to the background asked for as its command ended, too late
 	# for the trap to take its "D", left it before this request.

@@ -34,9 +34,9 @@ func TestCommandDescriptorsLastOneCommand(t *testing.T) {
 		{"stdout back after swap", "echo out; echo err >&2", "out\n", "err\n"},
 		{"both to a file", "exec >/dev/null 2>&1; echo a; echo b >&2", "", ""},
 		{"background job keeps its descriptors", "{ sleep 0.2; echo late; } & wait; echo now", "late\nnow\n", ""},
-		{"traces left on stay the command's", "set -x; exec 2>&-", "", "++ exec\n"},
-		{"a trace on a reopened stderr", "echo t", "t\n", "++ echo t\n"},
-		{"traces off", "set +x; echo u", "u\n", "++ set +x\n"},
+		{"traces left on stay the command's", "set -x; exec 2>&-", "", "+++ exec\n"},
+		{"a trace on a reopened stderr", "echo t", "t\n", "+++ echo t\n"},
+		{"traces off", "set +x; echo u", "u\n", "+++ set +x\n"},
 	}
 	for _, st := range steps {
 		r := execT(t, s, st.cmd)

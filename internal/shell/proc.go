@@ -35,6 +35,20 @@ var driverCode = sync.OnceValue(func() string { return stripComments(driverScrip
 // stripComments drops the lines of a bash script that hold only a comment
 // or nothing. The driver has no here-document or multi-line string where
 // such a line would be data (TestDriverCodeIsTheScript).
+// driverInput is what starts the driver on bash's stdin. bash reads a
+// script from a pipe a byte per system call (it must not take input a
+// command of the script may read): 2,800 reads for the driver, at every
+// shell start. So a one-line loader comes first: it moves the pipe to the
+// requests' fd 60 (fd 0 becomes /dev/null, and bash's own input moves off
+// it: bash 5.2 crashes when an eval redirects the fd it reads its script
+// from), reads the driver with read -N, which takes what it asks for in
+// one read, and runs it. -N counts characters: the driver is ASCII
+// (TestDriverCodeIsTheScript).
+func driverInput(id string) []byte {
+	code := strings.ReplaceAll(driverCode(), "@ID@", id)
+	return fmt.Appendf(nil, "exec 60<&0 0</dev/null; IFS= builtin read -r -N %d -u 60 __syn_drv && builtin eval \"$__syn_drv\"\n%s", len(code), code)
+}
+
 func stripComments(script string) string {
 	var b strings.Builder
 	for line := range strings.Lines(script) {
@@ -250,7 +264,7 @@ func (p *proc) handshake(ctx context.Context) (string, error) {
 	defer p.out.setActive(false, nil, false)
 	defer p.err.setActive(false, nil, false)
 	// An error here means the shell is already gone; the wait below reports it.
-	_, _ = p.stdin.Write([]byte(strings.ReplaceAll(driverCode(), "@ID@", id)))
+	_, _ = p.stdin.Write(driverInput(id))
 
 	timer := time.NewTimer(startTimeout)
 	defer timer.Stop()

@@ -633,8 +633,9 @@ func TestShellOptionsDoNotDisturbDriver(t *testing.T) {
 		{"echo plain", "aliased plain\n", ""}, // aliases persist like any shell state
 		{"unalias echo", "", ""},
 		{"set -x", "", ""},
-		{"echo traced", "traced\n", "++ echo traced\n"},
-		{"set +x", "", "++ set +x\n"},
+		// Three levels: the driver's eval, its source of the command.
+		{"echo traced", "traced\n", "+++ echo traced\n"},
+		{"set +x", "", "+++ set +x\n"},
 		{"unset -f printf read mapfile; echo ok", "ok\n", ""},
 	}
 	for _, st := range steps {
