@@ -98,7 +98,7 @@ func fakeManager(t *testing.T, prov *fakeProvider, cfg Config) (*Manager, *[]*fa
 		Config:   cfg,
 		Cwd:      "/workspace",
 		Env:      []string{"HOME=/home/u"},
-		TempDir:  "/tmp",
+		TempDir:  t.TempDir(),
 		Registry: Registry{"fake": func() Provider { return prov }},
 		StartSession: func(ctx context.Context, o SessionOptions) (Session, error) {
 			s := &fakeSession{started: o}
@@ -346,7 +346,7 @@ func TestPermanentWhitelistLoadsInNewManager(t *testing.T) {
 	cfgPath := filepath.Join(home, "sandbox.json")
 	writeFile(t, cfgPath, `{"enabled": true, "custom": {"keep": [1, 2]}, "policy": {"network": {"allowNetwork": false}, "x": "y"}}`)
 	newM := func() *Manager {
-		m, err := NewManager(ManagerOptions{ConfigPath: cfgPath, Cwd: "/workspace", Env: []string{"HOME=" + home}, TempDir: "/tmp",
+		m, err := NewManager(ManagerOptions{ConfigPath: cfgPath, Cwd: "/workspace", Env: []string{"HOME=" + home}, TempDir: t.TempDir(),
 			Registry:     Registry{"local": func() Provider { return &fakeProvider{} }},
 			StartSession: func(context.Context, SessionOptions) (Session, error) { return &fakeSession{}, nil }})
 		if err != nil {
@@ -385,7 +385,7 @@ func TestPermanentWhitelistLoadsInNewManager(t *testing.T) {
 func TestProbeDecidesDefault(t *testing.T) {
 	dir := t.TempDir()
 	opts := func(probeErr error) ManagerOptions {
-		return ManagerOptions{ConfigPath: filepath.Join(dir, "missing.json"), Cwd: "/w", TempDir: "/tmp",
+		return ManagerOptions{ConfigPath: filepath.Join(dir, "missing.json"), Cwd: "/w", TempDir: t.TempDir(),
 			Probe: func(context.Context) error { return probeErr }}
 	}
 	on, err := NewManager(opts(nil))
