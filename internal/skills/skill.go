@@ -18,6 +18,8 @@ import (
 	"syscall"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 // SkillFile is the file that makes a directory a skill.
@@ -66,25 +68,10 @@ type Frontmatter struct {
 }
 
 // ValidName reports whether name can name a skill: it becomes a directory name
-// and the middle of skill:<name>:<script>, so no separators, colons or spaces.
-// It is 1-64 ASCII letters, digits, '.', '_' or '-', the first a letter or
-// digit (so never "." or ".."). Plain code, not a regexp: compiling its
-// {0,63} repetition cost every start ~60 KB in 860 allocations.
-func ValidName(name string) bool {
-	if name == "" || len(name) > 64 || !isAlnum(name[0]) {
-		return false
-	}
-	for i := 1; i < len(name); i++ {
-		if c := name[i]; !isAlnum(c) && c != '.' && c != '_' && c != '-' {
-			return false
-		}
-	}
-	return true
-}
-
-func isAlnum(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-}
+// and the middle of skill:<name>:<script>, so no separators, colons or spaces:
+// 1-64 ASCII letters, digits, '.', '_' or '-', the first a letter or digit
+// (so never "." or "..").
+func ValidName(name string) bool { return textutil.IsName(name, "._-") }
 
 // SplitFrontmatter separates a SKILL.md into its YAML header and Markdown body.
 // ok is false when the file has no `---` header.

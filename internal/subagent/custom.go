@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/synapse-agent/synapse/internal/agentsh/registry"
+	"github.com/synapse-agent/synapse/internal/textutil"
 )
 
 // Definition is a sub-agent type defined at run time by the Agent SDK host
@@ -36,23 +37,8 @@ func (e *DefinitionError) Error() string {
 // validCustomName reports whether a custom type may be called name: one
 // command word after "task:" (1-64 ASCII letters, digits, '_' or '-', the
 // first a letter or digit), without the ":" the skill:* types use, so that
-// it never shadows more than a type of the same name. Plain code, not a
-// regexp: compiling its {0,63} repetition cost every start ~60 KB.
-func validCustomName(name string) bool {
-	if name == "" || len(name) > 64 || !isAlnum(name[0]) {
-		return false
-	}
-	for i := 1; i < len(name); i++ {
-		if c := name[i]; !isAlnum(c) && c != '_' && c != '-' {
-			return false
-		}
-	}
-	return true
-}
-
-func isAlnum(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-}
+// it never shadows more than a type of the same name.
+func validCustomName(name string) bool { return textutil.IsName(name, "_-") }
 
 // Claude Code's tool names, by what they need here (its TodoWrite is
 // spelled like the Agent Shell command). Reading tools are what

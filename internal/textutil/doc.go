@@ -14,6 +14,9 @@
 // shell's capped command output). HeadBytes and TailBytes keep a start or an
 // end within a byte bound without splitting a UTF-8 sequence.
 //
+// IsName is the one check of a short ASCII name that becomes a folder and a
+// command word (skills, custom agent types).
+//
 // JSONKind and JSONValue word a JSON type mismatch in JSON's terms ("must be
 // an array, not an object") instead of the decoder's Go type names.
 package textutil
