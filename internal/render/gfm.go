@@ -21,17 +21,19 @@ var kindStrike = gast.NewNodeKind("Strike")
 
 func (n *strike) Kind() gast.NodeKind        { return kindStrike }
 func (n *strike) Dump(src []byte, level int) { gast.DumpHelper(n, src, level, nil, nil) }
-func (strikeParser) IsDelimiter(b byte) bool { return b == '~' }
-func (strikeParser) OnMatch(int) gast.Node   { return &strike{} }
-func (strikeParser) Trigger() []byte         { return []byte{'~'} }
-func (strikeParser) CanOpenCloser(o, c *parser.Delimiter) bool {
-	return o.Char == c.Char && o.Length == c.Length
-}
 
 // strikeParser reads runs of one or two tildes as delimiters, which
 // goldmark pairs as it pairs emphasis; longer runs are text (goldmark
 // steps through a refused run a byte at a time, hence the look back).
+// It is its own delimiter processor.
 type strikeParser struct{}
+
+func (strikeParser) Trigger() []byte         { return []byte{'~'} }
+func (strikeParser) IsDelimiter(b byte) bool { return b == '~' }
+func (strikeParser) OnMatch(int) gast.Node   { return &strike{} }
+func (strikeParser) CanOpenCloser(o, c *parser.Delimiter) bool {
+	return o.Char == c.Char && o.Length == c.Length
+}
 
 func (p strikeParser) Parse(_ gast.Node, block gtext.Reader, pc parser.Context) gast.Node {
 	line, seg := block.PeekLine()
