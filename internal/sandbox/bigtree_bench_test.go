@@ -34,7 +34,7 @@ func BenchmarkPlanBigTree(b *testing.B) {
 				dir = b.TempDir()
 				c := newDirCache(dir, scanKey(p))
 				c.window = -int64(time.Hour) // the tree was just made: count it as settled
-				go c.prepare(nil)
+				go c.prepare()
 				planMountsRead(p, nil, c.readDir).watch.Close()
 				if err := writeCache(c.path, c.encode()); err != nil {
 					b.Fatal(err)
@@ -44,7 +44,7 @@ func BenchmarkPlanBigTree(b *testing.B) {
 			for b.Loop() {
 				c := newDirCache(dir, scanKey(p))
 				c.window = -int64(time.Hour)
-				go c.prepare(nil)
+				go c.prepare()
 				if dir == "" {
 					c = nil
 				}

@@ -54,6 +54,7 @@ func handOff(launcher, notices string, h repoguard.Handoff) error {
 	if err != nil {
 		return fmt.Errorf("start the background sweep: %w", err)
 	}
+	idlePriority(cmd.Process.Pid)
 	go func() { _ = cmd.Wait() }() // reaped if this process lives on
 	if _, err := w.Write(data); err != nil {
 		return fmt.Errorf("hand the sweep over: %w", err)
@@ -73,7 +74,6 @@ func sweepMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "synapse sandbox: the background sweep got no state: %v\n", err)
 		return 1
 	}
-	_ = syscall.Setpriority(syscall.PRIO_PROCESS, 0, 10) // background work
 	lines := repoguard.Finish(h)
 	if len(lines) == 0 || len(args) == 0 || args[0] == "" {
 		return 0

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/synapse-agent/synapse/internal/repoguard"
 	"github.com/synapse-agent/synapse/internal/testutil"
@@ -90,4 +91,32 @@ func plantPastTheSweep(t *testing.T, f *fixture) string {
 		t.Fatalf("the check after the command reached the planted folder already; the test needs it unreached: %q", res.Stderr)
 	}
 	return old
+}
+
+// TestHandOffRunsIdle: the background pass runs only when nothing else
+// wants the CPU (SCHED_IDLE), from its start: its runtime's start-up
+// would otherwise take a core from the session ending.
+func TestHandOffRunsIdle(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "policy")
+	// A launcher that records its scheduling policy (field 41 of its
+	// stat; 5 is SCHED_IDLE) once the parent has had time to set it.
+	launcher := filepath.Join(dir, "launcher")
+	script := "#!/bin/sh\ncat > /dev/null\nsleep 0.2\ncut -d' ' -f41 /proc/$$/stat > " + out + ".tmp && mv " + out + ".tmp " + out + "\n"
+	if err := os.WriteFile(launcher, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := handOff(launcher, "", repoguard.Handoff{}); err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		if b, err := os.ReadFile(out); err == nil {
+			if got := strings.TrimSpace(string(b)); got != "5" {
+				t.Fatalf("the background pass runs under policy %s, not SCHED_IDLE (5)", got)
+			}
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("the launcher never recorded its policy")
 }

@@ -387,3 +387,11 @@ func sessionLeader() bool {
 	sid, err := unix.Getsid(0)
 	return err == nil && sid == unix.Getpid()
 }
+
+// idlePriority makes the process pid (a child just started: the threads
+// its runtime starts next inherit it) run only when nothing else wants the
+// CPU (SCHED_IDLE): the background sweep's start-up would otherwise take
+// a core from the session ending and the person's next command.
+func idlePriority(pid int) {
+	_ = unix.SchedSetAttr(pid, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_IDLE}, 0)
+}

@@ -15,3 +15,6 @@ func launch([]string) error { return errLandlockLinuxOnly }
 
 // landlockABI reports that this system has no Landlock.
 func landlockABI() (int, error) { return 0, errLandlockLinuxOnly }
+
+// idlePriority does nothing: the background sweep runs on Linux only.
+func idlePriority(int) {}

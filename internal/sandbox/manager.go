@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -193,11 +192,9 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 	}
 	if opts.GOOS == "linux" {
 		// The plan the first sandbox will make (its private /tmp aside,
-		// which is not scanned), made ahead to read what the cache lacks.
-		p, env := m.buildPolicyLocked(), opts.Env
-		m.scan = openDirCache(m.scanCachePath(), scanKey(p), func(read func(string) ([]fs.DirEntry, error)) {
-			planMountsRead(p, env, read).watch.Close()
-		})
+		// which is not scanned), made ahead while the platform is probed.
+		p := m.buildPolicyLocked()
+		m.scan = openDirCache(m.scanCachePath(), scanKey(p), &planAhead{p: p, env: opts.Env})
 	}
 	prov, err := opts.Registry.New(m.cfg.Provider)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -39,7 +40,8 @@ type dirCache struct {
 	start int64 // when this scan began (ns)
 	// window is racyWindow (tests that cannot age a folder narrow it).
 	window int64
-	ready  chan struct{}        // closed when hit is filled
+	ready  chan struct{}        // closed when hit is filled (and ahead made)
+	ahead  *planAhead           // the manager's plan, made when loaded (takeAhead)
 	hit    map[string]cachedDir // loaded or read; unchanged as of the last check
 	dirty  bool                 // what is kept differs from what was loaded
 	// loaded counts the folders of the file; checked: the plan has
@@ -96,18 +98,28 @@ const (
 
 // openDirCache starts loading the cache of the scan of roots from dir in
 // the background (the manager starts it before probing the platform,
-// which it overlaps); nil when dir is "". When there is no cache yet,
-// warm, if set, runs next, still in the background, with the cache's
-// reader: the manager plans the mounts it expects, so the folders are
-// read before the first command needs them (in the REPL, while the model
-// writes its first answer).
-func openDirCache(dir string, roots []string, warm func(read func(string) ([]fs.DirEntry, error))) *dirCache {
+// which it overlaps); nil when dir is "". When ahead is set, the plan it
+// names is made next, still in the background, with the cache's reader:
+// the manager plans the mounts it expects, so that the first sandbox
+// takes a plan made while the platform was probed (takeAhead), or in the
+// REPL while the model writes its first answer; with no cache yet, that
+// plan reads the folders from the disk.
+func openDirCache(dir string, roots []string, ahead *planAhead) *dirCache {
 	if dir == "" {
 		return nil
 	}
 	c := newDirCache(dir, roots)
-	go c.prepare(warm)
+	c.ahead = ahead
+	go c.prepare()
 	return c
+}
+
+// planAhead is a plan made before it is asked for (openDirCache): the
+// inputs it was made of and, once the cache is ready, the plan.
+type planAhead struct {
+	p   Policy
+	env []string
+	mp  mountPlan
 }
 
 // newDirCache is openDirCache before its prepare starts.
@@ -122,13 +134,13 @@ func newDirCache(dir string, roots []string) *dirCache {
 	}
 }
 
-// prepare loads the file, or when there is none (the first session in
-// this tree) runs the warm-up, which reads the folders from the disk. A
-// loaded cache is left to the plan: the bubblewrap sandbox's plans from
-// it unchecked and has the check run while the shell starts (speculate,
-// confirm); any other checks every folder before it reads (readDir).
-// Either way only the changed folders are read again.
-func (c *dirCache) prepare(warm func(read func(string) ([]fs.DirEntry, error))) {
+// prepare loads the file and makes the plan ahead, if any. That plan is
+// speculative as one made in wrap is: it takes loaded folders unchecked
+// (and reads the rest from the disk), marks every folder it took as used,
+// and is kept only if the check that runs while the shell starts finds
+// none of them changed since (confirm). Either way only the changed
+// folders are read again.
+func (c *dirCache) prepare() {
 	defer close(c.ready)
 	old, _ := c.load()
 	c.loaded = len(old)
@@ -136,9 +148,39 @@ func (c *dirCache) prepare(warm func(read func(string) ([]fs.DirEntry, error))) 
 	if c.hit == nil {
 		c.hit = map[string]cachedDir{}
 	}
-	if warm != nil && len(old) == 0 {
-		warm(c.read)
+	if c.ahead != nil {
+		c.ahead.mp = planMountsRead(c.ahead.p, c.ahead.env, c.readUsed)
+		c.ahead.mp.read = nil
 	}
+}
+
+// takeAhead returns the plan made ahead when it was made of the inputs of
+// p and env (the private temp directory aside: made later, and not
+// scanned; its mount points are made here), waiting for it. A plan of
+// other inputs is dropped.
+func (c *dirCache) takeAhead(p Policy, env []string) (mountPlan, bool) {
+	<-c.ready
+	a := c.ahead
+	c.ahead = nil
+	if a == nil {
+		return mountPlan{}, false
+	}
+	want, had := p, a.p
+	want.TempDir, had.TempDir = "", ""
+	if !reflect.DeepEqual(want, had) || !slices.Equal(env, a.env) {
+		a.mp.watch.Close()
+		for d, cd := range c.hit {
+			if cd.used { // by the plan dropped: not one the check should judge
+				cd.used = false
+				c.hit[d] = cd
+			}
+		}
+		return mountPlan{}, false
+	}
+	if p.TempDir != "" && !p.ReadOnly {
+		prepareTmpMountPoints(p.TempDir, append(slices.Clone(a.mp.writable), a.mp.readonly...))
+	}
+	return a.mp, true
 }
 
 // check keeps of hit the folders whose inode and change time are what
@@ -146,7 +188,7 @@ func (c *dirCache) prepare(warm func(read func(string) ([]fs.DirEntry, error))) 
 // ctime may not move for a change made within the same clock tick): a
 // stat each, on a few goroutines (the stats wait on the kernel more than
 // on each other). It runs when the plan first reads, so what the plan
-// takes from the cache, the warm-up's reads included, is as of then.
+// takes from the cache, the plan ahead's reads included, is as of then.
 func (c *dirCache) check() {
 	c.start = time.Now().UnixNano()
 	paths := make([]string, 0, len(c.hit))
@@ -172,7 +214,7 @@ func (c *dirCache) check() {
 			delete(c.hit, p)
 			c.dirty = true
 		} else if cd := c.hit[p]; cd.racy {
-			cd.racy = false // settled since the warm-up read it
+			cd.racy = false // settled since the plan ahead read it
 			c.hit[p] = cd
 		}
 	}
@@ -210,11 +252,19 @@ func (c *dirCache) readDir(dir string) ([]fs.DirEntry, error) {
 // off the first command's path.
 func (c *dirCache) speculate(dir string) ([]fs.DirEntry, error) {
 	<-c.ready
+	return c.readUsed(dir)
+}
+
+// readUsed is read marking the folder as taken by a speculative plan,
+// whether it came from the file or from the disk (a folder read from the
+// disk for the plan ahead can change before the shell starts, too).
+func (c *dirCache) readUsed(dir string) ([]fs.DirEntry, error) {
+	ents, err := c.read(dir)
 	if cd, ok := c.hit[dir]; ok && !cd.used {
 		cd.used = true
 		c.hit[dir] = cd
 	}
-	return c.read(dir)
+	return ents, err
 }
 
 // startCheck runs the check in the background once the speculative
@@ -239,14 +289,14 @@ func (c *dirCache) confirm() bool {
 	// A changed one was dropped by the check, so not kept either.
 	for d, cd := range c.hit {
 		if cd.used && !cd.racy && !cd.keep {
-			cd.keep = true // settled since the warm-up read it
+			cd.keep = true // settled since the plan ahead read it
 			c.hit[d] = cd
 		}
 	}
 	return !c.usedChanged
 }
 
-// read is readDir for the one goroutine that owns the cache: the warm-up
+// read is readDir for the one goroutine that owns the cache: the plan ahead
 // before ready, the plan after it. A folder read from the disk is kept
 // for this process whatever its age (as if the scan had run then), and
 // for the file only when settled. The entries of a folder taken from

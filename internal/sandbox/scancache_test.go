@@ -40,10 +40,11 @@ func walkAll(t *testing.T, root string, walk func(string, fs.WalkDirFunc) error)
 
 // settledCache opens the cache of roots in dir as if every folder had
 // changed long ago (a test cannot age a folder's ctime).
-func settledCache(dir string, roots []string, warm func(read func(string) ([]fs.DirEntry, error))) *dirCache {
+func settledCache(dir string, roots []string, ahead *planAhead) *dirCache {
 	c := newDirCache(dir, roots)
 	c.window = -int64(time.Hour)
-	go c.prepare(warm)
+	c.ahead = ahead
+	go c.prepare()
 	return c
 }
 
@@ -160,52 +161,89 @@ func TestDirCacheSeesChanges(t *testing.T) {
 	}
 }
 
-// TestDirCacheWarmsUp: with no cache file, the manager's warm-up (the
-// plan it expects) reads the folders in the background, so the first
-// command's plan reads none from the disk.
-func TestDirCacheWarmsUp(t *testing.T) {
-	root := makeScanTree(t)
+// TestPlanAhead: with no cache file, the plan the manager expects is
+// made in the background, reading the folders; the first sandbox takes
+// it when its policy is the one planned (its private temp directory
+// aside), and plans anew otherwise.
+func TestPlanAhead(t *testing.T) {
+	// Below /tmp, as a scratch project may be: it then needs a mount
+	// point in the private /tmp.
+	root, err := os.MkdirTemp(PrivateTmp, "plan-ahead-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(root) })
+	if err := os.Mkdir(filepath.Join(root, "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, "a", ".env"), "KEY=1")
 	p := Policy{Whitelist: []string{root}, Blacklist: DefaultBlacklist(), Home: t.TempDir()}
-	c := settledCache(t.TempDir(), scanKey(p), func(read func(string) ([]fs.DirEntry, error)) {
-		planMountsRead(p, nil, read).watch.Close()
-	})
-	<-c.ready
-	warmed := len(c.hit)
-	if warmed == 0 {
-		t.Fatal("the warm-up read nothing")
-	}
-	c.dirty = false
-	mp := planMountsRead(p, nil, c.readDir)
-	mp.watch.Close()
-	if c.dirty || len(c.hit) != warmed {
-		t.Fatalf("the plan read folders from the disk after the warm-up (%d warmed, %d now)", warmed, len(c.hit))
-	}
-	if !slices.Contains(mp.hideFiles, filepath.Join(root, "a", ".env")) {
-		t.Fatalf("the plan from the warmed cache did not hide a/.env: %q", mp.hideFiles)
+	secret := filepath.Join(root, "a", ".env")
+	for _, tc := range []struct {
+		name  string
+		later func(Policy) Policy
+		taken bool
+	}{
+		{"same", func(p Policy) Policy { return p }, true},
+		{"private tmp made since", func(p Policy) Policy { p.TempDir = t.TempDir(); return p }, true},
+		{"other blacklist", func(p Policy) Policy { p.Blacklist = append(slices.Clone(p.Blacklist), "**/top"); return p }, false},
+		{"read-only", func(p Policy) Policy { p.ReadOnly = true; return p }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := settledCache(t.TempDir(), scanKey(p), &planAhead{p: p})
+			<-c.ready
+			if len(c.hit) == 0 {
+				t.Fatal("the plan ahead read nothing")
+			}
+			later := tc.later(p)
+			mp, ok := c.takeAhead(later, nil)
+			if ok != tc.taken {
+				t.Fatalf("taken %v, want %v", ok, tc.taken)
+			}
+			if !ok {
+				if slices.ContainsFunc(slices.Collect(maps.Values(c.hit)), func(cd cachedDir) bool { return cd.used }) {
+					t.Fatal("the folders of the plan dropped are still marked as used")
+				}
+				return
+			}
+			defer mp.watch.Close()
+			if !slices.Contains(mp.hideFiles, secret) {
+				t.Fatalf("the plan made ahead did not hide %s: %q", secret, mp.hideFiles)
+			}
+			// A root below /tmp has its mount point in the private /tmp
+			// that bubblewrap mounts there, made now.
+			if later.TempDir != "" {
+				point := filepath.Join(later.TempDir, strings.TrimPrefix(root, PrivateTmp+"/"))
+				if st, err := os.Lstat(point); err != nil || !st.IsDir() {
+					t.Fatalf("no mount point %s in the private tmp: %v", point, err)
+				}
+			}
+		})
 	}
 }
 
-// TestDirCacheWarmUpIsNotStale: what changes between the warm-up and the
-// first command's plan (the person runs git init while the model thinks)
-// is in the plan: it checks the cache again before it reads.
-func TestDirCacheWarmUpIsNotStale(t *testing.T) {
+// TestPlanAheadIsNotStale: what changes between the plan made ahead and
+// the first command (the person runs git init while the model thinks) is
+// in the plan the sandbox starts with: the check before it finds the
+// folders that plan took changed, and the plan is made again.
+func TestPlanAheadIsNotStale(t *testing.T) {
 	root := makeScanTree(t)
 	p := Policy{Whitelist: []string{root}, Blacklist: DefaultBlacklist(), Home: t.TempDir()}
-	c := openDirCache(t.TempDir(), scanKey(p), func(read func(string) ([]fs.DirEntry, error)) {
-		planMountsRead(p, nil, read).watch.Close()
-	})
+	cacheDir := t.TempDir()
+	c := openDirCache(cacheDir, scanKey(p), &planAhead{p: p})
 	<-c.ready
 	if err := os.Mkdir(filepath.Join(root, "c", "d", ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(root, "c", "zz", ".env"), "KEY=1")
-	mp := planMountsRead(p, nil, c.readDir)
+	pl := &platform{cacheDir: cacheDir, scan: c}
+	mp := pl.plan(p, nil)
 	mp.watch.Close()
 	if !slices.Contains(mp.pin, filepath.Join(root, "c", "d", ".git")) {
-		t.Errorf("a repository made after the warm-up is not protected: pins %q", mp.pin)
+		t.Errorf("a repository made after the plan ahead is not protected: pins %q", mp.pin)
 	}
 	if !slices.Contains(mp.hideFiles, filepath.Join(root, "c", "zz", ".env")) {
-		t.Errorf("a secret made after the warm-up is not hidden: %q", mp.hideFiles)
+		t.Errorf("a secret made after the plan ahead is not hidden: %q", mp.hideFiles)
 	}
 }
 
