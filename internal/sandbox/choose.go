@@ -2,11 +2,15 @@ package sandbox
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // chooseLocal picks the Linux backend of the "local" provider: bubblewrap
@@ -42,6 +46,9 @@ func (m *Manager) chooseLocal(lp LocalProvider) (LocalProvider, error) {
 	probe := m.opts.Probe
 	if probe == nil {
 		probe = func(ctx context.Context) error { return probePlatform(ctx, "linux", m.opts.LookPath) }
+		if dir := m.scanCachePath(); dir != "" {
+			probe = m.rememberProbe(filepath.Join(dir, probeMemoName), probe)
+		}
 	}
 	bwErr := probe(context.Background())
 	if bwErr == nil {
@@ -56,6 +63,88 @@ func (m *Manager) chooseLocal(lp LocalProvider) (LocalProvider, error) {
 	}
 	return lp, fmt.Errorf("no sandbox can run on this machine, so every command is refused. bubblewrap: %v. Landlock: %v. Fix: %s; or run commands without a sandbox by setting \"enabled\": false in %s",
 		bwErr, llErr, platformFix(bwErr), m.configName())
+}
+
+// forgetProbe removes the memo of a probe that succeeded.
+func (m *Manager) forgetProbe() {
+	if dir := m.scanCachePath(); dir != "" {
+		_ = os.Remove(filepath.Join(dir, probeMemoName))
+	}
+}
+
+// probeMemoName is the file, in the agent home's cache, that remembers a
+// bubblewrap probe that succeeded: the probe runs bwrap, 15 to 20 ms of
+// every start. It holds probeKey's digest of what decides the outcome.
+const probeMemoName = "bwrap-probe"
+
+// rememberProbe is probe, skipped when the memo at path says that it
+// succeeded in circumstances like these (probeKey), and remembered when
+// it succeeds. A failure is never remembered: it is probed again at
+// every start, and shown with its fix.
+func (m *Manager) rememberProbe(path string, probe func(context.Context) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		bwrap, err := lookBwrap(m.opts.LookPath)
+		if err != nil {
+			return err
+		}
+		key := probeKey(bwrap)
+		if key != "" && readMemo(path) == key {
+			m.remembered = true
+			return nil
+		}
+		if err := probe(ctx); err != nil {
+			return err
+		}
+		if key != "" {
+			_ = writeCache(path, []byte(key)) // unwritten, the next start probes
+		}
+		return nil
+	}
+}
+
+// probeKey digests what decides whether bubblewrap can make its sandbox
+// here: the bwrap binary, this boot, the user, the namespaces and the
+// seccomp filters this process runs in (another container, a CI step
+// under a filter), and the kernel settings that allow or refuse
+// unprivileged user namespaces. "" when the boot cannot be told.
+func probeKey(bwrap string) string {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "boot %s\nuid %d\n", boot, os.Getuid())
+	if st, err := os.Stat(bwrap); err == nil {
+		fmt.Fprintf(h, "bwrap %s %d %v %d\n", bwrap, st.Size(), st.Mode(), st.ModTime().UnixNano())
+	}
+	for _, ns := range []string{"user", "mnt", "pid", "net"} {
+		link, _ := os.Readlink("/proc/self/ns/" + ns)
+		fmt.Fprintf(h, "ns %s\n", link)
+	}
+	if status, err := os.ReadFile("/proc/self/status"); err == nil {
+		for line := range strings.Lines(string(status)) {
+			if strings.HasPrefix(line, "Seccomp") || strings.HasPrefix(line, "NoNewPrivs") {
+				h.Write([]byte(line))
+			}
+		}
+	}
+	for _, p := range []string{"/proc/sys/kernel/unprivileged_userns_clone", "/proc/sys/user/max_user_namespaces",
+		"/proc/sys/kernel/apparmor_restrict_unprivileged_userns"} {
+		b, _ := os.ReadFile(p) // a missing one counts as empty
+		fmt.Fprintf(h, "%s=%s\n", p, b)
+	}
+	return "synapse-bwrap-probe 1 " + hex.EncodeToString(h.Sum(nil)) + "\n"
+}
+
+// readMemo reads the probe memo (never through a link; "" when missing).
+func readMemo(path string) string {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 256))
+	return string(b)
 }
 
 // platformFix is the one-line fix for the usual reasons bubblewrap fails.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -462,5 +463,90 @@ func TestBwrapCause(t *testing.T) {
 		if strings.Contains(tt.out, "proc") && strings.Contains(got, "user namespaces") {
 			t.Errorf("bwrapCause(%q) blames user namespaces for a /proc failure", tt.out)
 		}
+	}
+}
+
+// TestProbeIsRemembered: a bubblewrap probe that succeeded is remembered
+// in the agent home's cache and not run again while what decides it is
+// unchanged (here: the bwrap binary, rewritten); a remembered bwrap that
+// fails to start refuses the command, says why, and is forgotten so the
+// next start probes again.
+func TestProbeIsRemembered(t *testing.T) {
+	skipUnderLandlock(t, "the probe memo is the automatic choice of bubblewrap")
+	requireBwrap(t)
+	real, err := exec.LookPath("bwrap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	fake := filepath.Join(dir, "bin", "bwrap")
+	if err := os.Mkdir(filepath.Dir(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := func(body string) {
+		t.Helper()
+		tmp := fake + ".new"
+		if err := os.WriteFile(tmp, []byte("#!/bin/sh\necho run >> "+runs+"\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, fake); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script(`exec "` + real + `" "$@"`)
+	home := filepath.Join(dir, "home", ".synapse")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	newManager := func() *Manager {
+		t.Helper()
+		m, err := NewManager(ManagerOptions{
+			ConfigPath: filepath.Join(home, "sandbox.json"), Cwd: t.TempDir(), TempDir: t.TempDir(), GOOS: "linux",
+			LookPath: func(string) (string, error) { return fake, nil }, Launcher: testLauncher(t),
+			Env: []string{"PATH=" + os.Getenv("PATH")}, StartSession: realShell,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = m.Shutdown() })
+		return m
+	}
+	probes := func() int {
+		b, _ := os.ReadFile(runs)
+		return strings.Count(string(b), "run")
+	}
+	memo := filepath.Join(home, "cache", probeMemoName)
+	if m := newManager(); m.Backend() != BackendBwrap || probes() != 1 {
+		t.Fatalf("first start: backend %q, %d probes", m.Backend(), probes())
+	}
+	if readMemo(memo) == "" {
+		t.Fatal("the probe that succeeded was not remembered")
+	}
+	m := newManager()
+	if m.Backend() != BackendBwrap || probes() != 1 {
+		t.Fatalf("second start: backend %q, %d probes (want the memo's word)", m.Backend(), probes())
+	}
+	if res, err := m.Execute(context.Background(), "echo hi", ""); err != nil || res.Stdout != "hi\n" {
+		t.Fatalf("a command under the remembered bubblewrap: %+v, %v", res, err)
+	}
+	// A changed binary is probed again.
+	script(`exec "` + real + `" "$@"`)
+	if m := newManager(); m.Backend() != BackendBwrap || probes() != 3 { // the probe and the shell above
+		t.Fatalf("changed bwrap: backend %q, %d runs", m.Backend(), probes())
+	}
+	// It fails now where the memo says it works: refused, said, forgotten.
+	script(`echo "bwrap: setting up uid map: Permission denied" >&2; exit 1`)
+	key := probeKey(fake)
+	if err := writeCache(memo, []byte(key)); err != nil {
+		t.Fatal(err)
+	}
+	m = newManager()
+	_, err = m.Execute(context.Background(), "echo hi", "")
+	if err == nil || !strings.Contains(err.Error(), "not run") || !strings.Contains(err.Error(), "probe it afresh") {
+		t.Fatalf("a remembered bwrap that fails: err = %v", err)
+	}
+	if readMemo(memo) != "" {
+		t.Fatal("the memo of a bwrap that fails was kept")
 	}
 }
