@@ -364,6 +364,30 @@ func TestSpeculativePlanIsConfirmed(t *testing.T) {
 	if _, err := os.Lstat(hook); err == nil || res.ExitCode == 0 {
 		t.Fatalf("a hook was written into a repository made since the cache: exit %d, %s", res.ExitCode, res.Stderr)
 	}
+	// The same with the manager's plan made ahead (at start, before the
+	// person made a repository while the model thought).
+	env := []string{"PATH=" + os.Getenv("PATH")}
+	scan := settledCache(cacheDir, scanKey(p), &planAhead{p: p, env: env})
+	<-scan.ready
+	newest := filepath.Join(ws, "c", "d", "e", "newest", ".git")
+	if err := os.MkdirAll(filepath.Join(newest, "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(newest, "HEAD"), "ref: refs/heads/main\n")
+	b2, err := LocalProvider{}.Create(context.Background(), CreateOptions{
+		Policy: p, Cwd: ws, Env: env, StartSession: realShell, ScanCache: cacheDir, scan: scan,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Dispose()
+	hook = filepath.Join(newest, "hooks", "pre-commit")
+	if res, err = b2.Execute(context.Background(), "echo evil > "+hook); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(hook); err == nil || res.ExitCode == 0 {
+		t.Fatalf("a hook was written into a repository made since the plan ahead: exit %d, %s", res.ExitCode, res.Stderr)
+	}
 }
 
 // walkDir is filepath.WalkDir with the folders read by read (the cache's
