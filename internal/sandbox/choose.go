@@ -43,80 +43,93 @@ func (m *Manager) chooseLocal(lp LocalProvider) (LocalProvider, error) {
 		m.abi = abi
 		return lp, nil
 	}
+	// The probes run bwrap and the launcher: 15 to 60 ms of every start.
+	// Their outcome, when a backend works, is remembered (chosen) while
+	// what decides it is the same (choiceKey); the defaults' only.
+	memo, key := "", ""
+	if dir := m.scanCachePath(); dir != "" && m.opts.Probe == nil && m.opts.ProbeLandlock == nil {
+		memo = filepath.Join(dir, choiceMemoName)
+		key = m.choiceKey()
+	}
+	if c, ok := readChoice(memo, key); ok {
+		m.remembered = true
+		lp.Backend = c.backend
+		if c.backend == BackendLandlock {
+			m.abi, m.note = c.abi, landlockNote(c.why)
+		}
+		return lp, nil
+	}
 	probe := m.opts.Probe
 	if probe == nil {
 		probe = func(ctx context.Context) error { return probePlatform(ctx, "linux", m.opts.LookPath) }
-		if dir := m.scanCachePath(); dir != "" {
-			probe = m.rememberProbe(filepath.Join(dir, probeMemoName), probe)
-		}
 	}
 	bwErr := probe(context.Background())
 	if bwErr == nil {
 		lp.Backend = BackendBwrap
+		writeChoice(memo, key, choice{backend: BackendBwrap})
 		return lp, nil
 	}
 	abi, llErr := probeLL(context.Background())
 	if llErr == nil {
 		lp.Backend, m.abi = BackendLandlock, abi
-		m.note = "bubblewrap cannot run here (" + bwErr.Error() + "), so the Landlock backend enforces the policy"
+		m.note = landlockNote(bwErr.Error())
+		writeChoice(memo, key, choice{backend: BackendLandlock, abi: abi, why: bwErr.Error()})
 		return lp, nil
 	}
 	return lp, fmt.Errorf("no sandbox can run on this machine, so every command is refused. bubblewrap: %v. Landlock: %v. Fix: %s; or run commands without a sandbox by setting \"enabled\": false in %s",
 		bwErr, llErr, platformFix(bwErr), m.configName())
 }
 
-// forgetProbe removes the memo of a probe that succeeded.
-func (m *Manager) forgetProbe() {
+func landlockNote(bwErr string) string {
+	return "bubblewrap cannot run here (" + bwErr + "), so the Landlock backend enforces the policy"
+}
+
+// choiceMemoName is the file, in the agent home's cache, that remembers
+// the backend the probes chose: its first line is choiceKey's digest of
+// what decided it, then the backend, then (Landlock) its ABI and why
+// bubblewrap could not run. No choice is remembered when neither runs:
+// that is probed again at every start, and shown with its fix.
+const choiceMemoName = "sandbox-choice"
+
+// choice is what the probes decided.
+type choice struct {
+	backend string
+	abi     int
+	why     string // why bubblewrap cannot run (Landlock)
+}
+
+// forgetChoice removes the memo, after the backend it names failed to
+// start: the next start probes again.
+func (m *Manager) forgetChoice() {
 	if dir := m.scanCachePath(); dir != "" {
-		_ = os.Remove(filepath.Join(dir, probeMemoName))
+		_ = os.Remove(filepath.Join(dir, choiceMemoName))
 	}
 }
 
-// probeMemoName is the file, in the agent home's cache, that remembers a
-// bubblewrap probe that succeeded: the probe runs bwrap, 15 to 20 ms of
-// every start. It holds probeKey's digest of what decides the outcome.
-const probeMemoName = "bwrap-probe"
-
-// rememberProbe is probe, skipped when the memo at path says that it
-// succeeded in circumstances like these (probeKey), and remembered when
-// it succeeds. A failure is never remembered: it is probed again at
-// every start, and shown with its fix.
-func (m *Manager) rememberProbe(path string, probe func(context.Context) error) func(context.Context) error {
-	return func(ctx context.Context) error {
-		bwrap, err := lookBwrap(m.opts.LookPath)
-		if err != nil {
-			return err
-		}
-		key := probeKey(bwrap)
-		if key != "" && readMemo(path) == key {
-			m.remembered = true
-			return nil
-		}
-		if err := probe(ctx); err != nil {
-			return err
-		}
-		if key != "" {
-			_ = writeCache(path, []byte(key)) // unwritten, the next start probes
-		}
-		return nil
-	}
-}
-
-// probeKey digests what decides whether bubblewrap can make its sandbox
-// here: the bwrap binary, this boot, the user, the namespaces and the
-// seccomp filters this process runs in (another container, a CI step
-// under a filter), and the kernel settings that allow or refuse
-// unprivileged user namespaces. "" when the boot cannot be told.
-func probeKey(bwrap string) string {
+// choiceKey digests what decides which backend can run here: this boot,
+// the user, the namespaces and seccomp filters this process runs in
+// (another container, a CI step under a filter), the kernel settings and
+// AppArmor profiles that allow or refuse unprivileged user namespaces,
+// and the bwrap and launcher binaries. "" when the boot cannot be told.
+func (m *Manager) choiceKey() string {
 	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return ""
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "boot %s\nuid %d\n", boot, os.Getuid())
-	if st, err := os.Stat(bwrap); err == nil {
-		fmt.Fprintf(h, "bwrap %s %d %v %d\n", bwrap, st.Size(), st.Mode(), st.ModTime().UnixNano())
+	stat := func(what, p string) {
+		if st, err := os.Stat(p); err == nil {
+			fmt.Fprintf(h, "%s %s %d %v %d\n", what, p, st.Size(), st.Mode(), st.ModTime().UnixNano())
+		} else {
+			fmt.Fprintf(h, "%s %s missing\n", what, p)
+		}
 	}
+	if bwrap, err := lookBwrap(m.opts.LookPath); err == nil {
+		stat("bwrap", bwrap)
+	}
+	stat("launcher", m.opts.Launcher)
+	stat("apparmor", "/etc/apparmor.d") // a profile installed for bwrap
 	for _, ns := range []string{"user", "mnt", "pid", "net"} {
 		link, _ := os.Readlink("/proc/self/ns/" + ns)
 		fmt.Fprintf(h, "ns %s\n", link)
@@ -133,18 +146,48 @@ func probeKey(bwrap string) string {
 		b, _ := os.ReadFile(p) // a missing one counts as empty
 		fmt.Fprintf(h, "%s=%s\n", p, b)
 	}
-	return "synapse-bwrap-probe 1 " + hex.EncodeToString(h.Sum(nil)) + "\n"
+	return "synapse-sandbox-choice 1 " + hex.EncodeToString(h.Sum(nil))
 }
 
-// readMemo reads the probe memo (never through a link; "" when missing).
-func readMemo(path string) string {
+// readChoice reads the memo at path (never through a link) when its key
+// is key.
+func readChoice(path, key string) (choice, bool) {
+	if path == "" || key == "" {
+		return choice{}, false
+	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return ""
+		return choice{}, false
 	}
 	defer f.Close()
-	b, _ := io.ReadAll(io.LimitReader(f, 256))
-	return string(b)
+	b, _ := io.ReadAll(io.LimitReader(f, 4096))
+	lines := strings.SplitN(string(b), "\n", 4)
+	if len(lines) < 3 || lines[0] != key {
+		return choice{}, false
+	}
+	switch c := (choice{backend: lines[1]}); c.backend {
+	case BackendBwrap:
+		return c, true
+	case BackendLandlock:
+		if len(lines) < 4 {
+			return choice{}, false
+		}
+		if _, err := fmt.Sscan(lines[2], &c.abi); err != nil || c.abi <= 0 {
+			return choice{}, false
+		}
+		c.why = strings.TrimSuffix(lines[3], "\n")
+		return c, true
+	}
+	return choice{}, false
+}
+
+// writeChoice remembers c under key at path (when there is a path).
+func writeChoice(path, key string, c choice) {
+	if path == "" || key == "" {
+		return
+	}
+	data := fmt.Sprintf("%s\n%s\n%d\n%s\n", key, c.backend, c.abi, strings.ReplaceAll(c.why, "\n", " "))
+	_ = writeCache(path, []byte(data)) // unwritten, the next start probes
 }
 
 // platformFix is the one-line fix for the usual reasons bubblewrap fails.

@@ -98,8 +98,8 @@ type Manager struct {
 	reason   string // why it is on or off
 	abi      int    // the Landlock ABI, under the Landlock backend
 	note     string // why this backend was chosen, when not the first one
-	// remembered: bubblewrap was chosen on the word of an earlier probe
-	// (rememberProbe), forgotten when it then fails to start (getLocked).
+	// remembered: the backend was chosen on the word of earlier probes
+	// (choiceMemoName), forgotten when it then fails to start (getLocked).
 	remembered bool
 
 	mu      sync.Mutex
@@ -536,13 +536,13 @@ func (m *Manager) getLocked(ctx context.Context) (Backend, error) {
 	} else {
 		b, err = m.provider.Create(ctx, opts)
 		if err != nil && m.remembered {
-			// Bubblewrap passed its probe here before and fails now (an
+			// The backend passed its probe here before and fails now (an
 			// AppArmor profile or a limit changed since): the memo goes,
 			// so the next start probes and chooses the backend afresh.
 			// The command stays refused: the sandbox never degrades.
 			m.remembered = false
-			m.forgetProbe()
-			err = fmt.Errorf("%w (bubblewrap passed its probe on this machine before; start Synapse again to probe it afresh and choose the backend that works)", err)
+			m.forgetChoice()
+			err = fmt.Errorf("%w (the %s backend passed its probe on this machine before; start Synapse again to probe afresh and choose the backend that works)", err, m.Backend())
 		}
 		if err != nil {
 			err = fmt.Errorf("cannot create the sandbox, so the command was not run: %w", err)

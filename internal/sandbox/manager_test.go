@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/synapse-agent/synapse/internal/command"
+	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
 // fakeSession records calls; execFn scripts the results.
@@ -466,13 +467,13 @@ func TestBwrapCause(t *testing.T) {
 	}
 }
 
-// TestProbeIsRemembered: a bubblewrap probe that succeeded is remembered
-// in the agent home's cache and not run again while what decides it is
-// unchanged (here: the bwrap binary, rewritten); a remembered bwrap that
-// fails to start refuses the command, says why, and is forgotten so the
-// next start probes again.
-func TestProbeIsRemembered(t *testing.T) {
-	skipUnderLandlock(t, "the probe memo is the automatic choice of bubblewrap")
+// TestChoiceIsRemembered: the backend the probes chose is remembered in
+// the agent home's cache and the probes not run again while what decides
+// them is unchanged (here: the bwrap binary, rewritten); bubblewrap and
+// Landlock alike. A remembered backend that fails to start refuses the
+// command, says why, and is forgotten so the next start probes again.
+func TestChoiceIsRemembered(t *testing.T) {
+	skipUnderLandlock(t, "the memo is of the automatic choice, probed as root here")
 	requireBwrap(t)
 	real, err := exec.LookPath("bwrap")
 	if err != nil {
@@ -494,59 +495,75 @@ func TestProbeIsRemembered(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	script(`exec "` + real + `" "$@"`)
+	works, fails := `exec "`+real+`" "$@"`, `echo "bwrap: setting up uid map: Permission denied" >&2; exit 1`
 	home := filepath.Join(dir, "home", ".synapse")
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	opts := ManagerOptions{
+		ConfigPath: filepath.Join(home, "sandbox.json"), TempDir: t.TempDir(), GOOS: "linux",
+		LookPath: func(string) (string, error) { return fake, nil }, Launcher: testLauncher(t),
+		Env: []string{"PATH=" + os.Getenv("PATH")}, StartSession: realShell,
+	}
 	newManager := func() *Manager {
 		t.Helper()
-		m, err := NewManager(ManagerOptions{
-			ConfigPath: filepath.Join(home, "sandbox.json"), Cwd: t.TempDir(), TempDir: t.TempDir(), GOOS: "linux",
-			LookPath: func(string) (string, error) { return fake, nil }, Launcher: testLauncher(t),
-			Env: []string{"PATH=" + os.Getenv("PATH")}, StartSession: realShell,
-		})
+		o := opts
+		o.Cwd = t.TempDir()
+		m, err := NewManager(o)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = m.Shutdown() })
 		return m
 	}
-	probes := func() int {
+	runsSoFar := func() int {
 		b, _ := os.ReadFile(runs)
 		return strings.Count(string(b), "run")
 	}
-	memo := filepath.Join(home, "cache", probeMemoName)
-	if m := newManager(); m.Backend() != BackendBwrap || probes() != 1 {
-		t.Fatalf("first start: backend %q, %d probes", m.Backend(), probes())
+	memo := filepath.Join(home, "cache", choiceMemoName)
+	key := func() string { return (&Manager{opts: opts}).choiceKey() }
+
+	script(works)
+	if m := newManager(); m.Backend() != BackendBwrap || runsSoFar() != 1 {
+		t.Fatalf("first start: backend %q, %d bwrap runs", m.Backend(), runsSoFar())
 	}
-	if readMemo(memo) == "" {
-		t.Fatal("the probe that succeeded was not remembered")
+	if c, ok := readChoice(memo, key()); !ok || c.backend != BackendBwrap {
+		t.Fatalf("the choice of bubblewrap was not remembered: %+v %v", c, ok)
 	}
 	m := newManager()
-	if m.Backend() != BackendBwrap || probes() != 1 {
-		t.Fatalf("second start: backend %q, %d probes (want the memo's word)", m.Backend(), probes())
+	if m.Backend() != BackendBwrap || runsSoFar() != 1 {
+		t.Fatalf("second start: backend %q, %d bwrap runs (want the memo's word)", m.Backend(), runsSoFar())
 	}
 	if res, err := m.Execute(context.Background(), "echo hi", ""); err != nil || res.Stdout != "hi\n" {
 		t.Fatalf("a command under the remembered bubblewrap: %+v, %v", res, err)
 	}
-	// A changed binary is probed again.
-	script(`exec "` + real + `" "$@"`)
-	if m := newManager(); m.Backend() != BackendBwrap || probes() != 3 { // the probe and the shell above
-		t.Fatalf("changed bwrap: backend %q, %d runs", m.Backend(), probes())
+
+	// bwrap changed and now fails: probed again, Landlock chosen and
+	// remembered with why.
+	if _, err := probeLandlock(context.Background(), opts.Launcher); err != nil {
+		testutil.SkipOrFail(t, "Landlock cannot sandbox here: %v", err)
 	}
-	// It fails now where the memo says it works: refused, said, forgotten.
-	script(`echo "bwrap: setting up uid map: Permission denied" >&2; exit 1`)
-	key := probeKey(fake)
-	if err := writeCache(memo, []byte(key)); err != nil {
-		t.Fatal(err)
+	script(fails)
+	before := runsSoFar()
+	if m := newManager(); m.Backend() != BackendLandlock || runsSoFar() != before+1 {
+		t.Fatalf("bwrap failing: backend %q, %d bwrap runs since", m.Backend(), runsSoFar()-before)
 	}
 	m = newManager()
+	if st := m.Status(); m.Backend() != BackendLandlock || runsSoFar() != before+1 || st.LandlockABI <= 0 || !strings.Contains(st.Reason, "uid map") {
+		t.Fatalf("remembered Landlock: backend %q, %d bwrap runs since, status %+v", m.Backend(), runsSoFar()-before, st)
+	}
+	if res, err := m.Execute(context.Background(), "echo hi", ""); err != nil || res.Stdout != "hi\n" {
+		t.Fatalf("a command under the remembered Landlock: %+v, %v", res, err)
+	}
+
+	// It fails now where the memo says it works: refused, said, forgotten.
+	writeChoice(memo, key(), choice{backend: BackendBwrap})
+	m = newManager()
 	_, err = m.Execute(context.Background(), "echo hi", "")
-	if err == nil || !strings.Contains(err.Error(), "not run") || !strings.Contains(err.Error(), "probe it afresh") {
+	if err == nil || !strings.Contains(err.Error(), "not run") || !strings.Contains(err.Error(), "probe afresh") {
 		t.Fatalf("a remembered bwrap that fails: err = %v", err)
 	}
-	if readMemo(memo) != "" {
-		t.Fatal("the memo of a bwrap that fails was kept")
+	if _, ok := readChoice(memo, key()); ok {
+		t.Fatal("the memo of a backend that fails was kept")
 	}
 }
