@@ -97,13 +97,14 @@ const (
 )
 
 // openDirCache starts loading the cache of the scan of roots from dir in
-// the background (the manager starts it before probing the platform,
-// which it overlaps); nil when dir is "". When ahead is set, the plan it
+// the background (the manager starts it in NewManager, so that it
+// overlaps the platform's probe, when one runs, and the rest of the
+// agent's set-up); nil when dir is "". When ahead is set, the plan it
 // names is made next, still in the background, with the cache's reader:
 // the manager plans the mounts it expects, so that the first sandbox
-// takes a plan made while the platform was probed (takeAhead), or in the
-// REPL while the model writes its first answer; with no cache yet, that
-// plan reads the folders from the disk.
+// takes a plan made meanwhile (takeAhead), or in the REPL while the
+// model writes its first answer; with no cache yet, that plan reads the
+// folders from the disk.
 func openDirCache(dir string, roots []string, ahead *planAhead) *dirCache {
 	if dir == "" {
 		return nil
