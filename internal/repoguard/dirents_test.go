@@ -37,7 +37,21 @@ func TestReadDirIsOSReadDir(t *testing.T) {
 	}
 	w := NewWatch()
 	w.SetRoots([]string{filepath.Dir(dir)})
-	for _, read := range []func(string) ([]os.DirEntry, error){w.readDir, ReadDirNoBlock} {
+	// DirReader's entries, as DirEntries, after it read a bigger folder
+	// (its buffers are reused).
+	var r DirReader
+	if _, _, _, err := r.Read(filepath.Dir(dir)); err != nil {
+		t.Fatal(err)
+	}
+	viaReader := func(p string) ([]os.DirEntry, error) {
+		names, _, _, err := r.Read(p)
+		var out []os.DirEntry
+		for _, n := range names {
+			out = append(out, &dirent{name: n.Name, typ: n.Type})
+		}
+		return out, err
+	}
+	for _, read := range []func(string) ([]os.DirEntry, error){w.readDir, ReadDirNoBlock, viaReader} {
 		got, err := read(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -50,6 +64,40 @@ func TestReadDirIsOSReadDir(t *testing.T) {
 			if got[i].Name() != want[i].Name() || got[i].Type() != want[i].Type() || got[i].IsDir() != want[i].IsDir() {
 				t.Errorf("entry %d: %s %v, want %s %v", i, got[i].Name(), got[i].Type(), want[i].Name(), want[i].Type())
 			}
+		}
+	}
+}
+
+// TestDirReader: a folder's stamp is its inode and change time; no link
+// is followed at the end of the path, and a FIFO put in a folder's place
+// does not block the read.
+func TestDirReader(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var r DirReader
+	_, ino, ctime, err := r.Read(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Lstat(sub, &st); err != nil {
+		t.Fatal(err)
+	}
+	if ino != st.Ino || ctime != st.Ctim.Sec*1e9+st.Ctim.Nsec {
+		t.Fatalf("stamp %d %d, want %d %d", ino, ctime, st.Ino, st.Ctim.Sec*1e9+st.Ctim.Nsec)
+	}
+	if err := os.Symlink(sub, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"link", "fifo"} {
+		if _, _, _, err := r.Read(filepath.Join(dir, p)); err == nil {
+			t.Errorf("%s was read as a folder", p)
 		}
 	}
 }

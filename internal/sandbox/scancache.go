@@ -59,6 +59,7 @@ type dirCache struct {
 	ents  []cachedEnt
 	dents []fs.DirEntry
 	enc   []byte
+	dr    repoguard.DirReader // reads a folder the cache lacks
 }
 
 // cachedDir is a folder's stamp and entries. The entries stay encoded
@@ -309,43 +310,45 @@ func (c *dirCache) read(dir string) ([]fs.DirEntry, error) {
 			cd.keep = true
 			c.hit[dir] = cd
 		}
-		// Grown to the size needed, not doubled: one folder may hold
-		// thousands of entries (a node_modules).
-		c.ents = decodeEnts(slices.Grow(c.ents[:0], int(cd.n)), cd.ents, cd.n)
-		c.dents = slices.Grow(c.dents[:0], int(cd.n))
-		for i := range c.ents {
-			c.dents = append(c.dents, &c.ents[i])
-		}
-		return c.dents, nil
+		return c.entries(cd), nil
 	}
-	// Stamped before it is read: a change between the two is then seen
-	// as a change by the next scan.
-	ino, ctime, err := dirStamp(dir)
+	// Stamped as it is read (the descriptor's fstat before getdents): a
+	// change after that is seen as a change by the next scan.
+	names, ino, ctime, err := c.dr.Read(dir)
 	if err != nil {
-		return readDirSorted(dir)
+		return nil, err
 	}
-	ents, err := readDirSorted(dir)
-	if err != nil {
-		return ents, err
-	}
-	c.enc = encodeEnts(c.enc[:0], ents)
-	cd := cachedDir{ino: ino, ctime: ctime, ents: string(c.enc), n: int32(len(ents)), racy: ctime >= c.start-c.window}
+	slices.SortFunc(names, func(a, b repoguard.DirName) int { return strings.Compare(a.Name, b.Name) })
+	c.enc = encodeEnts(c.enc[:0], names)
+	cd := cachedDir{ino: ino, ctime: ctime, ents: string(c.enc), n: int32(len(names)), racy: ctime >= c.start-c.window}
 	cd.keep = !cd.racy
 	c.hit[dir] = cd
 	c.dirty = true
-	return ents, nil
+	return c.entries(cd), nil
+}
+
+// entries are cd's entries, decoded into read's buffers.
+func (c *dirCache) entries(cd cachedDir) []fs.DirEntry {
+	// Grown to the size needed, not doubled: one folder may hold
+	// thousands of entries (a node_modules).
+	c.ents = decodeEnts(slices.Grow(c.ents[:0], int(cd.n)), cd.ents, cd.n)
+	c.dents = slices.Grow(c.dents[:0], int(cd.n))
+	for i := range c.ents {
+		c.dents = append(c.dents, &c.ents[i])
+	}
+	return c.dents
 }
 
 // dropBuffers lets read's buffers go when a plan is done reading (a
 // node_modules of 5 000 entries leaves them 200 KB long).
-func (c *dirCache) dropBuffers() { c.ents, c.dents, c.enc = nil, nil, nil }
+func (c *dirCache) dropBuffers() { c.ents, c.dents, c.enc, c.dr = nil, nil, nil, repoguard.DirReader{} }
 
 // encodeEnts appends entries to b as the file holds them.
-func encodeEnts(b []byte, ents []fs.DirEntry) []byte {
+func encodeEnts(b []byte, ents []repoguard.DirName) []byte {
 	for _, e := range ents {
-		b = binary.AppendUvarint(b, uint64(len(e.Name())))
-		b = append(b, e.Name()...)
-		b = binary.AppendUvarint(b, uint64(e.Type()))
+		b = binary.AppendUvarint(b, uint64(len(e.Name)))
+		b = append(b, e.Name...)
+		b = binary.AppendUvarint(b, uint64(e.Type))
 	}
 	return b
 }
