@@ -74,7 +74,7 @@ type DirName struct {
 // listing (fstat of the descriptor read: a change after it is a change
 // to the next look).
 func (r *DirReader) Read(dir string) (ents []DirName, ino uint64, ctime int64, err error) {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := openDirNoBlock(dir)
 	if err != nil {
 		return nil, 0, 0, &os.PathError{Op: "open", Path: dir, Err: err}
 	}

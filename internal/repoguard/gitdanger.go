@@ -171,12 +171,18 @@ func CommonDirOf(dir string) (common, odd string) {
 // ReadDirNoBlock lists a directory without following a symlink at its
 // end and without blocking on a FIFO put in its place.
 func ReadDirNoBlock(p string) ([]fs.DirEntry, error) {
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := openDirNoBlock(p)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(fd)
 	return readDirFD(fd, p)
+}
+
+// openDirNoBlock opens the folder p to list it: not through a symlink at
+// its end, and not blocking on a FIFO put in its place.
+func openDirNoBlock(p string) (int, error) {
+	return unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 }
 
 // gitSafeSections are the config sections a new repository may have and

@@ -44,8 +44,8 @@ func (m *Manager) chooseLocal(lp LocalProvider) (LocalProvider, error) {
 		return lp, nil
 	}
 	// The probes run bwrap and the launcher: 15 to 60 ms of every start.
-	// Their outcome, when a backend works, is remembered (chosen) while
-	// what decides it is the same (choiceKey); the defaults' only.
+	// The backend they chose is remembered while what decides it is the
+	// same (choiceKey); only the real probes' (tests inject their own).
 	memo, key := "", ""
 	if dir := m.scanCachePath(); dir != "" && m.opts.Probe == nil && m.opts.ProbeLandlock == nil {
 		memo = filepath.Join(dir, choiceMemoName)
@@ -80,6 +80,7 @@ func (m *Manager) chooseLocal(lp LocalProvider) (LocalProvider, error) {
 		bwErr, llErr, platformFix(bwErr), m.configName())
 }
 
+// landlockNote says why Landlock was chosen: bwErr, bubblewrap's failure.
 func landlockNote(bwErr string) string {
 	return "bubblewrap cannot run here (" + bwErr + "), so the Landlock backend enforces the policy"
 }

@@ -195,7 +195,7 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 	}
 	if opts.GOOS == "linux" {
 		// The plan the first sandbox will make (its private /tmp aside,
-		// which is not scanned), made ahead while the platform is probed.
+		// which is not scanned), made ahead in the background.
 		p := m.buildPolicyLocked()
 		m.scan = openDirCache(m.scanCachePath(), scanKey(p), &planAhead{p: p, env: opts.Env})
 	}
