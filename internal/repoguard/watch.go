@@ -443,6 +443,27 @@ func (w *Watch) Start() {
 	w.dirs = map[string]int64{} // not clear: the scan's table (every folder it saw) is let go
 }
 
+// DupDescriptor returns a duplicate of the inotify descriptor (nil before
+// Start or without inotify), for a process that outlives this one to
+// hold: the kernel then takes down the watches when that process exits,
+// not in Close or this process's exit (milliseconds for two thousand:
+// each waits for an SRCU grace period to free).
+func (w *Watch) DupDescriptor() *os.File {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fd < 0 {
+		return nil
+	}
+	fd, err := unix.FcntlInt(uintptr(w.fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	return os.NewFile(uintptr(fd), "inotify")
+}
+
 // Close releases the inotify descriptor.
 func (w *Watch) Close() {
 	if w == nil {

@@ -4,6 +4,7 @@ package repoguard
 
 import (
 	"errors"
+	"os"
 	"strings"
 )
 
@@ -66,6 +67,9 @@ func (*Watch) Start() {}
 
 // Close does nothing off Linux.
 func (*Watch) Close() {}
+
+// DupDescriptor has no descriptor to give off Linux.
+func (*Watch) DupDescriptor() *os.File { return nil }
 
 // Check finds nothing off Linux.
 func (*Watch) Check() []string { return nil }

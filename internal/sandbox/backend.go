@@ -283,7 +283,7 @@ func (b *LocalBackend) Dispose() error {
 		}
 		b.settleLocked()
 		if h, ok := w.Handoff(); ok {
-			if b.sweeper == "" || handOff(b.sweeper, b.notices, h) != nil {
+			if b.sweeper == "" || handOff(b.sweeper, b.notices, h, w.DupDescriptor()) != nil {
 				w.Exhaust()
 				b.settleLocked()
 			}

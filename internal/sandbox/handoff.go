@@ -36,7 +36,13 @@ var noticesName = filepath.Join("logs", "repoguard-notices.log")
 // process of its own (its own session, no terminal, an empty environment,
 // working directory /), given the watch's judgement state on a pipe that
 // is written whole before handOff returns, so it outlives the caller.
-func handOff(launcher, notices string, h repoguard.Handoff) error {
+// The pass inherits held (closed here), the session's inotify descriptor:
+// the kernel's teardown of two thousand watches is then the pass's, at
+// its exit, and not this process's at its own.
+func handOff(launcher, notices string, h repoguard.Handoff, held *os.File) error {
+	if held != nil {
+		defer held.Close()
+	}
 	data, err := json.Marshal(h)
 	if err != nil {
 		return fmt.Errorf("encode the sweep's state: %w", err)
@@ -49,6 +55,9 @@ func handOff(launcher, notices string, h repoguard.Handoff) error {
 	cmd := exec.Command(launcher, LauncherCommand, sweepArg, notices)
 	cmd.Stdin, cmd.Dir, cmd.Env = r, "/", []string{}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if held != nil {
+		cmd.ExtraFiles = []*os.File{held}
+	}
 	err = cmd.Start()
 	r.Close()
 	if err != nil {

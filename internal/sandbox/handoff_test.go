@@ -106,17 +106,47 @@ func TestHandOffRunsIdle(t *testing.T) {
 	if err := os.WriteFile(launcher, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := handOff(launcher, "", repoguard.Handoff{}); err != nil {
+	if err := handOff(launcher, "", repoguard.Handoff{}, nil); err != nil {
 		t.Fatal(err)
 	}
+	if got := waitRecord(t, out); got != "5" {
+		t.Fatalf("the background pass runs under policy %s, not SCHED_IDLE (5)", got)
+	}
+}
+
+// TestHandOffHoldsTheWatches: the background pass holds the session's
+// inotify descriptor, its watches still set after the session closed
+// its own, so that their teardown is the pass's (at its exit).
+func TestHandOffHoldsTheWatches(t *testing.T) {
+	dir := t.TempDir()
+	w := repoguard.NewWatch()
+	w.SetRoots([]string{dir})
+	w.Remember(dir)
+	w.Start()
+	out := filepath.Join(dir, "watches")
+	launcher := filepath.Join(dir, "launcher")
+	script := "#!/bin/sh\ncat > /dev/null\nsleep 0.2\nn=$(grep -c 'inotify wd:' /proc/$$/fdinfo/3)\necho \"$(readlink /proc/$$/fd/3) $n\" > " + out + ".tmp && mv " + out + ".tmp " + out + "\n"
+	if err := os.WriteFile(launcher, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := handOff(launcher, "", repoguard.Handoff{}, w.DupDescriptor()); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if got := waitRecord(t, out); got != "anon_inode:inotify 1" {
+		t.Fatalf("the background pass holds %q at descriptor 3, not the session's inotify descriptor with its one watch", got)
+	}
+}
+
+// waitRecord waits for a launcher script to write its record to out.
+func waitRecord(t *testing.T, out string) string {
+	t.Helper()
 	for range 100 {
 		if b, err := os.ReadFile(out); err == nil {
-			if got := strings.TrimSpace(string(b)); got != "5" {
-				t.Fatalf("the background pass runs under policy %s, not SCHED_IDLE (5)", got)
-			}
-			return
+			return strings.TrimSpace(string(b))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatal("the launcher never recorded its policy")
+	t.Fatal("the launcher never wrote its record")
+	return ""
 }
