@@ -4,12 +4,13 @@
 # both binaries, alternating old and new in every round (same machine, same
 # load) and prints each figure as old, new and new/old.
 #
-#   scripts/bench-compare.sh [BASE]   ROUNDS=3 FOLDERS=100000 GOBENCH=1 GOROUNDS=1 STEPS=1000
+#   scripts/bench-compare.sh [BASE]   ROUNDS=3 FOLDERS=100000 GOBENCH=1 GOROUNDS=3 STEPS=1000
 #
 # The figures of the binaries are printed first. GOBENCH=0 skips those that
 # come from Go benchmarks (per-step growth over STEPS steps, five parallel
 # sub-agents, the shell round trip); they are run in each tree, old then
-# new, GOROUNDS times.
+# new, GOROUNDS times (means: one round of the per-step growth or of the
+# round trip swings by a tenth between runs of the same code).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -17,7 +18,7 @@ base=${1:-e26c325~20}
 rounds=${ROUNDS:-3}
 folders=${FOLDERS:-100000}
 gobench=${GOBENCH:-1}
-gorounds=${GOROUNDS:-1}
+gorounds=${GOROUNDS:-3}
 steps=${STEPS:-1000}
 flags=(-trimpath -ldflags "-s -w")
 [ -x /usr/bin/time ] || { echo "bench-compare: needs GNU time at /usr/bin/time" >&2; exit 1; }
