@@ -445,9 +445,9 @@ func (w *Watch) Start() {
 
 // DupDescriptor returns a duplicate of the inotify descriptor (nil before
 // Start or without inotify), for a process that outlives this one to
-// hold: the kernel then takes down the watches when that process exits,
-// not in Close or this process's exit (milliseconds for two thousand:
-// each waits for an SRCU grace period to free).
+// hold: the kernel then takes down the watches when that process closes
+// it, not in Close or at this process's exit (milliseconds for two
+// thousand: each waits for an SRCU grace period to free).
 func (w *Watch) DupDescriptor() *os.File {
 	if w == nil {
 		return nil

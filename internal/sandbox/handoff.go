@@ -36,9 +36,9 @@ var noticesName = filepath.Join("logs", "repoguard-notices.log")
 // process of its own (its own session, no terminal, an empty environment,
 // working directory /), given the watch's judgement state on a pipe that
 // is written whole before handOff returns, so it outlives the caller.
-// The pass inherits held (closed here), the session's inotify descriptor:
-// the kernel's teardown of two thousand watches is then the pass's, at
-// its exit, and not this process's at its own.
+// The pass inherits held (closed here), the session's inotify descriptor,
+// on heldFD: the kernel's teardown of two thousand watches is then the
+// pass's, as it starts, and not this process's at its exit.
 func handOff(launcher, notices string, h repoguard.Handoff, held *os.File) error {
 	if held != nil {
 		defer held.Close()
@@ -71,9 +71,18 @@ func handOff(launcher, notices string, h repoguard.Handoff, held *os.File) error
 	return nil
 }
 
+// heldFD is where the pass inherits the session's inotify descriptor
+// (handOff's only extra file).
+const heldFD = 3
+
 // sweepMain is the background pass: it reads the handoff, runs the whole
 // pass, and appends what it disabled to the notices file (if any).
 func sweepMain(args []string) int {
+	// The session's watches go first, not after the whole pass: a
+	// session's watches outlive it by this process's start, not by
+	// seconds (sessions ended back to back would each hold two thousand
+	// of the user's inotify watches while their passes ran).
+	closeIfInotify(heldFD)
 	data, err := io.ReadAll(io.LimitReader(os.Stdin, maxHandoff))
 	var h repoguard.Handoff
 	if err == nil {
@@ -92,6 +101,13 @@ func sweepMain(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// closeIfInotify closes fd when it is an inotify descriptor.
+func closeIfInotify(fd int) {
+	if l, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd)); err == nil && l == "anon_inode:inotify" {
+		_ = syscall.Close(fd)
+	}
 }
 
 // appendNotices adds lines to the notices file (never through a link).

@@ -7,8 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/synapse-agent/synapse/internal/repoguard"
 	"github.com/synapse-agent/synapse/internal/testutil"
@@ -135,6 +138,34 @@ func TestHandOffHoldsTheWatches(t *testing.T) {
 	w.Close()
 	if got := waitRecord(t, out); got != "anon_inode:inotify 1" {
 		t.Fatalf("the background pass holds %q at descriptor 3, not the session's inotify descriptor with its one watch", got)
+	}
+}
+
+// TestCloseIfInotify: the background pass lets go of the inherited inotify
+// descriptor, and of nothing else.
+func TestCloseIfInotify(t *testing.T) {
+	in, err := syscall.InotifyInit1(syscall.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	open := func(fd int) bool {
+		_, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		return err == nil
+	}
+	closeIfInotify(int(r.Fd()))
+	if !open(int(r.Fd())) {
+		t.Fatal("a pipe was closed")
+	}
+	closeIfInotify(in)
+	if open(in) {
+		_ = syscall.Close(in)
+		t.Fatal("the inotify descriptor is still open")
 	}
 }
 
