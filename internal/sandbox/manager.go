@@ -194,10 +194,7 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 		return m, nil
 	}
 	if opts.GOOS == "linux" {
-		// The plan the first sandbox will make (its private /tmp aside,
-		// which is not scanned), made ahead in the background.
-		p := m.buildPolicyLocked()
-		m.scan = openDirCache(m.scanCachePath(), scanKey(p), &planAhead{p: p, env: opts.Env})
+		m.planAheadLocked()
 	}
 	prov, err := opts.Registry.New(m.cfg.Provider)
 	if err != nil {
@@ -883,6 +880,9 @@ func (m *Manager) CountJobs(running func() int) {
 // with it.
 func (m *Manager) rebuildLocked(why string) error {
 	if m.backend == nil {
+		if m.scan != nil {
+			m.planAheadLocked() // a grant before the first command (--allow-path)
+		}
 		return nil
 	}
 	if m.jobs != nil {
@@ -898,6 +898,15 @@ func (m *Manager) rebuildLocked(why string) error {
 		return fmt.Errorf("rebuild the sandbox: %w", err)
 	}
 	return nil
+}
+
+// planAheadLocked starts, in the background, the plan the first sandbox
+// will make (its private /tmp aside, which is not scanned); again when
+// the policy changes before that sandbox exists, so that it takes a plan
+// of its own policy rather than drop one of the policy before.
+func (m *Manager) planAheadLocked() {
+	p := m.buildPolicyLocked()
+	m.scan = openDirCache(m.scanCachePath(), scanKey(p), &planAhead{p: p, env: m.opts.Env})
 }
 
 func (m *Manager) absArg(path string) (string, error) {

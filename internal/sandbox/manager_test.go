@@ -567,3 +567,32 @@ func TestChoiceIsRemembered(t *testing.T) {
 		t.Fatal("the memo of a backend that fails was kept")
 	}
 }
+
+// TestPlanAheadFollowsAGrant: a grant made before the first command
+// (--allow-path, a sub-agent's saved outputs or skills folder) starts the
+// plan ahead again with the policy the first sandbox will have, so that
+// the sandbox takes it rather than drop it and plan again.
+func TestPlanAheadFollowsAGrant(t *testing.T) {
+	f := newFixture(t, nil)
+	extra := filepath.Join(f.tmp, "granted")
+	if err := os.Mkdir(extra, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.m.AddRuntimeWhitelist(extra); err != nil {
+		t.Fatal(err)
+	}
+	f.m.mu.Lock()
+	c, p := f.m.scan, f.m.buildPolicyLocked()
+	f.m.mu.Unlock()
+	if c == nil || c.ahead == nil {
+		t.Fatal("no plan is made ahead")
+	}
+	if !slices.Contains(c.ahead.p.Whitelist, extra) || !c.matches(scanKey(p)) {
+		t.Fatalf("the plan ahead is of the policy before the grant: %v", c.ahead.p.Whitelist)
+	}
+	mp, ok := c.takeAhead(p, f.m.opts.Env)
+	if !ok {
+		t.Fatal("the first sandbox would drop the plan made ahead")
+	}
+	mp.watch.Close()
+}
