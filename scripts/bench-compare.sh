@@ -34,8 +34,10 @@ trap cleanup EXIT
 git worktree add -q --detach "$work/base" "$base"
 echo "base: $(git -C "$work/base" log --oneline -1)"
 echo "new:  working tree of $(git log --oneline -1)"
+# The new binary is built as `make build` builds a release (static); the
+# base as it was released then (with cgo, the toolchain's default).
 (cd "$work/base" && "$GO" build "${flags[@]}" -o "$work/old" ./cmd/synapse)
-"$GO" build "${flags[@]}" -o "$work/new" ./cmd/synapse
+CGO_ENABLED=0 "$GO" build "${flags[@]}" -o "$work/new" ./cmd/synapse
 "$GO" build -o "$work/benchtool" ./scripts/benchtool
 
 # The trees: one file, and FOLDERS folders with nested repositories and a
