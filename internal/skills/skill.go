@@ -17,7 +17,7 @@ import (
 	"strings"
 	"syscall"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/synapse-agent/synapse/internal/textutil"
 )
