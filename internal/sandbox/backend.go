@@ -56,6 +56,10 @@ type SessionOptions struct {
 	Dir     string
 	Env     []string
 	Timeout time.Duration
+	// OwnPIDNamespace: Argv[0] runs the shell in a PID namespace that
+	// dies with it, so killing it ends every process of the session
+	// (bubblewrap; see shell.Options).
+	OwnPIDNamespace bool
 }
 
 // StartSession starts a persistent shell (app wires shell.Start).
@@ -411,7 +415,7 @@ func (lp LocalProvider) Create(ctx context.Context, opts CreateOptions) (Backend
 		_ = plat.cleanup()
 		return nil, err
 	}
-	sess, err := opts.StartSession(ctx, SessionOptions{Argv: argv, Dir: opts.Cwd, Env: opts.Env, Timeout: opts.Timeout})
+	sess, err := opts.StartSession(ctx, SessionOptions{Argv: argv, Dir: opts.Cwd, Env: opts.Env, Timeout: opts.Timeout, OwnPIDNamespace: plat.ownPIDNamespace()})
 	// Before the backend exists, nothing can send the shell a command:
 	// the plan, made from the scan cache before its check (wrap), is
 	// confirmed first, and the shell started again under the checked
@@ -421,7 +425,7 @@ func (lp LocalProvider) Create(ctx context.Context, opts CreateOptions) (Backend
 		if sess != nil {
 			_ = sess.Close()
 		}
-		sess, err = opts.StartSession(ctx, SessionOptions{Argv: again, Dir: opts.Cwd, Env: opts.Env, Timeout: opts.Timeout})
+		sess, err = opts.StartSession(ctx, SessionOptions{Argv: again, Dir: opts.Cwd, Env: opts.Env, Timeout: opts.Timeout, OwnPIDNamespace: plat.ownPIDNamespace()})
 	}
 	if err != nil {
 		_ = plat.cleanup()

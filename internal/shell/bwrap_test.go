@@ -111,3 +111,20 @@ func TestWithoutDevFd(t *testing.T) {
 		t.Fatalf("exit: %+v", r)
 	}
 }
+
+// With OwnPIDNamespace, closing kills the wrapper alone: the end of its PID
+// namespace must take every process of the session with it, those that left
+// the shell's session or process group included. (--new-session, as the
+// sandbox passes it, keeps the namespace out of the wrapper's process group.)
+func TestCloseEndsItsPIDNamespace(t *testing.T) {
+	argv := bwrapArgv(t)
+	argv = append([]string{argv[0], "--new-session"}, argv[1:]...)
+	s := startT(t, Options{Argv: argv, Dir: t.TempDir(), OwnPIDNamespace: true})
+	tg := tag(t)
+	execT(t, s, "setsid sleep "+tg+" & (sleep "+tg+" &); nohup sleep "+tg+" >/dev/null 2>&1 &")
+	testutil.WaitFor(t, "three processes tagged "+tg, func() bool { return len(liveWithTag(tg)) == 3 })
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	waitGone(t, tg)
+}

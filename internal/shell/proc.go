@@ -91,6 +91,7 @@ type proc struct {
 	out, err  *stream         // stdout and stderr, read by pump
 	pump      *pump
 	root      int          // pid we started; it leads its own session
+	pidns     bool         // root's death ends every process of the session (Options.OwnPIDNamespace)
 	shell     int          // pid of bash as we can signal it; 0 if unknown
 	nsShell   int          // pid of bash as it sees itself ($$); differs inside a PID namespace
 	protected map[int]bool // process groups of background jobs from earlier commands
@@ -206,6 +207,7 @@ func startProc(ctx context.Context, program string, args []string, opts Options)
 		err:       pu.err,
 		pump:      pu,
 		root:      cmd.Process.Pid,
+		pidns:     opts.OwnPIDNamespace,
 		limit:     opts.MaxOutputBytes,
 		waitDone:  make(chan struct{}),
 		detachReq: make(chan detachReq, 1),
@@ -837,9 +839,13 @@ func (p *proc) kill() {
 }
 
 // killTree kills the process we started and every process of its session or
-// below it.
+// below it: in a PID namespace that dies with root, the kernel kills them.
 func (p *proc) killTree() {
-	killRoot(p.root)
+	if p.pidns {
+		_ = syscall.Kill(-p.root, syscall.SIGKILL)
+	} else {
+		killRoot(p.root)
+	}
 	_ = p.cmd.Process.Kill()
 }
 
