@@ -2,9 +2,12 @@ package shell
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/synapse-agent/synapse/internal/testutil"
 )
@@ -114,17 +117,32 @@ func TestWithoutDevFd(t *testing.T) {
 
 // With OwnPIDNamespace, closing kills the wrapper alone: the end of its PID
 // namespace must take every process of the session with it, those that left
-// the shell's session or process group included. (--new-session, as the
-// sandbox passes it, keeps the namespace out of the wrapper's process group.)
+// the shell's session or process group included, before Close returns (the
+// sandbox's last check of the repositories comes after). --new-session, as
+// the sandbox passes it, keeps the namespace out of the wrapper's group.
 func TestCloseEndsItsPIDNamespace(t *testing.T) {
 	argv := bwrapArgv(t)
 	argv = append([]string{argv[0], "--new-session"}, argv[1:]...)
-	s := startT(t, Options{Argv: argv, Dir: t.TempDir(), OwnPIDNamespace: true})
+	dir := t.TempDir()
+	s := startT(t, Options{Argv: argv, Dir: dir, OwnPIDNamespace: true})
 	tg := tag(t)
-	execT(t, s, "setsid sleep "+tg+" & (sleep "+tg+" &); nohup sleep "+tg+" >/dev/null 2>&1 &")
+	// A writer that never stops shows any moment it runs after Close.
+	out := filepath.Join(dir, "out")
+	execT(t, s, "setsid sleep "+tg+" & (sleep "+tg+" &); nohup sleep "+tg+" >/dev/null 2>&1 & "+
+		"setsid bash -c 'while :; do echo x; done' >"+out+" 2>&1 &")
 	testutil.WaitFor(t, "three processes tagged "+tg, func() bool { return len(liveWithTag(tg)) == 3 })
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	waitGone(t, tg)
+	before, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if after, err := os.Stat(out); err != nil || after.Size() != before.Size() {
+		t.Fatalf("a process of the session wrote after Close returned (%d bytes, then %v, %v)", before.Size(), after.Size(), err)
+	}
+	if live := liveWithTag(tg); len(live) > 0 {
+		t.Fatalf("still running after Close: %q", live)
+	}
 }

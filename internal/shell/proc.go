@@ -826,12 +826,14 @@ func (p *proc) interrupt() {
 func (p *proc) kill() {
 	p.killOnce.Do(func() {
 		p.end.Store(endKilled)
-		p.killTree()
+		inits := p.killTree()
 		_ = p.stdin.Close()
+		deadline := time.Now().Add(5 * time.Second)
 		select {
 		case <-p.waitDone:
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Until(deadline)):
 		}
+		waitPidfds(inits, deadline)
 		// Background jobs outside our reach (another session) may still hold
 		// the pipes; stopping the pump releases them regardless.
 		p.pump.stop()
@@ -839,14 +841,22 @@ func (p *proc) kill() {
 }
 
 // killTree kills the process we started and every process of its session or
-// below it: in a PID namespace that dies with root, the kernel kills them.
-func (p *proc) killTree() {
+// below it. In a PID namespace that dies with root, the kernel kills them:
+// it returns pidfds of the namespace's first process, which ends last, for
+// the caller to wait on (so that nothing of the session runs on once kill
+// returns), rather than scan /proc for the session's processes.
+func (p *proc) killTree() (inits []int) {
+	ok := false
 	if p.pidns {
+		inits, ok = childPidfds(p.root)
+	}
+	if ok {
 		_ = syscall.Kill(-p.root, syscall.SIGKILL)
 	} else {
 		killRoot(p.root)
 	}
 	_ = p.cmd.Process.Kill()
+	return inits
 }
 
 // killRoot sends SIGKILL to root, a process started as the leader of a

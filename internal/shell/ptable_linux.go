@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -144,4 +145,56 @@ func innerPgid(pid, hostPgid int) int {
 		}
 	}
 	return hostPgid
+}
+
+// childPidfds returns pidfds of root's children; ok is false when the
+// kernel does not list them (no CONFIG_PROC_CHILDREN). Under bubblewrap
+// the one child is the first process of the PID namespace, which ends only
+// after every other process in it has: waiting for it tells that none of
+// the session runs any more. The caller closes the descriptors.
+func childPidfds(root int) (fds []int, ok bool) {
+	path := "/proc/" + strconv.Itoa(root) + "/task/" + strconv.Itoa(root) + "/children"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false
+	}
+	pids := strings.Fields(string(b))
+	for _, f := range pids {
+		if pid, err := strconv.Atoi(f); err == nil {
+			if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+				fds = append(fds, fd)
+			}
+		}
+	}
+	// A child that ended between the read and its pidfd_open may have left
+	// its pid to another process: those still listed are the children.
+	if b2, err := os.ReadFile(path); err != nil || string(b2) != string(b) {
+		closePidfds(fds)
+		return nil, false
+	}
+	return fds, true
+}
+
+// waitPidfds waits, until the deadline, for the processes of fds to end,
+// and closes fds.
+func waitPidfds(fds []int, deadline time.Time) {
+	for _, fd := range fds {
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			ms := int(time.Until(deadline).Milliseconds())
+			if ms <= 0 {
+				break
+			}
+			if n, err := unix.Poll(pfd, ms); err != unix.EINTR && (err != nil || n > 0) {
+				break
+			}
+		}
+	}
+	closePidfds(fds)
+}
+
+func closePidfds(fds []int) {
+	for _, fd := range fds {
+		_ = unix.Close(fd)
+	}
 }

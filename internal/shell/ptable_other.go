@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // readPtable asks ps (macOS and the BSDs have no /proc). The session id is
@@ -36,3 +37,8 @@ func hostPid(root, nsPid int) int { return nsPid }
 
 // innerPgid: without PID namespaces the host group is the shell's.
 func innerPgid(pid, hostPgid int) int { return hostPgid }
+
+// childPidfds: no pidfds here (OwnPIDNamespace is a Linux wrapper's).
+func childPidfds(int) ([]int, bool) { return nil, false }
+
+func waitPidfds([]int, time.Time) {}
