@@ -157,13 +157,13 @@ func newLandlockPlatform(stateParent, launcher string) (*platform, error) {
 	return &platform{goos: "linux", stateDir: dir, launcher: launcher}, nil
 }
 
-// wrap builds the sandboxed argv for the shell.
 // ownPIDNamespace reports whether wrap's command line runs the shell in a
 // PID namespace that dies with its first process: bubblewrap's, by
 // bwrapArgs (--unshare-all, --die-with-parent). The Landlock launcher's
 // shell shares the host's, and sandbox-exec has none.
 func (pl *platform) ownPIDNamespace() bool { return pl.launcher == "" && pl.goos == "linux" }
 
+// wrap builds the sandboxed argv for the shell.
 func (pl *platform) wrap(p Policy, argv []string, opts WrapOptions) ([]string, error) {
 	opts.GOOS, opts.LookPath = pl.goos, pl.look
 	if pl.launcher != "" {

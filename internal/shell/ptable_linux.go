@@ -148,7 +148,8 @@ func innerPgid(pid, hostPgid int) int {
 }
 
 // childPidfds returns pidfds of root's children; ok is false when the
-// kernel does not list them (no CONFIG_PROC_CHILDREN). Under bubblewrap
+// kernel does not list them (no CONFIG_PROC_CHILDREN) or the list changed
+// while they were opened. Under bubblewrap
 // the one child is the first process of the PID namespace, which ends only
 // after every other process in it has: waiting for it tells that none of
 // the session runs any more. The caller closes the descriptors.
@@ -167,7 +168,8 @@ func childPidfds(root int) (fds []int, ok bool) {
 		}
 	}
 	// A child that ended between the read and its pidfd_open may have left
-	// its pid to another process: those still listed are the children.
+	// its pid to another process: the pidfds are the children's only if the
+	// list is the same after them.
 	if b2, err := os.ReadFile(path); err != nil || string(b2) != string(b) {
 		closePidfds(fds)
 		return nil, false
