@@ -13,8 +13,8 @@ chmod 755 "$dir"
 "$GO" build -o "$dir/nouserns" ./scripts/nouserns
 "$GO" test -race -c -o "$dir/sandbox.test" ./internal/sandbox
 # The end-to-end red-team suite drives the real binary (the user cannot
-# build, so it is built here and passed in).
-"$GO" build -o "$dir/synapse" ./cmd/synapse
+# build, so it is built here, static as releases are, and passed in).
+CGO_ENABLED=0 "$GO" build -o "$dir/synapse" ./cmd/synapse
 "$GO" test -race -c -o "$dir/cli.test" ./internal/cli
 # The other packages whose red-team tests drive a sandbox (their test
 # binaries double as the launcher).

@@ -38,7 +38,9 @@ func runWithBinary(m *testing.M) int {
 		return m.Run()
 	}
 	synapseBin = filepath.Join(dir, "synapse")
+	// Static, as `make build` builds releases.
 	build := exec.Command("go", "build", "-o", synapseBin, "github.com/synapse-agent/synapse/cmd/synapse")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building synapse failed: %v\n%s", err, out)
 		return 1

@@ -12,11 +12,13 @@ import (
 	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
-// buildSynapse builds the binary once per test run.
+// buildSynapse builds the binary (static, as releases are) for one test.
 func buildSynapse(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "synapse")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/synapse-agent/synapse/cmd/synapse").CombinedOutput()
+	build := exec.Command("go", "build", "-o", bin, "github.com/synapse-agent/synapse/cmd/synapse")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := build.CombinedOutput()
 	if err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
