@@ -166,8 +166,11 @@ func TestPTYCompleteCyrillic(t *testing.T) {
 		t.Errorf("the model got %q, want %q", in[0], want)
 	}
 
-	// A name with a space goes in quoted and is attached.
-	p.send("read @sp/m\t")
+	// A name with a space goes in quoted and is attached. (Tab completes in
+	// the editor, not in what is typed ahead while the turn ends.)
+	p.send("read @sp/m")
+	p.waitScreen("the line in the editor", func(s *screen) bool { return s.cursorLine() == "› read @sp/m" })
+	p.send("\t")
 	p.waitScreen("the quoted mention", func(s *screen) bool {
 		return strings.HasSuffix(s.cursorLine(), `read @"sp/my file.txt"`)
 	})

@@ -131,6 +131,7 @@ func TestCloseEndsItsPIDNamespace(t *testing.T) {
 	execT(t, s, "setsid sleep "+tg+" & (sleep "+tg+" &); nohup sleep "+tg+" >/dev/null 2>&1 & "+
 		"setsid bash -c 'while :; do echo x; done' >"+out+" 2>&1 &")
 	testutil.WaitFor(t, "three processes tagged "+tg, func() bool { return len(liveWithTag(tg)) == 3 })
+	testutil.WaitFor(t, "the writer writing", func() bool { fi, err := os.Stat(out); return err == nil && fi.Size() > 0 })
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}

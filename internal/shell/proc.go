@@ -85,13 +85,17 @@ const (
 
 // proc is one running shell process.
 type proc struct {
-	cmd       *exec.Cmd
-	stdin     *os.File
-	stdinRC   syscall.RawConn // stdin's, for send
-	out, err  *stream         // stdout and stderr, read by pump
-	pump      *pump
-	root      int          // pid we started; it leads its own session
-	pidns     bool         // root's death ends every process of the session (Options.OwnPIDNamespace)
+	cmd      *exec.Cmd
+	stdin    *os.File
+	stdinRC  syscall.RawConn // stdin's, for send
+	out, err *stream         // stdout and stderr, read by pump
+	pump     *pump
+	root     int // pid we started; it leads its own session
+	// pidns: root's death ends every process of the session
+	// (Options.OwnPIDNamespace), and inits are pidfds of its namespace's
+	// first process, which ends last: closing waits on them.
+	pidns     bool
+	inits     []int
 	shell     int          // pid of bash as we can signal it; 0 if unknown
 	nsShell   int          // pid of bash as it sees itself ($$); differs inside a PID namespace
 	protected map[int]bool // process groups of background jobs from earlier commands
@@ -207,7 +211,6 @@ func startProc(ctx context.Context, program string, args []string, opts Options)
 		err:       pu.err,
 		pump:      pu,
 		root:      cmd.Process.Pid,
-		pidns:     opts.OwnPIDNamespace,
 		limit:     opts.MaxOutputBytes,
 		waitDone:  make(chan struct{}),
 		detachReq: make(chan detachReq, 1),
@@ -221,6 +224,9 @@ func startProc(ctx context.Context, program string, args []string, opts Options)
 	if err != nil {
 		p.kill()
 		return nil, "", err
+	}
+	if opts.OwnPIDNamespace {
+		p.watchNamespace()
 	}
 	return p, cwd, nil
 }
@@ -840,22 +846,40 @@ func (p *proc) kill() {
 	})
 }
 
+// watchNamespace opens, once the shell is ready (root is ours then, not
+// reaped), pidfds of the first process of root's PID namespace; without
+// them (no CONFIG_PROC_CHILDREN), closing scans /proc as elsewhere.
+func (p *proc) watchNamespace() {
+	select {
+	case <-p.waitDone:
+		return // root has ended: its pid may be another process's
+	default:
+	}
+	if fds, ok := childPidfds(p.root); ok && len(fds) > 0 {
+		p.pidns, p.inits = true, fds
+	} else {
+		closePidfds(fds)
+	}
+}
+
 // killTree kills the process we started and every process of its session or
 // below it. In a PID namespace that dies with root, the kernel kills them:
 // it returns pidfds of the namespace's first process, which ends last, for
 // the caller to wait on (so that nothing of the session runs on once kill
 // returns), rather than scan /proc for the session's processes.
 func (p *proc) killTree() (inits []int) {
-	ok := false
-	if p.pidns {
-		inits, ok = childPidfds(p.root)
-	}
-	if ok {
-		_ = syscall.Kill(-p.root, syscall.SIGKILL)
-	} else {
+	if !p.pidns {
 		killRoot(p.root)
+		_ = p.cmd.Process.Kill()
+		return nil
+	}
+	select {
+	case <-p.waitDone: // reaped: its process group may be another's by now
+	default:
+		_ = syscall.Kill(-p.root, syscall.SIGKILL)
 	}
 	_ = p.cmd.Process.Kill()
+	inits, p.inits = p.inits, nil
 	return inits
 }
 

@@ -42,3 +42,5 @@ func innerPgid(pid, hostPgid int) int { return hostPgid }
 func childPidfds(int) ([]int, bool) { return nil, false }
 
 func waitPidfds([]int, time.Time) {}
+
+func closePidfds([]int) {}
