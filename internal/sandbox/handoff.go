@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,8 +111,9 @@ func closeIfInotify(fd int) {
 
 // appendNotices adds lines to the notices file (never through a link).
 func appendNotices(path string, lines []string) error {
-	// Only the logs folder is made, never the agent home.
-	if err := os.Mkdir(filepath.Dir(path), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+	// The agent home is made if need be (a machine that only runs `synapse
+	// exec` may have none yet): a notice is not to be lost.
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("record what the background sweep disabled: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)

@@ -181,3 +181,31 @@ func waitRecord(t *testing.T, out string) string {
 	t.Fatal("the launcher never wrote its record")
 	return ""
 }
+
+// A machine that only runs `synapse exec` may have no agent home yet: the
+// scan cache, the backend memo and the background pass's notices make it
+// (private) rather than be lost.
+func TestCachesAndNoticesMakeTheAgentHome(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		write func(path string) error
+		file  string
+	}{
+		{"scan cache", func(p string) error { return writeCache(p, []byte("data")) }, filepath.Join("cache", "scan-x")},
+		{"notices", func(p string) error { return appendNotices(p, []string{"disabled x"}) }, noticesName},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := filepath.Join(t.TempDir(), "home", ".synapse")
+			path := filepath.Join(home, tc.file)
+			if err := tc.write(path); err != nil {
+				t.Fatalf("write with no agent home: %v", err)
+			}
+			if b, err := os.ReadFile(path); err != nil || len(b) == 0 {
+				t.Fatalf("nothing written: %q %v", b, err)
+			}
+			if st, err := os.Stat(home); err != nil || st.Mode().Perm() != 0o700 {
+				t.Fatalf("agent home %v, %v: want a private folder", st, err)
+			}
+		})
+	}
+}

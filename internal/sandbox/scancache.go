@@ -433,13 +433,15 @@ func (c *dirCache) encode() []byte {
 }
 
 // writeCache writes data to a temporary file renamed over path (no
-// fsync: a torn file fails its checksum and is ignored). Only the cache
-// folder is made: never the agent home for a cache.
+// fsync: a torn file fails its checksum and is ignored). The cache folder
+// is made, and the agent home too, private as the sessions make it: on a
+// machine that only runs `synapse exec`, nothing else would, and every
+// start would probe and scan again.
 func writeCache(path string, data []byte) error {
 	if len(data) == 0 {
 		return nil
 	}
-	if err := os.Mkdir(filepath.Dir(path), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), ".scan-*")
