@@ -12,22 +12,9 @@ import (
 	"github.com/synapse-agent/synapse/internal/testutil"
 )
 
-// buildSynapse builds the binary (static, as releases are) for one test.
-func buildSynapse(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "synapse")
-	build := exec.Command("go", "build", "-o", bin, "github.com/synapse-agent/synapse/cmd/synapse")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := build.CombinedOutput()
-	if err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 func TestSandboxExecAndStatusBinary(t *testing.T) {
 	testutil.RequireBwrap(t)
-	bin := buildSynapse(t)
+	bin := synapseBin // built once, static, by TestMain
 	home := t.TempDir()
 	ws := filepath.Join(t.TempDir(), "work space")
 	outside := t.TempDir()
