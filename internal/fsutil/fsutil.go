@@ -22,8 +22,10 @@ import (
 // directory must exist (callers choose its mode). On failure the temporary
 // file is removed and path is untouched.
 func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
-	return WriteAtomic(path, perm, func(w io.Writer) error {
-		_, err := w.Write(data)
+	// Written as it is, in one call: a buffer would only copy it (and cost
+	// 64 KB for every tool result a long session offloads).
+	return writeAtomic(path, perm, func(f *os.File) error {
+		_, err := f.Write(data)
 		return err
 	})
 }
@@ -31,16 +33,24 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
 // WriteAtomic is WriteFileAtomic for content produced by write, streamed
 // through a buffer, so a large file never has to be held in memory whole.
 func WriteAtomic(path string, perm fs.FileMode, write func(io.Writer) error) error {
+	return writeAtomic(path, perm, func(f *os.File) error {
+		bw := bufio.NewWriterSize(f, 64<<10)
+		if err := write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+}
+
+// writeAtomic creates the temporary file, lets write fill it, then sets
+// its mode, syncs it and renames it over path.
+func writeAtomic(path string, perm fs.FileMode, write func(*os.File) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
 	tmp := f.Name()
-	bw := bufio.NewWriterSize(f, 64<<10)
-	err = write(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
+	err = write(f)
 	if err == nil {
 		// Chmod, not the create mode, so the umask does not narrow perm.
 		err = f.Chmod(perm)
