@@ -124,6 +124,13 @@ const (
 	// EventRetry: Retry says a failed attempt (nothing shown yet) will be
 	// retried after a wait. It may come before any other event.
 	EventRetry
+	// EventToolCallStart: a tool call began; ToolCall holds its ID and
+	// Name, its input is still to come. The caller can get ready for the
+	// call while the model writes it (the Bash tool starts the sandbox's
+	// shell). It shows nothing, so it does not stop a failed attempt from
+	// being retried, and may come again in the retry. Providers that
+	// receive calls whole (Gemini) send none.
+	EventToolCallStart
 )
 
 // Event is one streaming event.

@@ -92,6 +92,10 @@ func TestStreamAssemblesToolCalls(t *testing.T) {
 			if len(c.Calls) != len(tc.wantCalls) || len(resp.Message.ToolCalls) != len(tc.wantCalls) {
 				t.Fatalf("calls: events %v, message %v, want %v", c.Calls, resp.Message.ToolCalls, tc.wantCalls)
 			}
+			// Each call is announced when its block starts, before its input.
+			if len(tc.wantCalls) > 0 && !c.Announced() || len(tc.wantCalls) == 0 && len(c.Seq) > 0 {
+				t.Errorf("tool call events %v", c.Seq)
+			}
 			for i, want := range tc.wantCalls {
 				parts := strings.SplitN(want, ":", 3)
 				for _, got := range []llm.ToolCall{c.Calls[i], resp.Message.ToolCalls[i]} {

@@ -84,6 +84,7 @@ func (a *assembler) add(ev sdk.MessageStreamEventUnion) *llm.Error {
 			b.data = cb.Data
 		case "tool_use":
 			b.id, b.name = cb.ID, cb.Name
+			a.onEvent(llm.Event{Type: llm.EventToolCallStart, ToolCall: &llm.ToolCall{ID: cb.ID, Name: cb.Name}})
 		}
 		a.blocks[i] = b
 	case "content_block_delta":

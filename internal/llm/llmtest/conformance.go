@@ -248,6 +248,9 @@ func CheckToolRoundTrip(t *testing.T, newProvider NewProvider, request func(msgs
 	if c.ID != "toolu_1" || c.Name != "Bash" || string(c.Input) != `{"command":"ls -la"}` {
 		t.Errorf("call = %+v", c)
 	}
+	if !ev.Announced() {
+		t.Errorf("the call was not announced (EventToolCallStart) before it arrived: %v", ev.Seq)
+	}
 	history := []llm.Message{{Role: llm.RoleUser, Text: "hi"}, resp.Message, {Role: llm.RoleTool, ToolCallID: "toolu_1", Text: "a.txt\nb.txt"}}
 	resp, err := p.Stream(context.Background(), request(history...), nil)
 	if err != nil || resp.Message.Text != "There are two files." {

@@ -18,6 +18,28 @@ type Events struct {
 	Calls          []llm.ToolCall
 	Usage          []llm.Usage
 	Retries        []llm.RetryNotice
+	// Seq is the order of the tool-call events: "start:<id>" for
+	// EventToolCallStart, "call:<id>" for EventToolCall.
+	Seq []string
+}
+
+// Announced reports whether calls arrived and each was announced by an
+// EventToolCallStart of its ID before it.
+func (c *Events) Announced() bool {
+	started := map[string]bool{}
+	calls := 0
+	for _, s := range c.Seq {
+		kind, id, _ := strings.Cut(s, ":")
+		if kind == "start" {
+			started[id] = true
+			continue
+		}
+		calls++
+		if !started[id] {
+			return false
+		}
+	}
+	return calls > 0
 }
 
 // On records one event.
@@ -29,6 +51,9 @@ func (c *Events) On(e llm.Event) {
 		c.Thinking += e.Text
 	case llm.EventToolCall:
 		c.Calls = append(c.Calls, *e.ToolCall)
+		c.Seq = append(c.Seq, "call:"+e.ToolCall.ID)
+	case llm.EventToolCallStart:
+		c.Seq = append(c.Seq, "start:"+e.ToolCall.ID)
 	case llm.EventUsage:
 		c.Usage = append(c.Usage, *e.Usage)
 	case llm.EventRetry:

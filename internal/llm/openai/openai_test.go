@@ -65,6 +65,11 @@ func TestStreamFragmentsAndUsage(t *testing.T) {
 			if !reflect.DeepEqual(resp.Message.ToolCalls, tc.wantCalls) || !reflect.DeepEqual(c.Calls, tc.wantCalls) {
 				t.Errorf("calls %+v / events %+v, want %+v", resp.Message.ToolCalls, c.Calls, tc.wantCalls)
 			}
+			// Each call is announced by its first fragment, long before
+			// the calls are whole (at the stream's end).
+			if len(tc.wantCalls) > 0 && !c.Announced() || len(tc.wantCalls) == 0 && len(c.Seq) > 0 {
+				t.Errorf("tool call events %v", c.Seq)
+			}
 			if resp.StopReason != tc.wantStop {
 				t.Errorf("stop %q, want %q", resp.StopReason, tc.wantStop)
 			}

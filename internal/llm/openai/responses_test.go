@@ -94,6 +94,9 @@ func TestResponsesToolRoundTripKeepsReasoning(t *testing.T) {
 	if resp.StopReason != llm.StopToolUse || !reflect.DeepEqual(resp.Message.ToolCalls, []llm.ToolCall{wantCall}) || !reflect.DeepEqual(c.Calls, []llm.ToolCall{wantCall}) {
 		t.Fatalf("stop %q calls %+v events %+v", resp.StopReason, resp.Message.ToolCalls, c.Calls)
 	}
+	if !c.Announced() {
+		t.Errorf("the call was not announced (output_item.added) before it arrived: %v", c.Seq)
+	}
 	wantThinking := []llm.Thinking{{Text: "I should list the files.", Encrypted: "ENCRYPTED-1"}}
 	if !reflect.DeepEqual(resp.Message.Thinking, wantThinking) || c.Thinking != "I should list the files." {
 		t.Fatalf("thinking %+v, streamed %q", resp.Message.Thinking, c.Thinking)

@@ -69,6 +69,7 @@ func (a *respAssembler) add(ev responses.ResponseStreamEventUnion) *failure {
 		it.typ = ev.Item.Type
 		if it.typ == "function_call" {
 			it.call.id, it.call.name = ev.Item.CallID, ev.Item.Name
+			a.onEvent(llm.Event{Type: llm.EventToolCallStart, ToolCall: &llm.ToolCall{ID: ev.Item.CallID, Name: ev.Item.Name}})
 		}
 	case "response.output_text.delta", "response.refusal.delta":
 		it := a.item(ev.OutputIndex)

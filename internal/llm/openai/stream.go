@@ -84,6 +84,7 @@ func (a *assembler) fragment(tc sdk.ChatCompletionChunkChoiceDeltaToolCall) {
 		a.calls = append(a.calls, &call{})
 		pos = len(a.calls) - 1
 		a.byIndex[tc.Index] = pos
+		a.onEvent(llm.Event{Type: llm.EventToolCallStart, ToolCall: &llm.ToolCall{ID: tc.ID, Name: tc.Function.Name}})
 	}
 	c := a.calls[pos]
 	if tc.ID != "" {
