@@ -318,9 +318,18 @@ func (r *Runner) stream(ctx context.Context) (llm.Response, error) {
 		case llm.EventRetry:
 			n := *ev.Retry
 			r.Emit(Event{Kind: Retry, Text: RetryText(n), RetryNotice: &n})
+		case llm.EventToolCallStart:
+			if p, ok := r.tool.(preparer); ok {
+				p.Prepare()
+			}
 		}
 	})
 }
+
+// preparer is a tool that gets ready for a call while the model is still
+// writing it: the Bash tool starts the sandbox's shell, so the first
+// command does not wait for it. Prepare must not block.
+type preparer interface{ Prepare() }
 
 // RetryText is how a retry is told to the user: attempt, wait and reason.
 func RetryText(n llm.RetryNotice) string {

@@ -123,6 +123,17 @@ type Manager struct {
 	// from NewManager on (while the platform is probed), for the first
 	// sandbox, which has it checked while its shell starts; nil once taken.
 	scan *dirCache
+	// preparing: Prepare's creation is under way; prepared: the error it
+	// ended with, for the next command to report; shutdowns counts
+	// Shutdown, so that a creation Prepare asked for before one does not
+	// happen after it.
+	preparing bool
+	prepared  error
+	shutdowns int
+	// untouched: the backend is Prepare's and has run no command, so a
+	// rebuild of it (a grant, a mode switch) resets nothing the model
+	// knows of and is not told.
+	untouched bool
 }
 
 // NewManager loads the configuration and decides whether commands will be
@@ -504,6 +515,12 @@ func (m *Manager) getLocked(ctx context.Context) (Backend, error) {
 	if m.backend != nil {
 		return m.backend, nil
 	}
+	if err := m.prepared; err != nil {
+		// Prepare's creation failed moments ago: this command reports why
+		// (the next one tries again).
+		m.prepared = nil
+		return nil, err
+	}
 	if err := m.ensureTmpLocked(); err != nil {
 		return nil, fmt.Errorf("cannot create the sandbox, so the command was not run: %w", err)
 	}
@@ -552,13 +569,43 @@ func (m *Manager) getLocked(ctx context.Context) (Backend, error) {
 	return b, nil
 }
 
+// Prepare creates the sandbox in the background when it does not exist
+// yet, so that the command the model is still writing finds its shell
+// ready: the agent calls it when a tool call begins (Bash.Prepare). The
+// start (bubblewrap, the repository guard's scan and watches: 20–60 ms,
+// the most in a large tree) then overlaps the model's streaming. A
+// creation that fails is reported by the next command, as its own would
+// be.
+func (m *Manager) Prepare() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.backend != nil || m.preparing {
+		return
+	}
+	m.preparing = true
+	gen := m.shutdowns
+	go func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.preparing = false
+		if m.backend != nil || m.shutdowns != gen {
+			return
+		}
+		if _, err := m.getLocked(context.Background()); err != nil {
+			m.prepared = err
+			return
+		}
+		m.untouched = true
+	}()
+}
+
 // destroyLocked disposes the current backend (if any).
 func (m *Manager) destroyLocked() error {
 	b := m.backend
 	if b == nil {
 		return nil
 	}
-	m.backend = nil
+	m.backend, m.untouched = nil, false
 	if m.provider != nil && b.Sandboxed() {
 		err := m.provider.Destroy(b)
 		if f, ok := b.(interface{ freshRepos() []string }); ok {
@@ -585,6 +632,7 @@ func (m *Manager) Execute(ctx context.Context, cmd, cwd string) (command.Result,
 		m.mu.Lock()
 		b, err := m.getLocked(ctx)
 		reset := m.reset
+		m.untouched = false
 		m.mu.Unlock()
 		if err != nil {
 			return command.Result{}, err
@@ -893,7 +941,9 @@ func (m *Manager) rebuildLocked(why string) error {
 			why += fmt.Sprintf("; the %d background jobs it ran ended with it (job:list shows them)", n)
 		}
 	}
-	m.reset = why
+	if !m.untouched {
+		m.reset = why
+	}
 	if err := m.destroyLocked(); err != nil {
 		return fmt.Errorf("rebuild the sandbox: %w", err)
 	}
@@ -993,6 +1043,8 @@ func (m *Manager) activePolicy() (Policy, string) {
 func (m *Manager) Shutdown() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.shutdowns++
+	m.prepared = nil
 	err := m.destroyLocked()
 	if m.ownTmp && m.privTmp != "" {
 		if rerr := removeTree(m.privTmp); rerr != nil {

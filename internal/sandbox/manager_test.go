@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/synapse-agent/synapse/internal/command"
 	"github.com/synapse-agent/synapse/internal/testutil"
@@ -595,4 +596,103 @@ func TestPlanAheadFollowsAGrant(t *testing.T) {
 		t.Fatal("the first sandbox would drop the plan made ahead")
 	}
 	mp.watch.Close()
+}
+
+// prepared waits for Prepare's creation to end.
+func prepared(t *testing.T, m *Manager) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		m.mu.Lock()
+		busy := m.preparing
+		m.mu.Unlock()
+		if !busy {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Prepare's creation did not end")
+		}
+	}
+}
+
+// Prepare creates the sandbox ahead, once, and the first command runs in
+// it as if it had made it: no second creation, no note of a restart. A
+// grant before that command rebuilds it, and the model, which never used
+// the first shell, is not told that one was reset.
+func TestPrepareCreatesTheSandboxAhead(t *testing.T) {
+	for _, grant := range []bool{false, true} {
+		t.Run(fmt.Sprintf("grant=%v", grant), func(t *testing.T) {
+			prov := &fakeProvider{}
+			m, _ := fakeManager(t, prov, Config{Enabled: true, Provider: "fake"})
+			m.Prepare()
+			m.Prepare()
+			prepared(t, m)
+			m.Prepare() // it exists: nothing to do
+			prepared(t, m)
+			if prov.creates != 1 {
+				t.Fatalf("creates = %d after Prepare, want 1", prov.creates)
+			}
+			want := 1
+			if grant {
+				if err := m.AddRuntimeWhitelist("/data"); err != nil {
+					t.Fatal(err)
+				}
+				want = 2
+			}
+			res, err := m.Execute(context.Background(), "echo hi", "/workspace")
+			if err != nil || res.Stdout != "ok echo hi" || res.Stderr != "" {
+				t.Fatalf("res = %+v, %v", res, err)
+			}
+			if prov.creates != want {
+				t.Fatalf("creates = %d, want %d", prov.creates, want)
+			}
+			// Once used, a rebuild is the model's news again.
+			if err := m.AddRuntimeWhitelist("/more"); err != nil {
+				t.Fatal(err)
+			}
+			if res, _ := m.Execute(context.Background(), "echo hi", "/workspace"); !strings.Contains(res.Stderr, "the shell was restarted") {
+				t.Fatalf("after a used shell's rebuild: %+v", res)
+			}
+		})
+	}
+}
+
+// A creation Prepare started that fails is the next command's error, as
+// its own creation's would be (not a second attempt's, which can say
+// less), and the command after that tries again.
+func TestPrepareFailureIsTheNextCommands(t *testing.T) {
+	prov := &fakeProvider{createErr: errors.New("bwrap: setting up uid map: Permission denied")}
+	m, sessions := fakeManager(t, prov, Config{Enabled: true, Provider: "fake"})
+	m.Prepare()
+	prepared(t, m)
+	prov.mu.Lock()
+	prov.createErr = nil // works again: only the report of the failure is left
+	prov.mu.Unlock()
+	if _, err := m.Execute(context.Background(), "echo hi", ""); err == nil || !strings.Contains(err.Error(), "uid map") {
+		t.Fatalf("err = %v, want Prepare's creation error", err)
+	}
+	if len(*sessions) != 0 || prov.creates != 1 {
+		t.Fatalf("ran unsandboxed or created again: sessions %d creates %d", len(*sessions), prov.creates)
+	}
+	if res, err := m.Execute(context.Background(), "echo hi", ""); err != nil || res.Stdout != "ok echo hi" {
+		t.Fatalf("the next command: %+v, %v", res, err)
+	}
+}
+
+// A Prepare that Shutdown overtakes leaves no sandbox behind.
+func TestPrepareThenShutdownLeavesNothing(t *testing.T) {
+	for range 20 {
+		prov := &fakeProvider{}
+		m, _ := fakeManager(t, prov, Config{Enabled: true, Provider: "fake"})
+		m.Prepare()
+		if err := m.Shutdown(); err != nil {
+			t.Fatal(err)
+		}
+		prepared(t, m)
+		m.mu.Lock()
+		left := m.backend
+		m.mu.Unlock()
+		if left != nil || prov.creates != prov.destroys {
+			t.Fatalf("after Shutdown: backend %v, creates %d, destroys %d", left, prov.creates, prov.destroys)
+		}
+	}
 }

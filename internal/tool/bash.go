@@ -71,6 +71,15 @@ type Bash struct {
 	opts Options
 }
 
+// Prepare starts the shell in the background when it has not started
+// yet (the sandbox manager's Prepare): the agent calls it when the model
+// begins a call, so the command finds the shell ready.
+func (b *Bash) Prepare() {
+	if p, ok := b.opts.Exec.(interface{ Prepare() }); ok {
+		p.Prepare()
+	}
+}
+
 // New returns the Bash tool.
 func New(opts Options) *Bash {
 	if opts.OutputCap <= 0 {

@@ -52,6 +52,13 @@ func (r *Restricted) Spec() llm.ToolSpec {
 	return s
 }
 
+// Prepare is the delegate's (Bash.Prepare).
+func (r *Restricted) Prepare() {
+	if p, ok := r.delegate.(interface{ Prepare() }); ok {
+		p.Prepare()
+	}
+}
+
 // Call checks the command, then hands the raw input to the delegate.
 func (r *Restricted) Call(ctx context.Context, input json.RawMessage) Result {
 	in, err := DecodeInput(input)

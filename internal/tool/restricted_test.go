@@ -145,3 +145,25 @@ func TestRestrictedSpecNamesExclusions(t *testing.T) {
 		t.Errorf("malformed input: %+v", r)
 	}
 }
+
+// preparingExec is a fakeExec that counts Prepare calls (the sandbox
+// manager starts its shell there).
+type preparingExec struct {
+	fakeExec
+	prepares int
+}
+
+func (p *preparingExec) Prepare() { p.prepares++ }
+
+// Prepare reaches the executor through the Bash tool and its restricted
+// variant (a sub-agent's), and is nothing for an executor without one.
+func TestPrepareReachesTheExecutor(t *testing.T) {
+	ex := &preparingExec{}
+	b := New(Options{Exec: ex})
+	b.Prepare()
+	NewRestricted(b, []string{"task:"}).Prepare()
+	if ex.prepares != 2 {
+		t.Fatalf("prepares = %d, want 2", ex.prepares)
+	}
+	New(Options{Exec: &fakeExec{}}).Prepare() // no Prepare: nothing happens
+}
