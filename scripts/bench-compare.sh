@@ -103,6 +103,10 @@ for r in $(seq 1 "$rounds"); do
     rm -f "$home/.synapse/cache/scan-"*
     timed "$v first command, big repo" "$work/big" "$bin" exec true
     timed "$v first command, big repo, 2nd session" "$work/big" "$bin" exec true
+    # A run whose model writes one command at a model's pace (benchtool
+    # serve): what the first command costs where a model precedes it.
+    timed "$v command turn, 1-file repo" "$work/one" "$bin" run --output-format text "run: true"
+    timed "$v command turn, big repo" "$work/big" "$bin" run --output-format text "run: true"
     add "$v inotify watches, big repo" "$(watches "$bin")"
     timed "$v --version" "$work/one" "$bin" --version
     timed "$v text turn" "$work/one" "$bin" run --output-format text "hi"
@@ -135,6 +139,8 @@ for v in old new; do
     awk -v v="$v" -v f="$f" -v b="${sum["$v $f s"]}" -v o="${sum["$v first command, 1-file repo s"]}" \
       'BEGIN { printf "%s: %s / 1-file repo: %.2f x\n", v, f, b / o }'
   done
+  awk -v v="$v" -v b="${sum["$v command turn, big repo s"]}" -v o="${sum["$v command turn, 1-file repo s"]}" \
+    'BEGIN { printf "%s: command turn, big repo / 1-file repo: %.2f x\n", v, b / o }'
 done
 
 # Go benchmarks, in each tree (old, new, old, new …).

@@ -1,8 +1,10 @@
 // Command benchtool serves scripts/bench-compare.sh:
 //
 //	benchtool tree DIR [FOLDERS]  make a monorepo-like tree of FOLDERS (100000) folders in DIR
-//	benchtool serve               serve scripted text turns ("ok") in both wire formats
-//	                              until stdin closes; prints the base URL first
+//	benchtool serve               serve scripted turns in both wire formats until stdin
+//	                              closes; prints the base URL first. A prompt "run: CMD"
+//	                              gets a call of CMD, written at a model's pace, then
+//	                              "ok"; any other prompt gets "ok"
 //	benchtool watches PID         print the inotify watches PID holds now
 package main
 
@@ -13,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/synapse-agent/synapse/internal/llm/llmtest"
 	"github.com/synapse-agent/synapse/internal/testutil"
@@ -53,7 +56,16 @@ func run(args []string) error {
 		return nil
 	case "serve":
 		s := llmtest.NewServer()
-		s.Handle(func(*llmtest.Request) llmtest.Turn { return llmtest.TextTurn("ok") })
+		s.Handle(func(r *llmtest.Request) llmtest.Turn {
+			_, cmd, ok := strings.Cut(r.FirstUserText(), "run: ")
+			if !ok || len(r.ToolResults()) > 0 {
+				return llmtest.TextTurn("ok")
+			}
+			// The arguments in 4-byte pieces 15 ms apart: about 130 ms
+			// for a short command, faster than most models write one.
+			cmd, _, _ = strings.Cut(cmd, "\n")
+			return llmtest.Turn{ToolCalls: []llmtest.ToolCall{llmtest.BashCall("call_1", cmd)}, Fragment: 4, EventDelay: 15 * time.Millisecond}
+		})
 		defer s.Close()
 		fmt.Println(s.URL())
 		_, _ = io.Copy(io.Discard, os.Stdin)
