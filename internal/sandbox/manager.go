@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/synapse-agent/synapse/internal/command"
@@ -130,6 +131,10 @@ type Manager struct {
 	preparing bool
 	prepared  error
 	shutdowns int
+	// cancelPrep cancels Prepare's creation while it runs: a command
+	// waiting for it cannot leave the lock it holds, so a cancelled one
+	// (Ctrl+C) ends the creation instead (cancelPrepare).
+	cancelPrep atomic.Pointer[context.CancelFunc]
 	// untouched: the backend is Prepare's and has run no command, so a
 	// rebuild of it (a grant, a mode switch) resets nothing the model
 	// knows of and is not told.
@@ -584,19 +589,32 @@ func (m *Manager) Prepare() {
 	}
 	m.preparing = true
 	gen := m.shutdowns
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancelPrep.Store(&cancel)
 	go func() {
+		defer cancel()
 		m.mu.Lock()
 		defer m.mu.Unlock()
+		defer m.cancelPrep.Store(nil)
 		m.preparing = false
 		if m.backend != nil || m.shutdowns != gen {
 			return
 		}
-		if _, err := m.getLocked(context.Background()); err != nil {
-			m.prepared = err
+		if _, err := m.getLocked(ctx); err != nil {
+			if ctx.Err() == nil { // a cancelled one is the waiting command's to tell
+				m.prepared = err
+			}
 			return
 		}
 		m.untouched = true
 	}()
+}
+
+// cancelPrepare ends Prepare's creation if one runs.
+func (m *Manager) cancelPrepare() {
+	if cancel := m.cancelPrep.Load(); cancel != nil {
+		(*cancel)()
+	}
 }
 
 // destroyLocked disposes the current backend (if any).
@@ -629,11 +647,13 @@ func (m *Manager) destroyLocked() error {
 // append, a push), so the result says so and the model decides.
 func (m *Manager) Execute(ctx context.Context, cmd, cwd string) (command.Result, error) {
 	for retried := false; ; retried = true {
+		stop := context.AfterFunc(ctx, m.cancelPrepare)
 		m.mu.Lock()
 		b, err := m.getLocked(ctx)
 		reset := m.reset
 		m.untouched = false
 		m.mu.Unlock()
+		stop()
 		if err != nil {
 			return command.Result{}, err
 		}

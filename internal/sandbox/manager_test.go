@@ -69,10 +69,21 @@ type fakeProvider struct {
 	backends  []*fakeBackend
 	policies  []Policy
 	onCreate  func(n int, b *fakeBackend)
+	// hold, when set, keeps Create waiting until it closes or the
+	// context ends; entered is told when Create starts waiting.
+	hold, entered chan struct{}
 }
 
 func (p *fakeProvider) Name() string { return "fake" }
 func (p *fakeProvider) Create(ctx context.Context, o CreateOptions) (Backend, error) {
+	if p.hold != nil {
+		p.entered <- struct{}{}
+		select {
+		case <-p.hold:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("starting shell: %w", ctx.Err())
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.creates++
@@ -694,5 +705,30 @@ func TestPrepareThenShutdownLeavesNothing(t *testing.T) {
 		if left != nil || prov.creates != prov.destroys {
 			t.Fatalf("after Shutdown: backend %v, creates %d, destroys %d", left, prov.creates, prov.destroys)
 		}
+	}
+}
+
+// A command that waits for Prepare's creation and is cancelled (Ctrl+C)
+// ends that creation rather than wait for it under the lock it holds; the
+// cancellation is not left for the next command, which creates anew.
+func TestCancelledCommandEndsPrepare(t *testing.T) {
+	prov := &fakeProvider{hold: make(chan struct{}), entered: make(chan struct{}, 4)}
+	m, _ := fakeManager(t, prov, Config{Enabled: true, Provider: "fake"})
+	m.Prepare()
+	<-prov.entered // the creation waits, holding the manager's lock
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Execute(ctx, "echo hi", "")
+		done <- err
+	}()
+	cancel()
+	if err := <-done; err == nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want the cancellation", err)
+	}
+	prepared(t, m)
+	close(prov.hold)
+	if res, err := m.Execute(context.Background(), "echo hi", ""); err != nil || res.Stdout != "ok echo hi" {
+		t.Fatalf("the next command: %+v, %v", res, err)
 	}
 }

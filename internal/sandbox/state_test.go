@@ -132,3 +132,23 @@ func TestCheckPathAfterCdOutsideWorkspace(t *testing.T) {
 		t.Errorf("status whitelist follows the cd: %v", st.Policy.Whitelist)
 	}
 }
+
+// A shell Prepare started is the one the commands use, and it lives on
+// after Prepare's creation (and its context) ended: the first command's
+// process is a child of it, and the state it sets stays for the next.
+func TestPreparedShellServesTheCommands(t *testing.T) {
+	f := newFixture(t, nil)
+	f.m.Prepare()
+	prepared(t, f.m)
+	b, err := f.m.GetSandbox(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.run(t, "export FOO=bar")
+	if got := f.run(t, "echo \"[$FOO]\"").Stdout; got != "[bar]" {
+		t.Fatalf("FOO = %q, want the state of one shell", got)
+	}
+	if now, _ := f.m.GetSandbox(context.Background()); now != b {
+		t.Fatal("the commands made a sandbox of their own")
+	}
+}
