@@ -1061,6 +1061,7 @@ func (m *Manager) activePolicy() (Policy, string) {
 // Shutdown destroys the sandbox and removes the private temp directory
 // the manager made; a later GetSandbox creates new ones.
 func (m *Manager) Shutdown() error {
+	m.cancelPrepare() // a shell being started now would be closed at once
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.shutdowns++

@@ -732,3 +732,19 @@ func TestCancelledCommandEndsPrepare(t *testing.T) {
 		t.Fatalf("the next command: %+v, %v", res, err)
 	}
 }
+
+// Shutdown does not wait for a shell Prepare is still starting: it ends
+// that start.
+func TestShutdownEndsPrepare(t *testing.T) {
+	prov := &fakeProvider{hold: make(chan struct{}), entered: make(chan struct{}, 1)}
+	m, _ := fakeManager(t, prov, Config{Enabled: true, Provider: "fake"})
+	m.Prepare()
+	<-prov.entered
+	if err := m.Shutdown(); err != nil { // without the cancel, this waits forever
+		t.Fatal(err)
+	}
+	prepared(t, m)
+	if m.backend != nil || prov.creates != 0 {
+		t.Fatalf("backend %v, creates %d after Shutdown", m.backend, prov.creates)
+	}
+}
