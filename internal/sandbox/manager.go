@@ -947,6 +947,7 @@ func (m *Manager) CountJobs(running func() int) {
 // command's result says why). A running command on the old one is killed
 // with it.
 func (m *Manager) rebuildLocked(why string) error {
+	m.prepared = nil // a failure under the old policy says nothing of the new
 	if m.backend == nil {
 		if m.scan != nil {
 			m.planAheadLocked() // a grant before the first command (--allow-path)

@@ -687,6 +687,25 @@ func TestPrepareFailureIsTheNextCommands(t *testing.T) {
 	if res, err := m.Execute(context.Background(), "echo hi", ""); err != nil || res.Stdout != "ok echo hi" {
 		t.Fatalf("the next command: %+v, %v", res, err)
 	}
+	// A grant after a failed Prepare: the new policy is tried, not the
+	// old failure reported.
+	prov.mu.Lock()
+	prov.createErr = errors.New("uid map again")
+	prov.mu.Unlock()
+	if err := m.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	m.Prepare()
+	prepared(t, m)
+	prov.mu.Lock()
+	prov.createErr = nil
+	prov.mu.Unlock()
+	if err := m.AddRuntimeWhitelist("/data"); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := m.Execute(context.Background(), "echo hi", ""); err != nil || res.Stdout != "ok echo hi" {
+		t.Fatalf("after a grant: %+v, %v", res, err)
+	}
 }
 
 // A Prepare that Shutdown overtakes leaves no sandbox behind.
