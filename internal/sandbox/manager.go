@@ -125,15 +125,13 @@ type Manager struct {
 	// sandbox, which has it checked while its shell starts; nil once taken.
 	scan *dirCache
 	// preparing: Prepare's creation is under way; prepared: the error it
-	// ended with, for the next command to report; shutdowns counts
-	// Shutdown, so that a creation Prepare asked for before one does not
-	// happen after it.
+	// ended with, for the next command to report.
 	preparing bool
 	prepared  error
-	shutdowns int
 	// cancelPrep cancels Prepare's creation while it runs: a command
 	// waiting for it cannot leave the lock it holds, so a cancelled one
-	// (Ctrl+C) ends the creation instead (cancelPrepare).
+	// (Ctrl+C) ends the creation instead, and so does Shutdown, after
+	// which it must not happen at all (cancelPrepare).
 	cancelPrep atomic.Pointer[context.CancelFunc]
 	// untouched: the backend is Prepare's and has run no command, so a
 	// rebuild of it (a grant, a mode switch) resets nothing the model
@@ -588,7 +586,6 @@ func (m *Manager) Prepare() {
 		return
 	}
 	m.preparing = true
-	gen := m.shutdowns
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancelPrep.Store(&cancel)
 	go func() {
@@ -597,7 +594,7 @@ func (m *Manager) Prepare() {
 		defer m.mu.Unlock()
 		defer m.cancelPrep.Store(nil)
 		m.preparing = false
-		if m.backend != nil || m.shutdowns != gen {
+		if m.backend != nil || ctx.Err() != nil {
 			return
 		}
 		if _, err := m.getLocked(ctx); err != nil {
@@ -1065,7 +1062,6 @@ func (m *Manager) Shutdown() error {
 	m.cancelPrepare() // a shell being started now would be closed at once
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.shutdowns++
 	m.prepared = nil
 	err := m.destroyLocked()
 	if m.ownTmp && m.privTmp != "" {
